@@ -1,0 +1,245 @@
+package config
+
+// Configuration is one complete dynamic configuration: what a provider
+// publishes in a snapshot, and (with names qualified "name@provider") what the
+// aggregator merges. The zero value is an empty, valid configuration.
+//
+// TCP and UDP sections are accepted so that Traefik files decode, but Gantry
+// serves HTTP only; Validate reports a non-empty TCP or UDP section as a
+// warning problem.
+type Configuration struct {
+	HTTP *HTTPConfiguration `json:"http,omitempty" toml:"http,omitempty" yaml:"http,omitempty"`
+	TCP  map[string]any     `json:"tcp,omitempty" toml:"tcp,omitempty" yaml:"tcp,omitempty"`
+	UDP  map[string]any     `json:"udp,omitempty" toml:"udp,omitempty" yaml:"udp,omitempty"`
+	TLS  *TLSConfiguration  `json:"tls,omitempty" toml:"tls,omitempty" yaml:"tls,omitempty"`
+}
+
+// HTTPConfiguration holds the HTTP objects, each map keyed by object name.
+// Names may not contain '@' in a provider's own snapshot; after merging they
+// are qualified as "name@provider".
+type HTTPConfiguration struct {
+	Routers           map[string]*Router           `json:"routers,omitempty"`
+	Services          map[string]*Service          `json:"services,omitempty"`
+	Middlewares       map[string]*Middleware       `json:"middlewares,omitempty"`
+	ServersTransports map[string]*ServersTransport `json:"serversTransports,omitempty"`
+}
+
+// New returns an empty Configuration with every map allocated, ready to fill.
+func New() *Configuration {
+	return &Configuration{
+		HTTP: &HTTPConfiguration{
+			Routers:           map[string]*Router{},
+			Services:          map[string]*Service{},
+			Middlewares:       map[string]*Middleware{},
+			ServersTransports: map[string]*ServersTransport{},
+		},
+		TLS: &TLSConfiguration{
+			Options: map[string]*TLSOptions{},
+			Stores:  map[string]*TLSStore{},
+		},
+	}
+}
+
+// Router binds a rule on some entrypoints to a service through middlewares.
+// Source: https://doc.traefik.io/traefik/routing/routers/
+type Router struct {
+	// EntryPoints lists the entrypoints the router listens on; empty means
+	// every entrypoint marked asDefault (or all of them when none is).
+	EntryPoints []string `json:"entryPoints,omitempty"`
+	// Middlewares are applied in order, the first outermost.
+	Middlewares []string `json:"middlewares,omitempty"`
+	// Service is the name of the service that handles matched requests.
+	Service string `json:"service,omitempty"`
+	// Rule is a rule in Traefik's v3 syntax (or v2 with RuleSyntax "v2").
+	Rule string `json:"rule,omitempty"`
+	// RuleSyntax is "", "v3" or "v2" (deprecated in Traefik, kept for migration).
+	RuleSyntax string `json:"ruleSyntax,omitempty"`
+	// Priority orders routers, higher first; 0 means len(Rule).
+	Priority int `json:"priority,omitempty"`
+	// TLS, when set, makes the router serve TLS entrypoints only.
+	TLS *RouterTLSConfig `json:"tls,omitempty"`
+	// Observability toggles access logs, metrics and tracing for the router.
+	Observability *RouterObservability `json:"observability,omitempty"`
+}
+
+// RouterTLSConfig is a router's TLS block. An empty block (tls: {} or the
+// label tls=true) enables TLS with the default options and certificates.
+type RouterTLSConfig struct {
+	Options      string   `json:"options,omitempty"`
+	CertResolver string   `json:"certResolver,omitempty"`
+	Domains      []Domain `json:"domains,omitempty"`
+}
+
+// Domain is a main domain and its subject alternative names.
+type Domain struct {
+	Main string   `json:"main,omitempty"`
+	SANs []string `json:"sans,omitempty"`
+}
+
+// RouterObservability switches per-router observability; nil fields mean on.
+type RouterObservability struct {
+	AccessLogs     *bool  `json:"accessLogs,omitempty"`
+	Metrics        *bool  `json:"metrics,omitempty"`
+	Tracing        *bool  `json:"tracing,omitempty"`
+	TraceVerbosity string `json:"traceVerbosity,omitempty"`
+}
+
+// Service is a tagged union: exactly one of its fields is set (Validate checks).
+// Source: https://doc.traefik.io/traefik/routing/services/
+type Service struct {
+	LoadBalancer *ServersLoadBalancer `json:"loadBalancer,omitempty"`
+	Weighted     *WeightedRoundRobin  `json:"weighted,omitempty"`
+	Mirroring    *Mirroring           `json:"mirroring,omitempty"`
+	Failover     *Failover            `json:"failover,omitempty"`
+}
+
+// ServersLoadBalancer balances requests over a list of servers.
+type ServersLoadBalancer struct {
+	Sticky  *Sticky  `json:"sticky,omitempty"`
+	Servers []Server `json:"servers,omitempty"`
+	// Strategy is "wrr" (default, smooth weighted round robin), "p2c"
+	// (power of two choices on in-flight requests), "hrw" or "leasttime".
+	Strategy           string                    `json:"strategy,omitempty"`
+	HealthCheck        *ServerHealthCheck        `json:"healthCheck,omitempty"`
+	PassiveHealthCheck *PassiveServerHealthCheck `json:"passiveHealthCheck,omitempty"`
+	// PassHostHeader forwards the client's Host header; nil means true.
+	PassHostHeader     *bool               `json:"passHostHeader,omitempty"`
+	ResponseForwarding *ResponseForwarding `json:"responseForwarding,omitempty"`
+	ServersTransport   string              `json:"serversTransport,omitempty"`
+	// Middlewares run inside the service, after the router's middlewares.
+	Middlewares []string `json:"middlewares,omitempty"`
+}
+
+// PassHost reports the effective passHostHeader (default true).
+func (lb *ServersLoadBalancer) PassHost() bool {
+	return lb.PassHostHeader == nil || *lb.PassHostHeader
+}
+
+// Server is one upstream. URL is "scheme://host:port[/path]"; the path is
+// ignored unless PreservePath is set (case 034). Weight defaults to 1; 0
+// removes the server from rotation.
+//
+// Scheme and Port exist for labels and tags only (loadbalancer.server.port,
+// loadbalancer.server.scheme): providers resolve them into URL and clear them.
+type Server struct {
+	URL          string `json:"url,omitempty"`
+	Weight       *int   `json:"weight,omitempty"`
+	PreservePath bool   `json:"preservePath,omitempty"`
+	Scheme       string `json:"scheme,omitempty"`
+	Port         string `json:"port,omitempty"`
+}
+
+// EffectiveWeight returns the weight, 1 when unset.
+func (s Server) EffectiveWeight() int {
+	if s.Weight == nil {
+		return 1
+	}
+	return *s.Weight
+}
+
+// ServerHealthCheck is the active health check of a load balancer.
+// A server answering 2xx or 3xx (or Status, when set) is healthy.
+// Source: https://doc.traefik.io/traefik/routing/services/#health-check
+type ServerHealthCheck struct {
+	Scheme            string            `json:"scheme,omitempty"`
+	Mode              string            `json:"mode,omitempty"` // "http" (default) or "grpc"
+	Path              string            `json:"path,omitempty"`
+	Method            string            `json:"method,omitempty"`
+	Status            int               `json:"status,omitempty"`
+	Port              int               `json:"port,omitempty"`
+	Interval          Duration          `json:"interval,omitempty"`          // default 30s
+	UnhealthyInterval *Duration         `json:"unhealthyInterval,omitempty"` // default Interval
+	Timeout           Duration          `json:"timeout,omitempty"`           // default 5s
+	Hostname          string            `json:"hostname,omitempty"`
+	FollowRedirects   *bool             `json:"followRedirects,omitempty"` // default true
+	Headers           map[string]string `json:"headers,omitempty"`
+}
+
+// PassiveServerHealthCheck marks a server down after MaxFailedAttempts
+// failures within FailureWindow, and back up after FailureWindow.
+type PassiveServerHealthCheck struct {
+	FailureWindow     Duration `json:"failureWindow,omitempty"`     // default 10s
+	MaxFailedAttempts int      `json:"maxFailedAttempts,omitempty"` // default 1
+}
+
+// Sticky enables session affinity by cookie.
+type Sticky struct {
+	Cookie *Cookie `json:"cookie,omitempty"`
+}
+
+// Cookie configures the affinity cookie. Name defaults to a hash of the service name.
+type Cookie struct {
+	Name     string  `json:"name,omitempty"`
+	Secure   bool    `json:"secure,omitempty"`
+	HTTPOnly bool    `json:"httpOnly,omitempty"`
+	SameSite string  `json:"sameSite,omitempty"`
+	MaxAge   int     `json:"maxAge,omitempty"` // seconds
+	Path     *string `json:"path,omitempty"`
+	Domain   string  `json:"domain,omitempty"`
+}
+
+// ResponseForwarding controls flushing of streamed responses.
+type ResponseForwarding struct {
+	// FlushInterval is how often buffered response bytes are flushed;
+	// default 100ms; negative flushes after every write. Streams of unknown
+	// length and text/event-stream are always flushed at once.
+	FlushInterval Duration `json:"flushInterval,omitempty"`
+}
+
+// WeightedRoundRobin splits traffic over other services by weight.
+type WeightedRoundRobin struct {
+	Services    []WRRService `json:"services,omitempty"`
+	Sticky      *Sticky      `json:"sticky,omitempty"`
+	HealthCheck *struct{}    `json:"healthCheck,omitempty"`
+}
+
+// WRRService is one weighted child service; Weight defaults to 1.
+type WRRService struct {
+	Name   string `json:"name,omitempty"`
+	Weight *int   `json:"weight,omitempty"`
+}
+
+// Mirroring sends every request to Service and a percentage to each mirror,
+// discarding the mirrors' responses.
+type Mirroring struct {
+	Service     string          `json:"service,omitempty"`
+	MirrorBody  *bool           `json:"mirrorBody,omitempty"`
+	MaxBodySize *int64          `json:"maxBodySize,omitempty"` // bytes; -1 unlimited
+	Mirrors     []MirrorService `json:"mirrors,omitempty"`
+	HealthCheck *struct{}       `json:"healthCheck,omitempty"`
+}
+
+// MirrorService is one mirror and the percentage (0–100) of requests it gets.
+type MirrorService struct {
+	Name    string `json:"name,omitempty"`
+	Percent int    `json:"percent,omitempty"`
+}
+
+// Failover sends requests to Service while it has an available server, else to Fallback.
+type Failover struct {
+	Service     string    `json:"service,omitempty"`
+	Fallback    string    `json:"fallback,omitempty"`
+	HealthCheck *struct{} `json:"healthCheck,omitempty"`
+}
+
+// ServersTransport configures connections from Gantry to servers.
+// Source: https://doc.traefik.io/traefik/routing/services/#serverstransport_1
+type ServersTransport struct {
+	ServerName          string              `json:"serverName,omitempty"`
+	InsecureSkipVerify  bool                `json:"insecureSkipVerify,omitempty"`
+	RootCAs             []string            `json:"rootCAs,omitempty"` // file paths or PEM
+	Certificates        []Certificate       `json:"certificates,omitempty"`
+	MaxIdleConnsPerHost int                 `json:"maxIdleConnsPerHost,omitempty"` // default 200; -1 disables keep-alive
+	ForwardingTimeouts  *ForwardingTimeouts `json:"forwardingTimeouts,omitempty"`
+	DisableHTTP2        bool                `json:"disableHTTP2,omitempty"`
+	PeerCertURI         string              `json:"peerCertURI,omitempty"`
+}
+
+// ForwardingTimeouts bound each phase of an upstream request.
+type ForwardingTimeouts struct {
+	DialTimeout           Duration `json:"dialTimeout,omitempty"`           // default 30s
+	ResponseHeaderTimeout Duration `json:"responseHeaderTimeout,omitempty"` // Gantry default 60s (Traefik: none)
+	IdleConnTimeout       Duration `json:"idleConnTimeout,omitempty"`       // default 90s
+	ReadIdleTimeout       Duration `json:"readIdleTimeout,omitempty"`
+	PingTimeout           Duration `json:"pingTimeout,omitempty"`
+}

@@ -1,0 +1,195 @@
+// Package static is Gantry's static configuration: entrypoints, providers,
+// API, logs, metrics and the store, in Traefik v3's static layout
+// (https://doc.traefik.io/traefik/reference/static-configuration/file/), so a
+// traefik.yml or traefik.toml loads unchanged. It is plain data; loading
+// from files, flags and GANTRY_* environment variables lives in cmd/gantry.
+package static
+
+import "github.com/gantry-proxy/gantry/config"
+
+// Configuration is the whole static configuration.
+type Configuration struct {
+	Global           *Global                `json:"global,omitempty"`
+	EntryPoints      map[string]*EntryPoint `json:"entryPoints,omitempty"`
+	Providers        *Providers             `json:"providers,omitempty"`
+	ServersTransport *ServersTransport      `json:"serversTransport,omitempty"`
+	API              *API                   `json:"api,omitempty"`
+	Ping             *Ping                  `json:"ping,omitempty"`
+	Log              *Log                   `json:"log,omitempty"`
+	AccessLog        *AccessLog             `json:"accessLog,omitempty"`
+	Metrics          *Metrics               `json:"metrics,omitempty"`
+	Core             *Core                  `json:"core,omitempty"`
+	// Store is Gantry's own section: where the last good configuration and
+	// its history are kept.
+	Store *Store `json:"store,omitempty"`
+}
+
+// Global holds Traefik's global switches (accepted, no effect in Gantry).
+type Global struct {
+	CheckNewVersion    bool `json:"checkNewVersion,omitempty"`
+	SendAnonymousUsage bool `json:"sendAnonymousUsage,omitempty"`
+}
+
+// Core holds core.defaultRuleSyntax ("v3" default, or "v2").
+type Core struct {
+	DefaultRuleSyntax string `json:"defaultRuleSyntax,omitempty"`
+}
+
+// EntryPoint is one listening address and its options.
+type EntryPoint struct {
+	// Address is "[host]:port", optionally suffixed "/tcp".
+	Address          string            `json:"address,omitempty"`
+	AsDefault        bool              `json:"asDefault,omitempty"`
+	Transport        *EntryTransport   `json:"transport,omitempty"`
+	ForwardedHeaders *ForwardedHeaders `json:"forwardedHeaders,omitempty"`
+	HTTP             *EntryHTTP        `json:"http,omitempty"`
+	HTTP2            *EntryHTTP2       `json:"http2,omitempty"`
+	// MaxHeaderBytes bounds request headers (bytes); Gantry default 64 KiB.
+	MaxHeaderBytes int `json:"maxHeaderBytes,omitempty"`
+}
+
+// EntryTransport holds an entrypoint's timeouts.
+type EntryTransport struct {
+	RespondingTimeouts   *RespondingTimeouts `json:"respondingTimeouts,omitempty"`
+	LifeCycle            *LifeCycle          `json:"lifeCycle,omitempty"`
+	KeepAliveMaxRequests int                 `json:"keepAliveMaxRequests,omitempty"`
+	KeepAliveMaxTime     config.Duration     `json:"keepAliveMaxTime,omitempty"`
+}
+
+// RespondingTimeouts bound client connections. Zero means Gantry's default:
+// readTimeout 60s (Traefik's), writeTimeout 0 (none), idleTimeout 180s, plus
+// a header-read timeout (readHeaderTimeout, Gantry's, default 10s).
+type RespondingTimeouts struct {
+	ReadTimeout       *config.Duration `json:"readTimeout,omitempty"`
+	WriteTimeout      *config.Duration `json:"writeTimeout,omitempty"`
+	IdleTimeout       *config.Duration `json:"idleTimeout,omitempty"`
+	ReadHeaderTimeout *config.Duration `json:"readHeaderTimeout,omitempty"`
+}
+
+// LifeCycle controls graceful shutdown. GraceTimeOut defaults to 10s.
+type LifeCycle struct {
+	RequestAcceptGraceTimeout config.Duration `json:"requestAcceptGraceTimeout,omitempty"`
+	GraceTimeOut              config.Duration `json:"graceTimeOut,omitempty"`
+}
+
+// ForwardedHeaders says whose X-Forwarded-* headers are trusted.
+type ForwardedHeaders struct {
+	Insecure   bool     `json:"insecure,omitempty"`
+	TrustedIPs []string `json:"trustedIPs,omitempty"`
+}
+
+// EntryHTTP holds entrypoint-level HTTP options.
+type EntryHTTP struct {
+	Redirections *Redirections           `json:"redirections,omitempty"`
+	Middlewares  []string                `json:"middlewares,omitempty"`
+	TLS          *config.RouterTLSConfig `json:"tls,omitempty"`
+}
+
+// Redirections holds the entrypoint redirection.
+type Redirections struct {
+	EntryPoint *RedirectEntryPoint `json:"entryPoint,omitempty"`
+}
+
+// RedirectEntryPoint redirects every request to another entrypoint.
+// Scheme defaults to https, Permanent to true.
+type RedirectEntryPoint struct {
+	To        string `json:"to,omitempty"`
+	Scheme    string `json:"scheme,omitempty"`
+	Permanent *bool  `json:"permanent,omitempty"`
+	Priority  int    `json:"priority,omitempty"`
+}
+
+// EntryHTTP2 holds HTTP/2 limits. MaxConcurrentStreams defaults to 100.
+type EntryHTTP2 struct {
+	MaxConcurrentStreams int `json:"maxConcurrentStreams,omitempty"`
+}
+
+// ServersTransport is the default transport to servers.
+type ServersTransport struct {
+	InsecureSkipVerify  bool                       `json:"insecureSkipVerify,omitempty"`
+	RootCAs             []string                   `json:"rootCAs,omitempty"`
+	MaxIdleConnsPerHost int                        `json:"maxIdleConnsPerHost,omitempty"`
+	ForwardingTimeouts  *config.ForwardingTimeouts `json:"forwardingTimeouts,omitempty"`
+}
+
+// API configures the API and dashboard.
+type API struct {
+	Insecure  bool  `json:"insecure,omitempty"`
+	Dashboard *bool `json:"dashboard,omitempty"` // default true
+	Debug     bool  `json:"debug,omitempty"`
+	// BasePath prefixes API and dashboard paths (default "/").
+	BasePath string `json:"basePath,omitempty"`
+	// Gantry's own: users ("user:hash", htpasswd) for basic auth on the API,
+	// the host names the API answers to (besides loopback), and an API
+	// entrypoint address used when insecure is off (default 127.0.0.1:8080).
+	Users        []string `json:"users,omitempty"`
+	UsersFile    string   `json:"usersFile,omitempty"`
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
+}
+
+// Ping enables /ping on an entrypoint (default "traefik").
+type Ping struct {
+	EntryPoint string `json:"entryPoint,omitempty"`
+}
+
+// Log configures application logs. Level is TRACE, DEBUG, INFO (default),
+// WARN, ERROR, FATAL or PANIC; Format "common" (text, default) or "json".
+type Log struct {
+	Level    string `json:"level,omitempty"`
+	Format   string `json:"format,omitempty"`
+	FilePath string `json:"filePath,omitempty"`
+	NoColor  bool   `json:"noColor,omitempty"`
+}
+
+// AccessLog configures the access log (stdout when FilePath is empty).
+// Format is "common" (default) or "json".
+type AccessLog struct {
+	FilePath      string            `json:"filePath,omitempty"`
+	Format        string            `json:"format,omitempty"`
+	BufferingSize int64             `json:"bufferingSize,omitempty"`
+	Filters       *AccessLogFilters `json:"filters,omitempty"`
+	Fields        *AccessLogFields  `json:"fields,omitempty"`
+}
+
+// AccessLogFilters keep only matching entries.
+type AccessLogFilters struct {
+	StatusCodes   []string        `json:"statusCodes,omitempty"`
+	RetryAttempts bool            `json:"retryAttempts,omitempty"`
+	MinDuration   config.Duration `json:"minDuration,omitempty"`
+}
+
+// AccessLogFields chooses kept, dropped and redacted fields and headers.
+// Modes are "keep", "drop" and "redact".
+type AccessLogFields struct {
+	DefaultMode string            `json:"defaultMode,omitempty"`
+	Names       map[string]string `json:"names,omitempty"`
+	Headers     *FieldHeaders     `json:"headers,omitempty"`
+}
+
+// FieldHeaders is the header part of AccessLogFields.
+type FieldHeaders struct {
+	DefaultMode string            `json:"defaultMode,omitempty"`
+	Names       map[string]string `json:"names,omitempty"`
+}
+
+// Metrics configures metrics exporters.
+type Metrics struct {
+	Prometheus *Prometheus `json:"prometheus,omitempty"`
+}
+
+// Prometheus configures the Prometheus exporter. Buckets are seconds.
+type Prometheus struct {
+	Buckets              []float64 `json:"buckets,omitempty"`
+	AddEntryPointsLabels *bool     `json:"addEntryPointsLabels,omitempty"`
+	AddRoutersLabels     bool      `json:"addRoutersLabels,omitempty"`
+	AddServicesLabels    *bool     `json:"addServicesLabels,omitempty"`
+	EntryPoint           string    `json:"entryPoint,omitempty"`
+	ManualRouting        bool      `json:"manualRouting,omitempty"`
+}
+
+// Store is where bbolt keeps the last good configuration. Path defaults to
+// "gantry.db" in the working directory; History (revisions kept) to 100.
+type Store struct {
+	Path    string `json:"path,omitempty"`
+	History int    `json:"history,omitempty"`
+}

@@ -1,0 +1,261 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// MaxPriority is the highest priority a user may give a router; the range
+// above it is reserved for internal routers (Traefik: MaxInt - 1000,
+// https://doc.traefik.io/traefik/routing/routers/#priority).
+const MaxPriority = math.MaxInt - 1000
+
+// ValidationError is one problem found by Validate: the object (kind and
+// name), the field path inside it, and what is wrong.
+type ValidationError struct {
+	Kind  string // "router", "service", "middleware", "serversTransport", "tls"
+	Name  string // the object's name as it appears in the configuration
+	Field string // dotted field path, e.g. "loadBalancer.servers[0].url"
+	Msg   string
+}
+
+// Error renders "router web: field rule: empty".
+func (e ValidationError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s %s: %s", e.Kind, e.Name, e.Msg)
+	}
+	return fmt.Sprintf("%s %s: %s: %s", e.Kind, e.Name, e.Field, e.Msg)
+}
+
+// Validate checks the structure of c and returns every problem found, in a
+// deterministic order (by kind, then name). It does not parse rules (router
+// does) and does not check cross-references between objects, because those
+// may point at objects from other providers (router.Compile checks them on
+// the merged configuration). A nil or empty configuration is valid.
+func Validate(c *Configuration) []ValidationError {
+	var errs []ValidationError
+	if c == nil {
+		return nil
+	}
+	if c.HTTP != nil {
+		for _, name := range sortedKeys(c.HTTP.Routers) {
+			errs = append(errs, validateRouter(name, c.HTTP.Routers[name])...)
+		}
+		for _, name := range sortedKeys(c.HTTP.Services) {
+			errs = append(errs, validateService(name, c.HTTP.Services[name])...)
+		}
+		for _, name := range sortedKeys(c.HTTP.Middlewares) {
+			errs = append(errs, validateMiddleware(name, c.HTTP.Middlewares[name])...)
+		}
+	}
+	if len(c.TCP) > 0 {
+		errs = append(errs, ValidationError{Kind: "tcp", Name: "*", Msg: "TCP routing is not supported by Gantry; section ignored"})
+	}
+	if len(c.UDP) > 0 {
+		errs = append(errs, ValidationError{Kind: "udp", Name: "*", Msg: "UDP routing is not supported by Gantry; section ignored"})
+	}
+	if c.TLS != nil {
+		for i, cert := range c.TLS.Certificates {
+			if cert == nil || cert.CertFile == "" || cert.KeyFile == "" {
+				errs = append(errs, ValidationError{Kind: "tls", Name: "certificates", Field: fmt.Sprintf("[%d]", i), Msg: "certFile and keyFile are both required"})
+			}
+		}
+	}
+	return errs
+}
+
+func validateRouter(name string, r *Router) []ValidationError {
+	e := func(field, format string, a ...any) ValidationError {
+		return ValidationError{Kind: "router", Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	if r == nil {
+		return []ValidationError{e("", "empty definition")}
+	}
+	var errs []ValidationError
+	if strings.TrimSpace(r.Rule) == "" {
+		errs = append(errs, e("rule", "empty; a router needs a rule"))
+	}
+	if r.Service == "" {
+		errs = append(errs, e("service", "empty; a router needs a service"))
+	}
+	if r.Priority > MaxPriority {
+		errs = append(errs, e("priority", "%d is above the maximum %d", r.Priority, MaxPriority))
+	}
+	switch r.RuleSyntax {
+	case "", "v2", "v3":
+	default:
+		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", r.RuleSyntax))
+	}
+	for i, m := range r.Middlewares {
+		if m == "" {
+			errs = append(errs, e(fmt.Sprintf("middlewares[%d]", i), "empty name"))
+		}
+	}
+	return errs
+}
+
+func validateService(name string, s *Service) []ValidationError {
+	e := func(field, format string, a ...any) ValidationError {
+		return ValidationError{Kind: "service", Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	if s == nil {
+		return []ValidationError{e("", "empty definition")}
+	}
+	var set []string
+	if s.LoadBalancer != nil {
+		set = append(set, "loadBalancer")
+	}
+	if s.Weighted != nil {
+		set = append(set, "weighted")
+	}
+	if s.Mirroring != nil {
+		set = append(set, "mirroring")
+	}
+	if s.Failover != nil {
+		set = append(set, "failover")
+	}
+	switch len(set) {
+	case 0:
+		return []ValidationError{e("", "no kind set; want one of loadBalancer, weighted, mirroring, failover")}
+	case 1:
+	default:
+		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(set, ", "))}
+	}
+	var errs []ValidationError
+	switch {
+	case s.LoadBalancer != nil:
+		lb := s.LoadBalancer
+		for i, srv := range lb.Servers {
+			f := fmt.Sprintf("loadBalancer.servers[%d]", i)
+			if srv.URL == "" {
+				errs = append(errs, e(f+".url", "empty"))
+				continue
+			}
+			u, err := url.Parse(srv.URL)
+			switch {
+			case err != nil:
+				errs = append(errs, e(f+".url", "%q does not parse: %v", srv.URL, err))
+			case !slices.Contains([]string{"http", "https", "h2c"}, u.Scheme):
+				errs = append(errs, e(f+".url", "%q: scheme must be http, https or h2c", srv.URL))
+			case u.Host == "":
+				errs = append(errs, e(f+".url", "%q: no host", srv.URL))
+			}
+			if srv.Weight != nil && *srv.Weight < 0 {
+				errs = append(errs, e(f+".weight", "%d is negative", *srv.Weight))
+			}
+		}
+		switch lb.Strategy {
+		case "", "wrr", "p2c", "hrw", "leasttime":
+		default:
+			errs = append(errs, e("loadBalancer.strategy", "%q is not one of wrr, p2c, hrw, leasttime", lb.Strategy))
+		}
+		if hc := lb.HealthCheck; hc != nil {
+			if hc.Path != "" && !strings.HasPrefix(hc.Path, "/") {
+				errs = append(errs, e("loadBalancer.healthCheck.path", "%q must start with /", hc.Path))
+			}
+			if hc.Interval < 0 || hc.Timeout < 0 {
+				errs = append(errs, e("loadBalancer.healthCheck", "interval and timeout must not be negative"))
+			}
+			if hc.Port < 0 || hc.Port > 65535 {
+				errs = append(errs, e("loadBalancer.healthCheck.port", "%d is out of range", hc.Port))
+			}
+		}
+	case s.Weighted != nil:
+		if len(s.Weighted.Services) == 0 {
+			errs = append(errs, e("weighted.services", "empty"))
+		}
+		for i, c := range s.Weighted.Services {
+			if c.Name == "" {
+				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].name", i), "empty"))
+			}
+			if c.Weight != nil && *c.Weight < 0 {
+				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].weight", i), "%d is negative", *c.Weight))
+			}
+		}
+	case s.Mirroring != nil:
+		if s.Mirroring.Service == "" {
+			errs = append(errs, e("mirroring.service", "empty"))
+		}
+		for i, m := range s.Mirroring.Mirrors {
+			if m.Name == "" {
+				errs = append(errs, e(fmt.Sprintf("mirroring.mirrors[%d].name", i), "empty"))
+			}
+			if m.Percent < 0 || m.Percent > 100 {
+				errs = append(errs, e(fmt.Sprintf("mirroring.mirrors[%d].percent", i), "%d is not within 0-100", m.Percent))
+			}
+		}
+	case s.Failover != nil:
+		if s.Failover.Service == "" || s.Failover.Fallback == "" {
+			errs = append(errs, e("failover", "service and fallback are both required"))
+		}
+	}
+	return errs
+}
+
+// MiddlewareKinds returns the Traefik names of the kinds set in m, in field
+// order. A valid middleware has exactly one.
+func MiddlewareKinds(m *Middleware) []string {
+	if m == nil {
+		return nil
+	}
+	var k []string
+	add := func(set bool, name string) {
+		if set {
+			k = append(k, name)
+		}
+	}
+	add(m.AddPrefix != nil, "addPrefix")
+	add(m.StripPrefix != nil, "stripPrefix")
+	add(m.StripPrefixRegex != nil, "stripPrefixRegex")
+	add(m.ReplacePath != nil, "replacePath")
+	add(m.ReplacePathRegex != nil, "replacePathRegex")
+	add(m.Chain != nil, "chain")
+	add(m.IPAllowList != nil, "ipAllowList")
+	add(m.IPWhiteList != nil, "ipWhiteList")
+	add(m.Headers != nil, "headers")
+	add(m.Errors != nil, "errors")
+	add(m.RateLimit != nil, "rateLimit")
+	add(m.RedirectRegex != nil, "redirectRegex")
+	add(m.RedirectScheme != nil, "redirectScheme")
+	add(m.BasicAuth != nil, "basicAuth")
+	add(m.DigestAuth != nil, "digestAuth")
+	add(m.ForwardAuth != nil, "forwardAuth")
+	add(m.InFlightReq != nil, "inFlightReq")
+	add(m.Buffering != nil, "buffering")
+	add(m.CircuitBreaker != nil, "circuitBreaker")
+	add(m.Compress != nil, "compress")
+	add(m.PassTLSClientCert != nil, "passTLSClientCert")
+	add(m.Retry != nil, "retry")
+	add(m.ContentType != nil, "contentType")
+	add(m.GrpcWeb != nil, "grpcWeb")
+	add(m.EncodedCharacters != nil, "encodedCharacters")
+	add(m.Plugin != nil, "plugin")
+	return k
+}
+
+func validateMiddleware(name string, m *Middleware) []ValidationError {
+	kinds := MiddlewareKinds(m)
+	switch len(kinds) {
+	case 0:
+		return []ValidationError{{Kind: "middleware", Name: name, Msg: "no kind set; want exactly one (stripPrefix, headers, …)"}}
+	case 1:
+		if kinds[0] == "plugin" {
+			return []ValidationError{{Kind: "middleware", Name: name, Field: "plugin", Msg: "plugins are not supported by Gantry"}}
+		}
+		return nil
+	default:
+		return []ValidationError{{Kind: "middleware", Name: name, Msg: fmt.Sprintf("more than one kind set (%s); want exactly one", strings.Join(kinds, ", "))}}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,93 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// Severity says how a Problem affects routing.
+type Severity string
+
+// Problem severities.
+const (
+	// SeverityError: the objects named in Problem.Objects (or the whole input
+	// named by Source) were left out.
+	SeverityError Severity = "error"
+	// SeverityWarning: the input was used, with the caveat in Message.
+	SeverityWarning Severity = "warning"
+	// SeverityPending: the input is known but not routed yet, e.g. a container
+	// that is starting or unhealthy (case 014).
+	SeverityPending Severity = "pending"
+)
+
+// Problem is one input a provider could not use (fully), naming its source so
+// an operator can find it without reading logs.
+type Problem struct {
+	// Provider is the provider's Name ("file", "docker", "consulcatalog", "consul").
+	Provider string `json:"provider"`
+	// Source locates the input: "/etc/gantry/app.yml:12:5",
+	// "container web-1 label traefik.http.routers.web.rule",
+	// "consul service api instance api-1 tag traefik.http.routers.api.rule",
+	// "consul key traefik/http/routers/x/rule".
+	Source string `json:"source"`
+	// Objects lists what the problem disabled, as "kind name" with names as
+	// in the provider's own snapshot (unqualified), e.g. "router web".
+	Objects []string `json:"objects,omitempty"`
+	// Message says what is wrong.
+	Message  string   `json:"message"`
+	Severity Severity `json:"severity"`
+}
+
+// String renders "docker: container web-1 label traefik.x: message".
+func (p Problem) String() string {
+	return fmt.Sprintf("%s: %s: %s", p.Provider, p.Source, p.Message)
+}
+
+// Snapshot is one provider's complete view of its source at one moment.
+// Config is never nil. A Snapshot is immutable once published.
+type Snapshot struct {
+	Config   *config.Configuration
+	Problems []Problem
+}
+
+// Provider watches one source of configuration.
+//
+// Name is the provider's name, used to qualify its objects as "web@docker".
+//
+// Run publishes a complete Snapshot each time the source changes and blocks
+// until ctx is done; it then returns nil. Any other return (or a panic) is
+// retried by the caller with exponential backoff, while the provider's last
+// Snapshot stays in effect. publish never blocks and may be called from any
+// goroutine owned by Run; Run must not call it after returning.
+type Provider interface {
+	Name() string
+	Run(ctx context.Context, publish func(Snapshot)) error
+}
+
+// SourceState is what the aggregator knows of one provider.
+type SourceState struct {
+	// State is "starting" (no snapshot yet), "ok", "error" (Run failed and is
+	// being restarted; the last snapshot stays in effect) or "stored" (served
+	// from the last good configuration in the store; no snapshot yet).
+	State       string    `json:"state"`
+	LastPublish time.Time `json:"lastPublish,omitzero"`
+	LastError   string    `json:"lastError,omitempty"`
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
+	Restarts    int       `json:"restarts"`
+	Problems    int       `json:"problems"`
+}
+
+// Merged is the merge of every provider's latest snapshot. Names in Config are
+// qualified "name@provider", and every reference inside Config is qualified
+// too (an unqualified reference resolves inside the referring provider).
+// A Merged is immutable once passed to apply.
+type Merged struct {
+	// Version is the hex SHA-256 of the canonical JSON of Config.
+	Version  string                 `json:"version"`
+	Config   *config.Configuration  `json:"config"`
+	Problems []Problem              `json:"problems,omitempty"`
+	Sources  map[string]SourceState `json:"sources,omitempty"`
+}

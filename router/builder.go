@@ -1,0 +1,47 @@
+package router
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// HandlerBuilder turns one router's configuration into its complete handler
+// chain (middlewares, then the service). dataplane implements it; Compile is
+// its only caller, once per router per generation, from one goroutine.
+//
+// name is the qualified router name ("web@docker"); the names r refers to
+// (service, middlewares) are qualified too. An error disables that router
+// only. When the cause is a service or middleware, the error wraps an
+// *ObjectError naming it, so the Report marks that object in error as well.
+type HandlerBuilder interface {
+	Build(ctx context.Context, name string, r *config.Router) (http.Handler, error)
+}
+
+// TLSBuilder is an optional capability of a HandlerBuilder: when the builder
+// implements it, Compile calls it once per generation with the merged TLS
+// configuration, and the Table serves certificates through the returned
+// function. Problems with single certificates or options are returned as
+// errs (each naming the certificate file or option); they disable only what
+// they name.
+type TLSBuilder interface {
+	BuildTLS(ctx context.Context, c *config.TLSConfiguration) (getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error), errs []error)
+}
+
+// ObjectError is an error in a named service or middleware, found while
+// building a router that uses it. Kind is "service" or "middleware"; Name is
+// qualified.
+type ObjectError struct {
+	Kind string
+	Name string
+	Err  error
+}
+
+// Error renders "service api@docker: …".
+func (e *ObjectError) Error() string { return fmt.Sprintf("%s %s: %v", e.Kind, e.Name, e.Err) }
+
+// Unwrap returns the cause.
+func (e *ObjectError) Unwrap() error { return e.Err }
