@@ -32,7 +32,7 @@ for t in nginx:nginx haproxy:haproxy wrk:wrk openssl:openssl curl:curl taskset:u
   command -v "${t%%:*}" >/dev/null || [ -x "/usr/sbin/${t%%:*}" ] || need+=("${t#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  log "installing ${need[*]}"; apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}" >/dev/null
 fi
 export PATH="$PATH:/usr/sbin"
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs" >&2; exit 1; }
