@@ -90,4 +90,20 @@ type Merged struct {
 	Config   *config.Configuration  `json:"config"`
 	Problems []Problem              `json:"problems,omitempty"`
 	Sources  map[string]SourceState `json:"sources,omitempty"`
+	// TLSOrigins names the provider of each merged TLS object whose name is
+	// not qualified, so that a stored Merged can be split back per provider
+	// (Aggregator.Seed).
+	TLSOrigins TLSOrigins `json:"tlsOrigins,omitzero"`
+}
+
+// TLSOrigins records which provider contributed the TLS objects of a Merged
+// configuration that carry no "@provider" suffix.
+type TLSOrigins struct {
+	// Certificates is parallel to Config.TLS.Certificates: the provider
+	// name of each certificate.
+	Certificates []string `json:"certificates,omitempty"`
+	// DefaultOptions and DefaultStore name the provider of the TLS options
+	// and the TLS store named "default" ("" when none).
+	DefaultOptions string `json:"defaultOptions,omitempty"`
+	DefaultStore   string `json:"defaultStore,omitempty"`
 }

@@ -1,0 +1,267 @@
+package providers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// DefaultTLSName is the name of the TLS options and the TLS store that stay
+// unqualified when merged, as in Traefik
+// (https://doc.traefik.io/traefik/https/tls/#tls-options).
+const DefaultTLSName = "default"
+
+// Qualify returns name qualified with provider ("web" → "web@docker"). A
+// name that already carries "@" (a cross-provider reference such as
+// "auth@file", case 011) and the empty name are returned unchanged.
+func Qualify(name, provider string) string {
+	if name == "" || strings.Contains(name, "@") {
+		return name
+	}
+	return name + "@" + provider
+}
+
+// ProviderOf returns the provider part of a qualified name ("web@docker" →
+// "docker"), or "" when name is not qualified.
+func ProviderOf(name string) string {
+	if i := strings.LastIndexByte(name, '@'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}
+
+// Merge merges one snapshot per provider (keyed by provider name) into a
+// single configuration: every object is renamed "name@provider" and every
+// reference without "@" is qualified with the referring provider (case 011).
+// TLS certificates are concatenated in provider-name order; TLS options and
+// stores named "default" keep their name, and when more than one provider
+// defines one, it is left out and a Problem says so (Traefik's rule). The
+// snapshots' Problems pass through, followed by Merge's own (object names
+// containing "@").
+//
+// Merge does not modify the snapshots: objects it must change are copied.
+// Version is set; Sources is left nil for the caller. The error is
+// Hash's.
+func Merge(snaps map[string]Snapshot) (*Merged, error) {
+	out := config.New()
+	m := &Merged{Config: out}
+	var defOpts, defStores []string
+	for _, pname := range slices.Sorted(maps.Keys(snaps)) {
+		s := snaps[pname]
+		m.Problems = append(m.Problems, s.Problems...)
+		c := s.Config
+		if c == nil {
+			continue
+		}
+		bad := func(kind, name string) bool {
+			if !strings.Contains(name, "@") {
+				return false
+			}
+			m.Problems = append(m.Problems, Problem{
+				Provider: pname, Source: kind + " " + name, Severity: SeverityError,
+				Objects: []string{kind + " " + name},
+				Message: fmt.Sprintf("%s name %q contains '@', which is reserved for provider qualification", kind, name),
+			})
+			return true
+		}
+		if h := c.HTTP; h != nil {
+			for n, r := range h.Routers {
+				if !bad("router", n) {
+					out.HTTP.Routers[n+"@"+pname] = qualifyRouter(r, pname)
+				}
+			}
+			for n, sv := range h.Services {
+				if !bad("service", n) {
+					out.HTTP.Services[n+"@"+pname] = qualifyService(sv, pname)
+				}
+			}
+			for n, mw := range h.Middlewares {
+				if !bad("middleware", n) {
+					out.HTTP.Middlewares[n+"@"+pname] = qualifyMiddleware(mw, pname)
+				}
+			}
+			for n, st := range h.ServersTransports {
+				if !bad("serversTransport", n) {
+					out.HTTP.ServersTransports[n+"@"+pname] = st
+				}
+			}
+		}
+		if len(c.TCP) > 0 {
+			out.TCP = mergeAny(out.TCP, c.TCP, pname)
+		}
+		if len(c.UDP) > 0 {
+			out.UDP = mergeAny(out.UDP, c.UDP, pname)
+		}
+		if t := c.TLS; t != nil {
+			for _, cert := range t.Certificates {
+				out.TLS.Certificates = append(out.TLS.Certificates, cert)
+				m.TLSOrigins.Certificates = append(m.TLSOrigins.Certificates, pname)
+			}
+			for n, o := range t.Options {
+				if n == DefaultTLSName {
+					defOpts = append(defOpts, pname)
+					out.TLS.Options[n] = o
+				} else if !bad("tlsOptions", n) {
+					out.TLS.Options[n+"@"+pname] = o
+				}
+			}
+			for n, st := range t.Stores {
+				if n == DefaultTLSName {
+					defStores = append(defStores, pname)
+					out.TLS.Stores[n] = st
+				} else if !bad("tlsStore", n) {
+					out.TLS.Stores[n+"@"+pname] = st
+				}
+			}
+		}
+	}
+	switch {
+	case len(defOpts) == 1:
+		m.TLSOrigins.DefaultOptions = defOpts[0]
+	case len(defOpts) > 1:
+		delete(out.TLS.Options, DefaultTLSName)
+		m.Problems = append(m.Problems, multiDefault("options", defOpts))
+	}
+	switch {
+	case len(defStores) == 1:
+		m.TLSOrigins.DefaultStore = defStores[0]
+	case len(defStores) > 1:
+		delete(out.TLS.Stores, DefaultTLSName)
+		m.Problems = append(m.Problems, multiDefault("store", defStores))
+	}
+	v, err := Hash(out)
+	if err != nil {
+		return nil, err
+	}
+	m.Version = v
+	return m, nil
+}
+
+func multiDefault(what string, ps []string) Problem {
+	return Problem{
+		Provider: "aggregator", Source: "tls " + what + " default", Severity: SeverityError,
+		Objects: []string{"tls" + what + " default"},
+		Message: fmt.Sprintf("TLS %s %q defined by more than one provider (%s); none is used", what, DefaultTLSName, strings.Join(ps, ", ")),
+	}
+}
+
+// mergeAny copies the TCP or UDP section (kept only so that the dashboard can
+// show what was ignored) with object names qualified one level down.
+func mergeAny(dst, src map[string]any, pname string) map[string]any {
+	if dst == nil {
+		dst = map[string]any{}
+	}
+	for section, v := range src {
+		objs, ok := v.(map[string]any)
+		if !ok {
+			dst[section+"@"+pname] = v
+			continue
+		}
+		d, _ := dst[section].(map[string]any)
+		if d == nil {
+			d = map[string]any{}
+			dst[section] = d
+		}
+		for n, o := range objs {
+			d[Qualify(n, pname)] = o
+		}
+	}
+	return dst
+}
+
+func qualifyAll(names []string, p string) []string {
+	if names == nil {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = Qualify(n, p)
+	}
+	return out
+}
+
+func qualifyRouter(r *config.Router, p string) *config.Router {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Service = Qualify(r.Service, p)
+	c.Middlewares = qualifyAll(r.Middlewares, p)
+	if r.TLS != nil && r.TLS.Options != "" && r.TLS.Options != DefaultTLSName {
+		t := *r.TLS
+		t.Options = Qualify(t.Options, p)
+		c.TLS = &t
+	}
+	return &c
+}
+
+func qualifyService(s *config.Service, p string) *config.Service {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	switch {
+	case s.LoadBalancer != nil:
+		lb := *s.LoadBalancer
+		lb.ServersTransport = Qualify(lb.ServersTransport, p)
+		lb.Middlewares = qualifyAll(lb.Middlewares, p)
+		c.LoadBalancer = &lb
+	case s.Weighted != nil:
+		w := *s.Weighted
+		w.Services = slices.Clone(w.Services)
+		for i := range w.Services {
+			w.Services[i].Name = Qualify(w.Services[i].Name, p)
+		}
+		c.Weighted = &w
+	case s.Mirroring != nil:
+		m := *s.Mirroring
+		m.Service = Qualify(m.Service, p)
+		m.Mirrors = slices.Clone(m.Mirrors)
+		for i := range m.Mirrors {
+			m.Mirrors[i].Name = Qualify(m.Mirrors[i].Name, p)
+		}
+		c.Mirroring = &m
+	case s.Failover != nil:
+		f := *s.Failover
+		f.Service = Qualify(f.Service, p)
+		f.Fallback = Qualify(f.Fallback, p)
+		c.Failover = &f
+	}
+	return &c
+}
+
+func qualifyMiddleware(m *config.Middleware, p string) *config.Middleware {
+	if m == nil || (m.Chain == nil && m.Errors == nil) {
+		return m
+	}
+	c := *m
+	if m.Chain != nil {
+		ch := *m.Chain
+		ch.Middlewares = qualifyAll(ch.Middlewares, p)
+		c.Chain = &ch
+	}
+	if m.Errors != nil {
+		e := *m.Errors
+		e.Service = Qualify(e.Service, p)
+		c.Errors = &e
+	}
+	return &c
+}
+
+// Hash returns the hex SHA-256 of the canonical JSON of c: encoding/json
+// writes struct fields in declaration order and map keys sorted, and empty
+// sections are omitted, so equal configurations hash equal. It fails only
+// when c holds a value JSON cannot encode (such as a NaN in a TCP section).
+func Hash(c *config.Configuration) (string, error) {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(c); err != nil {
+		return "", fmt.Errorf("providers: hash configuration: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
