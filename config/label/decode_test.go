@@ -1,0 +1,142 @@
+package label
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNamesAreCaseInsensitive(t *testing.T) {
+	// Case 009 test note: routers.App.rule and routers.app.service are one router.
+	c, errs := Decode(map[string]string{
+		"traefik.http.routers.App.rule":        "Host(`app.example.com`)",
+		"traefik.http.routers.app.service":     "web",
+		"TRAEFIK.HTTP.Routers.app.EntryPoints": "websecure",
+	}, "traefik")
+	if len(errs) != 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	// The spelling of the first key in byte order names the router.
+	want := map[string]*config.Router{"app": {Rule: "Host(`app.example.com`)", Service: "web", EntryPoints: []string{"websecure"}}}
+	if d := cmp.Diff(want, c.HTTP.Routers); d != "" {
+		t.Errorf("routers (-want +got):\n%s", d)
+	}
+}
+
+func TestPrefixes(t *testing.T) {
+	labels := map[string]string{
+		"gantry.http.routers.a.rule":  "Host(`a`)",
+		"traefik.http.routers.b.rule": "Host(`b`)",
+		"other.http.routers.c.rule":   "Host(`c`)",
+	}
+	tests := []struct {
+		name     string
+		prefixes []string
+		want     []string
+	}{
+		{"gantry only", []string{"gantry"}, []string{"a"}},
+		{"traefik only", []string{"traefik"}, []string{"b"}},
+		{"both", []string{"gantry", "traefik"}, []string{"a", "b"}},
+		{"none", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, errs := Decode(labels, tt.prefixes...)
+			if len(errs) != 0 {
+				t.Fatalf("errors: %v", errs)
+			}
+			var got []string
+			for _, n := range []string{"a", "b", "c"} {
+				if c.HTTP.Routers[n] != nil {
+					got = append(got, n)
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("routers (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestProviderKeys(t *testing.T) {
+	labels := map[string]string{
+		"traefik.enable":                 "false",
+		"gantry.Enable":                  "true",
+		"traefik.docker.Network":         "proxy",
+		"traefik.docker.allownonrunning": "true",
+		"traefik.consulcatalog.connect":  "true",
+		"traefik.http.routers.a.rule":    "Host(`a`)",
+		"com.docker.compose.project":     "stack",
+		"traefik.swarm.lbswarm":          "true",
+	}
+	got := ProviderKeys(labels, "gantry", "traefik")
+	want := map[string]string{
+		"enable":                 "true", // gantry is listed first
+		"docker.network":         "proxy",
+		"docker.allownonrunning": "true",
+		"consulcatalog.connect":  "true",
+		"swarm.lbswarm":          "true",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ProviderKeys (-want +got):\n%s", d)
+	}
+	if _, errs := Decode(labels, "gantry", "traefik"); len(errs) != 0 {
+		t.Errorf("Decode reported provider keys: %v", errs)
+	}
+}
+
+func TestDecodeAllKVShapes(t *testing.T) {
+	// KV paths with numeric segments (traefik/http/routers/r/entrypoints/0)
+	// arrive as dotted keys; DecodeAll also reads TLS options.
+	c, errs := DecodeAll(map[string]string{
+		"traefik.http.routers.r.entrypoints.1":                   "websecure",
+		"traefik.http.routers.r.entrypoints.0":                   "web",
+		"traefik.http.routers.r.rule":                            "Host(`r`)",
+		"traefik.http.services.s.loadbalancer.servers.0.url":     "http://10.0.0.1:8080",
+		"traefik.http.services.s.loadbalancer.servers.10.url":    "http://10.0.0.3:8080",
+		"traefik.http.services.s.loadbalancer.servers.2.url":     "http://10.0.0.2:8080",
+		"traefik.tls.options.modern.minversion":                  "VersionTLS13",
+		"traefik.tls.options.modern.ciphersuites.0":              "TLS_AES_128_GCM_SHA256",
+		"traefik.tls.certificates.0.certfile":                    "/c.pem",
+		"traefik.tls.certificates.0.keyfile":                     "/k.pem",
+		"traefik.tls.certificates.0.stores.0":                    "default",
+		"traefik.tls.stores.other.defaultgeneratedcert.resolver": "le",
+	}, "traefik")
+	if len(errs) != 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	if d := cmp.Diff([]string{"web", "websecure"}, c.HTTP.Routers["r"].EntryPoints); d != "" {
+		t.Errorf("entrypoints (-want +got):\n%s", d)
+	}
+	var urls []string
+	for _, s := range c.HTTP.Services["s"].LoadBalancer.Servers {
+		urls = append(urls, s.URL)
+	}
+	if d := cmp.Diff([]string{"http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"}, urls); d != "" {
+		t.Errorf("servers ordered by index (-want +got):\n%s", d)
+	}
+	wantTLS := &config.TLSConfiguration{
+		Certificates: []*config.CertAndStores{{Certificate: config.Certificate{CertFile: "/c.pem", KeyFile: "/k.pem"}, Stores: []string{"default"}}},
+		Options:      map[string]*config.TLSOptions{"modern": {MinVersion: "VersionTLS13", CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}}},
+		Stores:       map[string]*config.TLSStore{"other": {DefaultGeneratedCert: &config.GeneratedCert{Resolver: "le"}}},
+	}
+	if d := cmp.Diff(wantTLS, c.TLS); d != "" {
+		t.Errorf("tls (-want +got):\n%s", d)
+	}
+}
+
+func TestKeyErrorWording(t *testing.T) {
+	_, errs := Decode(map[string]string{"traefik.http.routers.web.priority": "x"}, "traefik")
+	if len(errs) != 1 {
+		t.Fatalf("got %d errors, want 1", len(errs))
+	}
+	e := errs[0]
+	if got, want := e.Error(), `label traefik.http.routers.web.priority: invalid integer "x": invalid syntax`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if e.Object != "router web" || errors.Is(e, ErrIgnored) {
+		t.Errorf("got object %q ignored %v, want router web, false", e.Object, errors.Is(e, ErrIgnored))
+	}
+}
