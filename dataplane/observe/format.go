@@ -1,0 +1,216 @@
+package observe
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane"
+)
+
+// Redacted replaces values in redact mode.
+const Redacted = "REDACTED"
+
+func canonical(h string) string { return textproto.CanonicalMIMEHeaderKey(h) }
+
+// clfTime is the common log format's timestamp layout.
+const clfTime = "02/Jan/2006:15:04:05 -0700"
+
+// formatCommon renders Traefik's common log format:
+//
+//	<client> - <user> [<time>] "<method> <path> <proto>" <status> <size> "<referer>" "<user agent>" <count> "<router>" "<server URL>" <ms>ms
+//
+// Absent or dropped values print as "-"; redacted ones as REDACTED.
+func (a *AccessLog) formatCommon(ev *dataplane.RequestEvent, count int64) []byte {
+	host, _, _ := splitHostPort(ev.ClientAddr)
+	v := func(field, val string) string {
+		switch a.fields.field(field) {
+		case ModeDrop:
+			return "-"
+		case ModeRedact:
+			return Redacted
+		}
+		if val == "" {
+			return "-"
+		}
+		return val
+	}
+	var b strings.Builder
+	b.Grow(256)
+	b.WriteString(v("ClientHost", host))
+	b.WriteString(" - ")
+	b.WriteString(v("ClientUsername", basicUser(ev.Header)))
+	b.WriteString(" [")
+	b.WriteString(ev.Start.UTC().Format(clfTime))
+	b.WriteString(`] "`)
+	b.WriteString(v("RequestMethod", ev.Method))
+	b.WriteByte(' ')
+	b.WriteString(v("RequestPath", ev.Path))
+	b.WriteByte(' ')
+	b.WriteString(v("RequestProtocol", ev.Proto))
+	b.WriteString(`" `)
+	b.WriteString(v("DownstreamStatus", strconv.Itoa(ev.Status)))
+	b.WriteByte(' ')
+	b.WriteString(v("DownstreamContentSize", strconv.FormatInt(ev.BytesOut, 10)))
+	b.WriteString(` "`)
+	b.WriteString(v("RequestRefererHeader", headerValue(ev.Header, "Referer")))
+	b.WriteString(`" "`)
+	b.WriteString(v("RequestUserAgentHeader", headerValue(ev.Header, "User-Agent")))
+	b.WriteString(`" `)
+	b.WriteString(v("RequestCount", strconv.FormatInt(count, 10)))
+	b.WriteString(` "`)
+	b.WriteString(v("RouterName", ev.Router))
+	b.WriteString(`" "`)
+	b.WriteString(v("ServiceURL", redactURL(ev.Upstream)))
+	b.WriteString(`" `)
+	b.WriteString(strconv.FormatInt(ev.Duration.Milliseconds(), 10))
+	b.WriteString("ms\n")
+	return []byte(b.String())
+}
+
+// formatJSON renders one JSON object with Traefik's access-log field names,
+// plus request_<Header> and downstream_<Header> for kept headers. Duration
+// is in nanoseconds, sizes in bytes.
+func (a *AccessLog) formatJSON(ev *dataplane.RequestEvent, count int64) []byte {
+	clientHost, clientPort, _ := splitHostPort(ev.ClientAddr)
+	reqHost, reqPort, _ := splitHostPort(ev.Host)
+	if reqHost == "" {
+		reqHost = ev.Host
+	}
+	scheme := "http"
+	if ev.TLS {
+		scheme = "https"
+	}
+	svcAddr := ""
+	if u, err := url.Parse(ev.Upstream); err == nil {
+		svcAddr = u.Host
+	}
+	m := map[string]any{
+		"ClientAddr":            ev.ClientAddr,
+		"ClientHost":            clientHost,
+		"ClientPort":            clientPort,
+		"ClientUsername":        orDash(basicUser(ev.Header)),
+		"DownstreamContentSize": ev.BytesOut,
+		"DownstreamStatus":      ev.Status,
+		"Duration":              ev.Duration.Nanoseconds(),
+		"RequestAddr":           ev.Host,
+		"RequestContentSize":    contentLength(ev.Header),
+		"RequestCount":          count,
+		"RequestHost":           reqHost,
+		"RequestMethod":         ev.Method,
+		"RequestPath":           ev.Path,
+		"RequestPort":           orDash(reqPort),
+		"RequestProtocol":       ev.Proto,
+		"RequestScheme":         scheme,
+		"RetryAttempts":         ev.Retries,
+		"StartLocal":            ev.Start.Local().Format(time.RFC3339Nano),
+		"StartUTC":              ev.Start.UTC().Format(time.RFC3339Nano),
+		"entryPointName":        ev.EntryPoint,
+	}
+	if ev.Router != "" {
+		m["RouterName"] = ev.Router
+	}
+	if ev.Service != "" {
+		m["ServiceName"] = ev.Service
+	}
+	if ev.Upstream != "" {
+		m["ServiceURL"] = redactURL(ev.Upstream)
+		m["ServiceAddr"] = svcAddr
+		m["OriginStatus"] = ev.Status
+	}
+	for k := range m {
+		switch a.fields.field(k) {
+		case ModeDrop:
+			delete(m, k)
+		case ModeRedact:
+			m[k] = Redacted
+		}
+	}
+	addHeaders := func(prefix string, h http.Header) {
+		for name, vals := range h {
+			switch a.fields.header(canonical(name)) {
+			case ModeKeep:
+				m[prefix+name] = strings.Join(vals, ",")
+			case ModeRedact:
+				m[prefix+name] = Redacted
+			}
+		}
+	}
+	addHeaders("request_", ev.Header)
+	addHeaders("downstream_", ev.ResponseHeader)
+	m["level"] = "info"
+	m["msg"] = ""
+	m["time"] = ev.Start.Add(ev.Duration).Format(time.RFC3339)
+	out, err := json.Marshal(m)
+	if err != nil { // only unencodable values could cause this; there are none
+		out = []byte(`{"msg":"access log: encode failed"}`)
+	}
+	return append(out, '\n')
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func splitHostPort(hp string) (host, port string, ok bool) {
+	h, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return hp, "", false
+	}
+	return h, p, true
+}
+
+func headerValue(h http.Header, k string) string {
+	if h == nil {
+		return ""
+	}
+	return h.Get(k)
+}
+
+func contentLength(h http.Header) int64 {
+	n, err := strconv.ParseInt(headerValue(h, "Content-Length"), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// basicUser returns the user name of an Authorization: Basic header, never
+// the password.
+func basicUser(h http.Header) string {
+	auth := headerValue(h, "Authorization")
+	scheme, cred, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "basic") {
+		return ""
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil {
+		return ""
+	}
+	user, _, _ := strings.Cut(string(raw), ":")
+	return user
+}
+
+// redactURL hides a password in a server URL ("http://u:REDACTED@h").
+func redactURL(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), Redacted)
+	}
+	return u.String()
+}

@@ -1,0 +1,407 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
+
+func event(router string, status int, d time.Duration) *dataplane.RequestEvent {
+	return &dataplane.RequestEvent{
+		Start: t0, Duration: d, EntryPoint: "web", Router: router, Service: "api@file",
+		Upstream: "http://10.0.0.1:80", Method: "GET", Host: "example.com:8000", Path: "/a?b=c",
+		Proto: "HTTP/1.1", ClientAddr: "192.0.2.7:5555", Status: status, BytesOut: 42,
+		Header: http.Header{
+			"User-Agent":    {"curl/8"},
+			"Referer":       {"http://ref/"},
+			"Authorization": {"Basic YWxpY2U6c2VjcmV0"}, // alice:secret
+			"X-Token":       {"t0ps3cret"},
+		},
+		ResponseHeader: http.Header{"Content-Type": {"text/plain"}},
+	}
+}
+
+func scrape(t *testing.T, h http.Handler) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("scrape status %d", rec.Code)
+	}
+	return rec.Body.String()
+}
+
+func TestMetricsCountersAndGauges(t *testing.T) {
+	servers := []ServerUp{{Service: "api@file", URL: "http://10.0.0.1:80", Up: true}, {Service: "api@file", URL: "http://10.0.0.2:80", Up: false}}
+	cert := &x509.Certificate{Subject: pkix.Name{CommonName: "example.com"}, SerialNumber: big.NewInt(7), DNSNames: []string{"example.com", "www.example.com"}, NotAfter: t0.Add(24 * time.Hour)}
+	m := NewMetrics(MetricsOptions{
+		Prometheus:   &static.Prometheus{AddRoutersLabels: true},
+		Servers:      func() []ServerUp { return servers },
+		Certificates: func() []*x509.Certificate { return []*x509.Certificate{cert} },
+	})
+	for range 3 {
+		m.Request(event("web@file", 200, 3*time.Millisecond))
+	}
+	m.Request(event("web@file", 502, time.Second))
+	noRoute := event("", 404, time.Millisecond)
+	noRoute.Service = ""
+	m.Request(noRoute)
+	retried := event("web@file", 200, time.Millisecond)
+	retried.Retries = 2
+	m.Request(retried)
+	m.Conn("web", "http", 1)
+	m.Conn("web", "http", 1)
+	m.Conn("web", "http", -1)
+	m.ConfigReloaded(t0)
+
+	out := scrape(t, m.Handler())
+	for _, want := range []string{
+		`traefik_entrypoint_requests_total{code="200",entrypoint="web",method="GET",protocol="http"} 4`,
+		`traefik_entrypoint_requests_total{code="502",entrypoint="web",method="GET",protocol="http"} 1`,
+		`traefik_entrypoint_requests_total{code="404",entrypoint="web",method="GET",protocol="http"} 1`,
+		`traefik_router_requests_total{code="200",method="GET",protocol="http",router="web@file",service="api@file"} 4`,
+		`traefik_service_requests_total{code="502",method="GET",protocol="http",service="api@file"} 1`,
+		`traefik_service_request_duration_seconds_bucket{code="502",method="GET",protocol="http",service="api@file",le="1.2"} 1`,
+		`traefik_service_request_duration_seconds_bucket{code="502",method="GET",protocol="http",service="api@file",le="0.3"} 0`,
+		`traefik_service_retries_total{service="api@file"} 2`,
+		`traefik_service_server_up{service="api@file",url="http://10.0.0.1:80"} 1`,
+		`traefik_service_server_up{service="api@file",url="http://10.0.0.2:80"} 0`,
+		`traefik_open_connections{entrypoint="web",protocol="http"} 1`,
+		`traefik_config_reloads_total 1`,
+		`traefik_config_last_reload_success 1.7959824e+09`,
+		`traefik_tls_certs_not_after{cn="example.com",sans="example.com,www.example.com",serial="7"} 1.7960688e+09`,
+		`traefik_entrypoint_responses_bytes_total{code="200",entrypoint="web",method="GET",protocol="http"} 168`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %s\n--- got:\n%s", want, out)
+		}
+	}
+}
+
+func TestMetricsLabelDefaults(t *testing.T) {
+	m := NewMetrics(MetricsOptions{})
+	m.Request(event("web@file", 200, time.Millisecond))
+	out := scrape(t, m.Handler())
+	if strings.Contains(out, "traefik_router_requests_total") {
+		t.Errorf("router metrics present although addRoutersLabels is off (Traefik default)")
+	}
+	if !strings.Contains(out, "traefik_service_requests_total") || !strings.Contains(out, "traefik_entrypoint_requests_total") {
+		t.Errorf("entrypoint or service metrics missing by default:\n%s", out)
+	}
+}
+
+func TestProtocolAndMethodLabels(t *testing.T) {
+	tests := []struct {
+		name   string
+		h      http.Header
+		method string
+		proto  string
+		meth   string
+	}{
+		{"plain", http.Header{}, "GET", "http", "GET"},
+		{"websocket", http.Header{"Upgrade": {"WebSocket"}}, "GET", "websocket", "GET"},
+		{"sse", http.Header{"Accept": {"text/event-stream"}}, "GET", "sse", "GET"},
+		{"extension", nil, "PROPFIND", "http", "EXTENSION_METHOD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := protocolLabel(tt.h); got != tt.proto {
+				t.Errorf("protocol: got %q, want %q", got, tt.proto)
+			}
+			if got := methodLabel(tt.method); got != tt.meth {
+				t.Errorf("method: got %q, want %q", got, tt.meth)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runLog feeds events through a running AccessLog and returns its output
+// once Run has drained the queue.
+func runLog(t *testing.T, c *static.AccessLog, evs ...*dataplane.RequestEvent) string {
+	t.Helper()
+	var buf syncBuffer
+	a, err := NewAccessLog(&buf, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	for _, ev := range evs {
+		a.Request(ev)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestAccessLogCommon(t *testing.T) {
+	got := runLog(t, nil, event("web@file", 200, 12*time.Millisecond))
+	want := `192.0.2.7 - alice [29/Nov/2026:20:00:00 +0000] "GET /a?b=c HTTP/1.1" 200 42 "http://ref/" "curl/8" 1 "web@file" "http://10.0.0.1:80" 12ms` + "\n"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	noRoute := event("", 404, 0)
+	noRoute.Upstream = ""
+	noRoute.Header = nil
+	got = runLog(t, &static.AccessLog{Fields: &static.AccessLogFields{Names: map[string]string{"ClientHost": "redact"}}}, noRoute)
+	want = `REDACTED - - [29/Nov/2026:20:00:00 +0000] "GET /a?b=c HTTP/1.1" 404 42 "-" "-" 1 "-" "-" 0ms` + "\n"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestAccessLogJSONFieldsAndHeaders(t *testing.T) {
+	ev := event("web@file", 201, 1500*time.Microsecond)
+	ev.Upstream = "http://bob:hunter2@10.0.0.1:80"
+	out := runLog(t, &static.AccessLog{Format: "json", Fields: &static.AccessLogFields{
+		Names: map[string]string{"ClientPort": "drop", "ClientAddr": "redact"},
+		Headers: &static.FieldHeaders{DefaultMode: "keep", Names: map[string]string{
+			"authorization": "redact", "X-Token": "drop",
+		}},
+	}}, ev)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, out)
+	}
+	want := map[string]any{
+		"ClientAddr": "REDACTED", "ClientHost": "192.0.2.7", "ClientUsername": "alice",
+		"DownstreamStatus": 201.0, "DownstreamContentSize": 42.0, "Duration": 1.5e6,
+		"RequestHost": "example.com", "RequestPort": "8000", "RequestMethod": "GET", "RequestPath": "/a?b=c",
+		"RequestScheme": "http", "RouterName": "web@file", "ServiceName": "api@file",
+		"ServiceURL": "http://bob:REDACTED@10.0.0.1:80", "ServiceAddr": "10.0.0.1:80", "entryPointName": "web",
+		"request_Authorization": "REDACTED", "request_User-Agent": "curl/8", "downstream_Content-Type": "text/plain",
+		"RequestCount": 1.0, "level": "info",
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s: got %v, want %v", k, m[k], v)
+		}
+	}
+	for _, k := range []string{"ClientPort", "request_X-Token"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s present, want dropped", k)
+		}
+	}
+	if strings.Contains(out, "hunter2") || strings.Contains(out, "t0ps3cret") || strings.Contains(out, "YWxpY2U6c2VjcmV0") {
+		t.Errorf("secret leaked: %s", out)
+	}
+}
+
+func TestAccessLogHeadersDroppedByDefault(t *testing.T) {
+	out := runLog(t, &static.AccessLog{Format: "json"}, event("web@file", 200, 0))
+	if strings.Contains(out, "request_") || strings.Contains(out, "downstream_") {
+		t.Errorf("headers logged without headers.defaultMode keep: %s", out)
+	}
+}
+
+func TestAccessLogFilters(t *testing.T) {
+	slow := event("slow", 200, 2*time.Second)
+	retried := event("retried", 200, time.Millisecond)
+	retried.Retries = 1
+	failed := event("failed", 503, time.Millisecond)
+	ok := event("ok", 200, time.Millisecond)
+	tests := []struct {
+		name string
+		f    *static.AccessLogFilters
+		want []string
+	}{
+		{"none", nil, []string{"slow", "retried", "failed", "ok"}},
+		{"status range", &static.AccessLogFilters{StatusCodes: []string{"500-599"}}, []string{"failed"}},
+		{"retries", &static.AccessLogFilters{RetryAttempts: true}, []string{"retried"}},
+		{"min duration", &static.AccessLogFilters{MinDuration: config.Duration(time.Second)}, []string{"slow"}},
+		{"any matches", &static.AccessLogFilters{StatusCodes: []string{"503"}, MinDuration: config.Duration(time.Second)}, []string{"slow", "failed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := runLog(t, &static.AccessLog{Filters: tt.f}, slow, retried, failed, ok)
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				for _, r := range []string{"slow", "retried", "failed", "ok"} {
+					if strings.Contains(line, `"`+r+`"`) {
+						got = append(got, r)
+					}
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAccessLogBadConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		c    *static.AccessLog
+		want string
+	}{
+		{"format", &static.AccessLog{Format: "xml"}, `accessLog.format: "xml"`},
+		{"status", &static.AccessLog{Filters: &static.AccessLogFilters{StatusCodes: []string{"200", "5x0"}}}, `accessLog.filters.statusCodes[1]: "5x0"`},
+		{"range", &static.AccessLog{Filters: &static.AccessLogFilters{StatusCodes: []string{"599-500"}}}, `statusCodes[0]`},
+		{"mode", &static.AccessLog{Fields: &static.AccessLogFields{Headers: &static.FieldHeaders{Names: map[string]string{"X": "hide"}}}}, `accessLog.fields.headers.names.X: "hide"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewAccessLog(io.Discard, tt.c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// blockingWriter blocks every write until released.
+type blockingWriter struct{ release chan struct{} }
+
+func (b blockingWriter) Write(p []byte) (int, error) { <-b.release; return len(p), nil }
+
+func TestAccessLogNeverBlocks(t *testing.T) {
+	w := blockingWriter{release: make(chan struct{})}
+	a, err := NewAccessLog(w, &static.AccessLog{BufferingSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	for range 10 { // the writer is stuck: these must return at once
+		a.Request(event("web@file", 200, 0))
+	}
+	if a.Dropped() < 7 {
+		t.Errorf("dropped %d, want at least 7 of 10 with a 2-line buffer and a stuck writer", a.Dropped())
+	}
+	cancel()
+	close(w.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLiveRates(t *testing.T) {
+	l := NewLive()
+	prev := l.Snapshot(t0)
+	for range 98 {
+		l.Request(event("web@file", 200, 2*time.Millisecond))
+	}
+	l.Request(event("web@file", 500, 900*time.Millisecond))
+	l.Request(event("web@file", 502, 900*time.Millisecond))
+	l.Request(event("", 404, time.Millisecond)) // no router: not counted
+	cur := l.Snapshot(t0.Add(2 * time.Second))
+	r := Rates(prev, cur)["web@file"]
+	if r.RequestsPerSecond != 50 || r.ErrorsPerSecond != 1 || r.ErrorRatio != 0.02 {
+		t.Errorf("got %+v, want 50 rps, 1 err/s, ratio 0.02", r)
+	}
+	if r.P50Ms < 2 || r.P50Ms > 2.5 {
+		t.Errorf("p50 %.3fms, want within 25%% above 2ms", r.P50Ms)
+	}
+	if r.P99Ms < 900 || r.P99Ms > 1125 {
+		t.Errorf("p99 %.3fms, want within 25%% above 900ms", r.P99Ms)
+	}
+	if len(cur.Routers) != 1 {
+		t.Errorf("routers %v, want only web@file", cur.Routers)
+	}
+	// Next interval: no traffic → zero rates, router still listed.
+	idle := Rates(cur, l.Snapshot(t0.Add(3*time.Second)))["web@file"]
+	if idle != (Rate{}) {
+		t.Errorf("idle interval: got %+v, want zero", idle)
+	}
+	l.Forget(func(string) bool { return false })
+	if n := len(l.Snapshot(t0).Routers); n != 0 {
+		t.Errorf("after Forget: %d routers", n)
+	}
+}
+
+func TestTee(t *testing.T) {
+	if Tee(nil, nil) != nil {
+		t.Error("Tee of nothing is not nil")
+	}
+	a, b := NewLive(), NewLive()
+	o := Tee(a, nil, b)
+	o.Request(event("x", 200, 0))
+	o.Conn("web", "http", 1)
+	for _, l := range []*Live{a, b} {
+		if l.Snapshot(t0).Routers["x"].Requests != 1 {
+			t.Error("event not delivered to every observer")
+		}
+	}
+}
+
+func BenchmarkLiveRequest(b *testing.B) {
+	l := NewLive()
+	ev := event("web@file", 200, 3*time.Millisecond)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Request(ev)
+		}
+	})
+}
+
+func BenchmarkMetricsRequest(b *testing.B) {
+	m := NewMetrics(MetricsOptions{Prometheus: &static.Prometheus{AddRoutersLabels: true}})
+	ev := event("web@file", 200, 3*time.Millisecond)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.Request(ev)
+		}
+	})
+}
+
+func BenchmarkAccessLogCommon(b *testing.B) {
+	a, err := NewAccessLog(io.Discard, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	ev := event("web@file", 200, 3*time.Millisecond)
+	b.ReportAllocs()
+	for b.Loop() {
+		a.Request(ev)
+	}
+	cancel()
+	<-done
+}
