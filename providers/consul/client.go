@@ -77,14 +77,13 @@ func tlsConfig(t *config.ClientTLS) (api.TLSConfig, error) {
 		return tc, fmt.Errorf("endpoint tls: cert and key must be given together")
 	}
 	for _, f := range []struct {
-		name, v   string
-		file      *string
-		pem       *[]byte
-		mustExist bool
+		name, v string
+		file    *string
+		pem     *[]byte
 	}{
-		{"ca", t.CA, &tc.CAFile, &tc.CAPem, true},
-		{"cert", t.Cert, &tc.CertFile, &tc.CertPEM, true},
-		{"key", t.Key, &tc.KeyFile, &tc.KeyPEM, true},
+		{"ca", t.CA, &tc.CAFile, &tc.CAPem},
+		{"cert", t.Cert, &tc.CertFile, &tc.CertPEM},
+		{"key", t.Key, &tc.KeyFile, &tc.KeyPEM},
 	} {
 		switch {
 		case f.v == "":

@@ -1,0 +1,260 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/gantry-proxy/gantry/config/label"
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// DefaultRefreshInterval is the polling period when watch is false
+// (Traefik's default refreshInterval).
+const DefaultRefreshInterval = 15 * time.Second
+
+// Catalog is the Consul Catalog provider (providers.consulCatalog). It
+// implements providers.Provider; create it with NewCatalog.
+type Catalog struct {
+	client *api.Client
+	log    *slog.Logger
+	b      *builder
+	spec   watchSpec
+	// gantryPrefix is also read for the enable pre-filter.
+	prefixes []string
+}
+
+// NewCatalog checks opts and returns a catalog provider. Defaults follow
+// Traefik v3 (https://doc.traefik.io/traefik/providers/consul-catalog/):
+// prefix "traefik" (Gantry also always reads "gantry"), exposedByDefault
+// true, defaultRule Host(`{{ normalize .Name }}`), strictChecks passing and
+// warning, endpoint 127.0.0.1:8500; Gantry's watch default is true (blocking
+// queries), and endpointWaitTime defaults to 30 s. It returns an error for a
+// bad constraints expression, defaultRule template, strictChecks value or
+// endpoint, and for options Gantry does not support (connectAware,
+// connectByDefault, namespaces: Consul Connect and Enterprise namespaces).
+// log must not be nil.
+func NewCatalog(opts static.ConsulCatalog, log *slog.Logger) (*Catalog, error) {
+	if opts.ConnectAware || opts.ConnectByDefault {
+		return nil, errors.New("consulcatalog: connectAware and connectByDefault are not supported by gantry")
+	}
+	if len(opts.Namespaces) > 0 {
+		return nil, errors.New("consulcatalog: namespaces (Consul Enterprise) are not supported by gantry")
+	}
+	if opts.Stale && opts.RequireConsistent {
+		return nil, errors.New("consulcatalog: stale and requireConsistent are mutually exclusive")
+	}
+	client, wait, err := newClient(opts.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("consulcatalog: %w", err)
+	}
+	b := &builder{exposedByDefault: opts.ExposedByDefault == nil || *opts.ExposedByDefault}
+	prefix := strings.TrimSuffix(opts.Prefix, ".")
+	if prefix == "" {
+		prefix = "traefik"
+	}
+	b.prefixes = []string{prefix}
+	if !strings.EqualFold(prefix, "gantry") {
+		b.prefixes = append(b.prefixes, "gantry")
+	}
+	if b.constraint, err = parseConstraint(opts.Constraints); err != nil {
+		return nil, fmt.Errorf("consulcatalog: %w", err)
+	}
+	rule := opts.DefaultRule
+	if rule == "" {
+		rule = DefaultRule
+	}
+	if b.defaultRule, err = parseRuleTemplate(rule); err != nil {
+		return nil, fmt.Errorf("consulcatalog: %w", err)
+	}
+	b.allowed = []string{api.HealthPassing, api.HealthWarning}
+	if len(opts.StrictChecks) > 0 {
+		b.allowed = nil
+		for _, s := range opts.StrictChecks {
+			s = strings.ToLower(strings.TrimSpace(s))
+			if !slices.Contains([]string{api.HealthPassing, api.HealthWarning, api.HealthCritical, api.HealthMaint}, s) {
+				return nil, fmt.Errorf("consulcatalog: strictChecks %q: want passing, warning, critical or maintenance", s)
+			}
+			b.allowed = append(b.allowed, s)
+		}
+	}
+	spec := watchSpec{
+		base: api.QueryOptions{AllowStale: opts.Stale, RequireConsistent: opts.RequireConsistent, UseCache: opts.Cache},
+		wait: wait,
+	}
+	if opts.Watch != nil && !*opts.Watch {
+		spec.poll = DefaultRefreshInterval
+		if opts.RefreshInterval > 0 {
+			spec.poll = opts.RefreshInterval.D()
+		}
+	}
+	return &Catalog{client: client, log: log.With("provider", CatalogName), b: b, spec: spec, prefixes: b.prefixes}, nil
+}
+
+// Name returns "consulcatalog".
+func (c *Catalog) Name() string { return CatalogName }
+
+// event is what the watchers send to Run's loop.
+type event struct {
+	list    map[string][]string // service names and the union of their tags
+	svc     *serviceWatch       // set for a service's health result or error
+	entries []*api.ServiceEntry
+	err     error
+}
+
+// serviceWatch is the state of one watched service, owned by Run's loop.
+type serviceWatch struct {
+	name    string
+	cancel  context.CancelFunc
+	entries []*api.ServiceEntry
+	done    bool // a first result or error has arrived
+}
+
+// Run watches the catalog until ctx is done and publishes a complete
+// snapshot after each change: one blocking query on the service list, and
+// one per service on /v1/health/service/<name> (all instances with their
+// service and node checks). The first snapshot is published once every
+// listed service has answered. Errors are logged and retried with backoff;
+// nothing is published while Consul fails, so the last snapshot stays in
+// effect (case 019). Run returns nil when ctx is done, after joining every
+// goroutine it started.
+func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	events := make(chan event)
+	send := func(ctx context.Context, ev event) {
+		select {
+		case events <- ev:
+		case <-ctx.Done():
+		}
+	}
+	wg.Go(func() {
+		watch(ctx, c.spec, c.fetchList,
+			func(l map[string][]string) { send(ctx, event{list: l}) },
+			func(err error) { send(ctx, event{err: fmt.Errorf("list services: %w", err)}) })
+	})
+	watches := map[string]*serviceWatch{}
+	listed := false
+	failing := false
+	for {
+		var ev event
+		select {
+		case <-ctx.Done():
+			for _, w := range watches {
+				w.cancel()
+			}
+			return nil
+		case ev = <-events:
+		}
+		if ev.svc != nil && watches[ev.svc.name] != ev.svc {
+			continue // from a watch already stopped
+		}
+		if ev.err != nil {
+			if !failing {
+				c.log.Warn("consul request failed; keeping the last configuration", "err", ev.err)
+			} else {
+				c.log.Debug("consul request failed", "err", ev.err)
+			}
+			failing = true
+			if ev.svc != nil {
+				ev.svc.done = true
+			}
+			continue
+		}
+		if failing {
+			c.log.Info("consul reachable again")
+			failing = false
+		}
+		if ev.svc != nil {
+			ev.svc.entries, ev.svc.done = ev.entries, true
+		} else {
+			listed = true
+			c.sync(ctx, &wg, watches, ev.list, send)
+		}
+		if listed && allDone(watches) {
+			publish(c.snapshot(watches))
+		}
+	}
+}
+
+// sync starts a watch for each newly listed service that could be exposed
+// and stops the watches of services no longer listed.
+func (c *Catalog) sync(ctx context.Context, wg *sync.WaitGroup, watches map[string]*serviceWatch, list map[string][]string, send func(context.Context, event)) {
+	for name, w := range watches {
+		if _, ok := list[name]; !ok || !c.mayExpose(list[name]) {
+			w.cancel()
+			delete(watches, name)
+		}
+	}
+	for name, tags := range list {
+		if watches[name] != nil || !c.mayExpose(tags) {
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w := &serviceWatch{name: name, cancel: cancel}
+		watches[name] = w
+		wg.Go(func() {
+			watch(wctx, c.spec,
+				func(q *api.QueryOptions) ([]*api.ServiceEntry, *api.QueryMeta, error) {
+					return c.client.Health().Service(name, "", false, q)
+				},
+				func(es []*api.ServiceEntry) { send(wctx, event{svc: w, entries: es}) },
+				func(err error) { send(wctx, event{svc: w, err: fmt.Errorf("service %s health: %w", name, err)}) })
+		})
+	}
+}
+
+// mayExpose reports whether any instance of a service with these tags (the
+// union over its instances) could be routed: with exposedByDefault false,
+// some instance must carry <prefix>.enable=true. Services that cannot be
+// routed are not watched.
+func (c *Catalog) mayExpose(tags []string) bool {
+	if c.b.exposedByDefault {
+		return true
+	}
+	for _, t := range tags {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok {
+			continue
+		}
+		if en, ok := label.ProviderKeys(map[string]string{strings.TrimSpace(k): v}, c.prefixes...)["enable"]; ok {
+			if b, err := strconv.ParseBool(en); err != nil || b {
+				return true // a bad value is reported by build
+			}
+		}
+	}
+	return false
+}
+
+func (c *Catalog) fetchList(q *api.QueryOptions) (map[string][]string, *api.QueryMeta, error) {
+	return c.client.Catalog().Services(q)
+}
+
+func allDone(watches map[string]*serviceWatch) bool {
+	for _, w := range watches {
+		if !w.done {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshot builds from the latest entries of every watched service.
+func (c *Catalog) snapshot(watches map[string]*serviceWatch) providers.Snapshot {
+	data := make(map[string][]*api.ServiceEntry, len(watches))
+	for name, w := range watches {
+		data[name] = w.entries
+	}
+	return c.b.build(data)
+}

@@ -1,0 +1,98 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// KV is the Consul KV provider (providers.consul). It implements
+// providers.Provider; create it with NewKV.
+type KV struct {
+	clients []*api.Client
+	root    string
+	log     *slog.Logger
+	spec    watchSpec
+}
+
+// NewKV checks opts and returns a KV provider. Defaults follow Traefik v3
+// (https://doc.traefik.io/traefik/providers/consul/): endpoints
+// ["127.0.0.1:8500"], rootKey "traefik". An endpoint is "host:port" or
+// "http(s)://host:port"; with several, the next is tried after a failure.
+// It returns an error for a bad endpoint or TLS block, and for namespaces
+// (Consul Enterprise, not supported). log must not be nil.
+func NewKV(opts static.ConsulKV, log *slog.Logger) (*KV, error) {
+	if len(opts.Namespaces) > 0 {
+		return nil, errors.New("consul: namespaces (Consul Enterprise) are not supported by gantry")
+	}
+	eps := opts.Endpoints
+	if len(eps) == 0 {
+		eps = []string{DefaultAddress}
+	}
+	k := &KV{root: strings.Trim(opts.RootKey, "/"), log: log.With("provider", KVName)}
+	if k.root == "" {
+		k.root = DefaultRootKey
+	}
+	for _, ep := range eps {
+		e := &static.ConsulEndpoint{Address: ep, Token: opts.Token, TLS: opts.TLS}
+		if scheme, addr, ok := strings.Cut(ep, "://"); ok {
+			e.Scheme, e.Address = scheme, addr
+		}
+		c, wait, err := newClient(e)
+		if err != nil {
+			return nil, fmt.Errorf("consul: endpoint %s: %w", ep, err)
+		}
+		k.clients = append(k.clients, c)
+		k.spec.wait = wait
+	}
+	return k, nil
+}
+
+// Name returns "consul".
+func (k *KV) Name() string { return KVName }
+
+// Run watches every key under rootKey with a blocking query until ctx is
+// done, and publishes DecodeKV's snapshot of the whole tree after each
+// change. Errors are logged and retried with backoff (trying the next
+// endpoint); nothing is published while Consul fails, so the last snapshot
+// stays in effect (case 019). Run returns nil when ctx is done.
+func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	cur := 0
+	failing := false
+	watch(ctx, k.spec,
+		func(q *api.QueryOptions) (api.KVPairs, *api.QueryMeta, error) {
+			pairs, meta, err := k.clients[cur].KV().List(k.root+"/", q)
+			if err != nil {
+				cur = (cur + 1) % len(k.clients)
+			}
+			return pairs, meta, err
+		},
+		func(pairs api.KVPairs) {
+			if failing {
+				k.log.Info("consul reachable again")
+				failing = false
+			}
+			m := make(map[string]string, len(pairs))
+			for _, p := range pairs {
+				m[p.Key] = string(p.Value)
+			}
+			cfg, ps := DecodeKV(m, k.root)
+			publish(providers.Snapshot{Config: cfg, Problems: ps})
+		},
+		func(err error) {
+			if !failing {
+				k.log.Warn("consul request failed; keeping the last configuration", "err", err)
+			} else {
+				k.log.Debug("consul request failed", "err", err)
+			}
+			failing = true
+		})
+	return nil
+}

@@ -1,0 +1,157 @@
+package consul
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// item is the configuration decoded from one instance.
+type item struct {
+	key   string // node + "\x00" + service ID: unique per instance (case 018)
+	where string // "service api instance n1/api-1"
+	cfg   *config.Configuration
+}
+
+// mergeItems merges instance configurations in the given order, following
+// Traefik's provider.Merge: an object defined identically by several
+// instances is kept once; services whose settings other than their servers
+// agree are merged with the union of their servers (case 018); any other
+// object defined differently by two instances is left out, with an error
+// naming every instance that defines it. items are consumed.
+func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
+	routers := newMerger[*config.Router]("router", nil)
+	services := newMerger("service", mergeServers)
+	middlewares := newMerger[*config.Middleware]("middleware", nil)
+	transports := newMerger[*config.ServersTransport]("serversTransport", nil)
+	stores := newMerger[*config.TLSStore]("tls store", nil)
+	for _, it := range items {
+		h := it.cfg.HTTP
+		if h != nil {
+			routers.addAll(h.Routers, it.where)
+			services.addAll(h.Services, it.where)
+			middlewares.addAll(h.Middlewares, it.where)
+			transports.addAll(h.ServersTransports, it.where)
+		}
+		if it.cfg.TLS != nil {
+			stores.addAll(it.cfg.TLS.Stores, it.where)
+		}
+	}
+	out := config.New()
+	var ps []providers.Problem
+	ps = append(ps, routers.result(out.HTTP.Routers)...)
+	ps = append(ps, services.result(out.HTTP.Services)...)
+	ps = append(ps, middlewares.result(out.HTTP.Middlewares)...)
+	ps = append(ps, transports.result(out.HTTP.ServersTransports)...)
+	ps = append(ps, stores.result(out.TLS.Stores)...)
+	return out, ps
+}
+
+// merger collects same-kind objects by name.
+type merger[T any] struct {
+	kind  string
+	slots map[string]*slot[T]
+	// join, when set, replaces plain equality: it merges src into dst and
+	// reports whether the two were compatible.
+	join func(dst, src T) bool
+}
+
+type slot[T any] struct {
+	v        T
+	form     []byte
+	from     []string
+	conflict bool
+}
+
+func newMerger[T any](kind string, join func(dst, src T) bool) *merger[T] {
+	return &merger[T]{kind: kind, slots: map[string]*slot[T]{}, join: join}
+}
+
+func (m *merger[T]) addAll(objs map[string]T, where string) {
+	for _, name := range slices.Sorted(maps.Keys(objs)) {
+		m.add(name, objs[name], where)
+	}
+}
+
+func (m *merger[T]) add(name string, v T, where string) {
+	s := m.slots[name]
+	if s == nil {
+		m.slots[name] = &slot[T]{v: v, form: canonical(v), from: []string{where}}
+		return
+	}
+	if !slices.Contains(s.from, where) {
+		s.from = append(s.from, where)
+	}
+	if s.conflict {
+		return
+	}
+	if m.join != nil {
+		s.conflict = !m.join(s.v, v)
+		return
+	}
+	if !bytes.Equal(s.form, canonical(v)) {
+		s.conflict = true
+	}
+}
+
+func (m *merger[T]) result(dst map[string]T) []providers.Problem {
+	var ps []providers.Problem
+	for _, name := range slices.Sorted(maps.Keys(m.slots)) {
+		s := m.slots[name]
+		if !s.conflict {
+			dst[name] = s.v
+			continue
+		}
+		obj := m.kind + " " + name
+		ps = append(ps, providers.Problem{
+			Provider: CatalogName,
+			Source:   "consul " + strings.Join(s.from, "; "),
+			Objects:  []string{obj},
+			Message:  fmt.Sprintf("%s defined multiple times with different configurations; left out until the tags agree", obj),
+			Severity: providers.SeverityError,
+		})
+	}
+	return ps
+}
+
+// mergeServers merges the servers of src into dst when both are load
+// balancers whose settings other than servers are equal, or when both are
+// the same non-load-balancer service. Servers with a URL already present
+// are not repeated.
+func mergeServers(dst, src *config.Service) bool {
+	if dst.LoadBalancer == nil || src.LoadBalancer == nil {
+		return bytes.Equal(canonical(dst), canonical(src))
+	}
+	if !bytes.Equal(lbForm(dst.LoadBalancer), lbForm(src.LoadBalancer)) {
+		return false
+	}
+	for _, s := range src.LoadBalancer.Servers {
+		if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.Server) bool { return d.URL == s.URL }) {
+			dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
+		}
+	}
+	return true
+}
+
+// lbForm is the canonical form of lb without its servers.
+func lbForm(lb *config.ServersLoadBalancer) []byte {
+	c := *lb
+	c.Servers = nil
+	return canonical(&c)
+}
+
+// canonical is v's JSON encoding; encoding/json sorts map keys, so equal
+// values encode equally. Config values always encode.
+func canonical(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(err.Error())
+	}
+	return b
+}
