@@ -27,13 +27,112 @@ type Resolver interface {
 // a switch on the union's set field. It returns an error naming the field
 // and what is wrong for bad options (bad regexp, missing usersFile, unknown
 // service, …); the caller disables the routers that use it.
+//
+// ctx is the lifetime of the configuration generation: middlewares with
+// long-lived state (circuit breaker, rate-limit buckets) keep it for
+// nothing but that lifetime and start no goroutines of their own.
+//
+// Every error has the form "middleware NAME: KIND.FIELD: what is wrong".
 func New(ctx context.Context, name string, c *config.Middleware, res Resolver) (Middleware, error) {
 	kinds := config.MiddlewareKinds(c)
 	if len(kinds) != 1 {
 		return nil, fmt.Errorf("middleware %s: want exactly one kind, got %d (%s)", name, len(kinds), strings.Join(kinds, ", "))
 	}
+	var (
+		m   Middleware
+		err error
+	)
 	switch {
+	case c.AddPrefix != nil:
+		m, err = newAddPrefix(c.AddPrefix)
+	case c.StripPrefix != nil:
+		m, err = newStripPrefix(c.StripPrefix)
+	case c.StripPrefixRegex != nil:
+		m, err = newStripPrefixRegex(c.StripPrefixRegex)
+	case c.ReplacePath != nil:
+		m, err = newReplacePath(c.ReplacePath)
+	case c.ReplacePathRegex != nil:
+		m, err = newReplacePathRegex(c.ReplacePathRegex)
+	case c.Chain != nil:
+		m, err = newChain(ctx, c.Chain, res)
+	case c.IPAllowList != nil:
+		m, err = newIPAllowList(c.IPAllowList)
+	case c.IPWhiteList != nil:
+		m, err = newIPAllowList(c.IPWhiteList)
+	case c.Headers != nil:
+		m, err = newHeaders(c.Headers)
+	case c.Errors != nil:
+		m, err = newErrors(ctx, c.Errors, res)
+	case c.RateLimit != nil:
+		m, err = newRateLimit(c.RateLimit)
+	case c.RedirectRegex != nil:
+		m, err = newRedirectRegex(c.RedirectRegex)
+	case c.RedirectScheme != nil:
+		m, err = newRedirectScheme(c.RedirectScheme)
+	case c.BasicAuth != nil:
+		m, err = newBasicAuth(c.BasicAuth)
+	case c.DigestAuth != nil:
+		m, err = newDigestAuth(c.DigestAuth)
+	case c.ForwardAuth != nil:
+		m, err = newForwardAuth(c.ForwardAuth)
+	case c.InFlightReq != nil:
+		m, err = newInFlightReq(c.InFlightReq)
+	case c.Buffering != nil:
+		m, err = newBuffering(c.Buffering)
+	case c.CircuitBreaker != nil:
+		m, err = newCircuitBreaker(c.CircuitBreaker)
+	case c.Compress != nil:
+		m, err = newCompress(c.Compress)
+	case c.PassTLSClientCert != nil:
+		m, err = newPassTLSClientCert(c.PassTLSClientCert)
+	case c.Retry != nil:
+		m, err = newRetry(c.Retry)
+	case c.ContentType != nil:
+		m, err = newContentType(c.ContentType)
+	case c.GrpcWeb != nil:
+		m, err = newGrpcWeb(c.GrpcWeb)
+	case c.EncodedCharacters != nil:
+		m, err = newEncodedCharacters(c.EncodedCharacters)
 	default:
 		return nil, fmt.Errorf("middleware %s: kind %s is not supported", name, kinds[0])
 	}
+	if err != nil {
+		return nil, fmt.Errorf("middleware %s: %s%w", name, fieldPrefix(kinds[0], err), err)
+	}
+	return m, nil
+}
+
+// Chain composes ms around h, ms[0] outermost. Nil entries are skipped.
+func Chain(h http.Handler, ms ...Middleware) http.Handler {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i] != nil {
+			h = ms[i](h)
+		}
+	}
+	return h
+}
+
+// fieldError is a bad option: Field is the option's path inside the
+// middleware kind ("prefixes[1]", "ipStrategy.excludedIPs[0]").
+type fieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *fieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *fieldError) Unwrap() error { return e.Err }
+
+// errField returns a *fieldError for field with a formatted message.
+func errField(field, format string, a ...any) error {
+	return &fieldError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// fieldPrefix returns "kind." when err is a *fieldError, so that the full
+// message reads "middleware x@file: stripPrefixRegex.regex[0]: …", and
+// "kind: " otherwise.
+func fieldPrefix(kind string, err error) string {
+	if _, ok := err.(*fieldError); ok {
+		return kind + "."
+	}
+	return kind + ": "
 }

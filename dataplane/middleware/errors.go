@@ -1,0 +1,213 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newErrors serves an error page from c.Service when the response status
+// is in one of c.Status ("500-599", "404"). The page is fetched with GET at
+// c.Query (default "/"), where {status} is the status sent to the client,
+// {originalStatus} the status of the response caught and {url} the
+// query-escaped original request URL. The client gets the page's body and
+// headers with the original status, or with the one c.StatusRewrites maps
+// it to. c.Service may name another provider's service ("pages@file").
+// Source: https://doc.traefik.io/traefik/middlewares/http/errorpages/
+func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middleware, error) {
+	if len(c.Status) == 0 {
+		return nil, &fieldError{Field: "status", Err: errors.New("empty")}
+	}
+	var ranges []statusRange
+	for i, s := range c.Status {
+		sr, err := parseStatusRange(s)
+		if err != nil {
+			return nil, errField(fmt.Sprintf("status[%d]", i), "%w", err)
+		}
+		ranges = append(ranges, sr)
+	}
+	type rewrite struct {
+		statusRange
+		to int
+	}
+	var rewrites []rewrite
+	for _, k := range slices.Sorted(maps.Keys(c.StatusRewrites)) {
+		sr, err := parseStatusRange(k)
+		if err != nil {
+			return nil, errField("statusRewrites."+k, "%w", err)
+		}
+		to := c.StatusRewrites[k]
+		if to < 100 || to > 599 {
+			return nil, errField("statusRewrites."+k, "%d is not an HTTP status", to)
+		}
+		rewrites = append(rewrites, rewrite{sr, to})
+	}
+	if c.Service == "" {
+		return nil, &fieldError{Field: "service", Err: errors.New("empty")}
+	}
+	if res == nil {
+		return nil, errors.New("no resolver to look up services")
+	}
+	svc, err := res.Service(ctx, c.Service)
+	if err != nil {
+		return nil, &fieldError{Field: "service", Err: fmt.Errorf("%q: %w", c.Service, err)}
+	}
+	query := c.Query
+	if query == "" {
+		query = "/"
+	}
+	if !strings.HasPrefix(query, "/") {
+		query = "/" + query
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			cw := &codeCatcher{w: w, ranges: ranges, header: http.Header{}}
+			next.ServeHTTP(cw, r)
+			if !cw.caught {
+				return
+			}
+			status := cw.code
+			for _, rw := range rewrites {
+				if rw.contains(cw.code) {
+					status = rw.to
+					break
+				}
+			}
+			orig := (&url.URL{Scheme: requestScheme(r), Host: r.Host}).String() + requestURI(r)
+			q := strings.NewReplacer(
+				"{status}", strconv.Itoa(status),
+				"{originalStatus}", strconv.Itoa(cw.code),
+				"{url}", url.QueryEscape(orig),
+			).Replace(query)
+			pu, err := url.Parse(q)
+			if err != nil {
+				http.Error(w, http.StatusText(status), status)
+				return
+			}
+			pr := r.Clone(r.Context())
+			pr.Method = http.MethodGet
+			pr.Body = http.NoBody
+			pr.ContentLength = 0
+			pr.Header.Del("Content-Length")
+			pr.Header.Del("Transfer-Encoding")
+			pr.URL.Path, pr.URL.RawPath, pr.URL.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
+			pr.RequestURI = pr.URL.RequestURI()
+			svc.ServeHTTP(&statusWriter{ResponseWriter: w, code: status}, pr)
+		})
+	}, nil
+}
+
+// statusRange is an inclusive range of status codes.
+type statusRange struct{ lo, hi int }
+
+func (s statusRange) contains(code int) bool { return code >= s.lo && code <= s.hi }
+
+// parseStatusRange parses "404" or "500-599".
+func parseStatusRange(s string) (statusRange, error) {
+	lo, hi, isRange := strings.Cut(strings.TrimSpace(s), "-")
+	a, err := strconv.Atoi(strings.TrimSpace(lo))
+	if err != nil {
+		return statusRange{}, fmt.Errorf("%q is not a status or status range", s)
+	}
+	b := a
+	if isRange {
+		if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
+			return statusRange{}, fmt.Errorf("%q is not a status or status range", s)
+		}
+	}
+	if a < 100 || b > 599 || a > b {
+		return statusRange{}, fmt.Errorf("%q is not within 100-599 in increasing order", s)
+	}
+	return statusRange{a, b}, nil
+}
+
+// codeCatcher passes a response through unless its status is in ranges,
+// in which case it swallows headers and body and records the code. It
+// keeps headers in its own map until the status is known.
+type codeCatcher struct {
+	w      http.ResponseWriter
+	ranges []statusRange
+	header http.Header
+	code   int
+	wrote  bool
+	caught bool
+}
+
+func (c *codeCatcher) Header() http.Header {
+	if c.wrote && !c.caught {
+		return c.w.Header()
+	}
+	return c.header
+}
+
+func (c *codeCatcher) WriteHeader(code int) {
+	if c.wrote {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		return // informational responses are not forwarded
+	}
+	c.wrote, c.code = true, code
+	for _, r := range c.ranges {
+		if r.contains(code) {
+			c.caught = true
+			return
+		}
+	}
+	dst := c.w.Header()
+	for k, v := range c.header {
+		dst[k] = v
+	}
+	c.w.WriteHeader(code)
+}
+
+func (c *codeCatcher) Write(b []byte) (int, error) {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.caught {
+		return len(b), nil
+	}
+	return c.w.Write(b)
+}
+
+func (c *codeCatcher) Flush() {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	if !c.caught {
+		_ = http.NewResponseController(c.w).Flush()
+	}
+}
+
+// Unwrap exposes the client's writer once the response is passed through.
+func (c *codeCatcher) Unwrap() http.ResponseWriter { return c.w }
+
+// statusWriter replaces the status code of the response written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (s *statusWriter) WriteHeader(int) {
+	if !s.wrote {
+		s.wrote = true
+		s.ResponseWriter.WriteHeader(s.code)
+	}
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.WriteHeader(0)
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,257 @@
+package middleware
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newHeaders sets custom request and response headers (an empty value
+// removes the header; a custom request "Host" sets the request host),
+// answers and decorates CORS requests, enforces allowedHosts (500 "Bad
+// Host", as Traefik's secure library) and adds security response headers
+// (HSTS only on TLS requests, on requests carrying one of sslProxyHeaders,
+// or with forceSTSHeader; isDevelopment turns off allowedHosts and HSTS).
+// Source: https://doc.traefik.io/traefik/middlewares/http/headers/
+func newHeaders(c *config.Headers) (Middleware, error) {
+	h := &headers{c: c}
+	for i, s := range c.AccessControlAllowOriginListRegex {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, errField(fmt.Sprintf("accessControlAllowOriginListRegex[%d]", i), "bad regexp %q: %w", s, err)
+		}
+		h.originRegex = append(h.originRegex, re)
+	}
+	if c.AccessControlMaxAge < 0 {
+		return nil, errField("accessControlMaxAge", "%d is negative", c.AccessControlMaxAge)
+	}
+	if c.STSSeconds < 0 {
+		return nil, errField("stsSeconds", "%d is negative", c.STSSeconds)
+	}
+	h.reqSet, h.reqDel = splitCustom(c.CustomRequestHeaders)
+	h.respSet, h.respDel = splitCustom(c.CustomResponseHeaders)
+	h.hasCORS = len(c.AccessControlAllowOriginList) > 0 || len(c.AccessControlAllowOriginListRegex) > 0 ||
+		len(c.AccessControlAllowHeaders) > 0 || len(c.AccessControlAllowMethods) > 0 ||
+		len(c.AccessControlExposeHeaders) > 0 || c.AccessControlAllowCredentials || c.AccessControlMaxAge > 0
+	h.security = h.buildSecurity()
+	if c.STSSeconds > 0 {
+		v := "max-age=" + strconv.FormatInt(c.STSSeconds, 10)
+		if c.STSIncludeSubdomains {
+			v += "; includeSubDomains"
+		}
+		if c.STSPreload {
+			v += "; preload"
+		}
+		h.sts = v
+	}
+	for _, k := range c.HostsProxyHeaders {
+		h.hostHeaders = append(h.hostHeaders, http.CanonicalHeaderKey(k))
+	}
+	return h.wrap, nil
+}
+
+type kv struct{ k, v string }
+
+// splitCustom sorts a custom-header map into sets and removals, in key
+// order so that the result does not depend on map iteration.
+func splitCustom(m map[string]string) (set []kv, del []string) {
+	for k, v := range m {
+		ck := http.CanonicalHeaderKey(k)
+		if v == "" {
+			del = append(del, ck)
+		} else {
+			set = append(set, kv{ck, v})
+		}
+	}
+	slices.SortFunc(set, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	slices.Sort(del)
+	return set, del
+}
+
+type headers struct {
+	c               *config.Headers
+	originRegex     []*regexp.Regexp
+	reqSet, respSet []kv
+	reqDel, respDel []string
+	hasCORS         bool
+	security        []kv // static security response headers
+	sts             string
+	hostHeaders     []string
+}
+
+func (h *headers) buildSecurity() []kv {
+	c := h.c
+	var s []kv
+	switch {
+	case c.CustomFrameOptionsValue != "":
+		s = append(s, kv{"X-Frame-Options", c.CustomFrameOptionsValue})
+	case c.FrameDeny:
+		s = append(s, kv{"X-Frame-Options", "DENY"})
+	}
+	if c.ContentTypeNosniff {
+		s = append(s, kv{"X-Content-Type-Options", "nosniff"})
+	}
+	switch {
+	case c.CustomBrowserXSSValue != "":
+		s = append(s, kv{"X-Xss-Protection", c.CustomBrowserXSSValue})
+	case c.BrowserXSSFilter:
+		s = append(s, kv{"X-Xss-Protection", "1; mode=block"})
+	}
+	if c.ContentSecurityPolicy != "" {
+		s = append(s, kv{"Content-Security-Policy", c.ContentSecurityPolicy})
+	}
+	if c.ContentSecurityPolicyReportOnly != "" {
+		s = append(s, kv{"Content-Security-Policy-Report-Only", c.ContentSecurityPolicyReportOnly})
+	}
+	if c.PublicKey != "" {
+		s = append(s, kv{"Public-Key-Pins", c.PublicKey})
+	}
+	if c.ReferrerPolicy != "" {
+		s = append(s, kv{"Referrer-Policy", c.ReferrerPolicy})
+	}
+	if c.PermissionsPolicy != "" {
+		s = append(s, kv{"Permissions-Policy", c.PermissionsPolicy})
+	}
+	return s
+}
+
+func (h *headers) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := h.c
+		if len(c.AllowedHosts) > 0 && !c.IsDevelopment && !h.hostAllowed(r) {
+			http.Error(w, "Bad Host", http.StatusInternalServerError)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if h.hasCORS && origin != "" && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.preflight(w, origin)
+			return
+		}
+		for _, d := range h.reqDel {
+			r.Header.Del(d)
+		}
+		for _, s := range h.reqSet {
+			if s.k == "Host" {
+				r.Host = s.v
+				continue
+			}
+			r.Header.Set(s.k, s.v)
+		}
+		sts := h.sts != "" && !c.IsDevelopment && (c.ForceSTSHeader || h.isSSL(r))
+		if len(h.security) == 0 && !sts && len(h.respSet) == 0 && len(h.respDel) == 0 && (!h.hasCORS || origin == "") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		hw := &hookWriter{ResponseWriter: w, before: func(rh http.Header, code int) int {
+			for _, s := range h.security {
+				rh.Set(s.k, s.v)
+			}
+			if sts {
+				rh.Set("Strict-Transport-Security", h.sts)
+			}
+			if h.hasCORS && origin != "" {
+				h.corsResponse(rh, origin)
+			}
+			for _, d := range h.respDel {
+				rh.Del(d)
+			}
+			for _, s := range h.respSet {
+				rh.Set(s.k, s.v)
+			}
+			return code
+		}}
+		next.ServeHTTP(hw, r)
+	})
+}
+
+func (h *headers) hostAllowed(r *http.Request) bool {
+	host := r.Host
+	for _, k := range h.hostHeaders {
+		if v := r.Header.Get(k); v != "" {
+			host = v
+			break
+		}
+	}
+	for _, a := range h.c.AllowedHosts {
+		if strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *headers) isSSL(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	for k, v := range h.c.SSLProxyHeaders {
+		if r.Header.Get(k) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// allowOrigin returns the Access-Control-Allow-Origin value for origin, or "".
+func (h *headers) allowOrigin(origin string) string {
+	for _, o := range h.c.AccessControlAllowOriginList {
+		if o == "*" {
+			return "*"
+		}
+		if o == origin {
+			return origin
+		}
+	}
+	for _, re := range h.originRegex {
+		if re.MatchString(origin) {
+			return origin
+		}
+	}
+	return ""
+}
+
+// preflight answers a CORS preflight request itself with 200
+// (https://fetch.spec.whatwg.org/#cors-preflight-fetch).
+func (h *headers) preflight(w http.ResponseWriter, origin string) {
+	c := h.c
+	rh := w.Header()
+	if c.AccessControlAllowCredentials {
+		rh.Set("Access-Control-Allow-Credentials", "true")
+	}
+	if len(c.AccessControlAllowHeaders) > 0 {
+		rh.Set("Access-Control-Allow-Headers", strings.Join(c.AccessControlAllowHeaders, ","))
+	}
+	if len(c.AccessControlAllowMethods) > 0 {
+		rh.Set("Access-Control-Allow-Methods", strings.Join(c.AccessControlAllowMethods, ","))
+	}
+	if o := h.allowOrigin(origin); o != "" {
+		rh.Set("Access-Control-Allow-Origin", o)
+	}
+	if c.AccessControlMaxAge > 0 {
+		rh.Set("Access-Control-Max-Age", strconv.FormatInt(c.AccessControlMaxAge, 10))
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// corsResponse adds the CORS headers of an actual (non-preflight) response.
+func (h *headers) corsResponse(rh http.Header, origin string) {
+	c := h.c
+	o := h.allowOrigin(origin)
+	if o != "" {
+		rh.Set("Access-Control-Allow-Origin", o)
+	}
+	if c.AddVaryHeader && o != "" && o != "*" {
+		rh.Add("Vary", "Origin")
+	}
+	if c.AccessControlAllowCredentials {
+		rh.Set("Access-Control-Allow-Credentials", "true")
+	}
+	if len(c.AccessControlExposeHeaders) > 0 {
+		rh.Set("Access-Control-Expose-Headers", strings.Join(c.AccessControlExposeHeaders, ","))
+	}
+}

@@ -1,0 +1,37 @@
+package middleware
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Headers set by the path-rewriting middlewares (Traefik names).
+const (
+	headerForwardedPrefix = "X-Forwarded-Prefix"
+	headerReplacedPath    = "X-Replaced-Path"
+)
+
+// withPath returns a shallow copy of r whose URL has path and rawPath and
+// whose RequestURI matches it. The original request is left untouched, so
+// an outer middleware that replays it (retry) or reports it (errors, access
+// log) still sees what the client sent.
+func withPath(r *http.Request, path, rawPath string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := new(url.URL)
+	*u = *r.URL
+	u.Path = path
+	u.RawPath = rawPath
+	r2.URL = u
+	r2.RequestURI = u.RequestURI()
+	return r2
+}
+
+// ensureLeadingSlash returns p with a leading "/" ("" becomes "/").
+func ensureLeadingSlash(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	return "/" + p
+}

@@ -1,0 +1,145 @@
+package middleware
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newRateLimit keeps a token bucket per source (sourceCriterion): it
+// refills at c.Average tokens per c.Period (default 1s) and holds c.Burst
+// tokens (default 1). A request that finds no token waits for one when the
+// wait is short (at most half the time between two tokens, 500ms for rates
+// under one per second, as Traefik), else it gets 429 with Retry-After
+// (whole seconds) and X-Retry-In. Average 0 disables limiting.
+//
+// Buckets live in the built middleware (one configuration generation). A
+// bucket idle long enough to have refilled completely is equivalent to a
+// new one and is dropped by a sweep that runs at most once per refill time,
+// on the request path, so nothing runs in the background.
+// Source: https://doc.traefik.io/traefik/middlewares/http/ratelimit/
+func newRateLimit(c *config.RateLimit) (Middleware, error) {
+	if c.Average < 0 {
+		return nil, errField("average", "%d is negative", c.Average)
+	}
+	if c.Burst < 0 {
+		return nil, errField("burst", "%d is negative", c.Burst)
+	}
+	if c.Period < 0 {
+		return nil, errField("period", "%s is negative", c.Period)
+	}
+	src, err := newSource(c.SourceCriterion)
+	if err != nil {
+		return nil, err
+	}
+	if c.Average == 0 {
+		return func(next http.Handler) http.Handler { return next }, nil
+	}
+	period := c.Period.D()
+	if period == 0 {
+		period = time.Second
+	}
+	burst := int(c.Burst)
+	if burst == 0 {
+		burst = 1
+	}
+	perSec := float64(c.Average) / period.Seconds()
+	maxDelay := 500 * time.Millisecond
+	if perSec >= 1 {
+		maxDelay = time.Duration(float64(time.Second) / (perSec * 2))
+	}
+	rl := &rateLimiter{
+		src:      src,
+		limit:    rate.Limit(perSec),
+		burst:    burst,
+		maxDelay: maxDelay,
+		idle:     time.Duration(float64(burst)/perSec*float64(time.Second)) + time.Second,
+	}
+	return rl.wrap, nil
+}
+
+type rateLimiter struct {
+	src       sourceFunc
+	limit     rate.Limit
+	burst     int
+	maxDelay  time.Duration
+	idle      time.Duration // a bucket unused this long is full again
+	buckets   sync.Map      // source string -> *bucket
+	lastSweep atomic.Int64  // unix ns
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	seen atomic.Int64 // unix ns of the last request
+}
+
+func (rl *rateLimiter) get(key string, now time.Time) *bucket {
+	if v, ok := rl.buckets.Load(key); ok {
+		b := v.(*bucket)
+		b.seen.Store(now.UnixNano())
+		return b
+	}
+	b := &bucket{lim: rate.NewLimiter(rl.limit, rl.burst)}
+	b.seen.Store(now.UnixNano())
+	v, _ := rl.buckets.LoadOrStore(key, b)
+	rl.sweep(now)
+	return v.(*bucket)
+}
+
+// sweep drops buckets idle for longer than rl.idle, at most once per rl.idle.
+func (rl *rateLimiter) sweep(now time.Time) {
+	last := rl.lastSweep.Load()
+	if now.UnixNano()-last < int64(rl.idle) || !rl.lastSweep.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	cut := now.Add(-rl.idle).UnixNano()
+	rl.buckets.Range(func(k, v any) bool {
+		if v.(*bucket).seen.Load() < cut {
+			rl.buckets.CompareAndDelete(k, v)
+		}
+		return true
+	})
+}
+
+func (rl *rateLimiter) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		b := rl.get(rl.src(r), now)
+		res := b.lim.ReserveN(now, 1)
+		if !res.OK() {
+			tooMany(w, rl.maxDelay)
+			return
+		}
+		delay := res.DelayFrom(now)
+		if delay > rl.maxDelay {
+			res.CancelAt(now)
+			tooMany(w, delay)
+			return
+		}
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				res.Cancel()
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tooMany answers 429 with Retry-After (seconds, rounded up) and X-Retry-In.
+func tooMany(w http.ResponseWriter, delay time.Duration) {
+	w.Header().Set("Retry-After", strconv.FormatFloat(math.Ceil(delay.Seconds()), 'f', 0, 64))
+	w.Header().Set("X-Retry-In", delay.String())
+	http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
+}

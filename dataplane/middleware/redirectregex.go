@@ -1,0 +1,48 @@
+package middleware
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newRedirectRegex matches c.Regex against the full URL the client used
+// ("scheme://host[:port]/path?query", scheme as in requestScheme) and,
+// when it matches and the replacement ($1, ${name}) differs, redirects
+// there (see redirect for the status codes).
+// Source: https://doc.traefik.io/traefik/middlewares/http/redirectregex/
+func newRedirectRegex(c *config.RedirectRegex) (Middleware, error) {
+	if c.Regex == "" {
+		return nil, &fieldError{Field: "regex", Err: errors.New("empty")}
+	}
+	re, err := regexp.Compile(c.Regex)
+	if err != nil {
+		return nil, errField("regex", "bad regexp %q: %w", c.Regex, err)
+	}
+	if c.Replacement == "" {
+		return nil, &fieldError{Field: "replacement", Err: errors.New("empty")}
+	}
+	repl, permanent := c.Replacement, c.Permanent
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			old := requestScheme(r) + "://" + r.Host + requestURI(r)
+			if !re.MatchString(old) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			to := re.ReplaceAllString(old, repl)
+			if to == old {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if _, err := url.Parse(to); err != nil {
+				http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+				return
+			}
+			redirect(w, r, to, permanent)
+		})
+	}, nil
+}

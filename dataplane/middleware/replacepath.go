@@ -1,0 +1,32 @@
+package middleware
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newReplacePath replaces the whole path with c.Path (given in escaped
+// form) and keeps the original escaped path in X-Replaced-Path.
+// Source: https://doc.traefik.io/traefik/middlewares/http/replacepath/
+func newReplacePath(c *config.ReplacePath) (Middleware, error) {
+	if c.Path == "" {
+		return nil, &fieldError{Field: "path", Err: errors.New("empty")}
+	}
+	path, err := url.PathUnescape(c.Path)
+	if err != nil {
+		return nil, errField("path", "%q does not unescape: %w", c.Path, err)
+	}
+	raw := c.Path
+	if raw == (&url.URL{Path: path}).EscapedPath() {
+		raw = ""
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set(headerReplacedPath, r.URL.EscapedPath())
+			next.ServeHTTP(w, withPath(r, path, raw))
+		})
+	}, nil
+}

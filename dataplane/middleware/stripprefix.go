@@ -1,0 +1,79 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newStripPrefix removes the first of c.Prefixes (in list order) that the
+// path starts with, as a plain string prefix (not segment-aware: "/app"
+// strips "/application" to "/lication", as in Traefik), keeps a leading
+// "/", and adds X-Forwarded-Prefix with the stripped prefix. There is no
+// implicit redirect from "/app" to "/app/" (case 023). The deprecated
+// forceSlash option is accepted and has no effect: the result always starts
+// with "/", Traefik v3's behaviour.
+// Source: https://doc.traefik.io/traefik/middlewares/http/stripprefix/
+func newStripPrefix(c *config.StripPrefix) (Middleware, error) {
+	if len(c.Prefixes) == 0 {
+		return nil, &fieldError{Field: "prefixes", Err: errors.New("empty")}
+	}
+	for i, p := range c.Prefixes {
+		if p == "" {
+			return nil, errField(fmt.Sprintf("prefixes[%d]", i), "empty prefix")
+		}
+	}
+	prefixes := append([]string(nil), c.Prefixes...)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for _, p := range prefixes {
+				if !strings.HasPrefix(r.URL.Path, p) {
+					continue
+				}
+				r = stripPath(r, p, p)
+				break
+			}
+			next.ServeHTTP(w, r)
+		})
+	}, nil
+}
+
+// stripPath removes prefix (as found in the decoded path) from r's path and
+// raw path, and records header as X-Forwarded-Prefix.
+func stripPath(r *http.Request, prefix, header string) *http.Request {
+	path := ensureLeadingSlash(strings.TrimPrefix(r.URL.Path, prefix))
+	raw := ""
+	if r.URL.RawPath != "" {
+		// The raw path encodes the same prefix; strip its escaped form.
+		esc := r.URL.EscapedPath()
+		if p := escapedPrefix(esc, prefix); p != "" {
+			raw = ensureLeadingSlash(esc[len(p):])
+		}
+	}
+	r.Header.Set(headerForwardedPrefix, header)
+	return withPath(r, path, raw)
+}
+
+// escapedPrefix returns the prefix of esc that unescapes to exactly
+// len(prefix) bytes, or "" when esc is shorter.
+func escapedPrefix(esc, prefix string) string {
+	n := 0
+	for i := 0; i < len(esc); {
+		if n == len(prefix) {
+			return esc[:i]
+		}
+		if esc[i] == '%' && i+2 < len(esc) {
+			i += 3
+		} else {
+			i++
+		}
+		n++
+	}
+	if n == len(prefix) {
+		return esc
+	}
+	return ""
+}
