@@ -1,0 +1,86 @@
+package dataplane
+
+import (
+	"errors"
+	"net/url"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNoBackend is returned by a Picker when no server of the service is
+// available: every server is down, has weight 0, or the service has none.
+// The service handler answers it with 503 "no available server", like
+// Traefik (case 032).
+var ErrNoBackend = errors.New("dataplane: no available backend")
+
+// Backend is the state of one upstream URL (scheme://host:port, no path)
+// shared by every generation and every service that uses it: the count of
+// requests in flight and the passive health record. Its methods are safe for
+// concurrent use and lock-free.
+type Backend struct {
+	// URL is the server's origin: scheme, host and port, without path.
+	URL *url.URL
+	key string
+
+	inflight atomic.Int64
+	// Passive health: failures counted since windowStart (unix ns); the
+	// server is out of rotation until downUntil (unix ns).
+	windowStart atomic.Int64
+	failures    atomic.Int64
+	downUntil   atomic.Int64
+	lastErr     atomic.Pointer[string]
+
+	refs int // guarded by Pool.mu
+	// services counts references per qualified service name; guarded by Pool.mu.
+	services map[string]int
+}
+
+// InFlight returns the number of requests being proxied to b.
+func (b *Backend) InFlight() int64 { return b.inflight.Load() }
+
+// passiveUp reports whether passive health lets b take traffic at now
+// (unix ns). It reads one atomic in the common case.
+func (b *Backend) passiveUp(now func() int64) bool {
+	d := b.downUntil.Load()
+	return d == 0 || now() >= d
+}
+
+// passivePolicy is a service's passiveHealthCheck, resolved to defaults.
+type passivePolicy struct {
+	window      time.Duration
+	maxFailures int64
+}
+
+// recordFailure notes a failed attempt (a transport error or timeout; not an
+// HTTP status from the server, in the manner of nginx's max_fails) at now.
+// After p.maxFailures failures within p.window the backend leaves rotation
+// for p.window. It reports whether this call took the backend down.
+func (b *Backend) recordFailure(p *passivePolicy, now time.Time, err error) bool {
+	msg := err.Error()
+	b.lastErr.Store(&msg)
+	if p == nil {
+		return false
+	}
+	n := now.UnixNano()
+	ws := b.windowStart.Load()
+	if ws == 0 || n-ws > int64(p.window) {
+		if b.windowStart.CompareAndSwap(ws, n) {
+			b.failures.Store(0)
+		}
+	}
+	if b.failures.Add(1) >= p.maxFailures {
+		was := b.downUntil.Load()
+		b.downUntil.Store(n + int64(p.window))
+		b.failures.Store(0)
+		b.windowStart.Store(0)
+		return was == 0 || was <= n
+	}
+	return false
+}
+
+// recordSuccess clears an expired passive verdict.
+func (b *Backend) recordSuccess(now time.Time) {
+	if d := b.downUntil.Load(); d != 0 && now.UnixNano() >= d {
+		b.downUntil.CompareAndSwap(d, 0)
+	}
+}

@@ -1,0 +1,116 @@
+package dataplane
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// ServeHTTP is the entry handler of an entrypoint. It loads the live table
+// once and keeps it for the whole request; it takes no lock.
+//
+// Before routing it closes the connection after the response for a
+// chunked HTTP/1 request (Go deletes Content-Length when Transfer-Encoding
+// is present, so a request that carried both, RFC 9112 §6.1, cannot be told
+// apart; closing after every chunked request is the safe superset), applies
+// the forwarded-headers policy, and the entrypoint redirection.
+func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
+	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
+		w.Header().Set("Connection", "close")
+	}
+	trusted := false
+	if ci := connInfoOf(r); ci != nil {
+		trusted = ci.trusted
+	}
+	prepareForwarded(r, trusted, e.hostname)
+	if e.redirect != nil {
+		e.redirect.ServeHTTP(w, r)
+		return
+	}
+	t := e.active.Load()
+	if e.obs == nil {
+		t.Handler(e.name).ServeHTTP(w, r)
+		return
+	}
+	_, h := t.Lookup(e.name, r)
+	if h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	rw := &recordWriter{ResponseWriter: w}
+	t.Handler(e.name).ServeHTTP(rw, r)
+	e.obs.Request(&RequestEvent{
+		Start: start, Duration: time.Since(start), EntryPoint: e.name,
+		Method: r.Method, Host: r.Host, Path: r.URL.Path, Proto: r.Proto, ClientAddr: r.RemoteAddr,
+		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
+	})
+}
+
+// redirect is http.redirections.entryPoint: every request is redirected to
+// the same host and URI on another entrypoint's port with scheme.
+// Source: https://doc.traefik.io/traefik/routing/entrypoints/#redirection
+type redirect struct {
+	scheme    string
+	port      string // "" for the scheme's default port
+	permanent bool
+}
+
+func newRedirect(c *static.RedirectEntryPoint, all map[string]*static.EntryPoint) (*redirect, error) {
+	rd := &redirect{scheme: "https", permanent: c.Permanent == nil || *c.Permanent}
+	if c.Scheme != "" {
+		rd.scheme = strings.ToLower(c.Scheme)
+	}
+	if c.To == "" {
+		return nil, errors.New("to is empty")
+	}
+	var port string
+	if target, ok := all[c.To]; ok && target != nil {
+		addr, err := parseAddress(target.Address)
+		if err != nil {
+			return nil, err
+		}
+		_, port, _ = net.SplitHostPort(addr)
+	} else {
+		port = strings.TrimPrefix(c.To, ":")
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return nil, errors.New("to " + strconv.Quote(c.To) + " is neither an entrypoint nor a port")
+		}
+	}
+	if !(rd.scheme == "https" && port == "443") && !(rd.scheme == "http" && port == "80") {
+		rd.port = port
+	}
+	return rd, nil
+}
+
+// ServeHTTP answers 301/302 for GET and HEAD, 308/307 otherwise (so the
+// method and body are kept).
+func (rd *redirect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if rd.port != "" {
+		host += ":" + rd.port
+	}
+	code := http.StatusFound
+	switch {
+	case rd.permanent && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		code = http.StatusMovedPermanently
+	case rd.permanent:
+		code = http.StatusPermanentRedirect
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		code = http.StatusTemporaryRedirect
+	}
+	http.Redirect(w, r, rd.scheme+"://"+host+r.URL.RequestURI(), code)
+}

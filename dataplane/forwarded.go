@@ -1,0 +1,137 @@
+package dataplane
+
+import (
+	"net"
+	"net/http"
+	"strings"
+)
+
+// managedHeaders are the forwarding headers Gantry sets. From an untrusted
+// peer they are deleted at the entrypoint, together with their underscore
+// spellings (X_Forwarded_For), before routing and middlewares run; from a
+// trusted peer they are kept and completed (case 026).
+// Source: https://doc.traefik.io/traefik/routing/entrypoints/#forwarded-headers
+var managedHeaders = []string{
+	"X-Forwarded-For",
+	"X-Forwarded-Proto",
+	"X-Forwarded-Host",
+	"X-Forwarded-Port",
+	"X-Forwarded-Server",
+	"X-Forwarded-Prefix",
+	"X-Forwarded-Uri",
+	"X-Forwarded-Method",
+	"X-Forwarded-Tls-Client-Cert",
+	"X-Forwarded-Tls-Client-Cert-Info",
+	"X-Real-Ip",
+}
+
+func isManaged(canonical string) bool {
+	for _, h := range managedHeaders {
+		if h == canonical {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareForwarded applies the entrypoint's forwarded-headers policy to an
+// inbound request, in place. trusted is the peer's trust decision; server is
+// Gantry's host name (X-Forwarded-Server).
+//
+//   - Untrusted: every managed header (and its underscore spelling) is
+//     deleted. Trusted: underscore spellings are deleted all the same
+//     (reliability.md §8.4), the rest is kept.
+//   - Then X-Forwarded-Proto (http, https, ws, wss), X-Forwarded-Host (from
+//     Host), X-Forwarded-Port (port of Host, else 443 for https/wss, else
+//     80) and X-Real-Ip (the peer) are set when absent, and
+//     X-Forwarded-Server is set to server.
+//
+// X-Forwarded-For is completed by the proxy (peer appended, ", "-joined).
+func prepareForwarded(r *http.Request, trusted bool, server string) {
+	h := r.Header
+	for k := range h {
+		if strings.IndexByte(k, '_') >= 0 {
+			if isManaged(http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-"))) {
+				delete(h, k)
+			}
+		}
+	}
+	if !trusted {
+		for _, k := range managedHeaders {
+			delete(h, k)
+		}
+	}
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	if isWebSocket(r) {
+		proto = "ws"
+		if r.TLS != nil {
+			proto = "wss"
+		}
+	}
+	if len(h["X-Forwarded-Proto"]) == 0 {
+		h["X-Forwarded-Proto"] = []string{proto}
+	} else {
+		proto = h["X-Forwarded-Proto"][0]
+	}
+	if len(h["X-Forwarded-Host"]) == 0 && r.Host != "" {
+		h["X-Forwarded-Host"] = []string{r.Host}
+	}
+	if len(h["X-Forwarded-Port"]) == 0 {
+		h["X-Forwarded-Port"] = []string{forwardedPort(r.Host, proto)}
+	}
+	if len(h["X-Real-Ip"]) == 0 {
+		if ip := peerIP(r.RemoteAddr); ip != "" {
+			h["X-Real-Ip"] = []string{ip}
+		}
+	}
+	if server != "" {
+		h["X-Forwarded-Server"] = []string{server}
+	}
+}
+
+// forwardedPort derives X-Forwarded-Port like Traefik: the port of Host if
+// it has one, else 443 for https/wss, else 80.
+func forwardedPort(host, proto string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		if p := host[i+1:]; p != "" {
+			return p
+		}
+	}
+	if proto == "https" || proto == "wss" {
+		return "443"
+	}
+	return "80"
+}
+
+// peerIP returns the IP of a RemoteAddr "ip:port" ("" if it has none).
+func peerIP(remote string) string {
+	ip, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return ""
+	}
+	return ip
+}
+
+// isWebSocket reports an HTTP/1.1 WebSocket upgrade request (RFC 6455 §4.1):
+// a Connection header with the "upgrade" token and Upgrade: websocket.
+func isWebSocket(r *http.Request) bool {
+	return headerHasToken(r.Header, "Connection", "upgrade") && strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket")
+}
+
+// headerHasToken reports whether a comma-separated header has token
+// (case-insensitive).
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h[name] {
+		for v != "" {
+			var t string
+			t, v, _ = strings.Cut(v, ",")
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,412 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/middleware"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// GenerationOptions configures a Generation.
+type GenerationOptions struct {
+	// Log receives build errors and warnings; nil discards.
+	Log *slog.Logger
+	// Observer receives one event per finished request; nil means none.
+	Observer Observer
+	// Internal maps services Gantry provides itself ("api@internal",
+	// "dashboard@internal", "prometheus@internal", "ping@internal",
+	// "noop@internal") to their handlers.
+	Internal map[string]http.Handler
+	// EntryPointMiddlewares lists, per entrypoint, the qualified middlewares
+	// of entryPoints.<ep>.http.middlewares; they run before the router's
+	// own, on requests arriving on that entrypoint only.
+	EntryPointMiddlewares map[string][]string
+}
+
+// Generation builds the handlers of one merged configuration. It
+// implements router.HandlerBuilder, router.TLSBuilder and
+// middleware.Resolver. Services and middlewares are built once and cached
+// by name; backends, health checkers and transports are acquired from the
+// Pool and released by Close.
+//
+// Build, BuildTLS and the Resolver methods are meant for the single
+// goroutine running router.Compile (they are nevertheless mutex-guarded);
+// the handlers they return are immutable and safe for concurrent use.
+type Generation struct {
+	pool *Pool
+	m    *providers.Merged
+	opts GenerationOptions
+	log  *slog.Logger
+
+	mu          sync.Mutex
+	closed      bool
+	services    map[string]built[http.Handler]
+	middlewares map[string]built[middleware.Middleware]
+	building    map[string]bool // "service x" / "middleware y" being built: cycle detection
+	release     []func()
+}
+
+type built[T any] struct {
+	v   T
+	err error
+}
+
+var (
+	_ router.HandlerBuilder = (*Generation)(nil)
+	_ router.TLSBuilder     = (*Generation)(nil)
+	_ middleware.Resolver   = (*Generation)(nil)
+)
+
+// NewGeneration returns a Generation over m (qualified names) using pool.
+func NewGeneration(pool *Pool, m *providers.Merged, opts GenerationOptions) *Generation {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if m == nil || m.Config == nil {
+		m = &providers.Merged{Config: config.New()}
+	}
+	return &Generation{
+		pool:        pool,
+		m:           m,
+		opts:        opts,
+		log:         log,
+		services:    map[string]built[http.Handler]{},
+		middlewares: map[string]built[middleware.Middleware]{},
+		building:    map[string]bool{},
+	}
+}
+
+// Close releases the generation's backends, checkers and transports. Call it
+// after the table built from it was replaced; requests still running on its
+// handlers finish normally (their Backends stay valid). Close is idempotent.
+func (g *Generation) Close() {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	rel := g.release
+	g.release = nil
+	g.mu.Unlock()
+	for _, f := range rel {
+		f()
+	}
+}
+
+// Build implements router.HandlerBuilder: the complete chain of router
+// name, outermost first: recover → observer (when set) → entrypoint
+// middlewares (per entrypoint of arrival) → router middlewares → service.
+// A missing or broken service or middleware returns an error wrapping a
+// *router.ObjectError naming it.
+func (g *Generation) Build(ctx context.Context, name string, r *config.Router) (http.Handler, error) {
+	svc, err := g.Service(ctx, r.Service)
+	if err != nil {
+		return nil, fmt.Errorf("router %s: %w", name, err)
+	}
+	inner, err := g.chain(ctx, r.Middlewares, svc)
+	if err != nil {
+		return nil, fmt.Errorf("router %s: %w", name, err)
+	}
+	h := inner
+	if len(g.opts.EntryPointMiddlewares) > 0 {
+		d := &epDispatch{byEP: map[string]http.Handler{}, def: inner}
+		for ep, mws := range g.opts.EntryPointMiddlewares {
+			if len(mws) == 0 || (len(r.EntryPoints) > 0 && !slices.Contains(r.EntryPoints, ep)) {
+				continue
+			}
+			eh, err := g.chain(ctx, mws, inner)
+			if err != nil {
+				return nil, fmt.Errorf("router %s: entrypoint %s: %w", name, ep, err)
+			}
+			d.byEP[ep] = eh
+		}
+		if len(d.byEP) > 0 {
+			h = d
+		}
+	}
+	if g.opts.Observer != nil && observed(r) {
+		h = &observeHandler{next: h, obs: g.opts.Observer, router: name, service: r.Service}
+	}
+	return &recoverHandler{next: h, log: g.log, router: name}, nil
+}
+
+func observed(r *config.Router) bool {
+	o := r.Observability
+	return o == nil || ((o.AccessLogs == nil || *o.AccessLogs) || (o.Metrics == nil || *o.Metrics))
+}
+
+// chain wraps h in the named middlewares, the first outermost.
+func (g *Generation) chain(ctx context.Context, names []string, h http.Handler) (http.Handler, error) {
+	for i := len(names) - 1; i >= 0; i-- {
+		m, err := g.Middleware(ctx, names[i])
+		if err != nil {
+			return nil, err
+		}
+		h = m(h)
+	}
+	return h, nil
+}
+
+// Middleware implements middleware.Resolver: it builds (once) the named
+// middleware through middleware.New. Errors wrap *router.ObjectError: an
+// unknown name, a reference cycle, or the middleware's own error.
+func (g *Generation) Middleware(ctx context.Context, name string) (middleware.Middleware, error) {
+	g.mu.Lock()
+	if b, ok := g.middlewares[name]; ok {
+		g.mu.Unlock()
+		return b.v, b.err
+	}
+	key := "middleware " + name
+	if g.building[key] {
+		g.mu.Unlock()
+		return nil, &router.ObjectError{Kind: "middleware", Name: name, Err: errors.New("reference cycle: the middleware uses itself through a chain")}
+	}
+	g.building[key] = true
+	g.mu.Unlock()
+
+	var m middleware.Middleware
+	var err error
+	cfg := g.m.Config.HTTP.Middlewares[name]
+	if g.m.Config.HTTP == nil || cfg == nil {
+		err = errors.New("does not exist")
+	} else {
+		m, err = middleware.New(ctx, name, cfg, g)
+	}
+	if err != nil {
+		var oe *router.ObjectError
+		if !errors.As(err, &oe) {
+			err = &router.ObjectError{Kind: "middleware", Name: name, Err: err}
+		}
+	}
+	g.mu.Lock()
+	delete(g.building, key)
+	g.middlewares[name] = built[middleware.Middleware]{m, err}
+	g.mu.Unlock()
+	return m, err
+}
+
+// Service implements middleware.Resolver: it builds (once) the handler of
+// the named service: an internal one from GenerationOptions.Internal, or a
+// loadBalancer, weighted, mirroring or failover service. Errors wrap
+// *router.ObjectError naming the service.
+func (g *Generation) Service(ctx context.Context, name string) (http.Handler, error) {
+	if h, ok := g.opts.Internal[name]; ok && h != nil {
+		return h, nil
+	}
+	g.mu.Lock()
+	if b, ok := g.services[name]; ok {
+		g.mu.Unlock()
+		return b.v, b.err
+	}
+	key := "service " + name
+	if g.building[key] {
+		g.mu.Unlock()
+		return nil, &router.ObjectError{Kind: "service", Name: name, Err: errors.New("reference cycle: the service uses itself")}
+	}
+	g.building[key] = true
+	g.mu.Unlock()
+
+	var h http.Handler
+	var err error
+	var cfg *config.Service
+	if g.m.Config.HTTP != nil {
+		cfg = g.m.Config.HTTP.Services[name]
+	}
+	switch {
+	case name == "":
+		err = errors.New("no service named")
+	case strings.HasSuffix(name, "@internal"):
+		err = errors.New("internal service is not enabled")
+	case cfg == nil:
+		err = errors.New("does not exist")
+	default:
+		h, err = g.buildService(ctx, name, cfg)
+	}
+	if err != nil {
+		var oe *router.ObjectError
+		if !errors.As(err, &oe) {
+			err = &router.ObjectError{Kind: "service", Name: name, Err: err}
+		}
+	}
+	g.mu.Lock()
+	delete(g.building, key)
+	g.services[name] = built[http.Handler]{h, err}
+	g.mu.Unlock()
+	return h, err
+}
+
+func (g *Generation) buildService(ctx context.Context, name string, s *config.Service) (http.Handler, error) {
+	switch {
+	case s.LoadBalancer != nil:
+		h, err := g.buildLB(name, s.LoadBalancer)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.LoadBalancer.Middlewares) == 0 {
+			return h, nil
+		}
+		wrapped, err := g.chain(ctx, s.LoadBalancer.Middlewares, h)
+		if err != nil {
+			return nil, err
+		}
+		return availWrap{Handler: wrapped, a: h}, nil
+	case s.Weighted != nil:
+		wh := &weightedHandler{}
+		var weights []int
+		for _, c := range s.Weighted.Services {
+			ch, err := g.Service(ctx, c.Name)
+			if err != nil {
+				return nil, fmt.Errorf("weighted: %w", err)
+			}
+			wh.children = append(wh.children, ch)
+			w := 1
+			if c.Weight != nil {
+				w = *c.Weight
+			}
+			weights = append(weights, w)
+		}
+		wh.seq = smoothSequence(weights)
+		return wh, nil
+	case s.Mirroring != nil:
+		mc := s.Mirroring
+		main, err := g.Service(ctx, mc.Service)
+		if err != nil {
+			return nil, fmt.Errorf("mirroring: %w", err)
+		}
+		mh := &mirrorHandler{main: main, mirrorBody: mc.MirrorBody == nil || *mc.MirrorBody, maxBody: -1, pool: g.pool}
+		if mc.MaxBodySize != nil {
+			mh.maxBody = *mc.MaxBodySize
+		}
+		for _, m := range mc.Mirrors {
+			h, err := g.Service(ctx, m.Name)
+			if err != nil {
+				return nil, fmt.Errorf("mirroring: %w", err)
+			}
+			mh.mirrors = append(mh.mirrors, &mirror{h: h, percent: uint64(min(max(m.Percent, 0), 100))})
+		}
+		return mh, nil
+	case s.Failover != nil:
+		main, err := g.Service(ctx, s.Failover.Service)
+		if err != nil {
+			return nil, fmt.Errorf("failover: %w", err)
+		}
+		fb, err := g.Service(ctx, s.Failover.Fallback)
+		if err != nil {
+			return nil, fmt.Errorf("failover: %w", err)
+		}
+		return &failoverHandler{main: main, fallback: fb}, nil
+	}
+	return nil, errors.New("no kind set; want one of loadBalancer, weighted, mirroring, failover")
+}
+
+// availWrap keeps a wrapped service's availability visible.
+type availWrap struct {
+	http.Handler
+	a availabler
+}
+
+func (w availWrap) available() bool { return w.a.available() }
+
+// onRelease registers f to run at Close.
+func (g *Generation) onRelease(f func()) {
+	g.mu.Lock()
+	g.release = append(g.release, f)
+	g.mu.Unlock()
+}
+
+// buildLB builds a loadBalancer service: one prebuilt proxy per server,
+// backends and checkers acquired from the Pool, and the picker of its
+// strategy.
+func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHandler, error) {
+	var st *config.ServersTransport
+	if n := lb.ServersTransport; n != "" && n != "default@internal" {
+		if g.m.Config.HTTP != nil {
+			st = g.m.Config.HTTP.ServersTransports[n]
+		}
+		if st == nil {
+			return nil, fmt.Errorf("loadBalancer.serversTransport %q does not exist", n)
+		}
+	}
+	var passive *passivePolicy
+	if p := lb.PassiveHealthCheck; p != nil {
+		passive = &passivePolicy{window: orDefault(p.FailureWindow.D(), defaultFailureWindow), maxFailures: int64(p.MaxFailedAttempts)}
+		if passive.maxFailures <= 0 {
+			passive.maxFailures = 1
+		}
+	}
+	flush := defaultFlushInterval
+	if rf := lb.ResponseForwarding; rf != nil && rf.FlushInterval != 0 {
+		flush = rf.FlushInterval.D()
+	}
+	switch lb.Strategy {
+	case "", "wrr", "p2c", "hrw":
+	default:
+		return nil, fmt.Errorf("loadBalancer.strategy %q is not supported (want wrr, p2c or hrw)", lb.Strategy)
+	}
+	h := &lbHandler{name: name, pool: g.pool, log: g.log}
+	for i, srv := range lb.Servers {
+		u, err := url.Parse(srv.URL)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") {
+			return nil, fmt.Errorf("loadBalancer.servers[%d].url %q: want http://, https:// or h2c://host:port", i, srv.URL)
+		}
+		if u.Path != "" && u.Path != "/" && !srv.PreservePath {
+			g.log.Warn("server URL path is ignored; set preservePath or use addPrefix/replacePath (case 034)", "service", name, "backend", srv.URL)
+		}
+		tr, trKey, err := g.pool.acquireTransport(st, u.Scheme == "h2c")
+		if err != nil {
+			return nil, fmt.Errorf("loadBalancer.serversTransport %q: %w", lb.ServersTransport, err)
+		}
+		g.onRelease(func() { g.pool.releaseTransport(trKey) })
+		b := g.pool.acquireBackend(u, name)
+		g.onRelease(func() { g.pool.releaseBackend(b, name) })
+		t := &target{url: u, backend: b, weight: srv.EffectiveWeight(), passive: passive, log: g.log}
+		if lb.HealthCheck != nil {
+			spec, err := newHealthSpec(b.URL, lb.HealthCheck)
+			if err != nil {
+				return nil, err
+			}
+			c := g.pool.acquireChecker(b.URL, spec, trKey, tr)
+			g.onRelease(func() { g.pool.releaseChecker(c) })
+			t.check = c
+		}
+		t.proxy = newProxy(u, proxyOptions{
+			passHost:      lb.PassHost(),
+			preservePath:  srv.PreservePath,
+			flushInterval: flush,
+			transport:     tr,
+			buffers:       g.pool.buffers,
+			log:           g.log,
+		})
+		h.targets = append(h.targets, t)
+	}
+	var live []*target
+	for _, t := range h.targets {
+		if t.weight > 0 {
+			live = append(live, t)
+		}
+	}
+	switch lb.Strategy {
+	case "p2c":
+		h.picker = &p2cPicker{targets: live}
+	case "hrw":
+		h.picker = newHRW(live)
+	default:
+		h.picker = newWRR(h.targets)
+	}
+	if lb.Sticky != nil && lb.Sticky.Cookie != nil {
+		h.sticky = newStickyCookie(name, cookieTemplate(lb.Sticky.Cookie), live)
+	}
+	return h, nil
+}

@@ -1,0 +1,185 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// Active health-check defaults (Traefik's).
+// Source: https://doc.traefik.io/traefik/routing/services/#health-check
+const (
+	defaultHealthInterval = 30 * time.Second
+	defaultHealthTimeout  = 5 * time.Second
+)
+
+// healthSpec is a ServerHealthCheck resolved to defaults for one server.
+type healthSpec struct {
+	url               *url.URL // request URL: scheme, host:port and path of the check
+	method            string
+	hostname          string
+	headers           map[string]string
+	status            int // 0: any 2xx or 3xx
+	interval          time.Duration
+	unhealthyInterval time.Duration
+	timeout           time.Duration
+	followRedirects   bool
+}
+
+// newHealthSpec resolves hc for the server at origin. It returns an error
+// for options Gantry does not support (mode grpc) or a bad path.
+func newHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*healthSpec, error) {
+	if hc.Mode != "" && hc.Mode != "http" {
+		return nil, fmt.Errorf("healthCheck.mode %q is not supported (want http)", hc.Mode)
+	}
+	u := &url.URL{Scheme: origin.Scheme, Host: origin.Host}
+	if u.Scheme == "h2c" {
+		u.Scheme = "http"
+	}
+	if hc.Scheme != "" {
+		u.Scheme = hc.Scheme
+	}
+	if hc.Port > 0 {
+		u.Host = net.JoinHostPort(origin.Hostname(), strconv.Itoa(hc.Port))
+	}
+	p := hc.Path
+	if p == "" {
+		p = "/"
+	}
+	pu, err := url.Parse(p)
+	if err != nil {
+		return nil, fmt.Errorf("healthCheck.path %q: %w", hc.Path, err)
+	}
+	u.Path, u.RawPath, u.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
+	s := &healthSpec{
+		url:             u,
+		method:          strings.ToUpper(hc.Method),
+		hostname:        hc.Hostname,
+		headers:         hc.Headers,
+		status:          hc.Status,
+		interval:        orDefault(hc.Interval.D(), defaultHealthInterval),
+		timeout:         orDefault(hc.Timeout.D(), defaultHealthTimeout),
+		followRedirects: hc.FollowRedirects == nil || *hc.FollowRedirects,
+	}
+	if s.method == "" {
+		s.method = http.MethodGet
+	}
+	s.unhealthyInterval = s.interval
+	if hc.UnhealthyInterval != nil && *hc.UnhealthyInterval > 0 {
+		s.unhealthyInterval = hc.UnhealthyInterval.D()
+	}
+	return s, nil
+}
+
+// checker runs one active health check against one server. Servers start
+// UP; the first check runs one interval after the checker starts (Traefik).
+// A single success brings a server back, a single failure takes it out.
+type checker struct {
+	key    string
+	origin string
+	spec   *healthSpec
+	client *http.Client
+	log    *slog.Logger
+	notify func() // called after every state change
+
+	up        atomic.Bool
+	lastErr   atomic.Pointer[string]
+	lastCheck atomic.Int64 // unix ns
+
+	refs   int // guarded by Pool.mu
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// run checks until ctx is done. It is started and joined by the Pool.
+func (c *checker) run(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTimer(c.spec.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := c.check(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.lastCheck.Store(time.Now().UnixNano())
+		next := c.spec.interval
+		if err != nil {
+			msg := err.Error()
+			c.lastErr.Store(&msg)
+			next = c.spec.unhealthyInterval
+			if c.up.Swap(false) {
+				c.log.Warn("server down", "backend", c.origin, "error", err)
+				c.notify()
+			}
+		} else if !c.up.Swap(true) {
+			c.lastErr.Store(nil)
+			c.log.Info("server up", "backend", c.origin)
+			c.notify()
+		}
+		t.Reset(next)
+	}
+}
+
+// check sends one health request; nil means healthy: the status is 2xx or
+// 3xx, or exactly spec.status when set (case 032).
+func (c *checker) check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.spec.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, c.spec.method, c.spec.url.String(), nil)
+	if err != nil {
+		return fmt.Errorf("health check request: %w", err)
+	}
+	for k, v := range c.spec.headers {
+		req.Header.Set(k, v)
+	}
+	if c.spec.hostname != "" {
+		req.Host = c.spec.hostname
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("health check %s: timeout after %s", c.spec.url, c.spec.timeout)
+		}
+		return fmt.Errorf("health check %s: %w", c.spec.url, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if c.spec.status != 0 {
+		if resp.StatusCode != c.spec.status {
+			return fmt.Errorf("health check %s: status %d, want %d", c.spec.url, resp.StatusCode, c.spec.status)
+		}
+		return nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		return fmt.Errorf("health check %s: status %d, want 2xx or 3xx", c.spec.url, resp.StatusCode)
+	}
+	return nil
+}
+
+// healthClient returns the HTTP client of a check over transport rt.
+func healthClient(rt http.RoundTripper, follow bool) *http.Client {
+	c := &http.Client{Transport: rt}
+	if !follow {
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	return c
+}
+
+// Passive health-check default (Traefik's).
+const defaultFailureWindow = 10 * time.Second

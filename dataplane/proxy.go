@@ -1,0 +1,206 @@
+package dataplane
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// StatusClientClosedRequest is the status recorded (nginx's 499) when the
+// client went away before the response was sent.
+const StatusClientClosedRequest = 499
+
+// target is one server of a load-balancer service in one generation: its
+// prebuilt ReverseProxy, the shared Backend, its active checker (nil when the
+// service has no healthCheck) and its weight.
+type target struct {
+	url     *url.URL // as configured (path kept for preservePath)
+	backend *Backend
+	check   *checker
+	weight  int
+	proxy   *httputil.ReverseProxy
+	passive *passivePolicy
+	log     *slog.Logger
+}
+
+// available reports whether the target may take traffic now.
+func (t *target) available() bool {
+	if t.check != nil && !t.check.up.Load() {
+		return false
+	}
+	return t.backend.passiveUp(nowNano)
+}
+
+func nowNano() int64 { return time.Now().UnixNano() }
+
+// proxyOptions are the per-service settings of the prebuilt proxies.
+type proxyOptions struct {
+	passHost      bool
+	preservePath  bool
+	flushInterval time.Duration
+	transport     http.RoundTripper
+	buffers       httputil.BufferPool
+	log           *slog.Logger
+}
+
+// newProxy builds the ReverseProxy of one server. It uses Rewrite (never
+// Director), so hop-by-hop headers, including those a client names in
+// Connection, are removed before Rewrite sets the forwarding headers again.
+func newProxy(u *url.URL, o proxyOptions) *httputil.ReverseProxy {
+	dst := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	if dst.Scheme == "h2c" {
+		dst.Scheme = "http"
+	}
+	passHost, preserve := o.passHost, o.preservePath
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			rewrite(pr, dst, passHost, preserve)
+		},
+		Transport:     o.transport,
+		FlushInterval: o.flushInterval,
+		BufferPool:    o.buffers,
+		ErrorLog:      slog.NewLogLogger(o.log.Handler(), slog.LevelDebug),
+		ErrorHandler:  proxyError,
+	}
+}
+
+// rewrite shapes the outbound request:
+//
+//   - scheme and host from the server URL; the server URL's path is ignored
+//     unless preservePath is set, then joined with exactly one slash
+//     (case 034, Traefik's preservePath);
+//   - ';' in the query becomes '&' (Traefik's behaviour);
+//   - Host is the client's unless passHostHeader is false;
+//   - X-Forwarded-* and X-Real-Ip come from the (already sanitised) inbound
+//     request; X-Forwarded-For gets the peer appended;
+//   - an Upgrade other than websocket (h2c and anything else) is dropped,
+//     so the upgrade is refused and the request served as plain HTTP
+//     (reliability.md §3.1 v32);
+//   - Sec-WebSocket-* headers get their RFC 6455 spelling back, since some
+//     servers compare names case-sensitively (case 029).
+func rewrite(pr *httputil.ProxyRequest, dst *url.URL, passHost, preservePath bool) {
+	in, out := pr.In, pr.Out
+	if preservePath {
+		pr.SetURL(dst)
+	} else {
+		out.URL.Scheme = dst.Scheme
+		out.URL.Host = dst.Host
+	}
+	if strings.IndexByte(out.URL.RawQuery, ';') >= 0 {
+		out.URL.RawQuery = strings.ReplaceAll(out.URL.RawQuery, ";", "&")
+	}
+	if passHost {
+		out.Host = in.Host
+	} else {
+		out.Host = ""
+	}
+	for _, k := range managedHeaders {
+		if v, ok := in.Header[k]; ok {
+			out.Header[k] = v
+		}
+	}
+	if ip := peerIP(in.RemoteAddr); ip != "" {
+		if prior := in.Header["X-Forwarded-For"]; len(prior) > 0 {
+			out.Header["X-Forwarded-For"] = []string{strings.Join(prior, ", ") + ", " + ip}
+		} else {
+			out.Header["X-Forwarded-For"] = []string{ip}
+		}
+	}
+	if up := out.Header.Get("Upgrade"); up != "" {
+		if !strings.EqualFold(up, "websocket") {
+			out.Header.Del("Upgrade")
+			out.Header.Del("Connection")
+			out.Header.Del("Http2-Settings")
+		} else {
+			for k, v := range out.Header {
+				if len(k) > 14 && k[:14] == "Sec-Websocket-" {
+					delete(out.Header, k)
+					out.Header["Sec-WebSocket-"+k[14:]] = v
+				}
+			}
+		}
+	}
+}
+
+// proxyWriter records what the proxy did for the service handler: the status
+// sent and the forwarding error, if any. It forwards Flush and exposes the
+// underlying writer through Unwrap, so http.ResponseController (used by
+// ReverseProxy to flush and to hijack for upgrades) reaches the connection.
+type proxyWriter struct {
+	http.ResponseWriter
+	status int
+	err    error
+}
+
+func (w *proxyWriter) WriteHeader(code int) {
+	if w.status == 0 || w.status == http.StatusSwitchingProtocols || code >= 200 {
+		if w.status == 0 || w.status < 200 {
+			w.status = code
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *proxyWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends buffered data to the client.
+func (w *proxyWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Hijack lets the proxy take over the connection for an upgrade.
+func (w *proxyWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Unwrap returns the wrapped writer.
+func (w *proxyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// proxyError maps a forwarding error to a status, like Traefik's
+// ComputeStatusCode (pkg/proxy/httputil/proxy.go):
+//
+//   - the client went away (request context canceled): 499, nothing written
+//     that the client could read;
+//   - a timeout (dial or response headers): 504;
+//   - anything else (refused, reset, EOF, bad response): 502.
+func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	code := statusForError(r.Context(), err)
+	if pw, ok := w.(*proxyWriter); ok {
+		pw.err = err
+	}
+	if code == StatusClientClosedRequest {
+		if pw, ok := w.(*proxyWriter); ok {
+			pw.status = code
+		}
+		return
+	}
+	http.Error(w, http.StatusText(code), code)
+}
+
+// statusForError classifies a forwarding error.
+func statusForError(ctx context.Context, err error) int {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+		return StatusClientClosedRequest
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return http.StatusGatewayTimeout
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// defaultFlushInterval is Traefik's responseForwarding.flushInterval default.
+// Streams of unknown length and text/event-stream are flushed at once.
+const defaultFlushInterval = 100 * time.Millisecond

@@ -1,0 +1,458 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// Entrypoint defaults. Traefik's readTimeout (60s, whole request) and
+// idleTimeout (180s) are kept; Gantry adds a header-read timeout and a
+// header limit far below Go's 1 MiB (reliability.md §3.2, §3.3, §8).
+const (
+	defaultReadHeaderTimeout    = 10 * time.Second
+	defaultReadTimeout          = 60 * time.Second
+	defaultIdleTimeout          = 180 * time.Second
+	defaultGraceTimeout         = 10 * time.Second
+	defaultMaxHeaderBytes       = 64 << 10
+	defaultMaxConcurrentStreams = 100
+)
+
+// Server serves every entrypoint from the live routing table.
+//
+// Each entrypoint opens one listener per GOMAXPROCS with SO_REUSEPORT on
+// Linux (one elsewhere), each with its own accept loop. A connection's first
+// byte decides TLS (0x16) or plain HTTP, so one port serves both, like
+// Traefik. TLS certificates come from the live table (Table.Certificate), so
+// a certificate change needs no restart and drops no connection; ALPN offers
+// h2 and http/1.1. Plain connections speak HTTP/1.1 only (no h2c).
+type Server struct {
+	log    *slog.Logger
+	active *router.Active
+	obs    Observer
+	eps    map[string]*entryPoint
+
+	mu      sync.Mutex
+	started bool
+	wg      sync.WaitGroup
+}
+
+// entryPoint is one entrypoint's settings and running state.
+type entryPoint struct {
+	name     string
+	address  string
+	trust    trustList
+	redirect *redirect
+	hostname string
+	active   *router.Active
+	obs      Observer
+	log      *slog.Logger
+
+	readTimeout, readHeaderTimeout, writeTimeout, idleTimeout time.Duration
+	grace, acceptGrace                                        time.Duration
+	maxHeaderBytes                                            int
+	maxStreams                                                uint32
+
+	inflight atomic.Int64
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	servers   []*http.Server
+	chans     []*chanListener
+	conns     map[*trackedConn]struct{}
+}
+
+// NewServer validates the entrypoints and returns a Server that is not
+// listening yet. Errors name the entrypoint and the bad option (address,
+// trustedIPs, redirection target). obs may be nil.
+func NewServer(log *slog.Logger, active *router.Active, eps map[string]*static.EntryPoint, obs Observer) (*Server, error) {
+	host, _ := os.Hostname()
+	s := &Server{log: log, active: active, obs: obs, eps: map[string]*entryPoint{}}
+	var errs []error
+	for name, c := range eps {
+		ep, err := newEntryPoint(name, c, eps)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("entrypoint %s: %w", name, err))
+			continue
+		}
+		ep.hostname, ep.active, ep.obs, ep.log = host, active, obs, log.With("entrypoint", name)
+		s.eps[name] = ep
+	}
+	if len(errs) > 0 {
+		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// parseAddress validates "[host]:port[/tcp]" and returns "host:port".
+func parseAddress(a string) (string, error) {
+	addr, proto, _ := strings.Cut(a, "/")
+	if proto != "" && !strings.EqualFold(proto, "tcp") {
+		return "", fmt.Errorf("address %q: protocol %s is not supported (Gantry serves HTTP over tcp)", a, proto)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("address %q: want [host]:port: %w", a, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return "", fmt.Errorf("address %q: bad port: %w", a, err)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.EntryPoint) (*entryPoint, error) {
+	if c == nil {
+		c = &static.EntryPoint{}
+	}
+	if c.Address == "" {
+		return nil, errors.New("address is empty")
+	}
+	addr, err := parseAddress(c.Address)
+	if err != nil {
+		return nil, err
+	}
+	ep := &entryPoint{
+		name:              name,
+		address:           addr,
+		readTimeout:       defaultReadTimeout,
+		readHeaderTimeout: defaultReadHeaderTimeout,
+		idleTimeout:       defaultIdleTimeout,
+		grace:             defaultGraceTimeout,
+		maxHeaderBytes:    defaultMaxHeaderBytes,
+		maxStreams:        defaultMaxConcurrentStreams,
+		conns:             map[*trackedConn]struct{}{},
+	}
+	if c.MaxHeaderBytes > 0 {
+		ep.maxHeaderBytes = c.MaxHeaderBytes
+	}
+	if c.HTTP2 != nil && c.HTTP2.MaxConcurrentStreams > 0 {
+		ep.maxStreams = uint32(c.HTTP2.MaxConcurrentStreams)
+	}
+	if t := c.Transport; t != nil {
+		if rt := t.RespondingTimeouts; rt != nil {
+			// A set value, even 0 (no limit, case 035 E2), replaces the default.
+			if rt.ReadTimeout != nil {
+				ep.readTimeout = max(0, rt.ReadTimeout.D())
+			}
+			if rt.WriteTimeout != nil {
+				ep.writeTimeout = max(0, rt.WriteTimeout.D())
+			}
+			if rt.IdleTimeout != nil {
+				ep.idleTimeout = max(0, rt.IdleTimeout.D())
+			}
+			if rt.ReadHeaderTimeout != nil && rt.ReadHeaderTimeout.D() > 0 {
+				ep.readHeaderTimeout = rt.ReadHeaderTimeout.D()
+			}
+		}
+		if lc := t.LifeCycle; lc != nil {
+			if lc.GraceTimeOut > 0 {
+				ep.grace = lc.GraceTimeOut.D()
+			}
+			ep.acceptGrace = max(0, lc.RequestAcceptGraceTimeout.D())
+		}
+	}
+	if ep.readTimeout > 0 && ep.readHeaderTimeout > ep.readTimeout {
+		ep.readHeaderTimeout = ep.readTimeout
+	}
+	if fh := c.ForwardedHeaders; fh != nil {
+		if ep.trust, err = parseTrustList(fh.Insecure, fh.TrustedIPs); err != nil {
+			return nil, fmt.Errorf("forwardedHeaders.%w", err)
+		}
+	}
+	if c.HTTP != nil && c.HTTP.Redirections != nil && c.HTTP.Redirections.EntryPoint != nil {
+		if ep.redirect, err = newRedirect(c.HTTP.Redirections.EntryPoint, all); err != nil {
+			return nil, fmt.Errorf("http.redirections.entryPoint: %w", err)
+		}
+	}
+	return ep, nil
+}
+
+// Start binds every listener of every entrypoint and starts serving. It
+// returns an error naming the entrypoint and address when a bind fails; the
+// listeners already opened are then closed. ctx bounds the binding only;
+// serving stops with Shutdown.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("server already started")
+	}
+	s.started = true
+	names := make([]string, 0, len(s.eps))
+	for n := range s.eps {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := s.eps[n].listen(ctx); err != nil {
+			for _, m := range names {
+				s.eps[m].closeListeners()
+			}
+			return fmt.Errorf("entrypoint %s: listen on %s: %w", n, s.eps[n].address, err)
+		}
+	}
+	for _, n := range names {
+		s.eps[n].serve(&s.wg)
+		s.log.Info("entrypoint listening", "entrypoint", n, "address", s.eps[n].listeners[0].Addr().String(), "listeners", len(s.eps[n].listeners))
+	}
+	return nil
+}
+
+// Addrs returns the bound addresses of entryPoint (one per listener; they
+// share one port), or nil before Start or for an unknown name.
+func (s *Server) Addrs(entryPoint string) []net.Addr {
+	ep := s.eps[entryPoint]
+	if ep == nil {
+		return nil
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	out := make([]net.Addr, 0, len(ep.listeners))
+	for _, l := range ep.listeners {
+		out = append(out, l.Addr())
+	}
+	return out
+}
+
+// listen opens listenerCount() SO_REUSEPORT listeners on the address; with
+// port 0 the first one picks the port and the others join it.
+func (e *entryPoint) listen(ctx context.Context) error {
+	lc := listenConfig()
+	addr := e.address
+	for i := range listenerCount() {
+		l, err := lc.Listen(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.listeners = append(e.listeners, l)
+		e.mu.Unlock()
+		if i == 0 {
+			host, _, _ := net.SplitHostPort(addr)
+			addr = net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		}
+	}
+	return nil
+}
+
+func (e *entryPoint) closeListeners() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, l := range e.listeners {
+		_ = l.Close()
+	}
+}
+
+// serve starts, per listener, its accept loop and its plain and TLS
+// http.Servers. Every goroutine joins wg.
+func (e *entryPoint) serve(wg *sync.WaitGroup) {
+	tlsConf := &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		NextProtos:     []string{"h2", "http/1.1"},
+		GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) { return e.active.Load().Certificate(h) },
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, l := range e.listeners {
+		plain, secure := newChanListener(l.Addr()), newChanListener(l.Addr())
+		ps, ts := e.httpServer(false), e.httpServer(true)
+		ts.TLSConfig = tlsConf
+		e.servers = append(e.servers, ps, ts)
+		e.chans = append(e.chans, plain, secure)
+		wg.Go(func() { _ = ps.Serve(plain) })
+		wg.Go(func() { _ = ts.Serve(tls.NewListener(secure, tlsConf)) })
+		wg.Go(func() { e.acceptLoop(l, plain, secure, wg) })
+	}
+}
+
+// httpServer returns one http.Server with the entrypoint's limits.
+func (e *entryPoint) httpServer(secure bool) *http.Server {
+	proto := "http"
+	if secure {
+		proto = "https"
+	}
+	srv := &http.Server{
+		Handler:           e,
+		ReadTimeout:       e.readTimeout,
+		ReadHeaderTimeout: e.readHeaderTimeout,
+		WriteTimeout:      e.writeTimeout,
+		IdleTimeout:       e.idleTimeout,
+		MaxHeaderBytes:    e.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: int(e.maxStreams)},
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return withConnInfo(ctx, &connInfo{entryPoint: e.name, tls: secure, trusted: e.trust.trusts(c.RemoteAddr())})
+		},
+	}
+	if !secure {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		srv.Protocols = &p
+	}
+	if e.obs != nil {
+		srv.ConnState = func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				e.obs.Conn(e.name, proto, 1)
+			case http.StateClosed, http.StateHijacked:
+				e.obs.Conn(e.name, proto, -1)
+			}
+		}
+	}
+	return srv
+}
+
+// acceptLoop accepts on one listener until it is closed. Temporary errors
+// (EMFILE) back off from 5ms to 1s, as net/http does.
+func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, wg *sync.WaitGroup) {
+	var delay time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() || isTemporary(err) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				e.log.Warn("accept failed; retrying", "error", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			e.log.Error("accept failed; listener stopped", "error", err)
+			return
+		}
+		delay = 0
+		tc := &trackedConn{Conn: c, ep: e}
+		if !e.track(tc) {
+			_ = c.Close()
+			continue
+		}
+		wg.Go(func() { e.sniff(tc, plain, secure) })
+	}
+}
+
+func isTemporary(err error) bool {
+	t, ok := errors.AsType[interface {
+		error
+		Temporary() bool
+	}](err)
+	return ok && t.Temporary()
+}
+
+// sniff reads the first byte (bounded by the header timeout) and hands the
+// connection to the TLS server when it starts a handshake record (0x16),
+// else to the plain server.
+func (e *entryPoint) sniff(c *trackedConn, plain, secure *chanListener) {
+	_ = c.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
+	var b [1]byte
+	if _, err := c.Conn.Read(b[:]); err != nil {
+		_ = c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	c.first = b[:]
+	if b[0] == 0x16 {
+		secure.push(c)
+		return
+	}
+	plain.push(c)
+}
+
+// track adds c to the live set; false once shutdown closed the set.
+func (e *entryPoint) track(c *trackedConn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conns == nil {
+		return false
+	}
+	e.conns[c] = struct{}{}
+	return true
+}
+
+func (e *entryPoint) forget(c *trackedConn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.conns, c)
+}
+
+// Shutdown stops every entrypoint gracefully, in parallel: keep accepting
+// for requestAcceptGraceTimeout (if set), then stop accepting, let requests
+// in flight (WebSocket connections included) finish within graceTimeOut
+// (default 10s), then close whatever is left. It returns ctx's error if ctx
+// ends first, else nil.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, ep := range s.eps {
+		wg.Go(func() { ep.shutdown(ctx) })
+	}
+	wg.Wait()
+	s.wg.Wait()
+	return ctx.Err()
+}
+
+func (e *entryPoint) shutdown(ctx context.Context) {
+	if e.acceptGrace > 0 {
+		t := time.NewTimer(e.acceptGrace)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	gctx, cancel := context.WithTimeout(ctx, e.grace)
+	defer cancel()
+	e.closeListeners()
+	e.mu.Lock()
+	servers := slices.Clone(e.servers)
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() { _ = srv.Shutdown(gctx) })
+	}
+	wg.Wait()
+	// Shutdown does not wait for hijacked (upgraded) connections; their
+	// handlers are still counted in flight.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for e.inflight.Load() > 0 && gctx.Err() == nil {
+		select {
+		case <-tick.C:
+		case <-gctx.Done():
+		}
+	}
+	e.mu.Lock()
+	left := make([]*trackedConn, 0, len(e.conns))
+	for c := range e.conns {
+		left = append(left, c)
+	}
+	e.conns = nil
+	chans := e.chans
+	e.mu.Unlock()
+	if len(left) > 0 && gctx.Err() != nil {
+		e.log.Warn("grace period over; closing connections", "connections", len(left), "inFlight", e.inflight.Load())
+	}
+	for _, c := range left {
+		_ = c.Conn.Close()
+	}
+	for _, srv := range servers {
+		_ = srv.Close()
+	}
+	for _, l := range chans {
+		_ = l.Close()
+	}
+}

@@ -1,0 +1,280 @@
+package dataplane
+
+import (
+	"strings"
+
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"github.com/gantry-proxy/gantry/config"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// availabler is implemented by service handlers that know whether they can
+// serve right now (a load balancer with at least one available server).
+// Weighted and failover services use it to skip children that would answer
+// 503.
+type availabler interface{ available() bool }
+
+func handlerAvailable(h http.Handler) bool {
+	a, ok := h.(availabler)
+	return !ok || a.available()
+}
+
+// lbHandler is a loadBalancer service: pick a server, proxy to it, feed
+// passive health. With no available server it answers 503 "no available
+// server", like Traefik (case 032).
+type lbHandler struct {
+	name    string
+	targets []*target
+	picker  picker
+	sticky  *stickyCookie
+	pool    *Pool
+	log     *slog.Logger
+}
+
+func (h *lbHandler) available() bool {
+	for _, t := range h.targets {
+		if t.weight > 0 && t.available() {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var t *target
+	if h.sticky != nil {
+		t = h.sticky.lookup(r, h.targets)
+	}
+	if t == nil {
+		var err error
+		if t, err = h.picker.pick(r); err != nil {
+			http.Error(w, "no available server", http.StatusServiceUnavailable)
+			return
+		}
+		if h.sticky != nil {
+			h.sticky.set(w, r, t)
+		}
+	}
+	if rec := recordOf(r); rec != nil {
+		rec.upstream = t.url.String()
+	}
+	b := t.backend
+	b.inflight.Add(1)
+	pw := &proxyWriter{ResponseWriter: w}
+	defer func() {
+		b.inflight.Add(-1)
+		if pw.err != nil && pw.status != StatusClientClosedRequest {
+			if b.recordFailure(t.passive, time.Now(), pw.err) {
+				h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", pw.err)
+				h.pool.notify()
+			}
+		} else if pw.err == nil && b.downUntil.Load() != 0 {
+			b.recordSuccess(time.Now())
+		}
+	}()
+	t.proxy.ServeHTTP(pw, r)
+}
+
+// stickyCookie pins a client to a server with a cookie whose value is a hash
+// of the server URL (Traefik's sticky.cookie).
+// Source: https://doc.traefik.io/traefik/routing/services/#sticky-sessions
+type stickyCookie struct {
+	cookie http.Cookie // template: name and attributes
+	byHash map[string]*target
+	hashes map[*target]string
+}
+
+func newStickyCookie(service string, c http.Cookie, ts []*target) *stickyCookie {
+	if c.Name == "" {
+		c.Name = "_" + shortHash(service, 6)
+	}
+	s := &stickyCookie{cookie: c, byHash: map[string]*target{}, hashes: map[*target]string{}}
+	for _, t := range ts {
+		h := shortHash(t.url.String(), 16)
+		s.byHash[h] = t
+		s.hashes[t] = h
+	}
+	return s
+}
+
+func shortHash(s string, n int) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:n]
+}
+
+func (s *stickyCookie) lookup(r *http.Request, _ []*target) *target {
+	c, err := r.Cookie(s.cookie.Name)
+	if err != nil {
+		return nil
+	}
+	if t := s.byHash[c.Value]; t != nil && t.weight > 0 && t.available() {
+		return t
+	}
+	return nil
+}
+
+func (s *stickyCookie) set(w http.ResponseWriter, _ *http.Request, t *target) {
+	c := s.cookie
+	c.Value = s.hashes[t]
+	http.SetCookie(w, &c)
+}
+
+// weightedHandler splits requests over child services by weight with the
+// smooth WRR sequence; children that report no available server are
+// skipped. All skipped → 503.
+type weightedHandler struct {
+	children []http.Handler
+	seq      []int32
+	next     atomic.Uint64
+}
+
+func (h *weightedHandler) available() bool {
+	for _, i := range h.seq {
+		if handlerAvailable(h.children[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := uint64(len(h.seq))
+	if n > 0 {
+		start := h.next.Add(1) - 1
+		for i := range n {
+			c := h.children[h.seq[(start+i)%n]]
+			if handlerAvailable(c) {
+				c.ServeHTTP(w, r)
+				return
+			}
+		}
+	}
+	http.Error(w, "no available server", http.StatusServiceUnavailable)
+}
+
+// failoverHandler sends requests to main while it has an available server,
+// else to fallback.
+// Source: https://doc.traefik.io/traefik/routing/services/#failover-service
+type failoverHandler struct{ main, fallback http.Handler }
+
+func (h *failoverHandler) available() bool {
+	return handlerAvailable(h.main) || handlerAvailable(h.fallback)
+}
+
+func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if handlerAvailable(h.main) {
+		h.main.ServeHTTP(w, r)
+		return
+	}
+	h.fallback.ServeHTTP(w, r)
+}
+
+// mirrorHandler sends every request to main and a share of them to each
+// mirror, discarding the mirrors' answers. Mirror requests run in
+// goroutines owned by the Pool (joined by Pool.Close) and are not cancelled
+// when the client's request ends.
+// Source: https://doc.traefik.io/traefik/routing/services/#mirroring-service
+type mirrorHandler struct {
+	main       http.Handler
+	mirrors    []*mirror
+	mirrorBody bool
+	maxBody    int64 // bytes; < 0 unlimited
+	pool       *Pool
+}
+
+type mirror struct {
+	h       http.Handler
+	percent uint64
+	count   atomic.Uint64
+}
+
+// due reports whether this request goes to m: exactly percent of every 100
+// requests do, spread evenly.
+func (m *mirror) due() bool {
+	n := m.count.Add(1)
+	return (n*m.percent)/100 != ((n-1)*m.percent)/100
+}
+
+func (h *mirrorHandler) available() bool { return handlerAvailable(h.main) }
+
+func (h *mirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var due []*mirror
+	for _, m := range h.mirrors {
+		if m.due() {
+			due = append(due, m)
+		}
+	}
+	if len(due) == 0 {
+		h.main.ServeHTTP(w, r)
+		return
+	}
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody && h.mirrorBody {
+		limit := h.maxBody
+		var buf bytes.Buffer
+		var err error
+		if limit < 0 {
+			_, err = buf.ReadFrom(r.Body)
+		} else {
+			_, err = buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+		}
+		if err != nil {
+			http.Error(w, "bad request body", http.StatusBadRequest)
+			return
+		}
+		body = buf.Bytes()
+		if limit >= 0 && int64(len(body)) > limit {
+			// Too big to mirror: serve main with the whole body, skip mirrors.
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			h.main.ServeHTTP(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	for _, m := range due {
+		// The mirror must not write the main request's observer record.
+		mr := r.Clone(context.WithValue(context.WithoutCancel(r.Context()), recordKey{}, (*reqRecord)(nil)))
+		if body != nil {
+			mr.Body = io.NopCloser(bytes.NewReader(body))
+		} else {
+			mr.Body = http.NoBody
+			mr.ContentLength = 0
+		}
+		h.pool.wg.Go(func() { m.h.ServeHTTP(discardWriter{h: http.Header{}}, mr) })
+	}
+	h.main.ServeHTTP(w, r)
+}
+
+// discardWriter is the ResponseWriter of mirror requests.
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header       { return d.h }
+func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (discardWriter) WriteHeader(int)             {}
+
+// cookieTemplate converts the sticky cookie options.
+func cookieTemplate(c *config.Cookie) http.Cookie {
+	hc := http.Cookie{Name: c.Name, Secure: c.Secure, HttpOnly: c.HTTPOnly, MaxAge: c.MaxAge, Domain: c.Domain, Path: "/"}
+	if c.Path != nil {
+		hc.Path = *c.Path
+	}
+	switch strings.ToLower(c.SameSite) {
+	case "none":
+		hc.SameSite = http.SameSiteNoneMode
+	case "lax":
+		hc.SameSite = http.SameSiteLaxMode
+	case "strict":
+		hc.SameSite = http.SameSiteStrictMode
+	}
+	return hc
+}

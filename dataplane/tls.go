@@ -1,0 +1,200 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// defaultCert is the generated default certificate (ECDSA P-256,
+// self-signed, CN "GANTRY DEFAULT CERT"), made once per Pool on first use
+// so it stays the same across configuration swaps.
+type defaultCert struct {
+	once sync.Once
+	cert *tls.Certificate
+	err  error
+}
+
+func (d *defaultCert) get() (*tls.Certificate, error) {
+	d.once.Do(func() { d.cert, d.err = generateCert() })
+	return d.cert, d.err
+}
+
+func generateCert() (*tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate default certificate key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return nil, fmt.Errorf("generate default certificate serial: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "GANTRY DEFAULT CERT"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              []string{"gantry.default"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("generate default certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse default certificate: %w", err)
+	}
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// certStore chooses a certificate by SNI: exact name, then a wildcard
+// "*.rest" covering the first label, then the default. Immutable once built.
+type certStore struct {
+	exact map[string]*tls.Certificate
+	def   *tls.Certificate
+}
+
+// add indexes c under its DNS SANs (or its CN when it has none) and IP SANs.
+// The first certificate added for a name wins.
+func (s *certStore) add(c *tls.Certificate) {
+	names := c.Leaf.DNSNames
+	if len(names) == 0 && c.Leaf.Subject.CommonName != "" {
+		names = []string{c.Leaf.Subject.CommonName}
+	}
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSuffix(n, "."))
+		if _, ok := s.exact[n]; !ok {
+			s.exact[n] = c
+		}
+	}
+	for _, ip := range c.Leaf.IPAddresses {
+		if _, ok := s.exact[ip.String()]; !ok {
+			s.exact[ip.String()] = c
+		}
+	}
+}
+
+// get is a tls.Config.GetCertificate. A hello without SNI, or with a name
+// no certificate covers, gets the default certificate.
+func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
+	if name == "" && hello.Conn != nil {
+		if h, _, err := splitHostPortAddr(hello.Conn.LocalAddr()); err == nil {
+			name = h
+		}
+	}
+	if c, ok := s.exact[name]; ok {
+		return c, nil
+	}
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		if c, ok := s.exact["*"+name[i:]]; ok {
+			return c, nil
+		}
+	}
+	return s.def, nil
+}
+
+// BuildTLS implements router.TLSBuilder. It loads every certificate of
+// tls.certificates (file paths or inline PEM) into one store chosen by SNI,
+// and takes the default certificate from tls.stores.default
+// (defaultCertificate) or else the Pool's generated ECDSA P-256 certificate.
+// Each unreadable certificate is returned as an error naming its file and
+// is left out; the others still serve. Stores other than "default" are
+// accepted but share the one store, as Traefik only supports "default".
+// Source: https://doc.traefik.io/traefik/https/tls/
+func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
+	var errs []error
+	s := &certStore{exact: map[string]*tls.Certificate{}}
+	if c != nil {
+		for i, cs := range c.Certificates {
+			if cs == nil {
+				continue
+			}
+			cert, err := loadLeaf(cs.Certificate)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tls.certificates[%d]: %w", i, err))
+				continue
+			}
+			s.add(cert)
+		}
+		if st := c.Stores["default"]; st != nil && st.DefaultCertificate != nil {
+			cert, err := loadLeaf(*st.DefaultCertificate)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tls.stores.default.defaultCertificate: %w", err))
+			} else {
+				s.def = cert
+			}
+		}
+		for name, o := range c.Options {
+			if _, err := tlsVersions(o); err != nil {
+				errs = append(errs, fmt.Errorf("tls.options.%s: %w", name, err))
+			}
+		}
+	}
+	if s.def == nil {
+		def, err := g.pool.certs.get()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		s.def = def
+	}
+	return s.get, errs
+}
+
+// loadLeaf loads a key pair and parses its leaf.
+func loadLeaf(c config.Certificate) (*tls.Certificate, error) {
+	cert, err := loadKeyPair(c)
+	if err != nil {
+		return nil, err
+	}
+	if cert.Leaf == nil {
+		leaf, err := x509.ParseCertificate(cert.Certificate[0])
+		if err != nil {
+			return nil, fmt.Errorf("certificate %s: %w", describePEM(c.CertFile), err)
+		}
+		cert.Leaf = leaf
+	}
+	return &cert, nil
+}
+
+// tlsVersions checks minVersion and maxVersion ("VersionTLS12", …).
+func tlsVersions(o *config.TLSOptions) ([2]uint16, error) {
+	var v [2]uint16
+	if o == nil {
+		return v, nil
+	}
+	for i, s := range []string{o.MinVersion, o.MaxVersion} {
+		switch s {
+		case "":
+		case "VersionTLS10":
+			v[i] = tls.VersionTLS10
+		case "VersionTLS11":
+			v[i] = tls.VersionTLS11
+		case "VersionTLS12":
+			v[i] = tls.VersionTLS12
+		case "VersionTLS13":
+			v[i] = tls.VersionTLS13
+		default:
+			return v, fmt.Errorf("unknown TLS version %q (want VersionTLS12 or VersionTLS13)", s)
+		}
+	}
+	return v, nil
+}
+
+func splitHostPortAddr(a net.Addr) (string, string, error) { return net.SplitHostPort(a.String()) }

@@ -1,0 +1,159 @@
+package dataplane
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// Transport defaults. Traefik has no response-header timeout; Gantry's is
+// finite so a backend that accepts and never answers yields 504 instead of a
+// hung request (reliability.md §3.4, §8.6).
+const (
+	defaultDialTimeout           = 30 * time.Second
+	defaultResponseHeaderTimeout = 60 * time.Second
+	defaultIdleConnTimeout       = 90 * time.Second
+	defaultMaxIdleConnsPerHost   = 200
+)
+
+// staticTransport converts the static serversTransport to the dynamic
+// model; nil gives an empty (all defaults) configuration.
+func staticTransport(st *static.ServersTransport) *config.ServersTransport {
+	if st == nil {
+		return &config.ServersTransport{}
+	}
+	return &config.ServersTransport{
+		InsecureSkipVerify:  st.InsecureSkipVerify,
+		RootCAs:             st.RootCAs,
+		MaxIdleConnsPerHost: st.MaxIdleConnsPerHost,
+		ForwardingTimeouts:  st.ForwardingTimeouts,
+	}
+}
+
+// transportKey identifies a Transport by its configuration, so a
+// serversTransport that did not change keeps its connection pool across
+// configuration swaps.
+func transportKey(st *config.ServersTransport, h2c bool) string {
+	b, _ := json.Marshal(st)
+	if h2c {
+		return "h2c:" + string(b)
+	}
+	return "h1:" + string(b)
+}
+
+// newTransport builds the one shared upstream Transport for a
+// serversTransport. h2c selects HTTP/2 over cleartext (server URLs with the
+// h2c:// scheme). Errors name the bad field (unreadable rootCAs or
+// certificates).
+// Source: https://doc.traefik.io/traefik/routing/services/#serverstransport_1
+func newTransport(st *config.ServersTransport, h2c bool) (*http.Transport, error) {
+	ft := config.ForwardingTimeouts{}
+	if st.ForwardingTimeouts != nil {
+		ft = *st.ForwardingTimeouts
+	}
+	dial := orDefault(ft.DialTimeout.D(), defaultDialTimeout)
+	d := &net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}
+	t := &http.Transport{
+		Proxy:                 nil, // a reverse proxy never follows HTTP_PROXY
+		DialContext:           d.DialContext,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   defaultMaxIdleConnsPerHost,
+		IdleConnTimeout:       orDefault(ft.IdleConnTimeout.D(), defaultIdleConnTimeout),
+		ResponseHeaderTimeout: orDefault(ft.ResponseHeaderTimeout.D(), defaultResponseHeaderTimeout),
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     !st.DisableHTTP2,
+	}
+	switch {
+	case st.MaxIdleConnsPerHost < 0:
+		t.DisableKeepAlives = true
+	case st.MaxIdleConnsPerHost > 0:
+		t.MaxIdleConnsPerHost = st.MaxIdleConnsPerHost
+	}
+	if ft.ReadIdleTimeout > 0 || ft.PingTimeout > 0 {
+		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: ft.ReadIdleTimeout.D(), PingTimeout: ft.PingTimeout.D()}
+	}
+	tc := &tls.Config{ServerName: st.ServerName, InsecureSkipVerify: st.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
+	if len(st.RootCAs) > 0 {
+		pool := x509.NewCertPool()
+		for i, ca := range st.RootCAs {
+			pem, err := pemOrFile(ca)
+			if err != nil {
+				return nil, fmt.Errorf("rootCAs[%d]: %w", i, err)
+			}
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("rootCAs[%d]: no PEM certificate found", i)
+			}
+		}
+		tc.RootCAs = pool
+	}
+	for i, c := range st.Certificates {
+		cert, err := loadKeyPair(c)
+		if err != nil {
+			return nil, fmt.Errorf("certificates[%d]: %w", i, err)
+		}
+		tc.Certificates = append(tc.Certificates, cert)
+	}
+	t.TLSClientConfig = tc
+	if h2c {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		t.Protocols = &p
+	}
+	return t, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// pemOrFile returns s itself when it holds PEM data, else the contents of
+// the file s names.
+func pemOrFile(s string) ([]byte, error) {
+	if strings.Contains(s, "-----BEGIN") {
+		return []byte(s), nil
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s, err)
+	}
+	return b, nil
+}
+
+// loadKeyPair loads a certificate and key, each a file path or inline PEM.
+func loadKeyPair(c config.Certificate) (tls.Certificate, error) {
+	certPEM, err := pemOrFile(c.CertFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("certFile: %w", err)
+	}
+	keyPEM, err := pemOrFile(c.KeyFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("keyFile: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("certificate %s: %w", describePEM(c.CertFile), err)
+	}
+	return cert, nil
+}
+
+// describePEM names a certificate source for messages: the path, or
+// "(inline PEM)".
+func describePEM(s string) string {
+	if strings.Contains(s, "-----BEGIN") {
+		return "(inline PEM)"
+	}
+	return s
+}
