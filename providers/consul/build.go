@@ -128,7 +128,11 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 	if len(h.Services) == 0 && !declared["service"] {
 		h.Services[svcName] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
 	}
-	for _, sn := range slices.Sorted(maps.Keys(h.Services)) {
+	// names keeps every service of the instance, including those left out
+	// below, so that a router still links to its (failed) service and
+	// reports it as missing instead of vanishing.
+	names := slices.Sorted(maps.Keys(h.Services))
+	for _, sn := range names {
 		lb := h.Services[sn].LoadBalancer
 		if lb == nil {
 			continue // weighted, mirroring, failover: no servers of their own
@@ -138,7 +142,7 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 			ps = append(ps, in.problem("service "+sn, providers.SeverityError, []string{"service " + sn}, err.Error()))
 		}
 	}
-	ps = append(ps, b.buildRouters(in, h, svcName, declared["router"], name, labels)...)
+	ps = append(ps, b.buildRouters(in, h, names, svcName, declared["router"], ruleModel{Name: name, Labels: labels})...)
 	return &item{key: e.Node.Node + "\x00" + e.Service.ID, where: in.where, cfg: cfg}, ps
 }
 
@@ -147,10 +151,10 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 // that is alone gets a router named after it; a router without rule gets
 // the rendered defaultRule; a router without service is linked to the only
 // service, and left out when there are several.
-func (b *builder) buildRouters(in instance, h *config.HTTPConfiguration, defName string, declared bool, name string, labels map[string]string) []providers.Problem {
+func (b *builder) buildRouters(in instance, h *config.HTTPConfiguration, services []string, defName string, declared bool, model ruleModel) []providers.Problem {
 	var ps []providers.Problem
 	if len(h.Routers) == 0 && !declared {
-		if len(h.Services) != 1 {
+		if len(services) != 1 {
 			return nil // several services and no router: nothing to route (Traefik logs "too many services")
 		}
 		h.Routers[defName] = &config.Router{}
@@ -158,7 +162,7 @@ func (b *builder) buildRouters(in instance, h *config.HTTPConfiguration, defName
 	for _, rn := range slices.Sorted(maps.Keys(h.Routers)) {
 		r := h.Routers[rn]
 		if r.Rule == "" {
-			rule, err := renderRule(b.defaultRule, ruleModel{Name: name, Labels: labels})
+			rule, err := renderRule(b.defaultRule, model)
 			if err != nil {
 				delete(h.Routers, rn)
 				ps = append(ps, in.problem("router "+rn, providers.SeverityError, []string{"router " + rn}, err.Error()))
@@ -167,15 +171,13 @@ func (b *builder) buildRouters(in instance, h *config.HTTPConfiguration, defName
 			r.Rule = rule
 		}
 		if r.Service == "" {
-			if len(h.Services) != 1 {
+			if len(services) != 1 {
 				delete(h.Routers, rn)
 				ps = append(ps, in.problem("router "+rn, providers.SeverityError, []string{"router " + rn},
-					fmt.Sprintf("router has no service and cannot be linked automatically with %d services", len(h.Services))))
+					fmt.Sprintf("router has no service and cannot be linked automatically with %d services", len(services))))
 				continue
 			}
-			for sn := range h.Services {
-				r.Service = sn
-			}
+			r.Service = services[0]
 		}
 	}
 	return ps
