@@ -22,8 +22,8 @@ var update = flag.Bool("update", false, "rewrite testdata/**/*.golden from the c
 // catalogCase is one testdata/catalog/*.json file: provider options and
 // the /v1/health/service/<name> answers of every service.
 type catalogCase struct {
-	Comment  string                          `json:"comment"`
-	Options  static.ConsulCatalog            `json:"options"`
+	Comment  string                         `json:"comment"`
+	Options  static.ConsulCatalog           `json:"options"`
 	Services map[string][]*api.ServiceEntry `json:"services"`
 }
 
