@@ -1,0 +1,243 @@
+package file
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// name is the provider's name: objects are qualified "x@file".
+const name = "file"
+
+// input is one configuration file as read from disk.
+type input struct {
+	path string
+	data []byte
+	err  error // reading failed
+}
+
+// builder turns file contents into a Snapshot, remembering each file's last
+// good decoded content. It is not safe for concurrent use.
+type builder struct {
+	log           *slog.Logger
+	debugTemplate bool
+	good          map[string]*config.Configuration // path -> last content that decoded
+}
+
+func newBuilder(log *slog.Logger, debugTemplate bool) *builder {
+	return &builder{log: log, debugTemplate: debugTemplate, good: map[string]*config.Configuration{}}
+}
+
+// build decodes files (already in name order) and merges them into one
+// Snapshot.
+//
+// A file that fails to render or decode contributes its last good content,
+// if any, and an error Problem naming file:line:col. Objects failing
+// config.Validate are left out with an error Problem; warnings are kept.
+// An object defined by an earlier file wins over a later duplicate, which
+// gets a warning Problem. Files no longer present are forgotten.
+func (b *builder) build(files []input) providers.Snapshot {
+	out := config.New()
+	snap := providers.Snapshot{Config: out}
+	seen := map[string]bool{}
+	owner := map[string]string{} // "router x" -> defining file
+	for _, in := range files {
+		seen[in.path] = true
+		c, probs, rendered := b.decodeFile(in)
+		snap.Problems = append(snap.Problems, probs...)
+		if c == nil {
+			continue
+		}
+		snap.Problems = append(snap.Problems, mergeFile(out, c, in.path, rendered, owner)...)
+	}
+	for p := range b.good {
+		if !seen[p] {
+			delete(b.good, p)
+		}
+	}
+	return snap
+}
+
+// decodeFile returns the configuration of one file with invalid objects
+// removed (or its last good configuration, or nil), its problems, and the
+// rendered text (nil when rendering failed).
+func (b *builder) decodeFile(in input) (*config.Configuration, []providers.Problem, []byte) {
+	f, _ := config.FormatOf(in.path)
+	fail := func(p pos, msg string) (*config.Configuration, []providers.Problem) {
+		prob := providers.Problem{Provider: name, Source: in.path + p.String(), Severity: providers.SeverityError, Message: msg}
+		prev, ok := b.good[in.path]
+		if !ok {
+			prob.Message += "; nothing from this file is used"
+			return nil, []providers.Problem{prob}
+		}
+		prob.Message += "; keeping the last good content of this file"
+		return withoutInvalid(prev), []providers.Problem{prob}
+	}
+	if in.err != nil {
+		c, probs := fail(pos{}, fmt.Sprintf("read: %v", in.err))
+		return c, probs, nil
+	}
+	rendered, err := render(in.path, in.data)
+	if err != nil {
+		c, probs := fail(templatePos(err), err.Error())
+		return c, probs, nil
+	}
+	if b.debugTemplate {
+		b.log.Debug("rendered configuration template", "provider", name, "file", in.path, "content", string(rendered))
+	}
+	c, err := config.Decode(rendered, f)
+	if err != nil {
+		p, msg := decodeError(err, rendered, f)
+		c, probs := fail(p, msg)
+		return c, probs, rendered
+	}
+	b.good[in.path] = c
+	probs := validate(c, func(kind, obj string) string {
+		return in.path + objectPos(rendered, f, kind, obj).String()
+	})
+	return withoutInvalid(c), probs, rendered
+}
+
+// validate returns config.Validate's findings as Problems, with the source
+// of each object given by at.
+func validate(c *config.Configuration, at func(kind, name string) string) []providers.Problem {
+	var out []providers.Problem
+	for _, e := range config.Validate(c) {
+		p := providers.Problem{Provider: name, Message: e.Error(), Severity: providers.SeverityError}
+		switch e.Kind {
+		case "tcp", "udp":
+			p.Severity = providers.SeverityWarning
+			p.Source = at("", "")
+		case "tls":
+			p.Objects = []string{"tls certificate " + e.Field}
+			p.Source = at(e.Kind, e.Field)
+		default:
+			p.Objects = []string{e.Kind + " " + e.Name}
+			p.Source = at(e.Kind, e.Name)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// withoutInvalid returns c without the objects config.Validate rejects
+// (c itself when there are none; c is never modified).
+func withoutInvalid(c *config.Configuration) *config.Configuration {
+	errs := config.Validate(c)
+	drop := map[string]bool{}
+	for _, e := range errs {
+		switch e.Kind {
+		case "tcp", "udp":
+		case "tls":
+			drop["tls "+e.Field] = true
+		default:
+			drop[e.Kind+" "+e.Name] = true
+		}
+	}
+	if len(drop) == 0 {
+		return c
+	}
+	cp := *c
+	if h := c.HTTP; h != nil {
+		hc := *h
+		hc.Routers = filter(h.Routers, "router", drop)
+		hc.Services = filter(h.Services, "service", drop)
+		hc.Middlewares = filter(h.Middlewares, "middleware", drop)
+		cp.HTTP = &hc
+	}
+	if t := c.TLS; t != nil {
+		tc := *t
+		tc.Certificates = nil
+		for i, cert := range t.Certificates {
+			if !drop[fmt.Sprintf("tls [%d]", i)] {
+				tc.Certificates = append(tc.Certificates, cert)
+			}
+		}
+		cp.TLS = &tc
+	}
+	return &cp
+}
+
+func filter[V any](m map[string]V, kind string, drop map[string]bool) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		if !drop[kind+" "+k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// mergeFile adds c's objects to out, skipping (with a warning) names some
+// earlier file already defined.
+func mergeFile(out, c *config.Configuration, path string, rendered []byte, owner map[string]string) []providers.Problem {
+	var probs []providers.Problem
+	f, _ := config.FormatOf(path)
+	dup := func(kind, obj string) bool {
+		key := kind + " " + obj
+		first, ok := owner[key]
+		if !ok {
+			owner[key] = path
+			return false
+		}
+		probs = append(probs, providers.Problem{
+			Provider: name, Source: path + objectPos(rendered, f, kind, obj).String(), Severity: providers.SeverityWarning,
+			Objects: []string{key},
+			Message: fmt.Sprintf("%s %q is already defined in %s; this definition is skipped", kind, obj, first),
+		})
+		return true
+	}
+	if h := c.HTTP; h != nil {
+		add(out.HTTP.Routers, h.Routers, "router", dup)
+		add(out.HTTP.Services, h.Services, "service", dup)
+		add(out.HTTP.Middlewares, h.Middlewares, "middleware", dup)
+		add(out.HTTP.ServersTransports, h.ServersTransports, "serversTransport", dup)
+	}
+	if t := c.TLS; t != nil {
+		out.TLS.Certificates = append(out.TLS.Certificates, t.Certificates...)
+		add(out.TLS.Options, t.Options, "tlsOptions", dup)
+		add(out.TLS.Stores, t.Stores, "tlsStore", dup)
+	}
+	for section, v := range c.TCP {
+		out.TCP = addAny(out.TCP, section, v)
+	}
+	for section, v := range c.UDP {
+		out.UDP = addAny(out.UDP, section, v)
+	}
+	return probs
+}
+
+func add[V any](dst, src map[string]V, kind string, dup func(kind, name string) bool) {
+	for _, n := range slices.Sorted(maps.Keys(src)) {
+		if !dup(kind, n) {
+			dst[n] = src[n]
+		}
+	}
+}
+
+// addAny merges a TCP/UDP section (kept only to be reported as ignored).
+func addAny(dst map[string]any, section string, v any) map[string]any {
+	if dst == nil {
+		dst = map[string]any{}
+	}
+	objs, ok := v.(map[string]any)
+	cur, ok2 := dst[section].(map[string]any)
+	if !ok || !ok2 {
+		if _, exists := dst[section]; !exists {
+			dst[section] = v
+		}
+		return dst
+	}
+	merged := maps.Clone(cur)
+	for k, o := range objs {
+		if _, exists := merged[k]; !exists {
+			merged[k] = o
+		}
+	}
+	dst[section] = merged
+	return dst
+}

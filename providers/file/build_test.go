@@ -1,0 +1,209 @@
+package file
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// read returns testdata/name as an input named name.
+func read(t *testing.T, name string) input {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return input{path: name, data: b}
+}
+
+// as renames an input (the same content under another file name).
+func as(in input, path string) input { in.path = path; return in }
+
+func routerNames(s providers.Snapshot) []string {
+	var n []string
+	for k := range s.Config.HTTP.Routers {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+func problems(s providers.Snapshot) []string {
+	var out []string
+	for _, p := range s.Problems {
+		out = append(out, string(p.Severity)+" "+p.Source+": "+p.Message)
+	}
+	return out
+}
+
+// Case 022: a broken b.yml keeps b's last good content and names file, line
+// and column; fixing it applies the fix; a cold start with b broken loads a.
+func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
+	b := newBuilder(discard, false)
+	a, good := read(t, "case022/a.yml"), as(read(t, "case022/b.yml"), "b.yml")
+	a.path = "a.yml"
+
+	s := b.build([]input{a, good})
+	if got := routerNames(s); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("routers %v, want [a b]", got)
+	}
+	if len(s.Problems) != 0 {
+		t.Fatalf("unexpected problems %v", problems(s))
+	}
+
+	for _, tc := range []struct {
+		file, wantSource, wantMsg string
+	}{
+		{"case022/b-indent.yml", "b.yml:5", "yaml: line 5: mapping values are not allowed in this context"},
+		{"case022/b-truncated.yml", "b.yml:", "yaml: line"},
+		{"case022/b-unknown.yml", "b.yml:9:7", `unknown field "domains"`},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			s := b.build([]input{a, as(read(t, tc.file), "b.yml")})
+			if got := routerNames(s); !slices.Equal(got, []string{"a", "b"}) {
+				t.Errorf("routers %v, want [a b] (b kept from its last good content)", got)
+			}
+			if url := s.Config.HTTP.Services["b"].LoadBalancer.Servers[0].URL; url != "http://192.0.2.71" {
+				t.Errorf("service b url %s, want the last good http://192.0.2.71", url)
+			}
+			if len(s.Problems) != 1 {
+				t.Fatalf("problems %v, want 1", problems(s))
+			}
+			p := s.Problems[0]
+			if !strings.HasPrefix(p.Source, tc.wantSource) || !strings.Contains(p.Message, tc.wantMsg) ||
+				!strings.HasSuffix(p.Message, "keeping the last good content of this file") || p.Severity != providers.SeverityError {
+				t.Errorf("problem %s %q: want source %s…, message containing %q", p.Source, p.Message, tc.wantSource, tc.wantMsg)
+			}
+		})
+	}
+
+	// Fixed: the new content applies.
+	fixed := as(read(t, "case022/b.yml"), "b.yml")
+	fixed.data = []byte(strings.Replace(string(fixed.data), "192.0.2.71", "192.0.2.72", 1))
+	s = b.build([]input{a, fixed})
+	if url := s.Config.HTTP.Services["b"].LoadBalancer.Servers[0].URL; url != "http://192.0.2.72" || len(s.Problems) != 0 {
+		t.Errorf("after fix: url %s, problems %v; want 192.0.2.72 and none", url, problems(s))
+	}
+
+	// Cold start with b broken: a loads, b contributes nothing (issue 6020:
+	// the later fix must still apply, covered by the watch tests).
+	cold := newBuilder(discard, false)
+	s = cold.build([]input{a, as(read(t, "case022/b-unknown.yml"), "b.yml")})
+	if got := routerNames(s); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("cold start routers %v, want [a]", got)
+	}
+	if len(s.Problems) != 1 || !strings.HasSuffix(s.Problems[0].Message, "nothing from this file is used") {
+		t.Errorf("cold start problems %v", problems(s))
+	}
+}
+
+func TestDuplicatesFirstFileWins(t *testing.T) {
+	b := newBuilder(discard, false)
+	s := b.build([]input{read(t, "dup1.yml"), read(t, "dup2.toml")})
+	if got := s.Config.HTTP.Routers["shared"].Rule; got != "Path(`/first`)" {
+		t.Errorf("shared rule %s, want the first file's", got)
+	}
+	if _, ok := s.Config.HTTP.Routers["other"]; !ok {
+		t.Errorf("router other from the second file missing")
+	}
+	want := []string{`warning dup2.toml:5:15: router "shared" is already defined in dup1.yml; this definition is skipped`}
+	if d := cmp.Diff(want, problems(s)); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}
+
+func TestInvalidObjectsAreLeftOut(t *testing.T) {
+	b := newBuilder(discard, false)
+	s := b.build([]input{read(t, "invalid-objects.yml")})
+	if got := routerNames(s); !slices.Equal(got, []string{"good"}) {
+		t.Errorf("routers %v, want [good]", got)
+	}
+	if _, ok := s.Config.HTTP.Services["bad"]; ok {
+		t.Errorf("invalid service kept")
+	}
+	want := []string{
+		"error invalid-objects.yml:6:5: router noservice: service: empty; a router needs a service",
+		`error invalid-objects.yml:12:5: service bad: loadBalancer.servers[0].url: "ftp://192.0.2.1": scheme must be http, https or h2c`,
+	}
+	if d := cmp.Diff(want, problems(s)); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}
+
+func TestDecodeErrorLocations(t *testing.T) {
+	for _, tc := range []struct{ file, source, msg string }{
+		{"unknown.toml", "unknown.toml:3:1", `unknown field "prio"`},
+		{"broken.toml", "broken.toml:2:", "toml: strings cannot contain newlines"},
+		{"type.yml", "type.yml:5:7", "field http.routers.priority: cannot use string as int"},
+		{"badtemplate.yml", "badtemplate.yml:4", `template: badtemplate.yml:4: unexpected "}" in operand`},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			s := newBuilder(discard, false).build([]input{read(t, tc.file)})
+			if len(s.Problems) != 1 {
+				t.Fatalf("problems %v, want 1", problems(s))
+			}
+			p := s.Problems[0]
+			if !strings.HasPrefix(p.Source, tc.source) || !strings.HasPrefix(p.Message, tc.msg) {
+				t.Errorf("got %s %q, want source %s…, message %q…", p.Source, p.Message, tc.source, tc.msg)
+			}
+		})
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	t.Setenv("GANTRY_TEST_HOSTS", "a.example.com, b.example.com")
+	t.Setenv("GANTRY_TEST_SERVICE", "")
+	s := newBuilder(discard, false).build([]input{read(t, "template.yml")})
+	if len(s.Problems) != 0 {
+		t.Fatalf("problems %v", problems(s))
+	}
+	if got, want := routerNames(s), []string{"n0", "n1", "n2", "r0", "r1"}; !slices.Equal(got, want) {
+		t.Errorf("routers %v, want %v", got, want)
+	}
+	if r := s.Config.HTTP.Routers["r1"]; r.Rule != "Host(`b.example.com`)" || r.Service != "fallback" {
+		t.Errorf("r1 = %+v, want trimmed host and default service", r)
+	}
+	if u := s.Config.HTTP.Services["fallback"].LoadBalancer.Servers[0].URL; u != "http://127.0.0.1:8001" {
+		t.Errorf("url %s", u)
+	}
+}
+
+func TestTemplateFuncs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{{ default "x" "" }}`, "x"},
+		{`{{ default "x" "y" }}`, "y"},
+		{`{{ join "," (split ";" "a;b;c") }}`, "a,b,c"},
+		{`{{ range split "," "p,q" }}[{{ . }}]{{ end }}`, "[p][q]"},
+		{`{{ range seq 2 4 }}{{ . }}{{ end }}`, "234"},
+		{`{{ upper "a" }}{{ lower "B" }}{{ replace "a" "b" "aa" }}`, "Abbb"},
+		{`{{ if hasPrefix "/api" "/api/x" }}yes{{ end }}`, "yes"},
+		{`{{ join "-" (list 1 "two") }}`, "1-two"},
+		{`{{ quote "a\"b" }}`, `"a\"b"`},
+		{`{{ trimPrefix "/" "/x" }}`, "x"},
+	} {
+		got, err := render("t", []byte(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("render(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestReadErrorKeepsLastGood(t *testing.T) {
+	b := newBuilder(discard, false)
+	in := read(t, "dup1.yml")
+	b.build([]input{in})
+	s := b.build([]input{{path: in.path, err: os.ErrPermission}})
+	if _, ok := s.Config.HTTP.Routers["shared"]; !ok || len(s.Problems) != 1 {
+		t.Errorf("routers %v problems %v; want shared kept and one problem", routerNames(s), problems(s))
+	}
+}

@@ -1,0 +1,22 @@
+// Package file is the file provider: dynamic configuration from one file
+// (filename) or a directory tree (directory) of YAML, TOML or JSON files,
+// each rendered as a Go text/template first, compatible with Traefik's
+// file provider (https://doc.traefik.io/traefik/providers/file/).
+//
+// Unlike Traefik, a file that fails to render, parse or decode disables
+// only what that file defined: its last good content stays in effect and a
+// Problem names the file, line and (where the parser gives it) column
+// (case 022). Objects defined twice are taken from the first file in name
+// order; later definitions are skipped with a warning (case 020).
+//
+// Watching uses fsnotify on every directory of the tree and on the parent
+// of the configured path, so in-place writes, editors' rename-over saves,
+// Kubernetes ConfigMap "..data" symlink swaps and a directory deleted and
+// recreated are all seen. A configured path that is missing keeps the last
+// configuration read from it (at boot: publishes nothing, so the
+// configuration restored from the store stays). Reload (SIGHUP) forces a
+// re-read.
+//
+// Run owns one goroutine (its caller's) plus fsnotify's; reading and
+// decoding happen in build, a pure function of the files' contents.
+package file

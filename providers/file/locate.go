@@ -1,0 +1,238 @@
+package file
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// pos is a 1-based line and column; zero fields are unknown.
+type pos struct{ line, col int }
+
+func (p pos) String() string {
+	switch {
+	case p.line == 0:
+		return ""
+	case p.col == 0:
+		return ":" + strconv.Itoa(p.line)
+	}
+	return fmt.Sprintf(":%d:%d", p.line, p.col)
+}
+
+var (
+	reYAMLLine     = regexp.MustCompile(`line (\d+)`)
+	reUnknownField = regexp.MustCompile(`^unknown field "([^"]+)"`)
+	reFieldPath    = regexp.MustCompile(`^field ([^:]+):`)
+	reTemplatePos  = regexp.MustCompile(`^template: [^:]*:(\d+)(?::(\d+))?:`)
+)
+
+// templateError returns where a text/template error points.
+func templatePos(err error) pos {
+	m := reTemplatePos.FindStringSubmatch(err.Error())
+	if m == nil {
+		return pos{}
+	}
+	l, _ := strconv.Atoi(m[1])
+	c, _ := strconv.Atoi(m[2])
+	return pos{l, c}
+}
+
+// decodeError locates err, returned by config.Decode(data, f), in data, and
+// returns a cleaned message.
+func decodeError(err error, data []byte, f config.Format) (pos, string) {
+	msg := strings.ReplaceAll(err.Error(), "yaml: yaml: ", "yaml: ")
+	msg = strings.ReplaceAll(msg, "toml: toml: ", "toml: ")
+	if pe, ok := errors.AsType[toml.ParseError](err); ok {
+		return pos{pe.Position.Line, pe.Position.Col}, "toml: " + pe.Message
+	}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return offsetPos(data, int(se.Offset)), msg
+	}
+	key := ""
+	if m := reUnknownField.FindStringSubmatch(msg); m != nil {
+		key = m[1]
+	} else if m := reFieldPath.FindStringSubmatch(msg); m != nil {
+		key = m[1][strings.LastIndexByte(m[1], '.')+1:]
+	}
+	if key == "" {
+		if f == config.YAML {
+			if m := reYAMLLine.FindStringSubmatch(msg); m != nil {
+				l, _ := strconv.Atoi(m[1])
+				return pos{line: l}, msg
+			}
+		}
+		return pos{}, msg
+	}
+	switch f {
+	case config.YAML:
+		return yamlKeyPos(data, key, msg), msg
+	case config.TOML:
+		return textKeyPos(data, regexp.MustCompile(`(?im)^\s*(?:\[+\s*)?(?:[^\s=\]]*\.)?"?(`+regexp.QuoteMeta(key)+`)"?\s*(?:=|\]|\.)`)), msg
+	default:
+		return textKeyPos(data, regexp.MustCompile(`(?i)"(`+regexp.QuoteMeta(key)+`)"\s*:`)), msg
+	}
+}
+
+// offsetPos converts a byte offset into a line and column.
+func offsetPos(data []byte, off int) pos {
+	off = min(max(off, 0), len(data))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := off - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return pos{line, col}
+}
+
+// textKeyPos returns the position of the first submatch of re in data.
+func textKeyPos(data []byte, re *regexp.Regexp) pos {
+	m := re.FindSubmatchIndex(data)
+	if m == nil {
+		return pos{}
+	}
+	return offsetPos(data, m[2])
+}
+
+// yamlKeyPos finds the mapping key named key (case-insensitively, as
+// Decode matches fields) that causes the decode error msg. When the name
+// occurs more than once (an unknown "domains" under a router, while
+// tls.domains is valid), each candidate is removed in turn, and the one
+// whose removal changes the error is the culprit.
+func yamlKeyPos(data []byte, key, msg string) pos {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return pos{}
+	}
+	var cands []*yaml.Node
+	walkKeys(&root, func(parent *yaml.Node, i int) {
+		if strings.EqualFold(parent.Content[i].Value, key) {
+			cands = append(cands, parent.Content[i])
+		}
+	})
+	switch len(cands) {
+	case 0:
+		return pos{}
+	case 1:
+		return pos{cands[0].Line, cands[0].Column}
+	}
+	for _, c := range cands {
+		out, ok := withoutKey(&root, c)
+		if !ok {
+			continue
+		}
+		if _, err := config.Decode(out, config.YAML); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(msg, "yaml: ")) {
+			return pos{c.Line, c.Column}
+		}
+	}
+	return pos{cands[0].Line, cands[0].Column}
+}
+
+// walkKeys calls fn for every key of every mapping under n.
+func walkKeys(n *yaml.Node, fn func(parent *yaml.Node, i int)) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			fn(n, i)
+		}
+	}
+	for _, c := range n.Content {
+		walkKeys(c, fn)
+	}
+}
+
+// withoutKey re-encodes root without the mapping entry whose key is k.
+func withoutKey(root, k *yaml.Node) ([]byte, bool) {
+	var parent *yaml.Node
+	var idx int
+	walkKeys(root, func(p *yaml.Node, i int) {
+		if p.Content[i] == k {
+			parent, idx = p, i
+		}
+	})
+	if parent == nil {
+		return nil, false
+	}
+	saved := parent.Content
+	parent.Content = append(append([]*yaml.Node{}, saved[:idx]...), saved[idx+2:]...)
+	out, err := yaml.Marshal(root)
+	parent.Content = saved
+	return out, err == nil
+}
+
+// objectPos locates an object of a decoded file: kind is a
+// config.ValidationError Kind ("router", "service", "middleware", "tls"),
+// name its name (for "tls", the certificate index as "[i]").
+func objectPos(data []byte, f config.Format, kind, name string) pos {
+	section, parent := sectionOf(kind)
+	if section == "" {
+		return pos{}
+	}
+	switch f {
+	case config.YAML:
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+			return pos{}
+		}
+		n := child(root.Content[0], parent, true)
+		n = child(n, section, true)
+		if kind == "tls" {
+			i, err := strconv.Atoi(strings.Trim(name, "[]"))
+			if n == nil || n.Kind != yaml.SequenceNode || err != nil || i >= len(n.Content) {
+				return pos{}
+			}
+			return pos{n.Content[i].Line, n.Content[i].Column}
+		}
+		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				return pos{n.Content[i].Line, n.Content[i].Column}
+			}
+		}
+		return pos{}
+	case config.TOML:
+		if kind == "tls" {
+			return pos{}
+		}
+		return textKeyPos(data, regexp.MustCompile(`(?i)`+section+`\.(?:"|')?(`+regexp.QuoteMeta(name)+`)(?:"|')?[\].]`))
+	default:
+		if kind == "tls" {
+			return pos{}
+		}
+		return textKeyPos(data, regexp.MustCompile(`"(`+regexp.QuoteMeta(name)+`)"\s*:`))
+	}
+}
+
+func sectionOf(kind string) (section, parent string) {
+	switch kind {
+	case "router":
+		return "routers", "http"
+	case "service":
+		return "services", "http"
+	case "middleware":
+		return "middlewares", "http"
+	case "serversTransport":
+		return "serversTransports", "http"
+	case "tls":
+		return "certificates", "tls"
+	}
+	return "", ""
+}
+
+// child returns the value of key in mapping n (nil if absent).
+func child(n *yaml.Node, key string, fold bool) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if k == key || (fold && strings.EqualFold(k, key)) {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}

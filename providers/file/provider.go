@@ -1,0 +1,247 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// Provider is the file provider. Create it with New; Run it once (the
+// aggregator does). Reload may be called from any goroutine.
+type Provider struct {
+	log    *slog.Logger
+	root   string // absolute filename or directory
+	isDir  bool
+	watch  bool
+	debug  bool
+	reload chan struct{}
+}
+
+// New returns a file provider for opts (providers.file in the static
+// configuration). Exactly one of opts.Filename and opts.Directory must be
+// set; relative paths are made absolute against the working directory.
+// The path need not exist yet.
+func New(opts static.File, log *slog.Logger) (*Provider, error) {
+	p := &Provider{
+		log:    log.With("provider", name),
+		watch:  opts.Watch == nil || *opts.Watch,
+		debug:  opts.DebugLogGeneratedTemplate,
+		reload: make(chan struct{}, 1),
+	}
+	switch {
+	case opts.Filename != "" && opts.Directory != "":
+		return nil, errors.New("providers.file: filename and directory are mutually exclusive; set one")
+	case opts.Filename != "":
+		if _, ok := config.FormatOf(opts.Filename); !ok {
+			return nil, fmt.Errorf("providers.file: filename %s: unsupported extension; want .yml, .yaml, .toml or .json", opts.Filename)
+		}
+		p.root = opts.Filename
+	case opts.Directory != "":
+		p.root, p.isDir = opts.Directory, true
+	default:
+		return nil, errors.New("providers.file: set filename or directory")
+	}
+	abs, err := filepath.Abs(p.root)
+	if err != nil {
+		return nil, fmt.Errorf("providers.file: %w", err)
+	}
+	p.root = abs
+	return p, nil
+}
+
+// Name returns "file".
+func (p *Provider) Name() string { return name }
+
+// Reload makes Run re-read every file now, as SIGHUP does for Traefik. It
+// never blocks; reloads requested while one is pending coalesce.
+func (p *Provider) Reload() {
+	select {
+	case p.reload <- struct{}{}:
+	default:
+	}
+}
+
+// Run reads the configured path, publishes a Snapshot, and with watch on
+// (the default) publishes again on every relevant file system event or
+// Reload, until ctx is done (it then returns nil). It returns an error only
+// when the file system watcher cannot be created.
+func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	b := newBuilder(p.log, p.debug)
+	var w *fsnotify.Watcher
+	if p.watch {
+		var err error
+		if w, err = fsnotify.NewWatcher(); err != nil {
+			return fmt.Errorf("providers.file: watch %s: %w", p.root, err)
+		}
+		defer w.Close()
+	}
+	var last *providers.Snapshot
+	load := func() {
+		files, dirs, missing := p.read()
+		if w != nil {
+			p.syncWatches(w, dirs)
+		}
+		if missing != nil {
+			if last == nil {
+				p.log.Warn("configuration path does not exist; nothing published yet", "path", p.root)
+				return
+			}
+			s := providers.Snapshot{Config: last.Config, Problems: append([]providers.Problem{*missing}, last.Problems...)}
+			publish(s)
+			return
+		}
+		s := b.build(files)
+		last = &s
+		publish(s)
+	}
+	load()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w != nil {
+		events, errs = w.Events, w.Errors
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.reload:
+			p.log.Info("reloading on request", "path", p.root)
+		case ev := <-events:
+			if !p.relevant(ev) {
+				continue
+			}
+			p.drain(w)
+		case err := <-errs:
+			// An overflowed event queue loses events: re-read everything.
+			p.log.Warn("file watcher error; re-reading", "error", err)
+		}
+		load()
+	}
+}
+
+// drain consumes the events already queued, so that a burst (an editor's
+// save, a ConfigMap swap) costs one re-read.
+func (p *Provider) drain(w *fsnotify.Watcher) {
+	for {
+		select {
+		case <-w.Events:
+		default:
+			return
+		}
+	}
+}
+
+// relevant reports whether ev may change the configuration.
+func (p *Provider) relevant(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod {
+		return false
+	}
+	if p.isDir {
+		return ev.Name == p.root || strings.HasPrefix(ev.Name, p.root+string(filepath.Separator))
+	}
+	if filepath.Dir(ev.Name) != filepath.Dir(p.root) {
+		return false
+	}
+	base := filepath.Base(ev.Name)
+	// "..data" and "..<timestamp>": a Kubernetes ConfigMap volume swapping
+	// the symlink the file points through.
+	return base == filepath.Base(p.root) || strings.HasPrefix(base, "..")
+}
+
+// syncWatches watches the parent of the root (to see the root deleted and
+// recreated, or a single file replaced) and every directory of the tree.
+func (p *Provider) syncWatches(w *fsnotify.Watcher, dirs []string) {
+	want := append([]string{filepath.Dir(p.root)}, dirs...)
+	have := w.WatchList()
+	for _, d := range want {
+		if slices.Contains(have, d) {
+			continue
+		}
+		if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			p.log.Warn("cannot watch directory", "path", d, "error", err)
+		}
+	}
+	for _, d := range have {
+		if !slices.Contains(want, d) {
+			_ = w.Remove(d) // already gone with its directory, usually
+		}
+	}
+}
+
+// read returns the configuration files in name order, the directories to
+// watch, and a Problem when the configured path does not exist.
+func (p *Provider) read() (files []input, dirs []string, missing *providers.Problem) {
+	st, err := os.Stat(p.root)
+	if err != nil {
+		return nil, nil, &providers.Problem{
+			Provider: name, Source: p.root, Severity: providers.SeverityError,
+			Message: fmt.Sprintf("cannot read: %v; keeping the last configuration read from it", err),
+		}
+	}
+	if !p.isDir {
+		return []input{readFile(p.root)}, nil, nil
+	}
+	if !st.IsDir() {
+		return nil, nil, &providers.Problem{
+			Provider: name, Source: p.root, Severity: providers.SeverityError,
+			Message: "not a directory; keeping the last configuration read from it",
+		}
+	}
+	// Walk the resolved tree (the root itself may be a symlink) but report
+	// paths under the configured root.
+	real, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		real = p.root
+	}
+	_ = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
+		shown := p.root + strings.TrimPrefix(path, real)
+		if err != nil {
+			files = append(files, input{path: shown, err: err})
+			return nil
+		}
+		if path != real && strings.HasPrefix(d.Name(), ".") {
+			// Hidden entries: editors' swap files, and Kubernetes' "..data"
+			// and "..<timestamp>" (their files are reached through the
+			// top-level symlinks, read once).
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			dirs = append(dirs, shown)
+			return nil
+		}
+		if _, ok := config.FormatOf(d.Name()); !ok {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, readFile(path))
+		files[len(files)-1].path = shown
+		return nil
+	})
+	return files, dirs, nil
+}
+
+func readFile(path string) input {
+	data, err := os.ReadFile(path)
+	return input{path: path, data: data, err: err}
+}
