@@ -338,4 +338,3 @@ func mergeCookies(h http.Header, cookies []*http.Cookie) {
 	}
 	h["Set-Cookie"] = keep
 }
-

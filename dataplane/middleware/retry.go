@@ -1,0 +1,148 @@
+package middleware
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// newRetry re-sends a request that did not reach a backend — the
+// transport never wrote the request headers (dial or connection errors,
+// seen through httptrace) — up to c.Attempts tries in all. Between tries it
+// waits c.InitialInterval, doubling each time up to twice the initial value
+// (0: retry at once). A request is never retried once a backend received
+// it, once a response started, or once its body was read, so a retry never
+// replays anything a backend could have acted on. Each try gets a fresh
+// copy of the original headers, so inner middlewares edit their own copy.
+// Source: https://doc.traefik.io/traefik/middlewares/http/retry/
+func newRetry(c *config.Retry) (Middleware, error) {
+	if c.Attempts <= 0 {
+		return nil, errField("attempts", "%d: want at least 1", c.Attempts)
+	}
+	if c.InitialInterval < 0 {
+		return nil, errField("initialInterval", "%s is negative", c.InitialInterval)
+	}
+	attempts, initial := c.Attempts, c.InitialInterval.D()
+	return func(next http.Handler) http.Handler {
+		if attempts == 1 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body *readTracker
+			if r.Body != nil && r.Body != http.NoBody {
+				body = &readTracker{rc: r.Body}
+			}
+			header := r.Header.Clone()
+			wait := initial
+			for try := 1; ; try++ {
+				var sent atomic.Bool
+				trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
+				req := r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
+				if try > 1 {
+					req.Header = header.Clone()
+				}
+				if body != nil {
+					req.Body = body
+				}
+				last := try >= attempts
+				rw := &retryWriter{w: w, header: http.Header{}, retry: func() bool {
+					return !last && !sent.Load() && (body == nil || !body.read.Load())
+				}}
+				next.ServeHTTP(rw, req)
+				if !rw.discarded {
+					return
+				}
+				if wait > 0 {
+					t := time.NewTimer(wait)
+					select {
+					case <-t.C:
+					case <-r.Context().Done():
+						t.Stop()
+						return
+					}
+					wait = min(wait*2, 2*initial)
+				}
+			}
+		})
+	}, nil
+}
+
+// readTracker records whether any byte of the body was read.
+type readTracker struct {
+	rc   io.ReadCloser
+	read atomic.Bool
+}
+
+func (t *readTracker) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	if n > 0 {
+		t.read.Store(true)
+	}
+	return n, err
+}
+
+func (t *readTracker) Close() error { return t.rc.Close() }
+
+// retryWriter discards the response of a try that retry() says to repeat,
+// and passes any other response through. Headers stay in its own map until
+// the status is known.
+type retryWriter struct {
+	w         http.ResponseWriter
+	header    http.Header
+	retry     func() bool
+	wrote     bool
+	discarded bool
+}
+
+func (rw *retryWriter) Header() http.Header {
+	if rw.wrote && !rw.discarded {
+		return rw.w.Header()
+	}
+	return rw.header
+}
+
+func (rw *retryWriter) WriteHeader(code int) {
+	if rw.wrote {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		rw.w.WriteHeader(code)
+		return
+	}
+	rw.wrote = true
+	if rw.retry() {
+		rw.discarded = true
+		return
+	}
+	dst := rw.w.Header()
+	for k, v := range rw.header {
+		dst[k] = v
+	}
+	rw.w.WriteHeader(code)
+}
+
+func (rw *retryWriter) Write(b []byte) (int, error) {
+	if !rw.wrote {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if rw.discarded {
+		return len(b), nil
+	}
+	return rw.w.Write(b)
+}
+
+func (rw *retryWriter) Flush() {
+	if !rw.wrote {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if !rw.discarded {
+		_ = http.NewResponseController(rw.w).Flush()
+	}
+}
+
+// Unwrap exposes the client's writer (hijacking for upgrades, deadlines).
+func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.w }
