@@ -1,0 +1,314 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// Options for Compile.
+type Options struct {
+	// EntryPoints lists every configured entrypoint.
+	EntryPoints []EntryPoint
+	// DefaultRuleSyntax is "v3" (or "", the default) or "v2": the syntax of
+	// routers without a ruleSyntax (static core.defaultRuleSyntax).
+	DefaultRuleSyntax string
+}
+
+// EntryPoint is one configured entrypoint. A router with no entryPoints
+// attaches to every AsDefault entrypoint, or to all entrypoints when none
+// is AsDefault (Traefik, https://doc.traefik.io/traefik/routing/entrypoints/#asdefault).
+type EntryPoint struct {
+	Name      string
+	AsDefault bool
+}
+
+// internalSuffix marks objects provided by Gantry itself ("api@internal");
+// they are not in the merged configuration, so Compile leaves checking
+// them to the HandlerBuilder.
+const internalSuffix = "@internal"
+
+// Compile builds the routing table of one generation from m. It never fails
+// as a whole: a router with a bad rule, an unknown or broken service or
+// middleware, a priority above config.MaxPriority, no known entrypoint, or
+// a builder error is left out and marked disabled in the Report with the
+// reason; every other router is routed. b.Build is called once per router
+// that passed those checks, in name order, from the calling goroutine. If
+// b implements TLSBuilder, BuildTLS is called once with m's TLS section.
+// A nil m compiles to an empty table.
+//
+// Rules: Traefik v3 syntax unless the router's ruleSyntax (or
+// opts.DefaultRuleSyntax) is "v2". Priority: the configured value, else
+// len(rule); among equal priorities the router with the smaller qualified
+// name is tried first.
+func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Options) *Table {
+	t := emptyTable()
+	if m == nil {
+		return t
+	}
+	if m.Config == nil {
+		cp := *m
+		cp.Config = &config.Configuration{}
+		m = &cp
+	}
+	t.merged = m
+	c := &compiler{ctx: ctx, m: m, b: b, opts: opts, report: t.report, objErrs: map[string][]string{}}
+	c.objects()
+	perEP := c.routers()
+	for _, ep := range opts.EntryPoints {
+		rs := perEP[ep.Name]
+		var plain, secure []*route
+		for _, r := range rs {
+			if r.tls {
+				secure = append(secure, r.route)
+			} else {
+				plain = append(plain, r.route)
+			}
+		}
+		t.eps[ep.Name] = &entryHandler{name: ep.Name, plain: newMux(plain), secure: newMux(secure)}
+	}
+	if tb, ok := b.(TLSBuilder); ok {
+		tc := m.Config.TLS
+		if tc == nil {
+			tc = &config.TLSConfiguration{}
+		}
+		get, errs := tb.BuildTLS(ctx, tc)
+		t.getCert = get
+		for _, err := range errs {
+			t.report.TLS = append(t.report.TLS, err.Error())
+		}
+	}
+	return t
+}
+
+type compiler struct {
+	ctx    context.Context
+	m      *providers.Merged
+	b      HandlerBuilder
+	opts   Options
+	report *Report
+	// objErrs holds validation errors of services and middlewares, keyed
+	// "service name" / "middleware name".
+	objErrs map[string][]string
+}
+
+type placed struct {
+	route *route
+	tls   bool
+}
+
+func (c *compiler) http() *config.HTTPConfiguration {
+	if c.m.Config.HTTP == nil {
+		return &config.HTTPConfiguration{}
+	}
+	return c.m.Config.HTTP
+}
+
+// objects registers every service and middleware with its validation
+// errors, and collects the routers' validation errors.
+func (c *compiler) objects() {
+	h := c.http()
+	for name := range h.Services {
+		c.report.Services[name] = &ObjectStatus{Status: StatusEnabled}
+	}
+	for name := range h.Middlewares {
+		c.report.Middlewares[name] = &ObjectStatus{Status: StatusEnabled}
+	}
+	for _, ve := range config.Validate(c.m.Config) {
+		msg := ve.Msg
+		if ve.Field != "" {
+			msg = ve.Field + ": " + ve.Msg
+		}
+		switch ve.Kind {
+		case "service":
+			c.report.Services[ve.Name].fail(msg)
+		case "middleware":
+			c.report.Middlewares[ve.Name].fail(msg)
+		case "router":
+			c.objErrs["router "+ve.Name] = append(c.objErrs["router "+ve.Name], msg)
+		}
+	}
+}
+
+// routers checks and builds every router, returning the routes per
+// entrypoint name.
+func (c *compiler) routers() map[string][]placed {
+	h := c.http()
+	names := make([]string, 0, len(h.Routers))
+	for n := range h.Routers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	perEP := map[string][]placed{}
+	for _, name := range names {
+		r := h.Routers[name]
+		st := &RouterStatus{Status: StatusEnabled}
+		c.report.Routers[name] = st
+		if r == nil {
+			st.Status, st.Errors = StatusDisabled, []string{"empty definition"}
+			continue
+		}
+		rt := c.router(name, r, st)
+		if rt == nil {
+			st.Status = StatusDisabled
+			continue
+		}
+		if len(st.Errors) > 0 {
+			st.Status = StatusWarning
+		}
+		for _, ep := range st.Using {
+			perEP[ep] = append(perEP[ep], placed{route: rt, tls: r.TLS != nil})
+		}
+	}
+	return perEP
+}
+
+// router checks one router and builds its route; nil means disabled (the
+// reasons are in st.Errors, warnings may be there too).
+func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *route {
+	critical := false
+	fail := func(format string, a ...any) {
+		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
+		critical = true
+	}
+	st.EntryPoints = slices.Clone(r.EntryPoints)
+	st.Priority = r.Priority
+	if st.Priority == 0 {
+		st.Priority = len(r.Rule)
+	}
+	for _, e := range c.objErrs["router "+name] {
+		fail("%s", e)
+	}
+	// Entrypoints.
+	if len(r.EntryPoints) == 0 {
+		st.Using = c.defaultEntryPoints()
+		if len(st.Using) == 0 {
+			fail("no entrypoint configured")
+		}
+	} else {
+		for _, ep := range r.EntryPoints {
+			if c.knownEntryPoint(ep) {
+				if !slices.Contains(st.Using, ep) {
+					st.Using = append(st.Using, ep)
+				}
+			} else {
+				st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q does not exist", ep))
+			}
+		}
+		slices.Sort(st.Using)
+		if len(st.Using) == 0 {
+			fail("no valid entrypoint")
+		}
+	}
+	// Rule.
+	var comp *compiled
+	if strings.TrimSpace(r.Rule) != "" {
+		syntax := r.RuleSyntax
+		if syntax == "" {
+			syntax = c.opts.DefaultRuleSyntax
+		}
+		var err error
+		comp, err = compileRule(r.Rule, syntax)
+		if err != nil {
+			fail("rule: %v", err)
+		} else {
+			st.Errors = append(st.Errors, comp.warnings...)
+		}
+	}
+	// References.
+	h := c.http()
+	if r.Service != "" && !strings.HasSuffix(r.Service, internalSuffix) {
+		if s, ok := h.Services[r.Service]; !ok || s == nil {
+			fail("service %q does not exist", r.Service)
+		}
+	}
+	if s := c.report.Services[r.Service]; s != nil {
+		s.UsedBy = appendSorted(s.UsedBy, name)
+		if s.Status == StatusDisabled {
+			fail("service %q is disabled: %s", r.Service, strings.Join(s.Errors, "; "))
+		}
+	}
+	for _, mw := range r.Middlewares {
+		if mw == "" || strings.HasSuffix(mw, internalSuffix) {
+			continue
+		}
+		s := c.report.Middlewares[mw]
+		if s == nil {
+			fail("middleware %q does not exist", mw)
+			continue
+		}
+		s.UsedBy = appendSorted(s.UsedBy, name)
+		if s.Status == StatusDisabled {
+			fail("middleware %q is disabled: %s", mw, strings.Join(s.Errors, "; "))
+		}
+	}
+	if critical {
+		return nil
+	}
+	handler, err := c.b.Build(c.ctx, name, r)
+	if err == nil && handler == nil {
+		err = errors.New("builder returned no handler")
+	}
+	if err != nil {
+		if oe, ok := errors.AsType[*ObjectError](err); ok {
+			c.objectFailed(oe)
+		}
+		st.Errors = append(st.Errors, err.Error())
+		return nil
+	}
+	return &route{name: name, rule: r.Rule, priority: st.Priority, m: comp.root, h: handler}
+}
+
+// objectFailed marks the service or middleware named by oe disabled,
+// adding it to the report if the merged configuration does not hold it
+// (an @internal object).
+func (c *compiler) objectFailed(oe *ObjectError) {
+	objs := c.report.Services
+	if oe.Kind == "middleware" {
+		objs = c.report.Middlewares
+	}
+	s := objs[oe.Name]
+	if s == nil {
+		s = &ObjectStatus{}
+		objs[oe.Name] = s
+	}
+	msg := "<nil>"
+	if oe.Err != nil {
+		msg = oe.Err.Error()
+	}
+	s.fail(msg)
+}
+
+func (c *compiler) knownEntryPoint(name string) bool {
+	return slices.ContainsFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == name })
+}
+
+// defaultEntryPoints returns the AsDefault entrypoints, or all of them
+// when none is AsDefault, sorted.
+func (c *compiler) defaultEntryPoints() []string {
+	var def, all []string
+	for _, e := range c.opts.EntryPoints {
+		all = append(all, e.Name)
+		if e.AsDefault {
+			def = append(def, e.Name)
+		}
+	}
+	if len(def) == 0 {
+		def = all
+	}
+	slices.Sort(def)
+	return slices.Compact(def)
+}
+
+func appendSorted(s []string, v string) []string {
+	i, found := slices.BinarySearch(s, v)
+	if found {
+		return s
+	}
+	return slices.Insert(s, i, v)
+}

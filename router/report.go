@@ -1,0 +1,106 @@
+package router
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Statuses of routers, services and middlewares in a Report, as in
+// Traefik's API (pkg/config/runtime).
+const (
+	// StatusEnabled: in use, no problems.
+	StatusEnabled = "enabled"
+	// StatusWarning: in use, with the non-critical problems in Errors (an
+	// unknown entrypoint next to a known one, a v2 leftover in a v3 rule).
+	StatusWarning = "warning"
+	// StatusDisabled: not routed; Errors says why.
+	StatusDisabled = "disabled"
+)
+
+// Report is the status of every object of one generation. Routers are
+// keyed by qualified name ("web@docker"); every service and middleware of
+// the merged configuration appears, used or not.
+type Report struct {
+	Routers     map[string]*RouterStatus `json:"routers"`
+	Services    map[string]*ObjectStatus `json:"services"`
+	Middlewares map[string]*ObjectStatus `json:"middlewares"`
+	// TLS lists problems with certificates, options and stores returned by
+	// the builder's BuildTLS; each disables only what it names.
+	TLS []string `json:"tls,omitempty"`
+}
+
+// RouterStatus is the status of one router.
+type RouterStatus struct {
+	Status string   `json:"status"` // StatusEnabled, StatusWarning or StatusDisabled
+	Errors []string `json:"errors,omitempty"`
+	// EntryPoints are the entrypoints as configured (empty: the defaults).
+	EntryPoints []string `json:"entryPoints,omitempty"`
+	// Priority is the effective priority: the configured one, or len(rule)
+	// in bytes when that is 0.
+	Priority int `json:"priority"`
+	// Using lists the known entrypoints the router is attached to, sorted.
+	Using []string `json:"using,omitempty"`
+}
+
+// ObjectStatus is the status of one service or middleware.
+type ObjectStatus struct {
+	Status string   `json:"status"`
+	Errors []string `json:"errors,omitempty"`
+	// UsedBy lists the qualified names of the routers that refer to the
+	// object directly, sorted.
+	UsedBy []string `json:"usedBy,omitempty"`
+}
+
+func newReport() *Report {
+	return &Report{Routers: map[string]*RouterStatus{}, Services: map[string]*ObjectStatus{}, Middlewares: map[string]*ObjectStatus{}}
+}
+
+// Problems lists every error and warning in the report, one line each,
+// naming the object: `router site@docker: rule: offset 0: Host: expected
+// 1 argument, got 2`. Sorted; empty when everything is enabled.
+func (r *Report) Problems() []string {
+	var out []string
+	add := func(kind string, m map[string][]string) {
+		for name, errs := range m {
+			for _, e := range errs {
+				out = append(out, fmt.Sprintf("%s %s: %s", kind, name, e))
+			}
+		}
+	}
+	rs := map[string][]string{}
+	for n, s := range r.Routers {
+		rs[n] = s.Errors
+	}
+	add("router", rs)
+	for kind, objs := range map[string]map[string]*ObjectStatus{"service": r.Services, "middleware": r.Middlewares} {
+		m := map[string][]string{}
+		for n, s := range objs {
+			m[n] = s.Errors
+		}
+		add(kind, m)
+	}
+	for _, e := range r.TLS {
+		out = append(out, "tls: "+e)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Count returns how many routers have the given status.
+func (r *Report) Count(status string) int {
+	n := 0
+	for _, s := range r.Routers {
+		if s.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// fail marks an object disabled with err, once per distinct message.
+func (s *ObjectStatus) fail(msg string) {
+	s.Status = StatusDisabled
+	if !slices.Contains(s.Errors, msg) {
+		s.Errors = append(s.Errors, msg)
+	}
+}

@@ -1,0 +1,127 @@
+package router
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// input is what the matchers see of one request. It lives on the stack of
+// the entrypoint handler; building it allocates only when the host has
+// upper-case letters or the path has percent-escapes.
+type input struct {
+	r    *http.Request
+	host string // canonical host, see canonicalHost
+	path string // routing path, see routingPath
+}
+
+func newInput(r *http.Request) (input, error) {
+	p, err := routingPath(r)
+	if err != nil {
+		return input{}, err
+	}
+	return input{r: r, host: canonicalHost(r.Host), path: p}, nil
+}
+
+// canonicalHost returns h lower-cased, without its port and without one
+// trailing dot: "WWW.Example.COM.:8080" becomes "www.example.com", and
+// "[::1]:80" becomes "::1" (Traefik requestdecorator.GetCanonizedHost plus
+// its trailing-dot rule). It allocates only when h has upper-case letters.
+func canonicalHost(h string) string {
+	if strings.HasPrefix(h, "[") {
+		if i := strings.IndexByte(h, ']'); i > 0 {
+			h = h[1:i]
+		}
+	} else if i := strings.IndexByte(h, ':'); i >= 0 && strings.IndexByte(h[i+1:], ':') < 0 {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; 'A' <= c && c <= 'Z' {
+			return strings.ToLower(h)
+		}
+	}
+	return h
+}
+
+// errBadPath is returned for a path with a malformed percent-escape; the
+// entrypoint answers 400 (Traefik mux.go does the same).
+var errBadPath = errors.New("invalid percent-encoding in URL path")
+
+// reserved reports whether the escape %XY (hi = X, lo = Y, any case) stands
+// for an RFC 3986 §2.2 reserved character or '%', which routing keeps
+// encoded so that Path(`/a/b`) does not match /a%2Fb.
+func reserved(hi, lo byte) bool {
+	hi, lo = upper(hi), upper(lo)
+	switch hi {
+	case '2':
+		// ! $ % & ' ( ) * + , /  =  21 24 25 26 27 28 29 2A 2B 2C 2F
+		return strings.IndexByte("1456789ABCF", lo) >= 0
+	case '3':
+		// : ; = ?  =  3A 3B 3D 3F
+		return strings.IndexByte("ABDF", lo) >= 0
+	case '4':
+		return lo == '0' // @
+	case '5':
+		return lo == 'B' || lo == 'D' // [ ]
+	}
+	return false
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// routingPath returns the path the path matchers see: the escaped request
+// path with every percent-escape decoded except those of reserved
+// characters, which stay as sent ("/a%2Fb%20c" routes as "/a%2Fb c").
+// Source: Traefik pkg/muxer/http/mux.go withRoutingPath. It allocates only
+// when the path contains '%'.
+func routingPath(r *http.Request) (string, error) {
+	if r.URL == nil {
+		return "", nil
+	}
+	p := r.URL.EscapedPath()
+	if strings.IndexByte(p, '%') < 0 {
+		return p, nil
+	}
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(p) {
+			return "", errBadPath
+		}
+		hi, ok1 := unhex(p[i+1])
+		lo, ok2 := unhex(p[i+2])
+		if !ok1 || !ok2 {
+			return "", errBadPath
+		}
+		if reserved(p[i+1], p[i+2]) {
+			b.WriteString(p[i : i+3])
+		} else {
+			b.WriteByte(hi<<4 | lo)
+		}
+		i += 2
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,127 @@
+package router
+
+import (
+	"crypto/tls"
+	"net/http"
+	"sync"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// Table is one compiled generation of the routing configuration: per
+// entrypoint, the muxes for TLS and plain requests, the certificate source
+// and the status report. A Table is immutable once Compile returns and is
+// safe for concurrent use; the request path takes no lock.
+type Table struct {
+	merged   *providers.Merged
+	report   *Report
+	eps      map[string]*entryHandler
+	getCert  func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	replaced chan struct{}
+	once     sync.Once
+}
+
+// entryHandler serves one entrypoint.
+type entryHandler struct {
+	name   string
+	plain  *mux // routers without a tls block
+	secure *mux // routers with a tls block
+}
+
+var notFound = http.HandlerFunc(http.NotFound)
+
+// ServeHTTP routes r: TLS requests (r.TLS != nil) to the routers with a
+// tls block, other requests to those without one (Traefik). It answers
+// 400 for a path with a malformed percent-escape and 404 ("404 page not
+// found") when no router matches.
+func (e *entryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	in, err := newInput(r)
+	if err != nil {
+		http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
+		return
+	}
+	if rt := e.mux(r).lookup(&in); rt != nil {
+		rt.h.ServeHTTP(w, r)
+		return
+	}
+	notFound(w, r)
+}
+
+func (e *entryHandler) mux(r *http.Request) *mux {
+	if r.TLS != nil {
+		return e.secure
+	}
+	return e.plain
+}
+
+// Handler returns the handler of entryPoint: it dispatches each request to
+// the handler chain of the first matching router (see entryHandler). It is
+// never nil; for an entrypoint the Table does not know, every request gets
+// 404.
+func (t *Table) Handler(entryPoint string) http.Handler {
+	if e, ok := t.eps[entryPoint]; ok {
+		return e
+	}
+	return notFound
+}
+
+// Lookup returns the qualified name and handler chain of the router that
+// would serve r on entryPoint, or ("", nil) when none matches (or the path
+// is malformed). It is for callers that need to know the outcome before
+// serving, such as an entry handler that reports unmatched requests; it
+// does not allocate in the common case.
+func (t *Table) Lookup(entryPoint string, r *http.Request) (router string, h http.Handler) {
+	e, ok := t.eps[entryPoint]
+	if !ok {
+		return "", nil
+	}
+	in, err := newInput(r)
+	if err != nil {
+		return "", nil
+	}
+	if rt := e.mux(r).lookup(&in); rt != nil {
+		return rt.name, rt.h
+	}
+	return "", nil
+}
+
+// Certificate returns the certificate for a TLS handshake from the
+// certificate source the HandlerBuilder provided (when it implements
+// TLSBuilder). Without one it returns (nil, nil), so crypto/tls falls back
+// to tls.Config.Certificates. Use it as tls.Config.GetCertificate through
+// Active.Load, so certificates belong to the same generation as routes.
+func (t *Table) Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if t.getCert == nil {
+		return nil, nil
+	}
+	return t.getCert(hello)
+}
+
+// Version is the Merged.Version the table was compiled from ("" for the
+// initial empty table).
+func (t *Table) Version() string { return t.merged.Version }
+
+// Merged returns the configuration the table was compiled from; never nil
+// (an empty Merged for NewActive's initial table). It must not be modified.
+func (t *Table) Merged() *providers.Merged { return t.merged }
+
+// Report returns the status of every router, service and middleware of the
+// generation. It must not be modified.
+func (t *Table) Report() *Report { return t.report }
+
+// Replaced returns a channel that is closed when Active.Swap replaces this
+// table with a newer one.
+func (t *Table) Replaced() <-chan struct{} { return t.replaced }
+
+func (t *Table) markReplaced() { t.once.Do(func() { close(t.replaced) }) }
+
+// emptyTable is a table with no routes, compiled from an empty Merged.
+func emptyTable() *Table {
+	return &Table{
+		merged:   &providers.Merged{Config: &config.Configuration{}},
+		report:   newReport(),
+		eps:      map[string]*entryHandler{},
+		replaced: make(chan struct{}),
+	}
+}
