@@ -153,7 +153,7 @@ func unknownKeys(root *node, known map[*node]bool) []KeyError {
 			if p == "http" || strings.HasPrefix(p, "http.") {
 				errs = append(errs, KeyError{Key: k, Err: errors.New("unknown section: under http only routers, services, middlewares and serverstransports are read")})
 			} else {
-				errs = append(errs, KeyError{Key: k, Err: ErrIgnored})
+				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("only http, tcp, udp and tls.stores.default are read (Traefik v1 keys such as port or frontend.rule are not): %w", ErrIgnored)})
 			}
 		}
 		if !containsKnown(n, known) {

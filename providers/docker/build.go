@@ -1,0 +1,351 @@
+package docker
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/template"
+	"unicode"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/label"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// Compose labels that name a container's service (Traefik getServiceName).
+const (
+	labelComposeProject = "com.docker.compose.project"
+	labelComposeService = "com.docker.compose.service"
+)
+
+// settings are the provider options build applies, plus what the watcher
+// learned about the host for this build.
+type settings struct {
+	prefixes           []string
+	exposedByDefault   bool
+	network            string
+	defaultRule        *template.Template
+	constraints        matcher
+	allowEmptyServices bool
+	useBindPortIP      bool
+	// selfID is Gantry's own container ID or its 12-character prefix (the
+	// container's hostname); "" when Gantry does not run in a container.
+	selfID string
+	// hostIP is the address of the Docker host, for containers in network
+	// mode host (host.docker.internal, host.containers.internal, else 127.0.0.1).
+	hostIP string
+}
+
+// ruleData is the data of the defaultRule template (Traefik's model).
+type ruleData struct {
+	Name          string // the service name: compose "<service>_<project>" or the container name, normalized
+	ContainerName string
+	Labels        map[string]string
+}
+
+// piece is the configuration one container contributes, before merging.
+type piece struct {
+	container string // container name, for problems
+	sortKey   string
+	http      *config.HTTPConfiguration
+	stores    map[string]*config.TLSStore
+}
+
+// builder accumulates problems for one build.
+type builder struct {
+	s        settings
+	problems []providers.Problem
+}
+
+func (b *builder) add(sev providers.Severity, source, msg string, objects ...string) {
+	b.problems = append(b.problems, providers.Problem{
+		Provider: providerName, Source: source, Objects: objects, Message: msg, Severity: sev,
+	})
+}
+
+// build turns containers into a snapshot (Traefik's DynConfBuilder.build,
+// https://doc.traefik.io/traefik/providers/docker/): filter, decode labels,
+// add the default service and router, resolve each service's server from the
+// container's address, then merge containers by object name. It does no I/O
+// and is deterministic: containers are processed in name order.
+func build(containers []containerInfo, s settings) providers.Snapshot {
+	b := &builder{s: s}
+	self := b.selfNetworks(containers)
+	var pieces []piece
+	for _, c := range containers {
+		if p, ok := b.container(c, self); ok {
+			pieces = append(pieces, p)
+		}
+	}
+	cfg := b.merge(pieces)
+	slices.SortStableFunc(b.problems, func(x, y providers.Problem) int {
+		return cmp.Or(strings.Compare(x.Source, y.Source), strings.Compare(x.Message, y.Message))
+	})
+	return providers.Snapshot{Config: cfg, Problems: b.problems}
+}
+
+// selfNetworks returns the networks of Gantry's own container, if listed.
+func (b *builder) selfNetworks(cs []containerInfo) map[string]bool {
+	if len(b.s.selfID) < 12 {
+		return nil
+	}
+	for _, c := range cs {
+		if strings.HasPrefix(c.ID, b.s.selfID) {
+			m := map[string]bool{}
+			for _, n := range c.Networks {
+				m[n.Name] = true
+			}
+			return m
+		}
+	}
+	return nil
+}
+
+// serviceName is the container's default service and router name: the
+// compose "<service>_<project>" or the container name, normalized.
+func serviceName(c containerInfo) string {
+	name := c.Name
+	svc, okS := c.Labels[labelComposeService]
+	proj, okP := c.Labels[labelComposeProject]
+	if okS && okP {
+		name = svc + "_" + proj
+	}
+	return normalize(name)
+}
+
+// normalize replaces every run of characters that are neither letters nor
+// digits with "-" and trims them at both ends (Traefik's provider.Normalize).
+func normalize(name string) string {
+	return strings.Join(strings.FieldsFunc(name, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), "-")
+}
+
+func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool) {
+	src := "container " + c.Name
+	pk := label.ProviderKeys(c.Labels, b.s.prefixes...)
+	enable := b.s.exposedByDefault
+	if v, ok := pk["enable"]; ok {
+		e, err := strictBool(v)
+		if err != nil {
+			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "enable"), err.Error()+"; container left out")
+			return piece{}, false
+		}
+		enable = e
+	}
+	if !enable || !b.s.constraints(c.Labels) {
+		return piece{}, false
+	}
+	allowNonRunning := false
+	if v, ok := pk["docker.allownonrunning"]; ok {
+		a, err := strictBool(v)
+		if err != nil {
+			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "docker.allownonrunning"), err.Error()+"; taken as false")
+		}
+		allowNonRunning = a
+	}
+	running := c.State == "running"
+	if !running && !allowNonRunning {
+		switch c.State {
+		case "restarting", "paused":
+			b.add(providers.SeverityPending, src, fmt.Sprintf("container is %s: not routed until it runs", c.State))
+		}
+		return piece{}, false
+	}
+
+	cfg, kerrs := label.Decode(c.Labels, b.s.prefixes...)
+	broken := map[string]bool{} // objects disabled by decode errors ("service api")
+	for _, e := range kerrs {
+		sev := providers.SeverityError
+		msg := e.Err.Error()
+		if errors.Is(e.Err, label.ErrIgnored) {
+			sev = providers.SeverityWarning
+		} else if e.Object != "" {
+			msg += "; " + e.Object + " left out"
+			broken[e.Object] = true
+		}
+		var objs []string
+		if e.Object != "" {
+			objs = []string{e.Object}
+		}
+		b.add(sev, src+" label "+e.Key, msg, objs...)
+	}
+	h := cfg.HTTP
+	brokenOf := func(kind string) int {
+		n := 0
+		for o := range broken {
+			if strings.HasPrefix(o, kind+" ") {
+				n++
+			}
+		}
+		return n
+	}
+
+	// TCP and UDP labels: Gantry serves HTTP only. As in Traefik, declaring
+	// them suppresses the default HTTP router and service.
+	if len(cfg.TCP) > 0 || len(cfg.UDP) > 0 {
+		b.add(providers.SeverityWarning, src, "tcp and udp labels are not supported by Gantry; ignored")
+		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+len(broken) == 0 {
+			return piece{}, false
+		}
+	}
+
+	name := serviceName(c)
+	healthy := c.Health == "" || c.Health == "healthy"
+	if !healthy && !b.s.allowEmptyServices {
+		b.add(providers.SeverityPending, src, b.healthReason(c)+": not routed until the health check passes", objectsOf(h, name)...)
+		return piece{}, false
+	}
+	if !healthy {
+		b.add(providers.SeverityPending, src, b.healthReason(c)+": its services have no servers until the health check passes (allowEmptyServices)", objectsOf(h, name)...)
+	}
+
+	if len(h.Services) == 0 && brokenOf("service") == 0 {
+		h.Services[name] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
+	}
+	withServers := healthy && running
+	for _, sn := range slices.Sorted(maps.Keys(h.Services)) {
+		lb := h.Services[sn].LoadBalancer
+		if lb == nil {
+			continue // weighted, mirroring, failover: no servers of their own
+		}
+		if !withServers {
+			lb.Servers = nil
+			continue
+		}
+		if err := b.addServer(c, sn, lb, self); err != nil {
+			b.add(providers.SeverityError, err.source, err.msg+"; service "+sn+" left out", "service "+sn)
+			delete(h.Services, sn)
+			broken["service "+sn] = true
+		}
+	}
+	b.routers(c, h, name, brokenOf("service"), brokenOf("router"))
+
+	p := piece{container: c.Name, sortKey: name + "-" + c.ID, http: h}
+	if cfg.TLS != nil {
+		p.stores = cfg.TLS.Stores
+	}
+	return p, true
+}
+
+// objectsOf lists the routers and services a container defines or would get
+// by default, for a pending problem.
+func objectsOf(h *config.HTTPConfiguration, name string) []string {
+	var out []string
+	for _, r := range slices.Sorted(maps.Keys(h.Routers)) {
+		out = append(out, "router "+r)
+	}
+	if len(h.Routers) == 0 && len(h.Services) <= 1 {
+		out = append(out, "router "+name)
+	}
+	for _, s := range slices.Sorted(maps.Keys(h.Services)) {
+		out = append(out, "service "+s)
+	}
+	if len(h.Services) == 0 {
+		out = append(out, "service "+name)
+	}
+	return out
+}
+
+func (b *builder) healthReason(c containerInfo) string {
+	r := "health status " + c.Health
+	if c.HealthLog != "" {
+		r += " (last check: " + c.HealthLog + ")"
+	}
+	return r
+}
+
+// routers adds the default router and links routers without a service
+// (Traefik's BuildRouterConfiguration). Services and routers disabled by a
+// bad label still count: a broken declaration must not make Gantry guess.
+func (b *builder) routers(c containerInfo, h *config.HTTPConfiguration, name string, brokenServices, brokenRouters int) {
+	src := "container " + c.Name
+	nServices := len(h.Services) + brokenServices
+	if len(h.Routers) == 0 && brokenRouters == 0 {
+		if nServices > 1 {
+			b.add(providers.SeverityWarning, src, fmt.Sprintf("no router created: the container has %d services; add a router label with a service", nServices))
+		} else {
+			h.Routers[name] = &config.Router{}
+		}
+	}
+	for _, rn := range slices.Sorted(maps.Keys(h.Routers)) {
+		r := h.Routers[rn]
+		if r.Rule == "" {
+			var buf bytes.Buffer
+			data := ruleData{Name: name, ContainerName: c.Name, Labels: c.Labels}
+			if err := b.s.defaultRule.Execute(&buf, data); err != nil {
+				b.add(providers.SeverityError, src, fmt.Sprintf("router %s: default rule: %v; router left out", rn, err), "router "+rn)
+				delete(h.Routers, rn)
+				continue
+			}
+			if buf.Len() == 0 {
+				b.add(providers.SeverityError, src, fmt.Sprintf("router %s: no rule, and the default rule is empty; router left out", rn), "router "+rn)
+				delete(h.Routers, rn)
+				continue
+			}
+			r.Rule = buf.String()
+		}
+		if r.Service != "" {
+			continue
+		}
+		if nServices != 1 {
+			b.add(providers.SeverityError, src, fmt.Sprintf("router %s has no service and cannot be linked automatically: the container has %d services (%s); add a label %s.http.routers.%s.service", rn, nServices, strings.Join(slices.Sorted(maps.Keys(h.Services)), ", "), b.s.prefixes[len(b.s.prefixes)-1], rn), "router "+rn)
+			delete(h.Routers, rn)
+			continue
+		}
+		for sn := range h.Services {
+			r.Service = sn
+		}
+		if r.Service == "" {
+			// The only service was left out because of an error (already reported).
+			b.add(providers.SeverityError, src, fmt.Sprintf("router %s: its only service was left out; router left out", rn), "router "+rn)
+			delete(h.Routers, rn)
+		}
+	}
+}
+
+// keyOf returns the label key as written for a provider key such as
+// "enable", preferring the first prefix.
+func (b *builder) keyOf(c containerInfo, key string) string {
+	for _, p := range b.s.prefixes {
+		for k := range c.Labels {
+			if strings.EqualFold(k, p+"."+key) {
+				return k
+			}
+		}
+	}
+	return b.s.prefixes[0] + "." + key
+}
+
+// labelFor finds the label key as written for a service's server field
+// ("url"), for problems; it falls back to the canonical spelling.
+func (b *builder) labelFor(c containerInfo, svc, field string) string {
+	suffix := strings.ToLower(".http.services." + svc + ".loadbalancer.server." + field)
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+		if strings.HasSuffix(strings.ToLower(k), suffix) {
+			return k
+		}
+	}
+	return b.s.prefixes[0] + ".http.services." + svc + ".loadbalancer.server." + field
+}
+
+func strictBool(v string) (bool, error) {
+	switch {
+	case strings.EqualFold(v, "true"):
+		return true, nil
+	case strings.EqualFold(v, "false"):
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid boolean %q: want true or false", v)
+}
+
+// providerKey returns a provider-specific label (such as docker.network)
+// of c, read under prefixes.
+func providerKey(c containerInfo, prefixes []string, key string) (string, bool) {
+	v, ok := label.ProviderKeys(c.Labels, prefixes...)[key]
+	return v, ok
+}

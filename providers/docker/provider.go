@@ -1,0 +1,391 @@
+package docker
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/Masterminds/sprig/v3"
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-connections/sockets"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+const providerName = "docker"
+
+// Defaults of the Docker provider options (Traefik's).
+const (
+	DefaultEndpoint = "unix:///var/run/docker.sock"
+	// DefaultRule is the rule of routers without a rule label: a text/template
+	// with sprig functions and normalize, over .Name, .ContainerName and .Labels.
+	DefaultRule = "Host(`{{ normalize .Name }}`)"
+)
+
+// DefaultPrefixes are the label prefixes read when static.Docker.Prefixes is
+// empty: Gantry's own, then Traefik's.
+var DefaultPrefixes = []string{"gantry", "traefik"}
+
+// dockerAPI is the part of the Docker client the provider uses: reads only.
+type dockerAPI interface {
+	Ping(ctx context.Context) (types.Ping, error)
+	ContainerList(ctx context.Context, o container.ListOptions) ([]container.Summary, error)
+	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
+	Events(ctx context.Context, o events.ListOptions) (<-chan events.Message, <-chan error)
+	Close() error
+}
+
+// Provider watches a Docker engine. Create it with New.
+type Provider struct {
+	log       *slog.Logger
+	endpoint  string
+	watch     bool
+	base      settings
+	newClient func() (dockerAPI, error)
+}
+
+// New checks opts and returns a Provider; it does not connect (Run does).
+// Zero options take Traefik's defaults: endpoint unix:///var/run/docker.sock,
+// exposedByDefault true, watch true, defaultRule Host(`{{ normalize .Name }}`),
+// prefixes gantry and traefik. It returns an error naming the option when the
+// default rule template or the constraints expression does not parse, or
+// when the TLS files cannot be read.
+// Source: https://doc.traefik.io/traefik/providers/docker/
+func New(opts static.Docker, log *slog.Logger) (*Provider, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := settings{
+		prefixes:           opts.Prefixes,
+		exposedByDefault:   opts.ExposedByDefault == nil || *opts.ExposedByDefault,
+		network:            opts.Network,
+		allowEmptyServices: opts.AllowEmptyServices,
+		useBindPortIP:      opts.UseBindPortIP,
+	}
+	if len(s.prefixes) == 0 {
+		s.prefixes = DefaultPrefixes
+	}
+	for _, p := range s.prefixes {
+		if p == "" || strings.HasSuffix(p, ".") {
+			return nil, fmt.Errorf("docker: prefixes: %q: want a prefix without the trailing dot, such as \"gantry\"", p)
+		}
+	}
+	rule := opts.DefaultRule
+	if rule == "" {
+		rule = DefaultRule
+	}
+	tpl, err := template.New("defaultRule").Funcs(sprig.TxtFuncMap()).Funcs(template.FuncMap{"normalize": normalize}).Parse(rule)
+	if err != nil {
+		return nil, fmt.Errorf("docker: defaultRule: %w", err)
+	}
+	s.defaultRule = tpl
+	if s.constraints, err = parseConstraints(opts.Constraints); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	endpoint := opts.Endpoint
+	if endpoint == "" {
+		endpoint = DefaultEndpoint
+	}
+	clientOpts, err := clientOptions(opts, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		log:      log.With("provider", providerName),
+		endpoint: endpoint,
+		watch:    opts.Watch == nil || *opts.Watch,
+		base:     s,
+	}
+	p.newClient = func() (dockerAPI, error) { return client.NewClientWithOpts(clientOpts...) }
+	return p, nil
+}
+
+func clientOptions(opts static.Docker, endpoint string) ([]client.Opt, error) {
+	headers := map[string]string{"User-Agent": "Gantry"}
+	if opts.Username != "" || opts.Password != "" {
+		headers["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(opts.Username+":"+opts.Password))
+	}
+	co := []client.Opt{
+		client.WithHost(endpoint),
+		client.WithAPIVersionNegotiation(),
+		client.WithHTTPHeaders(headers),
+	}
+	if opts.TLS != nil {
+		tc, err := tlsConfig(opts)
+		if err != nil {
+			return nil, err
+		}
+		u, err := client.ParseHostURL(endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("docker: endpoint %q: %w", endpoint, err)
+		}
+		tr := &http.Transport{TLSClientConfig: tc}
+		if err := sockets.ConfigureTransport(tr, u.Scheme, u.Host); err != nil {
+			return nil, fmt.Errorf("docker: endpoint %q: %w", endpoint, err)
+		}
+		co = append(co, client.WithHTTPClient(&http.Client{Transport: tr}), client.WithScheme("https"))
+	}
+	if opts.HTTPClientTimeout > 0 {
+		co = append(co, client.WithTimeout(opts.HTTPClientTimeout.D()))
+	}
+	return co, nil
+}
+
+// tlsConfig builds the client TLS configuration; CA, Cert and Key are file
+// paths or inline PEM.
+func tlsConfig(opts static.Docker) (*tls.Config, error) {
+	t := opts.TLS
+	tc := &tls.Config{InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // an explicit option, as in Traefik
+	read := func(what, v string) ([]byte, error) {
+		if strings.HasPrefix(strings.TrimSpace(v), "-----BEGIN") {
+			return []byte(v), nil
+		}
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return nil, fmt.Errorf("docker: tls.%s: %w", what, err)
+		}
+		return b, nil
+	}
+	if t.CA != "" {
+		pem, err := read("ca", t.CA)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("docker: tls.ca: no certificate found")
+		}
+		tc.RootCAs = pool
+	}
+	if t.Cert != "" || t.Key != "" {
+		cert, err := read("cert", t.Cert)
+		if err != nil {
+			return nil, err
+		}
+		key, err := read("key", t.Key)
+		if err != nil {
+			return nil, err
+		}
+		pair, err := tls.X509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("docker: tls.cert and tls.key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
+}
+
+// Name returns "docker".
+func (p *Provider) Name() string { return providerName }
+
+// Run connects to the engine, publishes a snapshot of the current
+// containers, then (with watch on) re-lists on every container or network
+// event that can change routing — start, die, stop, kill, destroy, pause,
+// unpause, rename, health_status and network connect/disconnect — and
+// publishes again when the snapshot changed. Bursts coalesce: events that
+// arrive during a re-list cause one more re-list, not one each.
+//
+// It returns nil when ctx is done, and an error when the engine cannot be
+// reached or the event stream breaks (the daemon stopped or restarted);
+// the aggregator then retries with backoff while the last snapshot stays in
+// effect, so a Docker outage never publishes an empty configuration
+// (case 016). Run makes only read calls.
+func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	cli, err := p.newClient()
+	if err != nil {
+		return fmt.Errorf("docker: client for %s: %w", p.endpoint, err)
+	}
+	defer cli.Close()
+	if _, err := cli.Ping(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("docker: connect %s: %w", p.endpoint, err)
+	}
+	w := &watcher{p: p, cli: cli, s: p.base, publish: publish}
+	w.s.selfID = selfID()
+	if !p.watch {
+		if err := w.refresh(ctx); err != nil && ctx.Err() == nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	}
+	// Subscribe before listing so that no change falls between the two.
+	evCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	evs, errs := cli.Events(evCtx, events.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)),
+		filters.Arg("type", string(events.NetworkEventType)),
+	)})
+	if err := w.refresh(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	p.log.Info("connected to docker", "endpoint", p.endpoint)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errs:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("docker: event stream from %s: %w", p.endpoint, err)
+		case ev := <-evs:
+			if !relevant(ev) {
+				continue
+			}
+			// Coalesce: take every event already queued, then re-list once.
+			for drained := false; !drained; {
+				select {
+				case <-evs:
+				default:
+					drained = true
+				}
+			}
+			if err := w.refresh(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
+
+// relevant reports whether an event can change routing.
+func relevant(ev events.Message) bool {
+	a := string(ev.Action)
+	switch ev.Type {
+	case events.NetworkEventType:
+		return a == "connect" || a == "disconnect"
+	case events.ContainerEventType:
+		switch a {
+		case "start", "die", "stop", "kill", "destroy", "pause", "unpause", "rename", "restart":
+			return true
+		}
+		return strings.HasPrefix(a, "health_status")
+	}
+	return false
+}
+
+// selfID returns the hostname when it looks like a Docker container ID
+// prefix (Docker's default hostname is the 12-character short ID), else "".
+func selfID() string {
+	h, err := os.Hostname()
+	if err != nil || len(h) < 12 {
+		return ""
+	}
+	for _, r := range h {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return ""
+		}
+	}
+	return h
+}
+
+// watcher holds the state of one Run.
+type watcher struct {
+	p       *Provider
+	cli     dockerAPI
+	s       settings
+	publish func(providers.Snapshot)
+	last    []byte // JSON of the last published snapshot
+	hostOK  bool   // s.hostIP resolved
+}
+
+// refresh lists, builds and publishes when the snapshot changed.
+func (w *watcher) refresh(ctx context.Context) error {
+	start := time.Now()
+	cs, err := w.list(ctx)
+	if err != nil {
+		return err
+	}
+	snap := build(cs, w.s)
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("docker: encode snapshot: %w", err)
+	}
+	if string(b) == string(w.last) {
+		return nil
+	}
+	w.last = b
+	w.publish(snap)
+	if w.p.log.Enabled(ctx, slog.LevelDebug) {
+		w.p.log.Debug("docker snapshot published", "containers", len(cs), "routers", len(snap.Config.HTTP.Routers),
+			"services", len(snap.Config.HTTP.Services), "problems", len(snap.Problems), "took", time.Since(start))
+	}
+	return nil
+}
+
+// list inspects every container, running or not (build filters them).
+// A container that vanishes between list and inspect is skipped.
+func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
+	sum, err := w.cli.ContainerList(ctx, container.ListOptions{All: true})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list containers: %w", err)
+	}
+	out := make([]containerInfo, 0, len(sum))
+	for _, s := range sum {
+		in, err := w.cli.ContainerInspect(ctx, s.ID)
+		if err != nil {
+			if client.IsErrNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("docker: inspect container %s: %w", shortID(s.ID), err)
+		}
+		c := fromInspect(in)
+		if target, ok := strings.CutPrefix(c.NetworkMode, "container:"); ok {
+			// network_mode container:X shares X's network stack and addresses.
+			if tin, err := w.cli.ContainerInspect(ctx, target); err == nil && tin.NetworkSettings != nil {
+				c.Networks = networksOf(tin.NetworkSettings)
+			} else if err != nil && !client.IsErrNotFound(err) {
+				return nil, fmt.Errorf("docker: inspect container %s (network of %s): %w", shortID(target), c.Name, err)
+			}
+		}
+		if c.NetworkMode == "host" && !w.hostOK {
+			w.s.hostIP, w.hostOK = hostAddress(ctx), true
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// hostAddress resolves the Docker host as Traefik does for host-network
+// containers: host.docker.internal, then host.containers.internal, else
+// 127.0.0.1.
+func hostAddress(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, h := range []string{"host.docker.internal", "host.containers.internal"} {
+		if addrs, err := net.DefaultResolver.LookupHost(ctx, h); err == nil && len(addrs) > 0 {
+			return addrs[0]
+		}
+	}
+	return "127.0.0.1"
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
