@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// saver persists an applied configuration (store.DB).
+type saver interface {
+	SaveApplied(ctx context.Context, m *providers.Merged, at time.Time) error
+}
+
+// applier turns merged configurations into live routing tables
+// (design.md §2.4 step 3–6). apply is called by one goroutine at a time: at
+// boot for the stored configuration, then by the aggregator's Run.
+type applier struct {
+	log     *slog.Logger
+	pool    *dataplane.Pool
+	active  *router.Active
+	store   saver // nil: nothing is saved
+	genOpts dataplane.GenerationOptions
+	ropts   router.Options
+	// reloaded, when set, is called after each swap (metrics).
+	reloaded func(at time.Time)
+
+	gen *dataplane.Generation // the live generation; owned by apply
+}
+
+// routerOptions derives Compile's options from the static configuration.
+func routerOptions(c *static.Configuration) router.Options {
+	var o router.Options
+	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
+		o.EntryPoints = append(o.EntryPoints, router.EntryPoint{Name: name, AsDefault: c.EntryPoints[name].AsDefault})
+	}
+	if c.Core != nil {
+		o.DefaultRuleSyntax = c.Core.DefaultRuleSyntax
+	}
+	return o
+}
+
+// entryPointMiddlewares returns entryPoints.<ep>.http.middlewares per
+// entrypoint, for GenerationOptions. Names are used as written: Traefik
+// requires them qualified ("auth@file") there.
+func entryPointMiddlewares(c *static.Configuration) map[string][]string {
+	out := map[string][]string{}
+	for name, ep := range c.EntryPoints {
+		if ep.HTTP != nil && len(ep.HTTP.Middlewares) > 0 {
+			out[name] = slices.Clone(ep.HTTP.Middlewares)
+		}
+	}
+	return out
+}
+
+// apply builds a generation for m, compiles its table, swaps it in, retires
+// the previous generation, saves m when save is true, and logs one
+// "config applied" line plus one warning per problem.
+func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *router.Table {
+	start := time.Now()
+	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
+	t := router.Compile(ctx, m, gen, a.ropts)
+	a.active.Swap(t)
+	if a.gen != nil {
+		a.gen.Close()
+	}
+	a.gen = gen
+	if a.reloaded != nil {
+		a.reloaded(time.Now())
+	}
+	if save && a.store != nil {
+		if err := a.store.SaveApplied(ctx, m, time.Now()); err != nil {
+			a.log.Error("save applied configuration", "version", m.Version, "error", err)
+		}
+	}
+	rep := t.Report()
+	for _, p := range m.Problems {
+		a.log.Warn("configuration problem", "provider", p.Provider, "source", p.Source, "severity", string(p.Severity), "problem", p.Message)
+	}
+	for _, p := range rep.Problems() {
+		a.log.Warn("routing problem", "problem", p)
+	}
+	a.log.Info("config applied",
+		"version", m.Version,
+		"routers", len(rep.Routers),
+		"disabled", rep.Count(router.StatusDisabled),
+		"took", time.Since(start).Round(time.Microsecond))
+	return t
+}
+
+// close retires the live generation (at shutdown).
+func (a *applier) close() {
+	if a.gen != nil {
+		a.gen.Close()
+		a.gen = nil
+	}
+}

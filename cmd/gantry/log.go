@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// parseLevel maps Traefik's log levels to slog's: TRACE and DEBUG → Debug,
+// INFO (and "") → Info, WARN/WARNING → Warn, ERROR, FATAL and PANIC →
+// Error. Case-insensitive. Source: https://doc.traefik.io/traefik/observability/logs/
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "TRACE", "DEBUG":
+		return slog.LevelDebug, nil
+	case "", "INFO":
+		return slog.LevelInfo, nil
+	case "WARN", "WARNING":
+		return slog.LevelWarn, nil
+	case "ERROR", "FATAL", "PANIC":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown level %q (want DEBUG, INFO, WARN or ERROR)", s)
+}
+
+// newLogger builds the application logger from log: text ("common", the
+// default) or JSON, at log.level, to log.filePath (appended) or stderr.
+// The returned closer closes the file, if any.
+func newLogger(c *static.Log, stderr io.Writer) (*slog.Logger, io.Closer, error) {
+	if c == nil {
+		c = &static.Log{}
+	}
+	level, err := parseLevel(c.Level)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log.level: %w", err)
+	}
+	w := stderr
+	var closer io.Closer = io.NopCloser(nil)
+	if c.FilePath != "" {
+		f, err := os.OpenFile(c.FilePath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log.filePath: %w", err)
+		}
+		w, closer = f, f
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	if strings.EqualFold(c.Format, "json") {
+		h = slog.NewJSONHandler(w, opts)
+	} else {
+		h = slog.NewTextHandler(w, opts)
+	}
+	return slog.New(h), closer, nil
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// otherwise it comes from the module build information.
+var version = ""
+
+func main() {
+	os.Exit(realMain(context.Background(), os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+// realMain runs one command line and returns the exit code.
+func realMain(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	c, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "gantry: %v\n\n", err)
+		usage(stderr)
+		return 2
+	}
+	switch c.command {
+	case "help":
+		usage(stdout)
+		return 0
+	case "version":
+		printVersion(stdout)
+		return 0
+	case "validate":
+		return validateCmd(ctx, c, environ, stdout, stderr)
+	}
+	return runCmd(ctx, c, environ, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  gantry [run] [--configFile=FILE] [--<option>=<value>...]
+  gantry validate [--configFile=FILE] [--<option>=<value>...]
+  gantry version
+
+Options use Traefik's static configuration names, for example
+  --entryPoints.web.address=:80 --providers.file.directory=/etc/gantry
+  --providers.docker=true --api.insecure=true --log.level=DEBUG
+and can also come from GANTRY_* (or TRAEFIK_*) environment variables:
+  GANTRY_ENTRYPOINTS_WEB_ADDRESS=:80
+`)
+}
+
+// versionString returns the version set at build time, else the module
+// version, else "dev".
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "Version:      %s\nGo version:   %s\nOS/Arch:      %s/%s\n",
+		versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/store"
+)
+
+// defaultStorePath is where the last good configuration is kept when
+// store.path is not set: in the working directory.
+const defaultStorePath = "gantry.db"
+
+// shutdownMargin is added to the longest entrypoint grace period to bound
+// the whole shutdown.
+const shutdownMargin = 5 * time.Second
+
+// runCmd loads the configuration and serves until SIGTERM or SIGINT.
+func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) int {
+	l, err := loadStatic(c, environ)
+	if err != nil {
+		fmt.Fprintf(stderr, "gantry: static configuration: %v\n", err)
+		return 1
+	}
+	log, closer, err := newLogger(l.Config.Log, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "gantry: %v\n", err)
+		return 1
+	}
+	defer closer.Close()
+	for _, w := range l.Warnings {
+		log.Warn("static configuration option ignored", "warning", w)
+	}
+	log.Info("starting gantry", "version", versionString(), "configFile", l.File, "sources", l.Sources)
+	if err := serve(ctx, l.Config, log); err != nil {
+		log.Error("gantry stopped", "error", err)
+		return 1
+	}
+	log.Info("gantry stopped")
+	return 0
+}
+
+// serve wires and runs everything (design.md §2.4): store, pool, the last
+// good configuration compiled and swapped in before any provider reports,
+// the entrypoints, then the providers through the aggregator. It returns
+// nil after a graceful shutdown on SIGTERM/SIGINT (or ctx's end).
+func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	path, history := defaultStorePath, 0
+	if c.Store != nil {
+		if c.Store.Path != "" {
+			path = c.Store.Path
+		}
+		history = c.Store.History
+	}
+	db, err := store.Open(path, history, log.With("component", "store"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	pool := dataplane.NewPool(log.With("component", "pool"), dataplane.PoolOptions{ServersTransport: c.ServersTransport})
+	defer pool.Close()
+	in := newInternals(c, pool)
+	var accessLog *observe.AccessLog
+	if c.AccessLog != nil {
+		w, closeW, err := accessLogWriter(c.AccessLog)
+		if err != nil {
+			return err
+		}
+		defer closeW()
+		if accessLog, err = observe.NewAccessLog(w, c.AccessLog); err != nil {
+			return err
+		}
+	}
+	var observers []dataplane.Observer
+	if accessLog != nil {
+		observers = append(observers, accessLog)
+	}
+	if in.metrics != nil {
+		observers = append(observers, in.metrics)
+	}
+	obs := observe.Tee(observers...)
+
+	set, err := buildProviders(c, log)
+	if err != nil {
+		return err
+	}
+	active := router.NewActive()
+	app := &applier{
+		log:    log,
+		pool:   pool,
+		active: active,
+		store:  db,
+		genOpts: dataplane.GenerationOptions{
+			Log:                   log,
+			Observer:              obs,
+			Internal:              in.handlers,
+			EntryPointMiddlewares: entryPointMiddlewares(c),
+		},
+		ropts: routerOptions(c),
+	}
+	if in.metrics != nil {
+		app.reloaded = in.metrics.ConfigReloaded
+	}
+	defer app.close()
+
+	var debounce time.Duration
+	if c.Providers != nil && c.Providers.ProvidersThrottleDuration != nil {
+		debounce = c.Providers.ProvidersThrottleDuration.D()
+	}
+	agg := providers.NewAggregator(log, debounce, set.list...)
+	switch m, err := db.LastGood(ctx); {
+	case err == nil:
+		agg.Seed(m)
+		app.apply(ctx, m, false)
+		log.Info("restored the last good configuration", "version", m.Version)
+	case errors.Is(err, store.ErrNotFound):
+	default:
+		log.Warn("read the last good configuration", "error", err)
+	}
+
+	srv, err := dataplane.NewServer(log, active, c.EntryPoints, obs)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = agg.Run(runCtx, func(ctx context.Context, m *providers.Merged) { app.apply(ctx, m, true) })
+	})
+	if accessLog != nil {
+		wg.Go(func() {
+			if err := accessLog.Run(runCtx); err != nil {
+				log.Error("access log stopped", "error", err)
+			}
+		})
+	}
+
+wait:
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				log.Info("SIGHUP: reloading file configuration")
+				for _, r := range set.reloads {
+					r()
+				}
+				continue
+			}
+			log.Info("shutting down", "signal", s.String())
+			break wait
+		case <-ctx.Done():
+			log.Info("shutting down", "reason", context.Cause(ctx))
+			break wait
+		}
+	}
+	if in.ping != nil {
+		in.ping.terminating.Store(true)
+	}
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(c)+shutdownMargin)
+	defer scancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown did not finish in time", "error", err)
+	}
+	cancel()
+	wg.Wait()
+	return nil
+}
+
+// maxGrace returns the longest requestAcceptGraceTimeout + graceTimeOut of
+// all entrypoints (graceTimeOut defaults to 10s).
+func maxGrace(c *static.Configuration) time.Duration {
+	const defaultGrace = 10 * time.Second
+	longest := defaultGrace
+	for _, ep := range c.EntryPoints {
+		g := defaultGrace
+		var accept time.Duration
+		if ep.Transport != nil && ep.Transport.LifeCycle != nil {
+			if lc := ep.Transport.LifeCycle; lc.GraceTimeOut > 0 {
+				g = lc.GraceTimeOut.D()
+			}
+			accept = ep.Transport.LifeCycle.RequestAcceptGraceTimeout.D()
+		}
+		longest = max(longest, g+accept)
+	}
+	return longest
+}
+
+// accessLogWriter opens accessLog.filePath for appending, or returns stdout.
+func accessLogWriter(c *static.AccessLog) (io.Writer, func(), error) {
+	if c.FilePath == "" {
+		return os.Stdout, func() {}, nil
+	}
+	f, err := os.OpenFile(c.FilePath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("accessLog.filePath: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}

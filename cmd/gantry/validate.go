@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+
+	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/builtin"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// validateCmd checks the static configuration and the dynamic
+// configuration of the file provider the way run would apply it (merge,
+// Validate, rule parsing, references, handler building), prints every
+// problem as "error: …" or "warning: …" with its source, and returns 1 when
+// there is an error, else 0.
+func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stderr io.Writer) int {
+	l, err := loadStatic(c, environ)
+	if err != nil {
+		fmt.Fprintf(stdout, "error: static configuration: %v\n", err)
+		fmt.Fprintln(stdout, "invalid: 1 error")
+		return 1
+	}
+	var errs, warns []string
+	warns = append(warns, l.Warnings...)
+	where := "flags and environment"
+	if l.File != "" {
+		where = l.File
+	}
+	fmt.Fprintf(stdout, "static configuration: %s\n", where)
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	set, err := buildProviders(l.Config, log)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	snaps := map[string]providers.Snapshot{builtin.Name: {Config: builtin.Build(l.Config)}}
+	if set != nil {
+		fileSnaps, ferrs := fileSnapshots(ctx, l.Config, log)
+		errs = append(errs, ferrs...)
+		for name, s := range fileSnaps {
+			snaps[name] = s
+			fmt.Fprintf(stdout, "dynamic configuration: provider %s\n", name)
+		}
+	}
+	m, err := providers.Merge(snaps)
+	if err != nil {
+		errs = append(errs, fmt.Sprintf("merge: %v", err))
+	} else {
+		for _, p := range m.Problems {
+			if p.Severity == providers.SeverityError {
+				errs = append(errs, p.String())
+			} else {
+				warns = append(warns, p.String())
+			}
+		}
+		pool := dataplane.NewPool(log, dataplane.PoolOptions{ServersTransport: l.Config.ServersTransport})
+		gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{
+			Log:                   log,
+			Internal:              internalHandlers(l.Config, nil),
+			EntryPointMiddlewares: entryPointMiddlewares(l.Config),
+		})
+		t := router.Compile(ctx, m, gen, routerOptions(l.Config))
+		gen.Close()
+		pool.Close()
+		e, w := splitReport(t.Report())
+		errs = append(errs, e...)
+		warns = append(warns, w...)
+		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", len(t.Report().Routers), t.Report().Count(router.StatusDisabled))
+	}
+	for _, w := range warns {
+		fmt.Fprintln(stdout, "warning:", w)
+	}
+	for _, e := range errs {
+		fmt.Fprintln(stdout, "error:", e)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(stdout, "invalid: %d errors, %d warnings\n", len(errs), len(warns))
+		return 1
+	}
+	fmt.Fprintf(stdout, "valid: %d warnings\n", len(warns))
+	return 0
+}
+
+// splitReport returns the problems of disabled objects (and TLS problems)
+// as errors and those of objects still in use as warnings.
+func splitReport(r *router.Report) (errs, warns []string) {
+	add := func(kind, name, status string, msgs []string) {
+		for _, m := range msgs {
+			line := fmt.Sprintf("%s %s: %s", kind, name, m)
+			if status == router.StatusDisabled {
+				errs = append(errs, line)
+			} else {
+				warns = append(warns, line)
+			}
+		}
+	}
+	for name, s := range r.Routers {
+		add("router", name, s.Status, s.Errors)
+	}
+	for name, s := range r.Services {
+		add("service", name, s.Status, s.Errors)
+	}
+	for name, s := range r.Middlewares {
+		add("middleware", name, s.Status, s.Errors)
+	}
+	for _, e := range r.TLS {
+		errs = append(errs, "tls: "+e)
+	}
+	slices.Sort(errs)
+	slices.Sort(warns)
+	return errs, warns
+}
