@@ -30,12 +30,14 @@ type target struct {
 	log     *slog.Logger
 }
 
-// available reports whether the target may take traffic now.
+// available reports whether the target may take traffic now: its active
+// check (if any) passes and, when the service has a passiveHealthCheck,
+// passive health has not taken the server out.
 func (t *target) available() bool {
 	if t.check != nil && !t.check.up.Load() {
 		return false
 	}
-	return t.backend.passiveUp(nowNano)
+	return t.passive == nil || t.backend.passiveUp(nowNano)
 }
 
 func nowNano() int64 { return time.Now().UnixNano() }
@@ -87,14 +89,16 @@ func newProxy(u *url.URL, o proxyOptions) *httputil.ReverseProxy {
 //     servers compare names case-sensitively (case 029).
 func rewrite(pr *httputil.ProxyRequest, dst *url.URL, passHost, preservePath bool) {
 	in, out := pr.In, pr.Out
+	// ReverseProxy drops query parameters containing ';' before Rewrite;
+	// Traefik forwards them with ';' read as '&'.
+	if strings.IndexByte(in.URL.RawQuery, ';') >= 0 {
+		out.URL.RawQuery = strings.ReplaceAll(in.URL.RawQuery, ";", "&")
+	}
 	if preservePath {
 		pr.SetURL(dst)
 	} else {
 		out.URL.Scheme = dst.Scheme
 		out.URL.Host = dst.Host
-	}
-	if strings.IndexByte(out.URL.RawQuery, ';') >= 0 {
-		out.URL.RawQuery = strings.ReplaceAll(out.URL.RawQuery, ";", "&")
 	}
 	if passHost {
 		out.Host = in.Host

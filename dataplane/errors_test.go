@@ -1,0 +1,227 @@
+package dataplane
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// recorder is an Observer that keeps every event.
+type recorder struct {
+	mu     sync.Mutex
+	events []RequestEvent
+	conns  map[string]int
+}
+
+func (r *recorder) Request(ev *RequestEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := *ev
+	e.Header, e.ResponseHeader = nil, nil
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) Conn(ep, proto string, d int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conns == nil {
+		r.conns = map[string]int{}
+	}
+	r.conns[ep+"/"+proto] += d
+}
+
+func (r *recorder) find(pred func(RequestEvent) bool) (RequestEvent, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if pred(e) {
+			return e, true
+		}
+	}
+	return RequestEvent{}, false
+}
+
+// Status mapping (case 032 and the issue): no route 404, no available
+// server 503 "no available server", refused 502, response-header timeout
+// 504, client gone 499 (observed, not sent).
+func TestErrorStatuses(t *testing.T) {
+	release := make(chan struct{})
+	hang := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer close(release)
+	obs := &recorder{}
+	h := newHarness(t, nil, obs)
+	defer closeIdle()
+	dead := deadAddr(t)
+	h.apply(fmt.Sprintf(`
+http:
+  routers:
+    empty@file: {rule: "Host(`+"`empty.test`"+`)", service: empty@file}
+    dead@file: {rule: "Host(`+"`dead.test`"+`)", service: dead@file}
+    slow@file: {rule: "Host(`+"`slow.test`"+`)", service: slow@file}
+    gone@file: {rule: "Host(`+"`gone.test`"+`)", service: gone@file}
+  services:
+    empty@file: {loadBalancer: {servers: []}}
+    dead@file: {loadBalancer: {servers: [{url: "http://%s"}]}}
+    slow@file: {loadBalancer: {serversTransport: fast@file, servers: [{url: %q}]}}
+    gone@file: {loadBalancer: {servers: [{url: %q}]}}
+  serversTransports:
+    fast@file: {forwardingTimeouts: {responseHeaderTimeout: 200ms}}
+`, dead, hang.URL, hang.URL), GenerationOptions{})
+	tests := []struct {
+		host   string
+		status int
+		body   string
+	}{
+		{"nothing.test", 404, "404 page not found"},
+		{"empty.test", 503, "no available server"},
+		{"dead.test", 502, "Bad Gateway"},
+		{"slow.test", 504, "Gateway Timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			code, body := h.get("web", tt.host, "/")
+			if code != tt.status || strings.TrimSpace(body) != tt.body {
+				t.Errorf("got %d %q, want %d %q", code, body, tt.status, tt.body)
+			}
+		})
+	}
+	t.Run("client gone is 499", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h.addr("web")+"/", nil)
+		req.Host = "gone.test"
+		done := make(chan error, 1)
+		go func() {
+			resp, err := plainClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		eventually(t, "request to reach the backend", func() bool { return inflightOf(h, hang.URL) > 0 })
+		cancel()
+		<-done
+		eventually(t, "a 499 event", func() bool {
+			_, ok := obs.find(func(e RequestEvent) bool { return e.Host == "gone.test" && e.Status == StatusClientClosedRequest })
+			return ok
+		})
+	})
+	ev, ok := obs.find(func(e RequestEvent) bool { return e.Host == "nothing.test" })
+	if !ok || ev.Status != 404 || ev.Router != "" || ev.EntryPoint != "web" {
+		t.Errorf("unmatched request event = %+v (found %v), want status 404, no router, entrypoint web", ev, ok)
+	}
+	ev, ok = obs.find(func(e RequestEvent) bool { return e.Host == "dead.test" })
+	if !ok || ev.Status != 502 || ev.Router != "dead@file" || ev.Service != "dead@file" || ev.Upstream != "http://"+dead {
+		t.Errorf("dead.test event = %+v, want 502 from router dead@file upstream http://%s", ev, dead)
+	}
+}
+
+func inflightOf(h *harness, url string) int64 {
+	for _, s := range h.pool.Status() {
+		if s.URL == url {
+			return s.InFlight
+		}
+	}
+	return 0
+}
+
+func echoHandlerServer(t testing.TB, hf http.Handler) *httptestServer {
+	t.Helper()
+	s := newTestServer(hf)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// RFC 9112 §6.1: a request with both Content-Length and Transfer-Encoding
+// gets its connection closed after the response.
+func TestContentLengthAndTransferEncodingCloses(t *testing.T) {
+	be := echoBackend(t, "b")
+	h := newHarness(t, nil, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	c, err := net.Dial("tcp", h.addr("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("got %d, Close=%v (Connection %q); want 200 and Connection: close", resp.StatusCode, resp.Close, resp.Header.Get("Connection"))
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("connection still open after CL+TE request: read %v, %v", n, err)
+	}
+}
+
+// reliability.md §3.1 v32: an h2c upgrade is not forwarded; the request is
+// served as plain HTTP/1.1.
+func TestH2CUpgradeRefused(t *testing.T) {
+	be := echoBackend(t, "b")
+	h := newHarness(t, nil, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	body := rawGet(t, "127.0.0.1", h.addr("web"), "a", map[string]string{"Upgrade": "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA", "Connection": "Upgrade, HTTP2-Settings"})
+	for _, k := range []string{"Upgrade", "Http2-Settings", "Connection"} {
+		if echoHas(body, k) {
+			t.Errorf("backend got %s: %q, want it stripped", k, echoHeader(body, k))
+		}
+	}
+}
+
+// The entrypoint header limit (default 64 KiB, far below Go's 1 MiB)
+// answers 431.
+func TestMaxHeaderBytes(t *testing.T) {
+	be := echoBackend(t, "b")
+	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	for _, tt := range []struct {
+		size   int
+		status int
+	}{{32 << 10, 200}, {100 << 10, 431}} {
+		c, err := net.Dial("tcp", h.addr("web"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: a\r\nX-Big: %s\r\nConnection: close\r\n\r\n", strings.Repeat("a", tt.size))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		c.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%d-byte header: got %d, want %d", tt.size, resp.StatusCode, tt.status)
+		}
+	}
+}

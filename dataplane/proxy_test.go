@@ -1,0 +1,236 @@
+package dataplane
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// echoBackend answers with the request line, Host and headers, one a line,
+// like traefik/whoami.
+func echoBackend(t testing.TB, name string) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "Name: %s\n%s %s %s\nHost: %s\n", name, r.Method, r.RequestURI, r.Proto, r.Host)
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				fmt.Fprintf(w, "%s: %s\n", k, v)
+			}
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// echoHeader returns the value of header k in an echoBackend body ("" if absent).
+func echoHeader(body, k string) string {
+	for _, l := range strings.Split(body, "\n") {
+		if name, v, ok := strings.Cut(l, ": "); ok && name == k {
+			return v
+		}
+	}
+	return ""
+}
+
+func echoHas(body, k string) bool {
+	for _, l := range strings.Split(body, "\n") {
+		if name, _, ok := strings.Cut(l, ": "); ok && name == k {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRouteByHostAndPath(t *testing.T) {
+	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers:
+    a@file: {rule: "Host(`+"`a.test`"+`)", service: a@file}
+    b@file: {rule: "Host(`+"`a.test`"+`) && PathPrefix(`+"`/b`"+`)", service: b@file}
+  services:
+    a@file: {loadBalancer: {servers: [{url: %q}]}}
+    b@file: {loadBalancer: {servers: [{url: %q}]}}
+`, a.URL, b.URL), GenerationOptions{})
+	tests := []struct {
+		name, host, path, want string
+		status                 int
+	}{
+		{"host", "a.test", "/x", "Name: a", 200},
+		{"host and path", "a.test", "/b/c", "Name: b", 200},
+		{"no route", "other.test", "/", "404 page not found", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := h.get("web", tt.host, tt.path)
+			if code != tt.status || !strings.Contains(body, tt.want) {
+				t.Errorf("got %d %q, want %d containing %q", code, body, tt.status, tt.want)
+			}
+		})
+	}
+}
+
+// Case 034: the path of a server URL is ignored unless preservePath is set;
+// then it is joined with exactly one slash. Semicolons in the query become
+// '&' (Traefik).
+func TestServerURLPath(t *testing.T) {
+	be := echoBackend(t, "s")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers:
+    plain@file: {rule: "PathPrefix(`+"`/test`"+`)", service: plain@file}
+    keep@file: {rule: "PathPrefix(`+"`/keep`"+`)", service: keep@file}
+    keep2@file: {rule: "PathPrefix(`+"`/two`"+`)", service: keep2@file}
+  services:
+    plain@file: {loadBalancer: {servers: [{url: "%[1]s/path1/"}, {url: "%[1]s/path2"}]}}
+    keep@file: {loadBalancer: {servers: [{url: "%[1]s/path1/", preservePath: true}]}}
+    keep2@file: {loadBalancer: {servers: [{url: "%[1]s/path2", preservePath: true}]}}
+`, be.URL), GenerationOptions{})
+	tests := []struct{ path, want string }{
+		{"/test/x?y=1", "GET /test/x?y=1 HTTP/1.1"},
+		{"/test/x?y=1", "GET /test/x?y=1 HTTP/1.1"}, // second server, same path
+		{"/keep/x?y=1", "GET /path1/keep/x?y=1 HTTP/1.1"},
+		{"/two/x?y=1", "GET /path2/two/x?y=1 HTTP/1.1"},
+		{"/test/a%2Fb", "GET /test/a%2Fb HTTP/1.1"},
+		{"/test/q?a=1;b=2", "GET /test/q?a=1&b=2 HTTP/1.1"},
+	}
+	for _, tt := range tests {
+		_, body := h.get("web", "x.test", tt.path)
+		if !strings.Contains(body, tt.want+"\n") {
+			t.Errorf("GET %s: backend saw %q, want request line %q", tt.path, firstLines(body, 2), tt.want)
+		}
+	}
+}
+
+func firstLines(s string, n int) string {
+	ls := strings.SplitN(s, "\n", n+1)
+	return strings.Join(ls[:min(n, len(ls))], " | ")
+}
+
+// Case 026: forwarded headers are regenerated from the connection unless
+// the peer is in trustedIPs (or insecure is set); when trusted, they are
+// kept and the peer is appended to X-Forwarded-For.
+func TestForwardedHeaders(t *testing.T) {
+	be := echoBackend(t, "echo")
+	const nginx, attacker = "127.0.0.31", "127.0.0.9"
+	cfg := fmt.Sprintf(`
+http:
+  routers:
+    shop@file: {rule: "Host(`+"`shop.example.com`"+`)", service: shop@file}
+    nohost@file: {rule: "Host(`+"`nohost.example.com`"+`)", service: nohost@file}
+  services:
+    shop@file: {loadBalancer: {servers: [{url: %[1]q}]}}
+    nohost@file: {loadBalancer: {passHostHeader: false, servers: [{url: %[1]q}]}}
+`, be.URL)
+	fromNginx := map[string]string{
+		"X-Forwarded-For":   "203.0.113.7",
+		"X-Forwarded-Proto": "https",
+		"X-Forwarded-Host":  "shop.example.com",
+		"X-Real-Ip":         "203.0.113.7",
+	}
+	fromAttacker := map[string]string{"X-Forwarded-For": "203.0.113.250", "X-Forwarded-Proto": "https", "X_Forwarded_For": "6.6.6.6"}
+	type want map[string]string // "" means absent
+	tests := []struct {
+		name   string
+		fh     *static.ForwardedHeaders
+		peer   string
+		sent   map[string]string
+		expect want
+	}{
+		{"C1 nginx untrusted", nil, nginx, fromNginx, want{
+			"X-Forwarded-For": nginx, "X-Real-Ip": nginx, "X-Forwarded-Proto": "http",
+			"X-Forwarded-Port": "80", "X-Forwarded-Host": "shop.example.com", "X-Forwarded-Server": "gantry-test",
+		}},
+		{"C2 nginx trusted", &static.ForwardedHeaders{TrustedIPs: []string{nginx + "/32"}}, nginx, fromNginx, want{
+			"X-Forwarded-For": "203.0.113.7, " + nginx, "X-Real-Ip": "203.0.113.7", "X-Forwarded-Proto": "https",
+			"X-Forwarded-Host": "shop.example.com", "X-Forwarded-Port": "443",
+		}},
+		{"C2 attacker untrusted", &static.ForwardedHeaders{TrustedIPs: []string{nginx}}, attacker, fromAttacker, want{
+			"X-Forwarded-For": attacker, "X-Forwarded-Proto": "http", "X_forwarded_for": "",
+		}},
+		{"C3 insecure trusts all", &static.ForwardedHeaders{Insecure: true}, attacker, fromAttacker, want{
+			"X-Forwarded-For": "203.0.113.250, " + attacker, "X-Forwarded-Proto": "https", "X_forwarded_for": "",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", ForwardedHeaders: tt.fh}}, nil)
+			h.apply(cfg, GenerationOptions{})
+			body := rawGet(t, tt.peer, h.addr("web"), "shop.example.com", tt.sent)
+			for k, v := range tt.expect {
+				if v == "" {
+					if echoHas(body, k) {
+						t.Errorf("backend got %s: %q, want it removed", k, echoHeader(body, k))
+					}
+					continue
+				}
+				if got := echoHeader(body, k); got != v {
+					t.Errorf("backend got %s: %q, want %q", k, got, v)
+				}
+			}
+			if got := echoHeader(body, "Host"); got != "shop.example.com" {
+				t.Errorf("backend got Host %q, want the client's (passHostHeader default true)", got)
+			}
+		})
+	}
+	t.Run("passHostHeader false", func(t *testing.T) {
+		h := newHarness(t, nil, nil)
+		h.apply(cfg, GenerationOptions{})
+		body := rawGet(t, "127.0.0.1", h.addr("web"), "nohost.example.com", nil)
+		if got, want := echoHeader(body, "Host"), strings.TrimPrefix(be.URL, "http://"); got != want {
+			t.Errorf("backend got Host %q, want %q", got, want)
+		}
+	})
+	t.Run("Connection cannot strip forwarding headers", func(t *testing.T) {
+		h := newHarness(t, nil, nil)
+		h.apply(cfg, GenerationOptions{})
+		body := rawGet(t, "127.0.0.1", h.addr("web"), "shop.example.com", map[string]string{"Connection": "X-Forwarded-For, X-Real-Ip, X-Forwarded-Proto"})
+		for _, k := range []string{"X-Forwarded-For", "X-Real-Ip", "X-Forwarded-Proto"} {
+			if echoHeader(body, k) == "" {
+				t.Errorf("backend did not get %s; a client's Connection header removed it", k)
+			}
+		}
+	})
+}
+
+// rawGet sends one HTTP/1.1 GET from source IP peer (any 127/8 address on
+// Linux loopback) and returns the response body.
+func rawGet(t testing.TB, peer, addr, host string, hdr map[string]string) string {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(peer)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial from %s: %v", peer, err)
+	}
+	defer c.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "GET / HTTP/1.1\r\nHost: %s\r\n", host)
+	for k, v := range hdr {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("Connection: close\r\n\r\n")
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	return string(body)
+}
