@@ -44,11 +44,11 @@ func (n *normalizer) normalize(v any, t reflect.Type, path string) (any, bool) {
 	if v == nil {
 		return nil, false
 	}
-	if t.Kind() != reflect.Pointer && (reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)) {
-		return n.custom(v, t, path)
-	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if pt := reflect.PointerTo(t); pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler) {
+		return n.custom(v, t, path)
 	}
 	switch t.Kind() {
 	case reflect.Struct:

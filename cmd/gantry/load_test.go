@@ -1,0 +1,315 @@
+package main
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustParse(t *testing.T, args ...string) cliArgs {
+	t.Helper()
+	c, err := parseArgs(args)
+	if err != nil {
+		t.Fatalf("parseArgs(%q): %v", args, err)
+	}
+	return c
+}
+
+// load runs loadStatic without the default file search (a traefik.yml in
+// /etc/traefik on the test machine must not change the results).
+func load(t *testing.T, args []string, env ...string) *loaded {
+	t.Helper()
+	saved := defaultConfigFiles
+	defaultConfigFiles = nil
+	t.Cleanup(func() { defaultConfigFiles = saved })
+	l, err := loadStatic(mustParse(t, args...), env)
+	if err != nil {
+		t.Fatalf("loadStatic: %v", err)
+	}
+	return l
+}
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		command string
+		file    string
+		flags   []flagPair
+		wantErr bool
+	}{
+		{"default run", nil, "run", "", nil, false},
+		{"validate with file", []string{"validate", "--configFile=/x.yml"}, "validate", "/x.yml", nil, false},
+		{"configfile separate value any case", []string{"--configfile", "/y.toml"}, "run", "/y.toml", nil, false},
+		{"version", []string{"version"}, "version", "", nil, false},
+		{"bool section and value flags", []string{"--api.insecure", "--entryPoints.web.address", ":80", "--providers.docker"}, "run", "",
+			[]flagPair{{"api.insecure", "true"}, {"entryPoints.web.address", ":80"}, {"providers.docker", "true"}}, false},
+		{"single dash", []string{"-log.level=DEBUG"}, "run", "", []flagPair{{"log.level", "DEBUG"}}, false},
+		{"unknown subcommand", []string{"serve"}, "", "", nil, true},
+		{"two subcommands", []string{"run", "validate"}, "", "", nil, true},
+		{"configFile without value", []string{"--configFile"}, "", "", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseArgs(tt.args)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if c.command != tt.command || c.configFile != tt.file || !slices.Equal(c.flags, tt.flags) {
+				t.Errorf("got %+v, want command %q file %q flags %v", c, tt.command, tt.file, tt.flags)
+			}
+		})
+	}
+}
+
+// The flags seen in real compose files (Traefik's quick start and docs).
+func TestComposeFlags(t *testing.T) {
+	l := load(t, []string{
+		"--api.insecure=true",
+		"--providers.docker=true",
+		"--providers.docker.exposedbydefault=false",
+		"--entrypoints.web.address=:80",
+		"--entryPoints.websecure.address=:443",
+		"--entrypoints.web.http.redirections.entrypoint.to=websecure",
+		"--entrypoints.web.http.redirections.entrypoint.scheme=https",
+		"--entrypoints.websecure.forwardedheaders.trustedips=127.0.0.1/32,10.0.0.0/8",
+		"--entrypoints.websecure.transport.lifecycle.gracetimeout=42s",
+		"--providers.file.directory=/etc/gantry",
+		"--log.level=DEBUG",
+		"--accesslog=true",
+		"--metrics.prometheus=true",
+	})
+	c := l.Config
+	if len(l.Warnings) != 0 {
+		t.Errorf("warnings: %v", l.Warnings)
+	}
+	if c.API == nil || !c.API.Insecure {
+		t.Error("api.insecure not set")
+	}
+	if c.Providers.Docker == nil || c.Providers.Docker.ExposedByDefault == nil || *c.Providers.Docker.ExposedByDefault {
+		t.Errorf("providers.docker: %+v", c.Providers.Docker)
+	}
+	if c.Providers.File == nil || c.Providers.File.Directory != "/etc/gantry" {
+		t.Errorf("providers.file: %+v", c.Providers.File)
+	}
+	web, ws := c.EntryPoints["web"], c.EntryPoints["websecure"]
+	if web == nil || web.Address != ":80" || ws == nil || ws.Address != ":443" {
+		t.Fatalf("entrypoints: %v", c.EntryPoints)
+	}
+	if r := web.HTTP.Redirections.EntryPoint; r.To != "websecure" || r.Scheme != "https" {
+		t.Errorf("redirection: %+v", r)
+	}
+	if got := ws.ForwardedHeaders.TrustedIPs; !slices.Equal(got, []string{"127.0.0.1/32", "10.0.0.0/8"}) {
+		t.Errorf("trustedIPs: %v", got)
+	}
+	if got := ws.Transport.LifeCycle.GraceTimeOut.D(); got != 42*time.Second {
+		t.Errorf("graceTimeOut: %v", got)
+	}
+	if c.Log.Level != "DEBUG" || c.AccessLog == nil || c.Metrics == nil || c.Metrics.Prometheus == nil {
+		t.Errorf("log %+v accessLog %+v metrics %+v", c.Log, c.AccessLog, c.Metrics)
+	}
+	if ep := c.EntryPoints["traefik"]; ep == nil || ep.Address != ":8080" {
+		t.Errorf("api.insecure and metrics need the traefik entrypoint on :8080, got %+v", ep)
+	}
+}
+
+func TestTraefikYAML(t *testing.T) {
+	l := load(t, []string{"--configFile=testdata/traefik/traefik.yml"})
+	c := l.Config
+	if c.Log.Format != "json" || c.Log.Level != "DEBUG" {
+		t.Errorf("log: %+v", c.Log)
+	}
+	rt := c.EntryPoints["websecure"].Transport.RespondingTimeouts
+	if rt.ReadTimeout.D() != 30*time.Second || rt.IdleTimeout.D() != 90*time.Second {
+		t.Errorf("respondingTimeouts: read %v idle %v", rt.ReadTimeout, rt.IdleTimeout)
+	}
+	if c.Providers.File.Directory != "/etc/traefik/dynamic" || *c.Providers.File.Watch != true {
+		t.Errorf("file provider: %+v", c.Providers.File)
+	}
+	want := []string{
+		"file testdata/traefik/traefik.yml: unknown or unsupported option certificatesResolvers.le.acme.email: ignored",
+		"file testdata/traefik/traefik.yml: unknown or unsupported option certificatesResolvers.le.acme.storage: ignored",
+	}
+	if !slices.Equal(l.Warnings, want) {
+		t.Errorf("warnings:\n got %q\nwant %q", l.Warnings, want)
+	}
+}
+
+func TestTraefikTOML(t *testing.T) {
+	l := load(t, []string{"--configFile=testdata/traefik/traefik.toml"})
+	c := l.Config
+	if c.EntryPoints["web"].Address != ":8000" || !c.EntryPoints["web"].ForwardedHeaders.Insecure {
+		t.Errorf("web: %+v", c.EntryPoints["web"])
+	}
+	if c.Providers.File.Filename != "/etc/traefik/dynamic.toml" {
+		t.Errorf("file: %+v", c.Providers.File)
+	}
+	if p := c.Metrics.Prometheus; !slices.Equal(p.Buckets, []float64{0.1, 0.3, 1.2}) || p.EntryPoint != "web" {
+		t.Errorf("prometheus: %+v", p)
+	}
+	if _, ok := c.EntryPoints["traefik"]; ok {
+		t.Error("metrics on entrypoint web must not add the traefik entrypoint")
+	}
+	if len(l.Warnings) != 0 {
+		t.Errorf("warnings: %v", l.Warnings)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	l := load(t, nil,
+		"GANTRY_ENTRYPOINTS_WEB_ADDRESS=:81",
+		"TRAEFIK_ENTRYPOINTS_WEB_ADDRESS=:82", // GANTRY_* wins
+		"TRAEFIK_ENTRYPOINTS_METRICS_ADDRESS=:9100",
+		"TRAEFIK_PROVIDERS_DOCKER=true",
+		"TRAEFIK_PROVIDERS_DOCKER_EXPOSEDBYDEFAULT=false",
+		"GANTRY_LOG_LEVEL=warn",
+		"GANTRY_NOSUCH_THING=1",
+		"HOME=/root",
+	)
+	c := l.Config
+	if c.EntryPoints["web"].Address != ":81" || c.EntryPoints["metrics"].Address != ":9100" {
+		t.Errorf("entrypoints: web %+v metrics %+v", c.EntryPoints["web"], c.EntryPoints["metrics"])
+	}
+	if c.Providers.Docker == nil || *c.Providers.Docker.ExposedByDefault {
+		t.Errorf("docker: %+v", c.Providers.Docker)
+	}
+	if c.Log.Level != "warn" {
+		t.Errorf("log level %q", c.Log.Level)
+	}
+	want := []string{"environment GANTRY_*: unknown or unsupported option nosuch.thing: ignored"}
+	if !slices.Equal(l.Warnings, want) {
+		t.Errorf("warnings: got %q, want %q", l.Warnings, want)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	l := load(t, []string{"--configFile=testdata/traefik/traefik.toml", "--entrypoints.web.address=:83"},
+		"GANTRY_ENTRYPOINTS_WEB_ADDRESS=:84", "GANTRY_LOG_LEVEL=ERROR")
+	if got := l.Config.EntryPoints["web"].Address; got != ":83" {
+		t.Errorf("flags must win: address %q", got)
+	}
+	if got := l.Config.Log.Level; got != "ERROR" {
+		t.Errorf("environment must win over the file: level %q", got)
+	}
+	if !l.Config.EntryPoints["web"].ForwardedHeaders.Insecure {
+		t.Error("file options not overridden must stay")
+	}
+	if want := []string{"file testdata/traefik/traefik.toml", "environment GANTRY_*", "flags"}; !slices.Equal(l.Sources, want) {
+		t.Errorf("sources %q, want %q", l.Sources, want)
+	}
+}
+
+func TestDefaultFileSearch(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	saved := defaultConfigFiles
+	defaultConfigFiles = []string{"gantry.yml", "traefik.yml"}
+	t.Cleanup(func() { defaultConfigFiles = saved })
+	writeFile(t, "traefik.yml", "entryPoints:\n  web:\n    address: :85\n")
+	l, err := loadStatic(cliArgs{command: "run"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.File != "traefik.yml" || l.Config.EntryPoints["web"].Address != ":85" {
+		t.Errorf("file %q entrypoints %v", l.File, l.Config.EntryPoints)
+	}
+}
+
+func TestDefaultEntryPoint(t *testing.T) {
+	l := load(t, nil)
+	if ep := l.Config.EntryPoints["http"]; ep == nil || ep.Address != ":80" || len(l.Config.EntryPoints) != 1 {
+		t.Errorf("with no entrypoints Traefik listens on http :80; got %v", l.Config.EntryPoints)
+	}
+}
+
+func TestStaticErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want []string // substrings of the error
+	}{
+		{"bad bool", []string{"--api.insecure=maybe"}, nil, []string{"flags: option api.insecure: want true or false", `"maybe"`}},
+		{"bad duration", []string{"--entrypoints.web.address=:80", "--entrypoints.web.transport.lifecycle.gracetimeout=soon"}, nil,
+			[]string{"option entrypoints.web.transport.lifecycle.gracetimeout", `invalid duration "soon"`}},
+		{"bad int from env", nil, []string{"GANTRY_ENTRYPOINTS_WEB_MAXHEADERBYTES=lots", "GANTRY_ENTRYPOINTS_WEB_ADDRESS=:80"},
+			[]string{"environment GANTRY_*: option entrypoints.web.maxheaderbytes: want an integer"}},
+		{"bad address", []string{"--entrypoints.web.address=80"}, nil, []string{"entryPoints.web.address \"80\""}},
+		{"udp", []string{"--entrypoints.dns.address=:53/udp"}, nil, []string{"only tcp is supported"}},
+		{"bad trusted ip", []string{"--entrypoints.web.address=:80", "--entrypoints.web.forwardedheaders.trustedips=10.0.0.0/33"}, nil,
+			[]string{"entryPoints.web.forwardedHeaders.trustedIPs[0]"}},
+		{"file provider both", []string{"--providers.file.directory=/a", "--providers.file.filename=/b.yml"}, nil, []string{"providers.file: set directory or filename, not both"}},
+		{"log level", []string{"--log.level=LOUD"}, nil, []string{"log.level", `"LOUD"`}},
+		{"redirect to nowhere", []string{"--entrypoints.web.address=:80", "--entrypoints.web.http.redirections.entrypoint.to=websecure"}, nil,
+			[]string{`no entrypoint "websecure"`}},
+		{"missing file", []string{"--configFile=/nonexistent/gantry.yml"}, nil, []string{"/nonexistent/gantry.yml"}},
+		{"several errors at once", []string{"--api.insecure=maybe", "--log.level=LOUD", "--ping=perhaps"}, nil,
+			[]string{"api.insecure", "ping"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := defaultConfigFiles
+			defaultConfigFiles = nil
+			defer func() { defaultConfigFiles = saved }()
+			_, err := loadStatic(mustParse(t, tt.args...), tt.env)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestBadFileSyntaxNamesFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	p := dir + "/gantry.yml"
+	writeFile(t, p, "entryPoints:\n  web:\n    address: \":80\"\n   bad: [\n")
+	_, err := loadStatic(cliArgs{command: "run", configFile: p}, nil)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "line") {
+		t.Errorf("got %v, want an error naming %s and the line", err, p)
+	}
+}
+
+func TestTakesValue(t *testing.T) {
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"entryPoints.web.address", true},
+		{"api.insecure", false},
+		{"providers.docker", false},
+		{"log.level", true},
+		{"entrypoints.web.forwardedheaders.trustedips", true},
+		{"no.such", false},
+	}
+	for _, tt := range tests {
+		if got := takesValue(strings.Split(tt.path, ".")); got != tt.want {
+			t.Errorf("takesValue(%s) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestParseLevel(t *testing.T) {
+	for in, want := range map[string]string{"": "INFO", "debug": "DEBUG", "TRACE": "DEBUG", "Warning": "WARN", "PANIC": "ERROR", "fatal": "ERROR"} {
+		got, err := parseLevel(in)
+		if err != nil || got.String() != want {
+			t.Errorf("parseLevel(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+func writeFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
