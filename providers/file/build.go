@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -81,6 +82,15 @@ func (b *builder) decodeFile(in input) (*config.Configuration, []providers.Probl
 		c, probs := fail(pos{}, fmt.Sprintf("read: %v", in.err))
 		return c, probs, nil
 	}
+	if prev, ok := b.good[in.path]; ok && len(bytes.TrimSpace(in.data)) == 0 && !empty(prev) {
+		// Truncated by an editor (or "> file") that has not written yet:
+		// never publish a half-saved file (case 022). Deleting the file
+		// removes its objects.
+		return withoutInvalid(prev), []providers.Problem{{
+			Provider: name, Source: in.path, Severity: providers.SeverityWarning,
+			Message: "file is empty; keeping its last good content (delete the file to remove its objects)",
+		}}, nil
+	}
 	rendered, err := render(in.path, in.data)
 	if err != nil {
 		c, probs := fail(templatePos(err), err.Error())
@@ -100,6 +110,18 @@ func (b *builder) decodeFile(in input) (*config.Configuration, []providers.Probl
 		return in.path + objectPos(rendered, f, kind, obj).String()
 	})
 	return withoutInvalid(c), probs, rendered
+}
+
+// empty reports whether c defines nothing.
+func empty(c *config.Configuration) bool {
+	e := true
+	if h := c.HTTP; h != nil {
+		e = len(h.Routers)+len(h.Services)+len(h.Middlewares)+len(h.ServersTransports) == 0
+	}
+	if t := c.TLS; t != nil {
+		e = e && len(t.Certificates)+len(t.Options)+len(t.Stores) == 0
+	}
+	return e && len(c.TCP)+len(c.UDP) == 0
 }
 
 // validate returns config.Validate's findings as Problems, with the source

@@ -207,3 +207,20 @@ func TestReadErrorKeepsLastGood(t *testing.T) {
 		t.Errorf("routers %v problems %v; want shared kept and one problem", routerNames(s), problems(s))
 	}
 }
+
+// An editor truncates before writing: the empty file in between is not
+// applied (case 022: never publish a half-saved file).
+func TestTruncatedToEmptyKeepsLastGood(t *testing.T) {
+	b := newBuilder(discard, false)
+	in := read(t, "dup1.yml")
+	b.build([]input{in})
+	s := b.build([]input{{path: in.path, data: []byte("\n")}})
+	if _, ok := s.Config.HTTP.Routers["shared"]; !ok || len(s.Problems) != 1 || s.Problems[0].Severity != providers.SeverityWarning {
+		t.Errorf("routers %v problems %v; want shared kept and one warning", routerNames(s), problems(s))
+	}
+	// A file that was empty from the start is just empty.
+	s = newBuilder(discard, false).build([]input{{path: "new.yml"}})
+	if len(s.Problems) != 0 {
+		t.Errorf("problems %v for a new empty file", problems(s))
+	}
+}

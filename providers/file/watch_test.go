@@ -429,8 +429,10 @@ func TestWatchHalfWrittenFile(t *testing.T) {
 	if _, err := f.WriteString(next[:100]); err != nil { // ends inside "[hsts@file]"
 		t.Fatal(err)
 	}
-	s := r.waitFor(t, "half-written b.yml seen", func(s providers.Snapshot) bool { return len(s.Problems) == 1 })
-	if !both("http://192.0.2.71")(s) || !strings.HasPrefix(s.Problems[0].Source, b+":") {
+	s := r.waitFor(t, "half-written b.yml seen", func(s providers.Snapshot) bool {
+		return len(s.Problems) == 1 && strings.HasPrefix(s.Problems[0].Source, b+":")
+	})
+	if !both("http://192.0.2.71")(s) {
 		t.Errorf("half-written: routers %v problems %v; want b's last good content and a problem on b.yml", routerNames(s), problems(s))
 	}
 	if _, err := f.WriteString(next[100:]); err != nil {
@@ -439,8 +441,8 @@ func TestWatchHalfWrittenFile(t *testing.T) {
 	f.Close()
 	r.waitFor(t, "completed save", func(s providers.Snapshot) bool { return both("http://192.0.2.72")(s) && len(s.Problems) == 0 })
 	for _, s := range r.all() {
-		if s.Config.HTTP.Routers["b"] != nil && len(s.Config.HTTP.Routers["b"].Middlewares) != 1 {
-			t.Errorf("a partial b.yml was published: %+v", s.Config.HTTP.Routers["b"])
+		if rb := s.Config.HTTP.Routers["b"]; rb == nil || len(rb.Middlewares) != 1 {
+			t.Errorf("a partial b.yml was published: routers %v, b = %+v", routerNames(s), rb)
 		}
 	}
 }
