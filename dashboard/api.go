@@ -1,0 +1,356 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
+)
+
+// Options configures the API. Tables is required; every other source is
+// optional and the endpoints that need a missing one answer 503 (or omit
+// that part).
+type Options struct {
+	// Log receives the API's own errors; nil discards them.
+	Log *slog.Logger
+	// Static is the static configuration: entrypoints for /api/entrypoints,
+	// providers and features for /api/overview, api.* for security.
+	Static  *static.Configuration
+	Tables  Tables
+	Health  Health
+	Sources Sources
+	History History
+	// Live feeds per-router rates to the WebSocket (nil: no stats messages).
+	Live *observe.Live
+	// UI is the dashboard's files (web.FS()); nil serves no UI.
+	UI fs.FS
+	// Version and StartDate are reported by /api/version.
+	Version   string
+	StartDate time.Time
+	// StatsInterval is how often WebSocket clients get rates; default 1s.
+	StatsInterval time.Duration
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// API serves the API, the WebSocket feed and the UI. Create it with New.
+type API struct {
+	opts    Options
+	log     *slog.Logger
+	tables  Tables
+	health  Health
+	sec     *security
+	handler http.Handler
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex // guards closed and wg.Add
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// New builds the API. It returns an error naming the option when the
+// security settings are invalid (an unreadable api.usersFile, a user line
+// that is not "name:hash", an unsupported hash).
+func New(opts Options) (*API, error) {
+	if opts.Tables == nil {
+		return nil, errors.New("dashboard: Options.Tables is required")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.StatsInterval <= 0 {
+		opts.StatsInterval = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	var apiConf *static.API
+	if opts.Static != nil {
+		apiConf = opts.Static.API
+	}
+	sec, err := newSecurity(apiConf, opts.Tables)
+	if err != nil {
+		return nil, err
+	}
+	a := &API{opts: opts, log: opts.Log, tables: opts.Tables, health: opts.Health, sec: sec}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.handler = a.routes()
+	return a, nil
+}
+
+// Handler returns the API's handler: what api@internal serves. It applies,
+// outermost first: the Host check, basic auth (when users are configured),
+// and Go's cross-origin protection for state-changing requests. Paths are
+// under api.basePath (default "/").
+func (a *API) Handler() http.Handler { return a.handler }
+
+// Close ends every open WebSocket connection and waits for their loops to
+// return. Safe to call more than once.
+func (a *API) Close() {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.cancel()
+	a.wg.Wait()
+}
+
+func (a *API) routes() http.Handler {
+	mux := http.NewServeMux()
+	get := func(p string, h http.HandlerFunc) { mux.HandleFunc("GET "+p, h) }
+	get("/api/overview", a.getOverview)
+	get("/api/rawdata", a.getRawData)
+	get("/api/version", a.getVersion)
+	get("/api/entrypoints", a.getEntryPoints)
+	get("/api/entrypoints/{name}", a.getEntryPoint)
+	get("/api/http/routers", a.getRouters)
+	get("/api/http/routers/{name}", a.getRouter)
+	get("/api/http/services", a.getServices)
+	get("/api/http/services/{name}", a.getService)
+	get("/api/http/middlewares", a.getMiddlewares)
+	get("/api/http/middlewares/{name}", a.getMiddleware)
+	get("/api/providers", a.getProviders)
+	get("/api/problems", a.getProblems)
+	get("/api/revisions", a.getRevisions)
+	get("/api/revisions/{version}", a.getRevision)
+	get("/api/revisions/{a}/diff/{b}", a.getDiff)
+	mux.HandleFunc("POST /api/simulate", a.postSimulate)
+	get("/api/ws", a.serveWS)
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not found: "+r.Method+" "+r.URL.Path)
+	})
+	if a.opts.UI != nil {
+		ui := http.StripPrefix("/dashboard/", http.FileServerFS(a.opts.UI))
+		mux.Handle("GET /dashboard/", uiHeaders(ui))
+		mux.Handle("GET /dashboard", http.RedirectHandler("dashboard/", http.StatusFound))
+		mux.Handle("GET /{$}", http.RedirectHandler("dashboard/", http.StatusFound))
+	}
+	var h http.Handler = mux
+	h = a.sec.wrap(h)
+	if bp := a.basePath(); bp != "" {
+		h = http.StripPrefix(bp, h)
+	}
+	return h
+}
+
+func (a *API) basePath() string {
+	if a.opts.Static == nil || a.opts.Static.API == nil {
+		return ""
+	}
+	return strings.TrimRight(a.opts.Static.API.BasePath, "/")
+}
+
+// uiHeaders sets a strict Content-Security-Policy on the UI: everything
+// from this origin only (the UI works offline, no CDN).
+func uiHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (a *API) getOverview(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, a.overview(a.view()))
+}
+
+// rawData is Traefik's RunTimeRepresentation for HTTP.
+type rawData struct {
+	Routers     map[string]routerItem     `json:"routers,omitempty"`
+	Middlewares map[string]middlewareItem `json:"middlewares,omitempty"`
+	Services    map[string]serviceItem    `json:"services,omitempty"`
+}
+
+func (a *API) getRawData(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	h := v.http()
+	out := rawData{Routers: map[string]routerItem{}, Middlewares: map[string]middlewareItem{}, Services: map[string]serviceItem{}}
+	for n := range h.Routers {
+		out.Routers[n], _ = v.router(n, false)
+	}
+	for n := range h.Services {
+		it, _ := v.service(n, false)
+		it.ServerDetails = nil
+		out.Services[n] = it
+	}
+	for n := range h.Middlewares {
+		out.Middlewares[n], _ = v.middleware(n, false)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *API) getVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct {
+		Version   string    `json:"Version"`
+		Codename  string    `json:"Codename"`
+		StartDate time.Time `json:"startDate"`
+	}{a.opts.Version, "gantry", a.opts.StartDate})
+}
+
+type entryPointItem struct {
+	*static.EntryPoint
+	Name string `json:"name"`
+}
+
+func (a *API) entryPoints() map[string]*static.EntryPoint {
+	if a.opts.Static == nil {
+		return nil
+	}
+	return a.opts.Static.EntryPoints
+}
+
+func (a *API) getEntryPoints(w http.ResponseWriter, r *http.Request) {
+	eps := a.entryPoints()
+	items := make([]entryPointItem, 0, len(eps))
+	for _, n := range sortedNames(eps) {
+		items = append(items, entryPointItem{EntryPoint: eps[n], Name: n})
+	}
+	page, err := paginate(w, r, items)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (a *API) getEntryPoint(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	ep, ok := a.entryPoints()[name]
+	if !ok {
+		writeError(w, http.StatusNotFound, "entry point not found: "+name)
+		return
+	}
+	writeJSON(w, http.StatusOK, entryPointItem{EntryPoint: ep, Name: name})
+}
+
+func (a *API) getRouters(w http.ResponseWriter, r *http.Request) {
+	v, c := a.view(), newCriterion(r)
+	items := []routerItem{}
+	for _, n := range sortedNames(v.http().Routers) {
+		if it, _ := v.router(n, true); c.keepRouter(it) {
+			items = append(items, it)
+		}
+	}
+	sortItems(r, items, func(it routerItem) []string {
+		return []string{it.Name, it.Rule, it.Service, it.Status, it.Provider, fmt.Sprintf("%020d", v.priority(it.Name))}
+	})
+	listResponse(w, r, items)
+}
+
+func (a *API) getRouter(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	it, ok := a.view().router(name, true)
+	if !ok {
+		writeError(w, http.StatusNotFound, "router not found: "+name)
+		return
+	}
+	writeJSON(w, http.StatusOK, it)
+}
+
+func (a *API) getServices(w http.ResponseWriter, r *http.Request) {
+	v, c := a.view(), newCriterion(r)
+	items := []serviceItem{}
+	for _, n := range sortedNames(v.http().Services) {
+		if it, _ := v.service(n, true); c.keep(it.Name, it.Status) {
+			items = append(items, it)
+		}
+	}
+	sortItems(r, items, func(it serviceItem) []string { return []string{it.Name, it.Type, it.Status, it.Provider} })
+	listResponse(w, r, items)
+}
+
+func (a *API) getService(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	it, ok := a.view().service(name, true)
+	if !ok {
+		writeError(w, http.StatusNotFound, "service not found: "+name)
+		return
+	}
+	writeJSON(w, http.StatusOK, it)
+}
+
+func (a *API) getMiddlewares(w http.ResponseWriter, r *http.Request) {
+	v, c := a.view(), newCriterion(r)
+	items := []middlewareItem{}
+	for _, n := range sortedNames(v.http().Middlewares) {
+		if it, _ := v.middleware(n, true); c.keep(it.Name, it.Status) {
+			items = append(items, it)
+		}
+	}
+	sortItems(r, items, func(it middlewareItem) []string { return []string{it.Name, it.Type, it.Status, it.Provider} })
+	listResponse(w, r, items)
+}
+
+func (a *API) getMiddleware(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	it, ok := a.view().middleware(name, true)
+	if !ok {
+		writeError(w, http.StatusNotFound, "middleware not found: "+name)
+		return
+	}
+	writeJSON(w, http.StatusOK, it)
+}
+
+func listResponse[T any](w http.ResponseWriter, r *http.Request, items []T) {
+	page, err := paginate(w, r, items)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// sortItems orders items by the sortBy query parameter (name, rule,
+// service, status, provider, type; default name) and direction
+// (asc|desc), as Traefik's API does. keys returns, in that order, the
+// sortable fields the item kind has: name first, then kind-specific ones.
+func sortItems[T any](r *http.Request, items []T, keys func(T) []string) {
+	q := r.URL.Query()
+	by := q.Get("sortBy")
+	desc := strings.EqualFold(q.Get("direction"), "desc")
+	idx := 0
+	if by != "" {
+		names := map[string][]string{
+			"router":     {"name", "rule", "service", "status", "provider", "priority"},
+			"service":    {"name", "type", "status", "provider"},
+			"middleware": {"name", "type", "status", "provider"},
+		}
+		var kind []string
+		switch any(*new(T)).(type) {
+		case routerItem:
+			kind = names["router"]
+		case serviceItem:
+			kind = names["service"]
+		default:
+			kind = names["middleware"]
+		}
+		for i, k := range kind {
+			if k == by {
+				idx = i
+			}
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		ki, kj := keys(items[i]), keys(items[j])
+		if ki[idx] == kj[idx] {
+			return ki[0] < kj[0]
+		}
+		if desc {
+			return ki[idx] > kj[idx]
+		}
+		return ki[idx] < kj[idx]
+	})
+}

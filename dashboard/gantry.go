@@ -1,0 +1,265 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/store"
+)
+
+// providerItem is one provider in /api/providers.
+type providerItem struct {
+	Name string `json:"name"`
+	providers.SourceState
+	// Problems are this provider's inputs it could not use, each naming
+	// its source (container and label key, file and line, Consul key).
+	Problems []providers.Problem `json:"problemList"`
+}
+
+func (a *API) sources(v *view) map[string]providers.SourceState {
+	if a.opts.Sources != nil {
+		return a.opts.Sources.Sources()
+	}
+	return v.merged.Sources
+}
+
+func (a *API) getProviders(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	src := a.sources(v)
+	byProvider := map[string][]providers.Problem{}
+	for _, p := range v.merged.Problems {
+		byProvider[p.Provider] = append(byProvider[p.Provider], p)
+	}
+	names := sortedNames(src)
+	for n := range byProvider {
+		if _, ok := src[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	items := make([]providerItem, 0, len(names))
+	for _, n := range names {
+		it := providerItem{Name: n, SourceState: src[n], Problems: byProvider[n]}
+		if it.Problems == nil {
+			it.Problems = []providers.Problem{}
+		}
+		if it.State == "" {
+			it.State = "unknown"
+		}
+		items = append(items, it)
+	}
+	writeJSON(w, http.StatusOK, items)
+}
+
+// problems lists every problem: the providers' (inputs skipped, each with
+// its source) followed by the objects the compiled table reports in error
+// or warning (source "router web@file" etc.), sorted within each group.
+func (a *API) problems(v *view) []providers.Problem {
+	out := append([]providers.Problem{}, v.merged.Problems...)
+	add := func(kind, name, status string, errs []string) {
+		if status == StatusEnabled || status == "" {
+			return
+		}
+		sev := providers.SeverityError
+		if status == StatusWarning {
+			sev = providers.SeverityWarning
+		}
+		msg := strings.Join(errs, "; ")
+		if msg == "" {
+			msg = status
+		}
+		out = append(out, providers.Problem{
+			Provider: providers.ProviderOf(name), Source: kind + " " + name,
+			Objects: []string{kind + " " + name}, Message: msg, Severity: sev,
+		})
+	}
+	for _, n := range sortedNames(v.status.Routers) {
+		s := v.status.Routers[n]
+		add("router", n, s.Status, s.Errors)
+	}
+	for _, n := range sortedNames(v.status.Services) {
+		s := v.status.Services[n]
+		add("service", n, s.Status, s.Errors)
+	}
+	for _, n := range sortedNames(v.status.Middlewares) {
+		s := v.status.Middlewares[n]
+		add("middleware", n, s.Status, s.Errors)
+	}
+	return out
+}
+
+func (a *API) getProblems(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, a.problems(a.view()))
+}
+
+// revisionSummary is one entry of /api/revisions (without the config body).
+type revisionSummary struct {
+	Version     string    `json:"version"`
+	At          time.Time `json:"at"`
+	Routers     int       `json:"routers"`
+	Services    int       `json:"services"`
+	Middlewares int       `json:"middlewares"`
+	Problems    int       `json:"problems"`
+	Current     bool      `json:"current"`
+}
+
+func (a *API) getRevisions(w http.ResponseWriter, r *http.Request) {
+	if a.opts.History == nil {
+		writeError(w, http.StatusServiceUnavailable, "no configuration store")
+		return
+	}
+	limit, err := intParam(r, "limit", 50)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	revs, err := a.opts.History.History(r.Context(), limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	cur := a.tables.Current().Version()
+	out := make([]revisionSummary, 0, len(revs))
+	for _, rv := range revs {
+		out = append(out, revisionSummary{
+			Version: rv.Version, At: rv.At, Routers: rv.Routers, Services: rv.Services,
+			Middlewares: rv.Middlewares, Problems: len(rv.Problems), Current: rv.Version == cur,
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *API) revision(w http.ResponseWriter, r *http.Request, version string) (*store.Revision, bool) {
+	if a.opts.History == nil {
+		writeError(w, http.StatusServiceUnavailable, "no configuration store")
+		return nil, false
+	}
+	rv, err := a.opts.History.Revision(r.Context(), version)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "revision not found: "+version)
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return nil, false
+	}
+	return rv, true
+}
+
+func (a *API) getRevision(w http.ResponseWriter, r *http.Request) {
+	if rv, ok := a.revision(w, r, r.PathValue("version")); ok {
+		writeJSON(w, http.StatusOK, rv)
+	}
+}
+
+// diffResponse is /api/revisions/{a}/diff/{b}: what changed from a to b.
+type diffResponse struct {
+	From    string        `json:"from"`
+	To      string        `json:"to"`
+	Changes store.Changes `json:"changes"`
+}
+
+func (a *API) getDiff(w http.ResponseWriter, r *http.Request) {
+	from, ok := a.revision(w, r, r.PathValue("a"))
+	if !ok {
+		return
+	}
+	to, ok := a.revision(w, r, r.PathValue("b"))
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, diffResponse{From: from.Version, To: to.Version, Changes: store.Diff(from.Config, to.Config)})
+}
+
+// SimulateRequest is the body of POST /api/simulate.
+type SimulateRequest struct {
+	Method     string            `json:"method"`  // default GET
+	URL        string            `json:"url"`     // absolute: "https://example.com/path?q=1"
+	Headers    map[string]string `json:"headers"` // extra request headers
+	ClientIP   string            `json:"clientIP"`
+	EntryPoint string            `json:"entryPoint"` // required when several entrypoints exist
+}
+
+// maxSimulateBody bounds the simulator's request body (bytes).
+const maxSimulateBody = 64 << 10
+
+func (a *API) postSimulate(w http.ResponseWriter, r *http.Request) {
+	var in SimulateRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxSimulateBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		writeError(w, http.StatusBadRequest, "simulate: bad JSON body: "+err.Error())
+		return
+	}
+	req, ep, err := a.simulated(in)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "simulate: "+err.Error())
+		return
+	}
+	ex := a.tables.Current().Explain(ep, req)
+	if ex == nil {
+		ex = &router.Explanation{EntryPoint: ep}
+	}
+	if ex.Candidates == nil {
+		ex.Candidates = []router.Candidate{}
+	}
+	writeJSON(w, http.StatusOK, ex)
+}
+
+// simulated builds the request the simulator routes.
+func (a *API) simulated(in SimulateRequest) (*http.Request, string, error) {
+	method := strings.ToUpper(strings.TrimSpace(in.Method))
+	if method == "" {
+		method = http.MethodGet
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, "", fmt.Errorf("url: %q is not an absolute http(s) URL", in.URL)
+	}
+	req, err := http.NewRequest(method, u.String(), http.NoBody)
+	if err != nil {
+		return nil, "", fmt.Errorf("method %q: %w", method, err)
+	}
+	req.RequestURI = u.RequestURI()
+	for k, v := range in.Headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	ip := in.ClientIP
+	if ip == "" {
+		ip = "127.0.0.1"
+	}
+	if net.ParseIP(ip) == nil {
+		return nil, "", fmt.Errorf("clientIP: %q is not an IP address", in.ClientIP)
+	}
+	req.RemoteAddr = net.JoinHostPort(ip, "40000")
+	if u.Scheme == "https" {
+		req.TLS = simulatedTLS(u.Hostname())
+	}
+	ep := in.EntryPoint
+	eps := a.entryPoints()
+	if ep == "" {
+		if len(eps) != 1 {
+			return nil, "", fmt.Errorf("entryPoint: required, one of %s", strings.Join(sortedNames(eps), ", "))
+		}
+		ep = sortedNames(eps)[0]
+	} else if eps != nil {
+		if _, ok := eps[ep]; !ok {
+			return nil, "", fmt.Errorf("entryPoint: %q is not configured (have %s)", ep, strings.Join(sortedNames(eps), ", "))
+		}
+	}
+	return req, ep, nil
+}

@@ -1,0 +1,102 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// nextPageHeader carries the next page number (1 on the last page), as in
+// Traefik's API.
+const nextPageHeader = "X-Next-Page"
+
+const defaultPerPage = 100
+
+// criterion holds the list filters Traefik's API accepts (search, status,
+// serviceName, middlewareName) plus Gantry's provider filter.
+type criterion struct {
+	search, status, provider, service, middleware string
+}
+
+func newCriterion(r *http.Request) criterion {
+	q := r.URL.Query()
+	return criterion{
+		search:     strings.ToLower(q.Get("search")),
+		status:     q.Get("status"),
+		provider:   q.Get("provider"),
+		service:    q.Get("serviceName"),
+		middleware: q.Get("middlewareName"),
+	}
+}
+
+func (c criterion) keep(name, status string, searchIn ...string) bool {
+	if c.status != "" && !strings.EqualFold(c.status, status) {
+		return false
+	}
+	if c.provider != "" && !strings.EqualFold(c.provider, providers.ProviderOf(name)) {
+		return false
+	}
+	if c.search == "" {
+		return true
+	}
+	return slices.ContainsFunc(append(searchIn, name), func(s string) bool {
+		return strings.Contains(strings.ToLower(s), c.search)
+	})
+}
+
+func (c criterion) keepRouter(it routerItem) bool {
+	if !c.keep(it.Name, it.Status, it.Rule) {
+		return false
+	}
+	if c.service != "" {
+		if strings.Contains(c.service, "@") {
+			if c.service != it.Service {
+				return false
+			}
+		} else if before, _, _ := strings.Cut(it.Service, "@"); before != c.service {
+			return false
+		}
+	}
+	return c.middleware == "" || slices.Contains(it.Middlewares, c.middleware)
+}
+
+// paginate returns items[start:end] for the page and per_page query
+// parameters (defaults 1 and 100) and sets X-Next-Page. A bad value, or a
+// page past the end, is an error (answered 400, as Traefik does).
+func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) ([]T, error) {
+	perPage, err := intParam(r, "per_page", defaultPerPage)
+	if err != nil {
+		return nil, err
+	}
+	page, err := intParam(r, "page", 1)
+	if err != nil {
+		return nil, err
+	}
+	start := (page - 1) * perPage
+	if start != 0 && start >= len(items) {
+		return nil, fmt.Errorf("invalid request: page: %d, per_page: %d", page, perPage)
+	}
+	end := min(start+perPage, len(items))
+	next := 1
+	if page*perPage < len(items) {
+		next = page + 1
+	}
+	w.Header().Set(nextPageHeader, strconv.Itoa(next))
+	return items[start:end], nil
+}
+
+func intParam(r *http.Request, key string, def int) (int, error) {
+	raw := r.URL.Query().Get(key)
+	if raw == "" {
+		return def, nil
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("invalid request: %s: %q is not a positive integer", key, raw)
+	}
+	return v, nil
+}

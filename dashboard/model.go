@@ -1,0 +1,351 @@
+package dashboard
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// Traefik's object statuses (pkg/config/runtime).
+const (
+	StatusEnabled  = router.StatusEnabled
+	StatusWarning  = router.StatusWarning
+	StatusDisabled = router.StatusDisabled
+)
+
+// routerItem is Traefik's routerRepresentation: the router's configuration
+// plus error, status, using, name and provider
+// (traefik pkg/api/handler_http.go). In /api/rawdata name and provider are
+// left empty and omitted, as in Traefik.
+type routerItem struct {
+	*config.Router
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	Using    []string `json:"using,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+}
+
+// serviceItem is Traefik's serviceRepresentation; ServerDetails is
+// Gantry's addition (in-flight requests and last error per server).
+type serviceItem struct {
+	*config.Service
+	Err           []string          `json:"error,omitempty"`
+	Status        string            `json:"status,omitempty"`
+	UsedBy        []string          `json:"usedBy,omitempty"`
+	ServerStatus  map[string]string `json:"serverStatus,omitempty"`
+	Name          string            `json:"name,omitempty"`
+	Provider      string            `json:"provider,omitempty"`
+	Type          string            `json:"type,omitempty"`
+	ServerDetails []Server          `json:"serverDetails,omitempty"`
+}
+
+// middlewareItem is Traefik's middlewareRepresentation.
+type middlewareItem struct {
+	*config.Middleware
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	UsedBy   []string `json:"usedBy,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Type     string   `json:"type,omitempty"`
+}
+
+// view is everything one response is computed from: one table and one
+// health reading, taken once per request.
+type view struct {
+	tbl     Table
+	merged  *providers.Merged
+	status  *router.Report
+	servers []Server
+}
+
+func (a *API) view() *view { return a.viewOf(a.tables.Current()) }
+
+func (a *API) viewOf(t Table) *view {
+	v := &view{tbl: t, merged: t.Merged(), status: t.Report()}
+	if v.status == nil {
+		v.status = &router.Report{}
+	}
+	if v.merged == nil {
+		v.merged = &providers.Merged{}
+	}
+	if a.health != nil {
+		v.servers = a.health.Servers()
+	}
+	return v
+}
+
+func (v *view) http() *config.HTTPConfiguration {
+	if v.merged == nil || v.merged.Config == nil || v.merged.Config.HTTP == nil {
+		return &config.HTTPConfiguration{}
+	}
+	return v.merged.Config.HTTP
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (v *view) router(name string, withName bool) (routerItem, bool) {
+	rc, ok := v.http().Routers[name]
+	if !ok {
+		return routerItem{}, false
+	}
+	cp := *rc
+	if cp.TLS != nil && cp.TLS.Options == "" { // Traefik shows the default options by name
+		tls := *cp.TLS
+		tls.Options = "default"
+		cp.TLS = &tls
+	}
+	it := routerItem{Router: &cp, Status: StatusEnabled}
+	if st := v.status.Routers[name]; st != nil {
+		it.Status, it.Err, it.Using = st.Status, st.Errors, st.Using
+	}
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+	}
+	return it, true
+}
+
+// priority is a router's effective priority (configured, else len(rule)).
+func (v *view) priority(name string) int {
+	if st := v.status.Routers[name]; st != nil {
+		return st.Priority
+	}
+	return 0
+}
+
+func (v *view) service(name string, withName bool) (serviceItem, bool) {
+	sc, ok := v.http().Services[name]
+	if !ok {
+		return serviceItem{}, false
+	}
+	it := serviceItem{Service: sc, Status: StatusEnabled}
+	if st := v.status.Services[name]; st != nil {
+		it.Status, it.Err, it.UsedBy = st.Status, st.Errors, st.UsedBy
+	}
+	if sc.LoadBalancer != nil && it.Status != StatusDisabled {
+		it.ServerStatus = map[string]string{}
+		for _, s := range sc.LoadBalancer.Servers {
+			state := "UP"
+			if srv, found := v.server(name, s.URL); found {
+				if !srv.Up {
+					state = "DOWN"
+				}
+				it.ServerDetails = append(it.ServerDetails, srv)
+			}
+			it.ServerStatus[s.URL] = state
+		}
+	}
+	if withName {
+		it.Name, it.Provider, it.Type = name, providers.ProviderOf(name), serviceType(sc)
+	}
+	return it, true
+}
+
+// server finds the pool's view of rawURL as used by service, matching by
+// origin (scheme://host:port) since the pool keys servers that way.
+func (v *view) server(service, rawURL string) (Server, bool) {
+	want := origin(rawURL)
+	var fallback *Server
+	for i := range v.servers {
+		s := &v.servers[i]
+		if origin(s.URL) != want {
+			continue
+		}
+		for _, svc := range s.Services {
+			if svc == service {
+				return *s, true
+			}
+		}
+		if fallback == nil {
+			fallback = s
+		}
+	}
+	if fallback != nil {
+		return *fallback, true
+	}
+	return Server{}, false
+}
+
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	host := strings.ToLower(u.Host)
+	if u.Port() == "" {
+		switch u.Scheme {
+		case "http", "ws", "h2c":
+			host += ":80"
+		case "https", "wss":
+			host += ":443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + host
+}
+
+func serviceType(s *config.Service) string {
+	switch {
+	case s.LoadBalancer != nil:
+		return "loadbalancer"
+	case s.Weighted != nil:
+		return "weighted"
+	case s.Mirroring != nil:
+		return "mirroring"
+	case s.Failover != nil:
+		return "failover"
+	}
+	return ""
+}
+
+func (v *view) middleware(name string, withName bool) (middlewareItem, bool) {
+	mc, ok := v.http().Middlewares[name]
+	if !ok {
+		return middlewareItem{}, false
+	}
+	it := middlewareItem{Middleware: mc, Status: StatusEnabled}
+	if st := v.status.Middlewares[name]; st != nil {
+		it.Status, it.Err, it.UsedBy = st.Status, st.Errors, st.UsedBy
+	}
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+		if kinds := config.MiddlewareKinds(mc); len(kinds) > 0 {
+			it.Type = strings.ToLower(kinds[0])
+		}
+	}
+	return it, true
+}
+
+// section is Traefik's overview counter: total, warnings, errors (disabled).
+type section struct {
+	Total    int `json:"total"`
+	Warnings int `json:"warnings"`
+	Errors   int `json:"errors"`
+}
+
+func count(statuses []string) *section {
+	s := &section{Total: len(statuses)}
+	for _, st := range statuses {
+		switch st {
+		case StatusDisabled:
+			s.Errors++
+		case StatusWarning:
+			s.Warnings++
+		}
+	}
+	return s
+}
+
+type schemeOverview struct {
+	Routers     *section `json:"routers,omitempty"`
+	Services    *section `json:"services,omitempty"`
+	Middlewares *section `json:"middlewares,omitempty"`
+}
+
+type features struct {
+	Tracing   string `json:"tracing"`
+	Metrics   string `json:"metrics"`
+	AccessLog bool   `json:"accessLog"`
+	Hub       bool   `json:"hub"`
+}
+
+type overview struct {
+	HTTP      schemeOverview `json:"http"`
+	TCP       schemeOverview `json:"tcp"`
+	UDP       schemeOverview `json:"udp"`
+	Features  features       `json:"features"`
+	Providers []string       `json:"providers,omitempty"`
+	// Gantry's additions.
+	Version  string `json:"version,omitempty"`
+	Problems int    `json:"problems"`
+	Servers  *struct {
+		Total int `json:"total"`
+		Down  int `json:"down"`
+	} `json:"servers,omitempty"`
+}
+
+func (a *API) overview(v *view) overview {
+	h := v.http()
+	var rs, ss, ms []string
+	for _, n := range sortedNames(h.Routers) {
+		it, _ := v.router(n, false)
+		rs = append(rs, it.Status)
+	}
+	for _, n := range sortedNames(h.Services) {
+		it, _ := v.service(n, false)
+		ss = append(ss, it.Status)
+	}
+	for _, n := range sortedNames(h.Middlewares) {
+		it, _ := v.middleware(n, false)
+		ms = append(ms, it.Status)
+	}
+	o := overview{
+		HTTP:      schemeOverview{Routers: count(rs), Services: count(ss), Middlewares: count(ms)},
+		TCP:       schemeOverview{Routers: &section{}, Services: &section{}, Middlewares: &section{}},
+		UDP:       schemeOverview{Routers: &section{}, Services: &section{}},
+		Features:  a.features(),
+		Providers: a.providerNames(),
+		Version:   v.tbl.Version(),
+		Problems:  len(a.problems(v)),
+	}
+	if a.health != nil {
+		o.Servers = &struct {
+			Total int `json:"total"`
+			Down  int `json:"down"`
+		}{Total: len(v.servers)}
+		for _, s := range v.servers {
+			if !s.Up {
+				o.Servers.Down++
+			}
+		}
+	}
+	return o
+}
+
+func (a *API) features() features {
+	var f features
+	st := a.opts.Static
+	if st == nil {
+		return f
+	}
+	if st.Metrics != nil && st.Metrics.Prometheus != nil {
+		f.Metrics = "Prometheus"
+	}
+	f.AccessLog = st.AccessLog != nil
+	return f
+}
+
+// providerNames lists configured providers as Traefik does (Go field names
+// of the static providers section).
+func (a *API) providerNames() []string {
+	st := a.opts.Static
+	if st == nil || st.Providers == nil {
+		return nil
+	}
+	p := st.Providers
+	var out []string
+	if p.File != nil {
+		out = append(out, "File")
+	}
+	if p.Docker != nil {
+		out = append(out, "Docker")
+	}
+	if p.ConsulCatalog != nil {
+		out = append(out, "ConsulCatalog")
+	}
+	if p.Consul != nil {
+		out = append(out, "Consul")
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/store"
+)
+
+// wsWriteTimeout bounds one WebSocket write; a client that cannot take a
+// message in that time is disconnected.
+const wsWriteTimeout = 10 * time.Second
+
+// WSMessage is one message on /api/ws. Type is:
+//   - "config": sent on connect and after every swap. Version is the new
+//     table's, Previous the one this client saw before (empty on connect),
+//     Changes what differs between them (nil on connect), plus the new
+//     overview and problem list.
+//   - "health": a server changed state. Servers is the full list,
+//     HealthChanges the servers whose up/down state flipped.
+//   - "stats": every StatsInterval, per-router rates since the previous
+//     stats message (Routers) and each server's in-flight requests (Servers).
+type WSMessage struct {
+	Type          string                  `json:"type"`
+	At            time.Time               `json:"at"`
+	Version       string                  `json:"version,omitempty"`
+	Previous      string                  `json:"previous,omitempty"`
+	Changes       *store.Changes          `json:"changes,omitempty"`
+	Overview      *overview               `json:"overview,omitempty"`
+	Problems      []providers.Problem     `json:"problems,omitempty"`
+	Servers       []Server                `json:"servers,omitempty"`
+	HealthChanges []HealthChange          `json:"healthChanges,omitempty"`
+	Routers       map[string]observe.Rate `json:"routers,omitempty"`
+}
+
+// HealthChange is one server whose state flipped.
+type HealthChange struct {
+	URL string `json:"url"`
+	Up  bool   `json:"up"`
+}
+
+func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !a.sec.originAllowed(r) {
+		writeError(w, http.StatusForbidden, "websocket: origin "+r.Header.Get("Origin")+" is not allowed")
+		return
+	}
+	if !a.track() {
+		writeError(w, http.StatusServiceUnavailable, "shutting down")
+		return
+	}
+	defer a.wg.Done()
+	up := websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		CheckOrigin:      func(*http.Request) bool { return true }, // checked above
+	}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has answered the client
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	readDone := make(chan struct{})
+	go func() { // control frames and close detection; client messages are ignored
+		defer close(readDone)
+		defer cancel()
+		conn.SetReadLimit(4096)
+		for {
+			if _, _, err := conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		_ = conn.Close()
+		<-readDone
+	}()
+
+	send := func(m WSMessage) bool {
+		body, err := marshalRedacted(m)
+		if err != nil {
+			a.log.Error("websocket: encode", "error", err)
+			return false
+		}
+		_ = conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
+		return conn.WriteMessage(websocket.TextMessage, body) == nil
+	}
+
+	tbl := a.tables.Current()
+	if !send(a.configMessage(tbl, "", nil)) {
+		return
+	}
+	var healthCh <-chan struct{}
+	lastUp := map[string]bool{}
+	if a.health != nil {
+		healthCh = a.health.Changed()
+		for _, s := range a.health.Servers() {
+			lastUp[s.URL] = s.Up
+		}
+	}
+	var stats <-chan time.Time
+	var prev observe.Snapshot
+	if a.opts.Live != nil || a.health != nil {
+		t := time.NewTicker(a.opts.StatsInterval)
+		defer t.Stop()
+		stats = t.C
+		if a.opts.Live != nil {
+			prev = a.opts.Live.Snapshot(a.opts.Now())
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "closing"), time.Now().Add(time.Second))
+			return
+		case <-tbl.Replaced():
+			next := a.tables.Current()
+			ch := store.Diff(tbl.Merged().Config, next.Merged().Config)
+			if a.opts.Live != nil {
+				if h := next.Merged().Config; h != nil && h.HTTP != nil {
+					a.opts.Live.Forget(func(name string) bool { _, ok := h.HTTP.Routers[name]; return ok })
+				}
+			}
+			if !send(a.configMessage(next, tbl.Version(), &ch)) {
+				return
+			}
+			tbl = next
+		case <-healthCh:
+			healthCh = a.health.Changed() // re-arm before reading, so no change is missed
+			servers := a.health.Servers()
+			var changes []HealthChange
+			for _, s := range servers {
+				if was, ok := lastUp[s.URL]; !ok || was != s.Up {
+					changes = append(changes, HealthChange{URL: s.URL, Up: s.Up})
+				}
+				lastUp[s.URL] = s.Up
+			}
+			sort.Slice(changes, func(i, j int) bool { return changes[i].URL < changes[j].URL })
+			if !send(WSMessage{Type: "health", At: a.opts.Now(), Version: tbl.Version(), Servers: servers, HealthChanges: changes}) {
+				return
+			}
+		case <-stats:
+			m := WSMessage{Type: "stats", At: a.opts.Now(), Version: tbl.Version()}
+			if a.opts.Live != nil {
+				cur := a.opts.Live.Snapshot(m.At)
+				m.Routers = observe.Rates(prev, cur)
+				prev = cur
+			}
+			if a.health != nil {
+				m.Servers = a.health.Servers()
+			}
+			if !send(m) {
+				return
+			}
+		}
+	}
+}
+
+func (a *API) configMessage(t Table, previous string, changes *store.Changes) WSMessage {
+	v := a.viewOf(t)
+	o := a.overview(v)
+	return WSMessage{
+		Type: "config", At: a.opts.Now(), Version: t.Version(), Previous: previous,
+		Changes: changes, Overview: &o, Problems: a.problems(v), Servers: v.servers,
+	}
+}
+
+// track registers one WebSocket loop; false once Close has begun.
+func (a *API) track() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false
+	}
+	a.wg.Add(1)
+	return true
+}
