@@ -138,7 +138,7 @@ http:
 
 func TestRedirectSchemeBadConfig(t *testing.T) {
 	for yml, want := range map[string]string{
-		`{redirectScheme: {}}`:                          "redirectScheme.scheme: empty",
+		`{redirectScheme: {}}`:                         "redirectScheme.scheme: empty",
 		`{redirectScheme: {scheme: https, port: "x"}}`: "redirectScheme.port:",
 	} {
 		err := buildErr(t, "http:\n  middlewares:\n    r: "+yml+"\n", "r")
