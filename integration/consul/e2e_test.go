@@ -1,0 +1,174 @@
+package consul
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// e2eTimeout bounds how long a change in Consul may take to be routed by
+// the gantry binary (blocking query + debounce + compile + swap).
+const e2eTimeout = 20 * time.Second
+
+// startGantry starts the gantry binary with both Consul providers pointed at
+// a and returns it with the address of its web entrypoint.
+func startGantry(t *testing.T, a *agent) (*harness.Gantry, string) {
+	t.Helper()
+	web := harness.FreeAddr(t)
+	g := harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  web:
+    address: %q
+providers:
+  providersThrottleDuration: 50ms
+  consulCatalog:
+    exposedByDefault: false
+    endpoint:
+      address: %q
+      endpointWaitTime: 5s
+  consul:
+    endpoints: [%q]
+    rootKey: traefik
+log:
+  level: DEBUG
+`, web, a.Addr, a.Addr))
+	return g, web
+}
+
+// hostPort splits a whoami address into host and numeric port.
+func hostPort(t *testing.T, addr string) (string, int) {
+	t.Helper()
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, n
+}
+
+// registerWhoami registers whoami at addr as instance id of service name.
+func registerWhoami(t *testing.T, a *agent, id, name, addr string, tags ...string) {
+	t.Helper()
+	h, p := hostPort(t, addr)
+	a.register(t, registerOpts{id: id, name: name, addr: h, port: p, tags: tags, ttl: true})
+}
+
+// names sends n requests and counts answers per whoami name ("" for
+// non-200 answers, keyed by status).
+func names(t *testing.T, url, host string, n int) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for range n {
+		r, err := harness.Get(url, harness.Host(host))
+		if err != nil {
+			out["error"]++
+			continue
+		}
+		if r.StatusCode != 200 {
+			out[strconv.Itoa(r.StatusCode)]++
+			continue
+		}
+		name := "?"
+		for line := range strings.SplitSeq(r.Body, "\n") {
+			if v, ok := strings.CutPrefix(line, "Name: "); ok {
+				name = strings.TrimSpace(v)
+			}
+		}
+		out[name]++
+	}
+	return out
+}
+
+// tryNames polls until n requests in a row are spread exactly over want
+// (each name in want answers at least once, nothing else answers).
+func tryNames(t *testing.T, url, host string, want ...string) {
+	t.Helper()
+	harness.Try(t, e2eTimeout, func() error {
+		got := names(t, url, host, 4*len(want))
+		for _, w := range want {
+			if got[w] == 0 {
+				return fmt.Errorf("host %s: got %v, want answers from exactly %v", host, got, want)
+			}
+		}
+		if len(got) != len(want) {
+			return fmt.Errorf("host %s: got %v, want answers from exactly %v", host, got, want)
+		}
+		return nil
+	})
+}
+
+// TestEndToEnd drives a real agent and checks what clients get through the
+// real gantry binary: register → routed; second instance → both serve;
+// health critical → removed; deregister → 404; KV put/delete → router
+// appears/disappears; agent stopped → last config still served; agent back
+// and services re-registered → changes flow again.
+func TestEndToEnd(t *testing.T) {
+	a := startAgent(t)
+	w1 := harness.StartWhoami(t, "w1")
+	w2 := harness.StartWhoami(t, "w2")
+	w3 := harness.StartWhoami(t, "w3")
+	g, web := startGantry(t, a)
+	url := "http://" + web + "/"
+	tags := []string{"traefik.enable=true", "traefik.http.routers.api.rule=Host(`api.example.com`)"}
+
+	harness.TryGet(t, e2eTimeout, url, harness.Host("api.example.com"), harness.StatusIs(404))
+
+	registerWhoami(t, a, "api-1", "api", w1, tags...)
+	harness.TryGet(t, e2eTimeout, url, harness.Host("api.example.com"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+
+	registerWhoami(t, a, "api-2", "api", w2, tags...)
+	tryNames(t, url, "api.example.com", "w1", "w2")
+
+	a.setStatus(t, "api-1", "critical")
+	tryNames(t, url, "api.example.com", "w2")
+
+	a.setStatus(t, "api-2", "warning")
+	tryNames(t, url, "api.example.com", "w2")
+
+	a.deregister(t, "api-2")
+	harness.TryGet(t, e2eTimeout, url, harness.Host("api.example.com"), harness.StatusIs(404))
+	a.deregister(t, "api-1")
+
+	a.put(t, map[string]string{
+		"traefik/http/routers/kv/rule":                        "Host(`kv.example.com`)",
+		"traefik/http/routers/kv/service":                     "kv",
+		"traefik/http/services/kv/loadBalancer/servers/0/url": "http://" + w3,
+	})
+	harness.TryGet(t, e2eTimeout, url, harness.Host("kv.example.com"), harness.StatusIs(200), harness.BodyContains("Name: w3"))
+	a.deleteTree(t, "traefik/http/routers/kv")
+	harness.TryGet(t, e2eTimeout, url, harness.Host("kv.example.com"), harness.StatusIs(404))
+	a.put(t, map[string]string{
+		"traefik/http/routers/kv/rule":    "Host(`kv.example.com`)",
+		"traefik/http/routers/kv/service": "kv",
+	})
+	harness.TryGet(t, e2eTimeout, url, harness.Host("kv.example.com"), harness.StatusIs(200), harness.BodyContains("Name: w3"))
+
+	// Agent stopped (case 019): both providers fail, the last configuration
+	// keeps serving.
+	registerWhoami(t, a, "api-1", "api", w1, tags...)
+	tryNames(t, url, "api.example.com", "w1")
+	a.Stop(t)
+	harness.Try(t, e2eTimeout, func() error {
+		if g.CountOutput("consul request failed") < 2 {
+			return fmt.Errorf("gantry has not logged both providers failing yet")
+		}
+		return nil
+	})
+	tryNames(t, url, "api.example.com", "w1")
+	tryNames(t, url, "kv.example.com", "w3")
+
+	// Agent restarted (empty, as a dev agent is) and services re-registered
+	// elsewhere: changes flow again without restarting gantry.
+	a.Start(t)
+	registerWhoami(t, a, "api-1", "api", w2, tags...)
+	tryNames(t, url, "api.example.com", "w2")
+	harness.TryGet(t, e2eTimeout, url, harness.Host("kv.example.com"), harness.StatusIs(404))
+}
