@@ -3,8 +3,8 @@ package dataplane
 import (
 	"context"
 	"crypto/sha1"
-	"encoding/base64"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -199,4 +199,14 @@ func newTestServer(h http.Handler) *httptest.Server { return httptest.NewServer(
 func acceptKey(key string) string {
 	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// decodeYAML decodes a dynamic configuration into a Merged.
+func decodeYAML(t testing.TB, y string) (*providers.Merged, error) {
+	t.Helper()
+	c, err := config.Decode([]byte(y), config.YAML)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return &providers.Merged{Version: "test", Config: c}, nil
 }

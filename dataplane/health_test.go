@@ -257,4 +257,3 @@ http:
 		t.Errorf("all servers passively down: got %d %q, want 503 no available server", c, body)
 	}
 }
-

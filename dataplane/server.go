@@ -271,11 +271,12 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 	for _, l := range e.listeners {
 		plain, secure := newChanListener(l.Addr()), newChanListener(l.Addr())
 		ps, ts := e.httpServer(false), e.httpServer(true)
-		ts.TLSConfig = tlsConf
+		// Each server gets its own copy: Serve adjusts its TLSConfig for HTTP/2.
+		ts.TLSConfig = tlsConf.Clone()
 		e.servers = append(e.servers, ps, ts)
 		e.chans = append(e.chans, plain, secure)
 		wg.Go(func() { _ = ps.Serve(plain) })
-		wg.Go(func() { _ = ts.Serve(tls.NewListener(secure, tlsConf)) })
+		wg.Go(func() { _ = ts.Serve(tls.NewListener(secure, ts.TLSConfig)) })
 		wg.Go(func() { e.acceptLoop(l, plain, secure, wg) })
 	}
 }

@@ -1,0 +1,235 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+func TestNewServerValidates(t *testing.T) {
+	tests := []struct {
+		name string
+		ep   *static.EntryPoint
+		want string
+	}{
+		{"empty address", &static.EntryPoint{}, "entrypoint web: address is empty"},
+		{"udp", &static.EntryPoint{Address: ":53/udp"}, "protocol udp is not supported"},
+		{"no port", &static.EntryPoint{Address: "localhost"}, `address "localhost": want [host]:port`},
+		{"bad trusted ip", &static.EntryPoint{Address: ":80", ForwardedHeaders: &static.ForwardedHeaders{TrustedIPs: []string{"10.0.0.0/33x"}}}, `forwardedHeaders.trustedIPs: "10.0.0.0/33x"`},
+		{"bad redirect", &static.EntryPoint{Address: ":80", HTTP: &static.EntryHTTP{Redirections: &static.Redirections{EntryPoint: &static.RedirectEntryPoint{To: "nowhere"}}}}, `http.redirections.entryPoint: to "nowhere" is neither an entrypoint nor a port`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewServer(slog.New(slog.DiscardHandler), router.NewActive(), map[string]*static.EntryPoint{"web": tt.ep}, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// One SO_REUSEPORT listener per GOMAXPROCS on Linux, all on one port; a
+// port already taken fails Start with the entrypoint and address named.
+func TestListenersPerCoreAndBindError(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	addrs := h.srv.Addrs("web")
+	if runtime.GOOS == "linux" && len(addrs) != runtime.GOMAXPROCS(0) {
+		t.Errorf("got %d listeners, want GOMAXPROCS=%d", len(addrs), runtime.GOMAXPROCS(0))
+	}
+	for _, a := range addrs {
+		if a.String() != addrs[0].String() {
+			t.Errorf("listeners on different addresses: %v", addrs)
+		}
+	}
+	// A plain (non-reuseport) listener makes the port unavailable.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s2, err := NewServer(slog.New(slog.DiscardHandler), router.NewActive(), map[string]*static.EntryPoint{"busy": {Address: l.Addr().String()}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s2.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "entrypoint busy: listen on "+l.Addr().String()) {
+		t.Errorf("Start on a busy port: %v, want an error naming entrypoint busy and its address", err)
+	}
+	if err := s2.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown after a failed Start: %v", err)
+	}
+}
+
+func TestEntryPointRedirection(t *testing.T) {
+	perm := false
+	eps := map[string]*static.EntryPoint{
+		"web":       {Address: "127.0.0.1:0", HTTP: &static.EntryHTTP{Redirections: &static.Redirections{EntryPoint: &static.RedirectEntryPoint{To: "websecure"}}}},
+		"websecure": {Address: "127.0.0.1:443"},
+		"tmp":       {Address: "127.0.0.1:0", HTTP: &static.EntryHTTP{Redirections: &static.Redirections{EntryPoint: &static.RedirectEntryPoint{To: "8443", Permanent: &perm}}}},
+	}
+	ep, err := newEntryPoint("web", eps["web"], eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := newEntryPoint("tmp", eps["tmp"], eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		rd           *redirect
+		method, host string
+		code         int
+		loc          string
+	}{
+		{ep.redirect, "GET", "shop.example.com", 301, "https://shop.example.com/a?b=c"},
+		{ep.redirect, "POST", "shop.example.com:80", 308, "https://shop.example.com/a?b=c"},
+		{tmp.redirect, "GET", "shop.example.com", 302, "https://shop.example.com:8443/a?b=c"},
+		{tmp.redirect, "PUT", "[::1]:80", 307, "https://[::1]:8443/a?b=c"},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, "http://"+tt.host+"/a?b=c", nil)
+		req.Host = tt.host
+		w := &headerRecorder{h: http.Header{}}
+		tt.rd.ServeHTTP(w, req)
+		if w.code != tt.code || w.h.Get("Location") != tt.loc {
+			t.Errorf("%s %s: got %d %q, want %d %q", tt.method, tt.host, w.code, w.h.Get("Location"), tt.code, tt.loc)
+		}
+	}
+}
+
+type headerRecorder struct {
+	h    http.Header
+	code int
+}
+
+func (r *headerRecorder) Header() http.Header         { return r.h }
+func (r *headerRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *headerRecorder) WriteHeader(c int)           { r.code = c }
+
+// Graceful shutdown: requests in flight when Shutdown starts finish with
+// 200, new connections are refused, and Shutdown returns nil within
+// graceTimeOut.
+func TestGracefulShutdown(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 10)
+	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		fmt.Fprint(w, "done")
+	}))
+	grace := config.Duration(10 * time.Second)
+	eps := map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: grace}}}}
+	log := slog.New(slog.DiscardHandler)
+	pool := NewPool(log, PoolOptions{})
+	defer pool.Close()
+	active := router.NewActive()
+	srv, err := NewServer(log, active, eps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := decodeYAML(t, fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL))
+	g := NewGeneration(pool, m, GenerationOptions{})
+	defer g.Close()
+	active.Swap(router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
+	addr := srv.Addrs("web")[0].String()
+
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	const n = 5
+	results := make(chan string, n)
+	for range n {
+		go func() {
+			resp, err := (&http.Client{Transport: tr}).Get("http://" + addr + "/")
+			if err != nil {
+				results <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			results <- fmt.Sprint(resp.StatusCode, " ", string(b))
+		}()
+	}
+	for range n {
+		<-arrived
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	eventually(t, "listeners to close", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	close(release)
+	for range n {
+		if r := <-results; r != "200 done" {
+			t.Errorf("in-flight request: got %q, want 200 done", r)
+		}
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// A WebSocket open at shutdown is given graceTimeOut, then closed.
+func TestShutdownClosesUpgradedAfterGrace(t *testing.T) {
+	be := newRawWSBackend(t)
+	grace := config.Duration(300 * time.Millisecond)
+	eps := map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: grace}}}}
+	log := slog.New(slog.DiscardHandler)
+	pool := NewPool(log, PoolOptions{})
+	defer pool.Close()
+	active := router.NewActive()
+	srv, _ := NewServer(log, active, eps, nil)
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := decodeYAML(t, fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
+`, be.l.Addr()))
+	g := NewGeneration(pool, m, GenerationOptions{})
+	defer g.Close()
+	active.Swap(router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
+	c, err := net.Dial("tcp", srv.Addrs("web")[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	buf := make([]byte, 1024)
+	if n, err := c.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "HTTP/1.1 101") {
+		t.Fatalf("handshake: %q %v", buf[:n], err)
+	}
+	start := time.Now()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if time.Since(start) < 300*time.Millisecond {
+		t.Errorf("Shutdown returned after %v, before the grace period, with a WebSocket open", time.Since(start))
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(buf); err == nil {
+		t.Error("WebSocket still open after the grace period")
+	}
+}
