@@ -26,6 +26,19 @@ import (
 // on the request path, so nothing runs in the background.
 // Source: https://doc.traefik.io/traefik/middlewares/http/ratelimit/
 func newRateLimit(c *config.RateLimit) (Middleware, error) {
+	rl, err := newRateLimitState(c)
+	if err != nil {
+		return nil, err
+	}
+	if rl == nil {
+		return func(next http.Handler) http.Handler { return next }, nil
+	}
+	return rl.wrap, nil
+}
+
+// newRateLimitState validates c and returns the limiter, nil when c.Average
+// is 0 (no limit).
+func newRateLimitState(c *config.RateLimit) (*rateLimiter, error) {
 	if c.Average < 0 {
 		return nil, errField("average", "%d is negative", c.Average)
 	}
@@ -40,7 +53,7 @@ func newRateLimit(c *config.RateLimit) (Middleware, error) {
 		return nil, err
 	}
 	if c.Average == 0 {
-		return func(next http.Handler) http.Handler { return next }, nil
+		return nil, nil
 	}
 	period := c.Period.D()
 	if period == 0 {
@@ -62,7 +75,7 @@ func newRateLimit(c *config.RateLimit) (Middleware, error) {
 		maxDelay: maxDelay,
 		idle:     time.Duration(float64(burst)/perSec*float64(time.Second)) + time.Second,
 	}
-	return rl.wrap, nil
+	return rl, nil
 }
 
 type rateLimiter struct {
