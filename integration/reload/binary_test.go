@@ -1,0 +1,96 @@
+package reload
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// staticConfig is gantry's static configuration for these tests: one
+// entrypoint, the file provider on a directory, the store in the working
+// directory.
+func staticConfig(web, dyn, db, throttle string) string {
+	return fmt.Sprintf(`entryPoints:
+  web:
+    address: %q
+providers:
+  providersThrottleDuration: %s
+  file:
+    directory: %q
+store:
+  path: %q
+log:
+  level: INFO
+`, web, throttle, dyn, db)
+}
+
+// whoamiConf routes Host(`<name>.test`) to the whoami backend at url, for
+// each name.
+func whoamiConf(url string, names ...string) string {
+	var routes []string
+	for _, n := range names {
+		routes = append(routes, n, url)
+	}
+	return conf(routes...)
+}
+
+// Issue 4's restart test: apply a configuration, stop gantry, restart it
+// with the file provider's directory missing: the routes are still served,
+// from the store; creating the directory later applies its content.
+func TestRestartServesFromStore(t *testing.T) {
+	w1 := harness.StartWhoamiProc(t, "w1")
+	w2 := harness.StartWhoamiProc(t, "w2")
+	work := t.TempDir()
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w1.URL(), "a", "b"))
+	static := staticConfig(harness.FreeAddr(t), dyn, filepath.Join(work, "gantry.db"), "20ms")
+
+	g := harness.StartWith(t, harness.Options{Static: static, Dir: work})
+	harness.TryGet(t, pollTimeout, g.URL(t, "web", "/"), harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	// "config applied" is logged after the configuration was saved.
+	harness.Try(t, pollTimeout, func() error {
+		if !strings.Contains(g.Output(), "config applied") {
+			return fmt.Errorf("no config applied log line yet")
+		}
+		return nil
+	})
+	if code := g.Stop(t); code != 0 {
+		t.Fatalf("gantry exit code %d after SIGTERM", code)
+	}
+	if err := os.RemoveAll(dyn); err != nil {
+		t.Fatal(err)
+	}
+
+	g2 := harness.StartWith(t, harness.Options{Static: static, Dir: work})
+	for _, host := range []string{"a.test", "b.test"} {
+		r, err := harness.Get(g2.URL(t, "web", "/"), harness.Host(host))
+		if err != nil || r.StatusCode != 200 || !strings.Contains(r.Body, "Name: w1") {
+			t.Fatalf("after restart with the directory missing, %s: %v %+v; want 200 from w1 at once (served from the store)", host, err, r)
+		}
+	}
+	if out := g2.Output(); !strings.Contains(out, "restored the last good configuration") {
+		t.Errorf("restart log lacks the restore line:\n%s", out)
+	}
+
+	// The directory comes back with new content: the provider, which kept
+	// watching the parent, applies it.
+	staged := filepath.Join(work, "staged")
+	if err := os.Mkdir(staged, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, staged, "app.yml", whoamiConf(w2.URL(), "a"))
+	if err := os.Rename(staged, dyn); err != nil {
+		t.Fatal(err)
+	}
+	harness.TryGet(t, pollTimeout, g2.URL(t, "web", "/"), harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w2"))
+	harness.TryGet(t, pollTimeout, g2.URL(t, "web", "/"), harness.Host("b.test"), harness.StatusIs(404))
+}
