@@ -1,0 +1,181 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+func bcryptUser(t *testing.T, user, pass string) string {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return user + ":" + string(h)
+}
+
+func TestSecurityChecks(t *testing.T) {
+	users := []string{bcryptUser(t, "admin", "s3cret-pass")}
+	f := newFixture(t, func(o *Options) {
+		o.Static.API = &static.API{Users: users, AllowedHosts: []string{"gantry.example.com"}}
+	})
+	h := f.api.Handler()
+	auth := func(r *http.Request) { r.SetBasicAuth("admin", "s3cret-pass") }
+	tests := []struct {
+		name   string
+		method string
+		target string
+		setup  func(r *http.Request)
+		code   int
+	}{
+		{"no credentials", "GET", "/api/overview", nil, 401},
+		{"wrong password", "GET", "/api/overview", func(r *http.Request) { r.SetBasicAuth("admin", "nope") }, 401},
+		{"unknown user", "GET", "/api/overview", func(r *http.Request) { r.SetBasicAuth("root", "s3cret-pass") }, 401},
+		{"authenticated", "GET", "/api/overview", auth, 200},
+		{"allowed host", "GET", "/api/overview", func(r *http.Request) { auth(r); r.Host = "gantry.example.com" }, 200},
+		{"host from api@internal router rule", "GET", "/api/overview", func(r *http.Request) { auth(r); r.Host = "admin.example.com:8443" }, 200},
+		{"localhost", "GET", "/api/overview", func(r *http.Request) { auth(r); r.Host = "localhost:8080" }, 200},
+		{"wrong host", "GET", "/api/overview", func(r *http.Request) { auth(r); r.Host = "evil.example.net" }, 403},
+		{"wrong host before auth", "GET", "/api/overview", func(r *http.Request) { r.Host = "evil.example.net" }, 403},
+		{"dns rebinding to IP", "GET", "/api/overview", func(r *http.Request) { auth(r); r.Host = "203.0.113.9:8080" }, 403},
+		{"cross-site POST", "POST", "/api/simulate", func(r *http.Request) {
+			auth(r)
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			r.Header.Set("Origin", "https://evil.example.net")
+		}, 403},
+		{"cross-origin POST without fetch metadata", "POST", "/api/simulate", func(r *http.Request) {
+			auth(r)
+			r.Header.Set("Origin", "https://evil.example.net")
+		}, 403},
+		{"same-origin POST", "POST", "/api/simulate", func(r *http.Request) {
+			auth(r)
+			r.Header.Set("Sec-Fetch-Site", "same-origin")
+			r.Header.Set("Origin", "http://127.0.0.1:8080")
+		}, 200},
+		{"cross-site GET is harmless", "GET", "/api/version", func(r *http.Request) { auth(r); r.Header.Set("Sec-Fetch-Site", "cross-site") }, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body *strings.Reader
+			if tt.method == "POST" {
+				body = strings.NewReader(`{"url":"http://example.com/app","entryPoint":"web"}`)
+			} else {
+				body = strings.NewReader("")
+			}
+			r := httptest.NewRequest(tt.method, tt.target, body)
+			r.Host = "127.0.0.1:8080"
+			if tt.setup != nil {
+				tt.setup(r)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code != tt.code {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.code, rec.Body)
+			}
+			if tt.code == 401 && !strings.Contains(rec.Header().Get("WWW-Authenticate"), `Basic realm="gantry"`) {
+				t.Errorf("401 without a Basic challenge: %q", rec.Header().Get("WWW-Authenticate"))
+			}
+			if strings.Contains(rec.Body.String(), "s3cret-pass") {
+				t.Errorf("response echoes the password")
+			}
+		})
+	}
+}
+
+func TestUsersFileAndBadUsers(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "users")
+	if err := os.WriteFile(file, []byte(bcryptUser(t, "ops", "pw")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *Options) { o.Static.API = &static.API{UsersFile: file} })
+	r := httptest.NewRequest("GET", "/api/version", nil)
+	r.Host = "localhost"
+	r.SetBasicAuth("ops", "pw")
+	rec := httptest.NewRecorder()
+	f.api.Handler().ServeHTTP(rec, r)
+	if rec.Code != 200 {
+		t.Errorf("usersFile user: status %d", rec.Code)
+	}
+	for _, c := range []*static.API{{UsersFile: filepath.Join(dir, "missing")}, {Users: []string{"no-colon"}}} {
+		_, err := New(Options{Tables: newFixture(t, nil).api.tables, Static: &static.Configuration{API: c}})
+		if err == nil || !strings.Contains(err.Error(), "api.users") {
+			t.Errorf("%+v: got %v, want an error naming api.users/api.usersFile", c, err)
+		}
+	}
+}
+
+func TestInsecureAllowsAnyHostUnlessRestricted(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Static.API = &static.API{Insecure: true} })
+	if rec := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", "198.51.100.4:8080"); rec.Code != 200 {
+		t.Errorf("insecure, any host: status %d, want 200", rec.Code)
+	}
+	f = newFixture(t, func(o *Options) { o.Static.API = &static.API{Insecure: true, AllowedHosts: []string{"ops.example.com"}} })
+	if rec := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", "198.51.100.4:8080"); rec.Code != 403 {
+		t.Errorf("insecure with allowedHosts, foreign host: status %d, want 403", rec.Code)
+	}
+}
+
+func TestWebSocketOriginCheck(t *testing.T) {
+	f := newFixture(t, nil)
+	srv := httptest.NewServer(f.api.Handler())
+	defer srv.Close()
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/api/ws"
+	tests := []struct {
+		name   string
+		origin string
+		code   int
+	}{
+		{"foreign origin", "https://evil.example.net", 403},
+		{"null origin", "null", 403},
+		{"same origin", srv.URL, 101},
+		{"no origin (non-browser client)", "", 101},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			if tt.origin != "" {
+				h.Set("Origin", tt.origin)
+			}
+			c, resp, err := websocket.DefaultDialer.Dial(wsURL, h)
+			if c != nil {
+				c.Close()
+			}
+			if resp == nil {
+				t.Fatalf("no response: %v", err)
+			}
+			if resp.StatusCode != tt.code {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.code)
+			}
+		})
+	}
+	f.api.Close()
+}
+
+func TestPing(t *testing.T) {
+	var p Ping
+	for _, tt := range []struct {
+		method string
+		term   bool
+		code   int
+		body   string
+	}{{"GET", false, 200, "OK"}, {"HEAD", false, 200, ""}, {"POST", false, 405, ""}, {"GET", true, 503, "Service Unavailable"}} {
+		if tt.term {
+			p.SetTerminating()
+		}
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, httptest.NewRequest(tt.method, "/ping", nil))
+		if rec.Code != tt.code || (tt.body != "" && rec.Body.String() != tt.body) {
+			t.Errorf("%s (terminating %v): %d %q, want %d %q", tt.method, tt.term, rec.Code, rec.Body, tt.code, tt.body)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package web
+
+import (
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// external matches anything that would load from another origin: absolute
+// URLs, protocol-relative URLs, CSS imports and font faces.
+var external = regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@import|@font-face`)
+
+func TestUIIsSelfContained(t *testing.T) {
+	ui := FS()
+	for _, name := range []string{"index.html", "app.js", "style.css"} {
+		if _, err := fs.Stat(ui, name); err != nil {
+			t.Fatalf("%s missing: %v", name, err)
+		}
+	}
+	err := fs.WalkDir(ui, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(ui, p)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			// Placeholders in form fields show example URLs; they load nothing.
+			if strings.Contains(line, "placeholder=") {
+				continue
+			}
+			if m := external.FindString(line); m != "" {
+				t.Errorf("%s references %q: the UI must work offline", p, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUIUsesNoInnerHTML(t *testing.T) {
+	data, err := fs.ReadFile(FS(), "app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Names come from Docker labels and files; they must never be parsed as HTML.
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"} {
+		if strings.Contains(string(data), bad) {
+			t.Errorf("app.js uses %s", bad)
+		}
+	}
+}
