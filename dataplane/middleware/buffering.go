@@ -149,9 +149,15 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 	if b.code == 0 {
 		b.code = http.StatusOK
 	}
+	if b.tooBig {
+		return len(p), nil
+	}
 	n, err := b.body.Write(p)
 	if errors.Is(err, errSpillFull) {
+		// Swallow the rest: an error here would make the proxy abort the
+		// connection instead of letting send answer 500.
 		b.tooBig = true
+		return len(p), nil
 	}
 	return n, err
 }

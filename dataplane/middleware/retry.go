@@ -36,15 +36,12 @@ func newRetry(c *config.Retry) (Middleware, error) {
 			if r.Body != nil && r.Body != http.NoBody {
 				body = &readTracker{rc: r.Body}
 			}
-			header := r.Header.Clone()
 			wait := initial
 			for try := 1; ; try++ {
 				var sent atomic.Bool
 				trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
 				req := r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
-				if try > 1 {
-					req.Header = header.Clone()
-				}
+				req.Header = r.Header.Clone()
 				if body != nil {
 					req.Body = body
 				}
