@@ -119,7 +119,9 @@ func TestInsecureAllowsAnyHostUnlessRestricted(t *testing.T) {
 	if rec := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", "198.51.100.4:8080"); rec.Code != 200 {
 		t.Errorf("insecure, any host: status %d, want 200", rec.Code)
 	}
-	f = newFixture(t, func(o *Options) { o.Static.API = &static.API{Insecure: true, AllowedHosts: []string{"ops.example.com"}} })
+	f = newFixture(t, func(o *Options) {
+		o.Static.API = &static.API{Insecure: true, AllowedHosts: []string{"ops.example.com"}}
+	})
 	if rec := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", "198.51.100.4:8080"); rec.Code != 403 {
 		t.Errorf("insecure with allowedHosts, foreign host: status %d, want 403", rec.Code)
 	}
