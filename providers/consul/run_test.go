@@ -112,7 +112,9 @@ func TestCatalogRunFollowsChanges(t *testing.T) {
 		}
 		wantServers(t, pub, "api", "http://10.0.0.1:80", "http://10.0.0.2:80")
 
-		f.update(func(f *fakeConsul) { f.services["web"] = []*api.ServiceEntry{entry("n1", "web-1", "web", "10.0.0.3", 8080)} })
+		f.update(func(f *fakeConsul) {
+			f.services["web"] = []*api.ServiceEntry{entry("n1", "web-1", "web", "10.0.0.3", 8080)}
+		})
 		synctest.Wait()
 		wantServers(t, pub, "web", "http://10.0.0.3:8080")
 
