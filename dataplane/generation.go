@@ -187,7 +187,7 @@ func (g *Generation) Middleware(ctx context.Context, name string) (middleware.Mi
 	if err != nil {
 		var oe *router.ObjectError
 		if !errors.As(err, &oe) {
-			err = &router.ObjectError{Kind: "middleware", Name: name, Err: err}
+			err = &router.ObjectError{Kind: "middleware", Name: name, Err: trimPrefix(err, "middleware "+name+": ")}
 		}
 	}
 	g.mu.Lock()
@@ -409,4 +409,21 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		h.sticky = newStickyCookie(name, cookieTemplate(lb.Sticky.Cookie), live)
 	}
 	return h, nil
+}
+
+// prefixTrimmed is err without a leading prefix in its message, so that
+// ObjectError, which names the object itself, does not name it twice.
+type prefixTrimmed struct {
+	err error
+	msg string
+}
+
+func (e prefixTrimmed) Error() string { return e.msg }
+func (e prefixTrimmed) Unwrap() error { return e.err }
+
+func trimPrefix(err error, prefix string) error {
+	if msg, ok := strings.CutPrefix(err.Error(), prefix); ok {
+		return prefixTrimmed{err: err, msg: msg}
+	}
+	return err
 }

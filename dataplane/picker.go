@@ -21,7 +21,8 @@ const maxSequence = 4096
 
 // wrrPicker is smooth weighted round robin (nginx's algorithm), computed once
 // at build time into a sequence of target indexes; a pick is one atomic
-// increment. An unavailable target is skipped for the next one in sequence.
+// increment. An unavailable target's slots are skipped, so the available
+// targets share the traffic in the ratio of their weights.
 type wrrPicker struct {
 	targets []*target
 	seq     []int32
@@ -99,9 +100,11 @@ func (p *wrrPicker) pick(*http.Request) (*target, error) {
 	if n == 0 {
 		return nil, ErrNoBackend
 	}
-	start := p.next.Add(1) - 1
-	for i := range n {
-		t := p.targets[p.seq[(start+i)%n]]
+	// An unavailable slot is skipped by taking the next ticket, so each
+	// available slot of the period is served once and the available
+	// targets keep their relative weights.
+	for range n {
+		t := p.targets[p.seq[(p.next.Add(1)-1)%n]]
 		if t.available() {
 			return t, nil
 		}

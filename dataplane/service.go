@@ -147,9 +147,8 @@ func (h *weightedHandler) available() bool {
 func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := uint64(len(h.seq))
 	if n > 0 {
-		start := h.next.Add(1) - 1
-		for i := range n {
-			c := h.children[h.seq[(start+i)%n]]
+		for range n {
+			c := h.children[h.seq[(h.next.Add(1)-1)%n]]
 			if handlerAvailable(c) {
 				c.ServeHTTP(w, r)
 				return

@@ -1,0 +1,168 @@
+package dataplane
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// A broken reference disables only the routers that use it, with an error
+// naming the object once; the other routers keep serving.
+func TestBrokenObjectsDisableOnlyTheirRouters(t *testing.T) {
+	be := echoBackend(t, "ok")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	tbl := h.apply(fmt.Sprintf(`
+http:
+  routers:
+    good@file: {rule: "Host(`+"`good`"+`)", service: s@file}
+    nosvc@file: {rule: "Host(`+"`nosvc`"+`)", service: missing@file}
+    badmw@file: {rule: "Host(`+"`badmw`"+`)", service: s@file, middlewares: [bad@file]}
+    loop@file: {rule: "Host(`+"`loop`"+`)", service: loop@file}
+    strat@file: {rule: "Host(`+"`strat`"+`)", service: strat@file}
+    internal@file: {rule: "Host(`+"`internal`"+`)", service: api@internal}
+  services:
+    s@file: {loadBalancer: {servers: [{url: %[1]q}]}}
+    loop@file: {weighted: {services: [{name: loop2@file}]}}
+    loop2@file: {weighted: {services: [{name: loop@file}]}}
+    strat@file: {loadBalancer: {strategy: leasttime, servers: [{url: %[1]q}]}}
+  middlewares:
+    bad@file: {stripPrefixRegex: {regex: ["(["]}}
+`, be.URL), GenerationOptions{})
+	rep := tbl.Report()
+	tests := []struct{ router, want string }{
+		{"nosvc@file", `"missing@file" does not exist`},
+		{"badmw@file", "middleware bad@file: "},
+		{"loop@file", "reference cycle"},
+		{"strat@file", `strategy "leasttime" is not supported`},
+		{"internal@file", "service api@internal: internal service is not enabled"},
+	}
+	for _, tt := range tests {
+		st := rep.Routers[tt.router]
+		if st == nil || st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, "; "), tt.want) {
+			t.Errorf("router %s: %+v, want disabled with an error containing %q", tt.router, st, tt.want)
+		}
+	}
+	if errs := strings.Join(rep.Routers["badmw@file"].Errors, "; "); strings.Count(errs, "bad@file") != 1 {
+		t.Errorf("middleware named %d times in %q, want once", strings.Count(errs, "bad@file"), errs)
+	}
+	if code, _ := h.get("web", "good", "/"); code != 200 {
+		t.Errorf("good router: %d, want 200", code)
+	}
+	if code, _ := h.get("web", "nosvc", "/"); code != 404 {
+		t.Errorf("disabled router: %d, want 404", code)
+	}
+}
+
+// Weighted, failover, mirroring, internal and service-level middlewares,
+// entrypoint middlewares on their entrypoint only, and panic recovery.
+func TestServiceKinds(t *testing.T) {
+	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	var mirrored atomic.Int64
+	var mirrorBody atomic.Value
+	mirrorBE := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mirrorBody.Store(string(body))
+		mirrored.Add(1)
+	}))
+	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}, "admin": {Address: "127.0.0.1:0"}}, nil)
+	defer closeIdle()
+	internal := map[string]http.Handler{
+		"api@internal":   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "Name: api\n") }),
+		"panic@internal": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") }),
+	}
+	tbl := h.apply(fmt.Sprintf(`
+http:
+  routers:
+    w@file: {rule: "Host(`+"`w`"+`)", service: w@file}
+    f@file: {rule: "Host(`+"`f`"+`)", service: f@file}
+    m@file: {rule: "Host(`+"`m`"+`)", service: m@file}
+    api@file: {rule: "Host(`+"`api`"+`)", service: api@internal}
+    panic@file: {rule: "Host(`+"`panic`"+`)", service: panic@internal}
+    mw@file: {rule: "Host(`+"`mw`"+`)", service: withmw@file}
+  services:
+    a@file: {loadBalancer: {servers: [{url: %q}]}}
+    b@file: {loadBalancer: {servers: [{url: %q}]}}
+    none@file: {loadBalancer: {servers: []}}
+    mirror@file: {loadBalancer: {servers: [{url: %q}]}}
+    w@file: {weighted: {services: [{name: a@file, weight: 2}, {name: b@file, weight: 1}, {name: none@file, weight: 5}]}}
+    f@file: {failover: {service: none@file, fallback: b@file}}
+    m@file: {mirroring: {service: a@file, mirrors: [{name: mirror@file, percent: 50}]}}
+    withmw@file: {loadBalancer: {middlewares: [tag@file], servers: [{url: %q}]}}
+  middlewares:
+    tag@file: {headers: {customRequestHeaders: {X-Tag: svc}}}
+    ep@file: {headers: {customRequestHeaders: {X-Ep: admin}}}
+`, a.URL, b.URL, mirrorBE.URL, a.URL), GenerationOptions{
+		Internal:              internal,
+		EntryPointMiddlewares: map[string][]string{"admin": {"ep@file"}},
+	})
+	for name, st := range tbl.Report().Routers {
+		if st.Status != "enabled" {
+			t.Errorf("router %s: %+v", name, st)
+		}
+	}
+	counts := map[string]int{}
+	for range 9 {
+		_, body := h.get("web", "w", "/")
+		counts[echoHeader(body, "Name")]++
+	}
+	if counts["a"] != 6 || counts["b"] != 3 {
+		t.Errorf("weighted 2:1 with an empty child: got %v, want a:6 b:3", counts)
+	}
+	if _, body := h.get("web", "f", "/"); echoHeader(body, "Name") != "b" {
+		t.Errorf("failover with main down: got %q, want fallback b", firstLines(body, 1))
+	}
+	for i := range 10 {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/", strings.NewReader(fmt.Sprint("payload ", i)))
+		req.Host = "m"
+		resp, err := plainClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if echoHeader(string(body), "Name") != "a" {
+			t.Fatalf("mirroring: main answered %q", firstLines(string(body), 1))
+		}
+	}
+	eventually(t, "5 of 10 requests mirrored", func() bool { return mirrored.Load() == 5 })
+	if got, _ := mirrorBody.Load().(string); !strings.HasPrefix(got, "payload ") {
+		t.Errorf("mirror got body %q, want a copy of the request body", got)
+	}
+	if _, body := h.get("web", "api", "/"); echoHeader(body, "Name") != "api" {
+		t.Errorf("internal service: %q", body)
+	}
+	if code, _ := h.get("web", "panic", "/"); code != 500 {
+		t.Errorf("panicking handler: %d, want 500", code)
+	}
+	if _, body := h.get("web", "mw", "/"); echoHeader(body, "X-Tag") != "svc" || echoHeader(body, "X-Ep") != "" {
+		t.Errorf("service middleware on web: X-Tag %q X-Ep %q, want svc and none", echoHeader(body, "X-Tag"), echoHeader(body, "X-Ep"))
+	}
+	if _, body := h.get("admin", "mw", "/"); echoHeader(body, "X-Ep") != "admin" {
+		t.Errorf("entrypoint middleware on admin: X-Ep %q, want admin", echoHeader(body, "X-Ep"))
+	}
+}
+
+// Closing the last generation using a backend forgets it and stops its
+// checker (goleak checks the goroutine at exit).
+func TestGenerationCloseReleases(t *testing.T) {
+	a := echoBackend(t, "a")
+	h := newHarness(t, nil, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {healthCheck: {path: /, interval: 1h}, servers: [{url: %q}]}}}
+`, a.URL), GenerationOptions{})
+	if len(h.pool.Status()) != 1 || len(h.pool.checkers) != 1 {
+		t.Fatalf("status %v, checkers %d; want one backend and one checker", h.pool.Status(), len(h.pool.checkers))
+	}
+	h.apply(`http: {}`, GenerationOptions{})
+	if len(h.pool.Status()) != 0 || len(h.pool.checkers) != 0 || len(h.pool.transports) != 0 {
+		t.Errorf("after the swap: status %v, %d checkers, %d transports; want none", h.pool.Status(), len(h.pool.checkers), len(h.pool.transports))
+	}
+}
