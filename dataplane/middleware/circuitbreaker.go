@@ -105,7 +105,9 @@ func (b *breaker) allow(now time.Time) bool {
 		if now.Before(b.until) {
 			return false
 		}
-		b.state, b.recStart, b.until = cbRecovering, now, now.Add(b.recovery)
+		// Recovery began when the fallback ended, even if no request came then.
+		b.state, b.recStart = cbRecovering, b.until
+		b.until = b.recStart.Add(b.recovery)
 		b.win.reset()
 		fallthrough
 	case cbRecovering:
