@@ -34,6 +34,11 @@ type stack struct {
 }
 
 func newStack(t *testing.T, opts static.File, backendNames ...string) *stack {
+	return newStackWith(t, opts, nil, backendNames...)
+}
+
+// newStackWith is newStack with more providers next to the file provider.
+func newStackWith(t *testing.T, opts static.File, more []providers.Provider, backendNames ...string) *stack {
 	t.Helper()
 	s := &stack{backends: map[string]*httptest.Server{}}
 	for _, n := range backendNames {
@@ -51,7 +56,7 @@ func newStack(t *testing.T, opts static.File, backendNames ...string) *stack {
 	s.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw.active.Load().Handler("web").ServeHTTP(w, r)
 	}))
-	agg := providers.NewAggregator(log, 10*time.Millisecond, fp)
+	agg := providers.NewAggregator(log, 10*time.Millisecond, append([]providers.Provider{fp}, more...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -77,15 +82,21 @@ func (s *stack) url(name string) string { return s.backends[name].URL }
 
 // get sends GET / with Host host through the front end.
 func (s *stack) get(host string) (int, string, error) {
+	code, body, _, err := s.getH(host)
+	return code, body, err
+}
+
+// getH is get returning the response headers too.
+func (s *stack) getH(host string) (int, string, http.Header, error) {
 	req, _ := http.NewRequest(http.MethodGet, s.front.URL+"/", nil)
 	req.Host = host
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	return resp.StatusCode, string(b), resp.Header, err
 }
 
 // expect polls until host is served by backend (or, with backend "404",
