@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -120,7 +121,8 @@ type serviceWatch struct {
 }
 
 // Run watches the catalog until ctx is done and publishes a complete
-// snapshot after each change: one blocking query on the service list, and
+// snapshot after each change of the resulting configuration or problems
+// (not after every index change): one blocking query on the service list, and
 // one per service on /v1/health/service/<name> (all instances with their
 // service and node checks). The first snapshot is published once every
 // listed service has answered. Errors are logged and retried with backoff;
@@ -147,6 +149,7 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 	watches := map[string]*serviceWatch{}
 	listed := false
 	failing := false
+	var last []byte // canonical form of the last published snapshot
 	for {
 		var ev event
 		select {
@@ -182,8 +185,15 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 			listed = true
 			c.sync(ctx, &wg, watches, ev.list, send)
 		}
-		if listed && allDone(watches) {
-			publish(c.snapshot(watches))
+		if !listed || !allDone(watches) {
+			continue
+		}
+		// Check outputs and unrelated instances change Consul's index
+		// without changing the configuration: publish only real changes.
+		snap := c.snapshot(watches)
+		if sig := canonical(snap); !bytes.Equal(sig, last) {
+			last = sig
+			publish(snap)
 		}
 	}
 }

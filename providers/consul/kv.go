@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,12 +61,13 @@ func (k *KV) Name() string { return KVName }
 
 // Run watches every key under rootKey with a blocking query until ctx is
 // done, and publishes DecodeKV's snapshot of the whole tree after each
-// change. Errors are logged and retried with backoff (trying the next
+// change of the result. Errors are logged and retried with backoff (trying the next
 // endpoint); nothing is published while Consul fails, so the last snapshot
 // stays in effect (case 019). Run returns nil when ctx is done.
 func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	cur := 0
 	failing := false
+	var last []byte // canonical form of the last published snapshot
 	watch(ctx, k.spec,
 		func(q *api.QueryOptions) (api.KVPairs, *api.QueryMeta, error) {
 			pairs, meta, err := k.clients[cur].KV().List(k.root+"/", q)
@@ -84,7 +86,11 @@ func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 				m[p.Key] = string(p.Value)
 			}
 			cfg, ps := DecodeKV(m, k.root)
-			publish(providers.Snapshot{Config: cfg, Problems: ps})
+			snap := providers.Snapshot{Config: cfg, Problems: ps}
+			if sig := canonical(snap); !bytes.Equal(sig, last) {
+				last = sig
+				publish(snap)
+			}
 		},
 		func(err error) {
 			if !failing {
