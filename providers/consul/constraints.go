@@ -120,6 +120,9 @@ func (p *cparser) call() (constraint, error) {
 	if name == "" {
 		return nil, fmt.Errorf("want Tag(…), TagRegex(…), ! or ( at offset %d", start)
 	}
+	if name != "Tag" && name != "TagRegex" {
+		return nil, fmt.Errorf("unknown function %s at offset %d (want Tag or TagRegex)", name, start)
+	}
 	if !p.eat("(") {
 		return nil, fmt.Errorf("want ( after %s at offset %d", name, p.pos)
 	}
@@ -130,17 +133,14 @@ func (p *cparser) call() (constraint, error) {
 	if !p.eat(")") {
 		return nil, fmt.Errorf("%s takes exactly one argument: want ) at offset %d", name, p.pos)
 	}
-	switch name {
-	case "Tag":
-		return func(t []string) bool { return slices.Contains(t, arg) }, nil
-	case "TagRegex":
+	if name == "TagRegex" {
 		re, err := regexp.Compile(arg)
 		if err != nil {
 			return nil, fmt.Errorf("TagRegex: %w", err)
 		}
 		return func(t []string) bool { return slices.ContainsFunc(t, re.MatchString) }, nil
 	}
-	return nil, fmt.Errorf("unknown function %s at offset %d (want Tag or TagRegex)", name, start)
+	return func(t []string) bool { return slices.Contains(t, arg) }, nil
 }
 
 // str reads a backtick- or double-quoted string; double-quoted strings
