@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,10 @@ type connInfo struct {
 	// true when the peer address is in trustedIPs (or insecure is set), in
 	// which case inbound X-Forwarded-* values are kept (case 026).
 	trusted bool
+	// tlsPolicy is the TLS options chosen for the connection's SNI, written
+	// once during the handshake (before any request) by the certificate
+	// store; nil for plain connections.
+	tlsPolicy *tlsPolicy
 }
 
 type connInfoKey struct{}
@@ -87,4 +92,15 @@ func (tl trustList) trusts(addr net.Addr) bool {
 		}
 	}
 	return false
+}
+
+// helloConnInfo returns the connection facts of a TLS handshake run by a
+// Server (net/http passes the connection context to the handshake), or nil.
+func helloConnInfo(hello *tls.ClientHelloInfo) *connInfo {
+	ctx := hello.Context()
+	if ctx == nil {
+		return nil
+	}
+	ci, _ := ctx.Value(connInfoKey{}).(*connInfo)
+	return ci
 }

@@ -52,7 +52,8 @@ type Generation struct {
 	closed      bool
 	services    map[string]built[http.Handler]
 	middlewares map[string]built[middleware.Middleware]
-	building    map[string]bool // "service x" / "middleware y" being built: cycle detection
+	building    map[string]bool   // "service x" / "middleware y" being built: cycle detection
+	tlsHosts    map[string]string // router host -> tls.options name (Build, read by BuildTLS)
 	release     []func()
 }
 
@@ -84,6 +85,7 @@ func NewGeneration(pool *Pool, m *providers.Merged, opts GenerationOptions) *Gen
 		services:    map[string]built[http.Handler]{},
 		middlewares: map[string]built[middleware.Middleware]{},
 		building:    map[string]bool{},
+		tlsHosts:    map[string]string{},
 	}
 }
 
@@ -111,6 +113,9 @@ func (g *Generation) Close() {
 // A missing or broken service or middleware returns an error wrapping a
 // *router.ObjectError naming it.
 func (g *Generation) Build(ctx context.Context, name string, r *config.Router) (http.Handler, error) {
+	if err := g.noteTLSOptions(r); err != nil {
+		return nil, fmt.Errorf("router %s: %w", name, err)
+	}
 	svc, err := g.Service(ctx, r.Service)
 	if err != nil {
 		return nil, fmt.Errorf("router %s: %w", name, err)

@@ -262,9 +262,9 @@ func (e *entryPoint) closeListeners() {
 // http.Servers. Every goroutine joins wg.
 func (e *entryPoint) serve(wg *sync.WaitGroup) {
 	tlsConf := &tls.Config{
-		MinVersion:     tls.VersionTLS12,
-		NextProtos:     []string{"h2", "http/1.1"},
-		GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) { return e.active.Load().Certificate(h) },
+		MinVersion:         tls.VersionTLS12,
+		NextProtos:         []string{"h2", "http/1.1"},
+		GetConfigForClient: e.configForClient,
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -456,4 +456,25 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	for _, l := range chans {
 		_ = l.Close()
 	}
+}
+
+// configForClient picks the certificate for a handshake from the live
+// table and applies the TLS options the certificate store chose for the
+// SNI name (min/max version, suites, client auth, ALPN). A table without a
+// certificate source leaves the handshake to fail for lack of certificates.
+func (e *entryPoint) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+	cert, err := e.active.Load().Certificate(hello)
+	if err != nil {
+		return nil, err
+	}
+	c := &tls.Config{}
+	p := defaultTLSPolicy
+	if ci := helloConnInfo(hello); ci != nil && ci.tlsPolicy != nil {
+		p = ci.tlsPolicy
+	}
+	p.apply(c)
+	if cert != nil {
+		c.Certificates = []tls.Certificate{*cert}
+	}
+	return c, nil
 }

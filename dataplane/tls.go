@@ -68,6 +68,10 @@ func generateCert() (*tls.Certificate, error) {
 type certStore struct {
 	exact map[string]*tls.Certificate
 	def   *tls.Certificate
+	// policies maps router hosts to their tls.options; defPolicy is
+	// tls.options.default (or Gantry's default).
+	policies  map[string]*tlsPolicy
+	defPolicy *tlsPolicy
 }
 
 // add indexes c under its DNS SANs (or its CN when it has none) and IP SANs.
@@ -91,11 +95,18 @@ func (s *certStore) add(c *tls.Certificate) {
 }
 
 // get is a tls.Config.GetCertificate. A hello without SNI, or with a name
-// no certificate covers, gets the default certificate.
+// no certificate covers, gets the default certificate, unless the TLS
+// options of that name set sniStrict. When the handshake runs on a Server
+// connection, the TLS options chosen for the name are left in the
+// connection's connInfo for the Server to apply.
 func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
+	p := s.policyFor(name)
+	if ci := helloConnInfo(hello); ci != nil {
+		ci.tlsPolicy = p
+	}
 	if name == "" && hello.Conn != nil {
-		if h, _, err := splitHostPortAddr(hello.Conn.LocalAddr()); err == nil {
+		if h, _, err := net.SplitHostPort(hello.Conn.LocalAddr().String()); err == nil {
 			name = h
 		}
 	}
@@ -107,6 +118,9 @@ func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			return c, nil
 		}
 	}
+	if p.sniStrict {
+		return nil, errSNIStrict
+	}
 	return s.def, nil
 }
 
@@ -115,7 +129,10 @@ func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 // and takes the default certificate from tls.stores.default
 // (defaultCertificate) or else the Pool's generated ECDSA P-256 certificate.
 // Each unreadable certificate is returned as an error naming its file and
-// is left out; the others still serve. Stores other than "default" are
+// is left out; the others still serve. TLS options (min/max version, cipher
+// suites, curves, client authentication, sniStrict, ALPN) apply per SNI
+// name: a host's routers' tls.options, else tls.options.default. Compile
+// calls BuildTLS after every Build, which records the routers' hosts. Stores other than "default" are
 // accepted but share the one store, as Traefik only supports "default".
 // Source: https://doc.traefik.io/traefik/https/tls/
 func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
@@ -141,12 +158,30 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 				s.def = cert
 			}
 		}
+	}
+	s.defPolicy = defaultTLSPolicy
+	byName := map[string]*tlsPolicy{}
+	if c != nil {
 		for name, o := range c.Options {
-			if _, err := tlsVersions(o); err != nil {
+			p, err := newTLSPolicy(o)
+			if err != nil {
 				errs = append(errs, fmt.Errorf("tls.options.%s: %w", name, err))
+				continue
 			}
+			byName[name] = p
 		}
 	}
+	if p := byName["default"]; p != nil {
+		s.defPolicy = p
+	}
+	g.mu.Lock()
+	s.policies = make(map[string]*tlsPolicy, len(g.tlsHosts))
+	for host, name := range g.tlsHosts {
+		if p := byName[name]; p != nil {
+			s.policies[host] = p
+		}
+	}
+	g.mu.Unlock()
 	if s.def == nil {
 		def, err := g.pool.certs.get()
 		if err != nil {
@@ -196,5 +231,3 @@ func tlsVersions(o *config.TLSOptions) ([2]uint16, error) {
 	}
 	return v, nil
 }
-
-func splitHostPortAddr(a net.Addr) (string, string, error) { return net.SplitHostPort(a.String()) }

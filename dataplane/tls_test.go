@@ -170,3 +170,59 @@ tls:
 		t.Errorf("fallback certificate = %v, %v; want the generated default", cert, err)
 	}
 }
+
+// TLS options apply per SNI name: the options named by the routers of that
+// host, else tls.options.default; an unknown options name disables the
+// router that names it.
+func TestTLSOptionsPerHost(t *testing.T) {
+	be := echoBackend(t, "s")
+	aCert, aKey := selfSigned(t, "a.test", "b.test")
+	h := newHarness(t, nil, nil)
+	tbl := h.apply(fmt.Sprintf(`
+http:
+  routers:
+    a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, tls: {options: modern@file}}
+    b@file: {rule: "Host(`+"`b.test`"+`)", service: s@file, tls: {}}
+    c@file: {rule: "Host(`+"`c.test`"+`)", service: s@file, tls: {options: missing@file}}
+  services:
+    s@file: {loadBalancer: {servers: [{url: %q}]}}
+tls:
+  certificates: [{certFile: %s, keyFile: %s}]
+  options:
+    modern@file: {minVersion: VersionTLS13, alpnProtocols: [http/1.1]}
+    default: {maxVersion: VersionTLS12, sniStrict: true}
+`, be.URL, yamlQuote(aCert), yamlQuote(aKey)), GenerationOptions{})
+	if st := tbl.Report().Routers["c@file"]; st == nil || st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), `tls.options "missing@file" does not exist`) {
+		t.Errorf("router with unknown options: %+v", st)
+	}
+	addr := h.addr("web")
+	dial := func(sni string, maxV uint16) (*tls.Conn, error) {
+		return tls.Dial("tcp", addr, &tls.Config{ServerName: sni, InsecureSkipVerify: true, MaxVersion: maxV, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec // test
+	}
+	if c, err := dial("a.test", tls.VersionTLS12); err == nil {
+		c.Close()
+		t.Error("a.test accepted TLS 1.2; its options require 1.3")
+	}
+	c, err := dial("a.test", 0)
+	if err != nil {
+		t.Fatalf("a.test with TLS 1.3: %v", err)
+	}
+	if st := c.ConnectionState(); st.Version != tls.VersionTLS13 || st.NegotiatedProtocol != "http/1.1" {
+		t.Errorf("a.test: version %x ALPN %q, want TLS 1.3 and http/1.1", st.Version, st.NegotiatedProtocol)
+	}
+	c.Close()
+	// b.test uses the default options: at most TLS 1.2; sniStrict refuses
+	// names without a certificate.
+	c, err = dial("b.test", 0)
+	if err != nil {
+		t.Fatalf("b.test: %v", err)
+	}
+	if v := c.ConnectionState().Version; v != tls.VersionTLS12 {
+		t.Errorf("b.test negotiated %x, want TLS 1.2 (default options maxVersion)", v)
+	}
+	c.Close()
+	if c, err := dial("unknown.test", 0); err == nil {
+		c.Close()
+		t.Error("sniStrict default options: unknown.test without a certificate was served")
+	}
+}

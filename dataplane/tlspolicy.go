@@ -1,0 +1,181 @@
+package dataplane
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/router/rule"
+)
+
+// tlsPolicy is one resolved TLS options set (tls.options.<name>): what a
+// handshake for a host whose routers name it is allowed to negotiate.
+// Source: https://doc.traefik.io/traefik/https/tls/#tls-options
+type tlsPolicy struct {
+	minVersion, maxVersion uint16
+	ciphers                []uint16
+	curves                 []tls.CurveID
+	clientAuth             tls.ClientAuthType
+	clientCAs              *x509.CertPool
+	sniStrict              bool
+	alpn                   []string
+	noTickets              bool
+}
+
+// defaultTLSPolicy is Gantry's default: TLS 1.2 or newer, Go's cipher
+// suites and curves, ALPN h2 then http/1.1.
+var defaultTLSPolicy = &tlsPolicy{minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}}
+
+// newTLSPolicy resolves o. Errors name the bad field.
+func newTLSPolicy(o *config.TLSOptions) (*tlsPolicy, error) {
+	p := *defaultTLSPolicy
+	if o == nil {
+		return &p, nil
+	}
+	v, err := tlsVersions(o)
+	if err != nil {
+		return nil, err
+	}
+	if v[0] != 0 {
+		p.minVersion = v[0]
+	}
+	p.maxVersion = v[1]
+	if len(o.CipherSuites) > 0 {
+		byName := map[string]uint16{}
+		for _, s := range slices.Concat(tls.CipherSuites(), tls.InsecureCipherSuites()) {
+			byName[s.Name] = s.ID
+		}
+		for _, n := range o.CipherSuites {
+			id, ok := byName[n]
+			if !ok {
+				return nil, fmt.Errorf("cipherSuites: unknown suite %q", n)
+			}
+			p.ciphers = append(p.ciphers, id)
+		}
+	}
+	for _, n := range o.CurvePreferences {
+		id, ok := curveByName[n]
+		if !ok {
+			return nil, fmt.Errorf("curvePreferences: unknown curve %q", n)
+		}
+		p.curves = append(p.curves, id)
+	}
+	switch o.ClientAuth.ClientAuthType {
+	case "", "NoClientCert":
+	case "RequestClientCert":
+		p.clientAuth = tls.RequestClientCert
+	case "RequireAnyClientCert":
+		p.clientAuth = tls.RequireAnyClientCert
+	case "VerifyClientCertIfGiven":
+		p.clientAuth = tls.VerifyClientCertIfGiven
+	case "RequireAndVerifyClientCert":
+		p.clientAuth = tls.RequireAndVerifyClientCert
+	default:
+		return nil, fmt.Errorf("clientAuth.clientAuthType: unknown type %q", o.ClientAuth.ClientAuthType)
+	}
+	if len(o.ClientAuth.CAFiles) > 0 {
+		p.clientCAs = x509.NewCertPool()
+		for i, f := range o.ClientAuth.CAFiles {
+			b, err := pemOrFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("clientAuth.caFiles[%d]: %w", i, err)
+			}
+			if !p.clientCAs.AppendCertsFromPEM(b) {
+				return nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, describePEM(f))
+			}
+		}
+	}
+	p.sniStrict = o.SniStrict
+	if len(o.ALPNProtocols) > 0 {
+		p.alpn = o.ALPNProtocols
+	}
+	p.noTickets = o.DisableSessionTickets
+	return &p, nil
+}
+
+var curveByName = map[string]tls.CurveID{
+	"CurveP256": tls.CurveP256, "secp256r1": tls.CurveP256,
+	"CurveP384": tls.CurveP384, "secp384r1": tls.CurveP384,
+	"CurveP521": tls.CurveP521, "secp521r1": tls.CurveP521,
+	"X25519": tls.X25519, "X25519MLKEM768": tls.X25519MLKEM768,
+}
+
+// apply sets the policy on c (a clone of the entrypoint's base config).
+func (p *tlsPolicy) apply(c *tls.Config) {
+	c.MinVersion, c.MaxVersion = p.minVersion, p.maxVersion
+	c.CipherSuites = p.ciphers
+	c.CurvePreferences = p.curves
+	c.ClientAuth, c.ClientCAs = p.clientAuth, p.clientCAs
+	c.NextProtos = p.alpn
+	c.SessionTicketsDisabled = p.noTickets
+}
+
+// routerHosts returns the host names a router's TLS applies to: the
+// arguments of Host() in its rule and its tls.domains, lower-cased.
+func routerHosts(r *config.Router) []string {
+	var hosts []string
+	if t, err := rule.Parse(r.Rule); err == nil {
+		_ = t.Walk(func(c *rule.Tree) error {
+			if strings.EqualFold(c.Name, "Host") {
+				for _, a := range c.Args {
+					hosts = append(hosts, strings.ToLower(a))
+				}
+			}
+			return nil
+		})
+	}
+	if r.TLS != nil {
+		for _, d := range r.TLS.Domains {
+			if d.Main != "" {
+				hosts = append(hosts, strings.ToLower(d.Main))
+			}
+			for _, s := range d.SANs {
+				hosts = append(hosts, strings.ToLower(s))
+			}
+		}
+	}
+	return hosts
+}
+
+// noteTLSOptions records, for a router with tls.options, which options its
+// hosts use. An unknown options name is an error (the router is disabled).
+func (g *Generation) noteTLSOptions(r *config.Router) error {
+	if r.TLS == nil || r.TLS.Options == "" || r.TLS.Options == "default" {
+		return nil
+	}
+	name := r.TLS.Options
+	if g.m.Config.TLS == nil || g.m.Config.TLS.Options[name] == nil {
+		return fmt.Errorf("tls.options %q does not exist", name)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, h := range routerHosts(r) {
+		if prev, ok := g.tlsHosts[h]; ok && prev != name {
+			g.log.Warn("host has routers with different TLS options; using the first", "host", h, "options", prev, "ignored", name)
+			continue
+		}
+		g.tlsHosts[h] = name
+	}
+	return nil
+}
+
+// policyFor returns the policy for an SNI name: the options of the routers
+// for that host (exact, then wildcard), else the default.
+func (s *certStore) policyFor(name string) *tlsPolicy {
+	if p, ok := s.policies[name]; ok {
+		return p
+	}
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		if p, ok := s.policies["*"+name[i:]]; ok {
+			return p
+		}
+	}
+	return s.defPolicy
+}
+
+// errSNIStrict fails a handshake that names no known host under sniStrict.
+var errSNIStrict = errors.New("tls: no certificate for the requested server name (sniStrict)")
