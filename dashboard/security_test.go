@@ -162,22 +162,3 @@ func TestWebSocketOriginCheck(t *testing.T) {
 	}
 	f.api.Close()
 }
-
-func TestPing(t *testing.T) {
-	var p Ping
-	for _, tt := range []struct {
-		method string
-		term   bool
-		code   int
-		body   string
-	}{{"GET", false, 200, "OK"}, {"HEAD", false, 200, ""}, {"POST", false, 405, ""}, {"GET", true, 503, "Service Unavailable"}} {
-		if tt.term {
-			p.SetTerminating()
-		}
-		rec := httptest.NewRecorder()
-		p.ServeHTTP(rec, httptest.NewRequest(tt.method, "/ping", nil))
-		if rec.Code != tt.code || (tt.body != "" && rec.Body.String() != tt.body) {
-			t.Errorf("%s (terminating %v): %d %q, want %d %q", tt.method, tt.term, rec.Code, rec.Body, tt.code, tt.body)
-		}
-	}
-}

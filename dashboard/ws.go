@@ -91,10 +91,9 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		return conn.WriteMessage(websocket.TextMessage, body) == nil
 	}
 
+	// Arm every wake-up source before the first message, so a change that
+	// lands while it is being written is not missed.
 	tbl := a.tables.Current()
-	if !send(a.configMessage(tbl, "", nil)) {
-		return
-	}
 	var healthCh <-chan struct{}
 	lastUp := map[string]bool{}
 	if a.health != nil {
@@ -102,6 +101,9 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		for _, s := range a.health.Servers() {
 			lastUp[s.URL] = s.Up
 		}
+	}
+	if !send(a.configMessage(tbl, "", nil)) {
+		return
 	}
 	var stats <-chan time.Time
 	var prev observe.Snapshot
