@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gantry-proxy/gantry/integration/harness"
@@ -93,4 +94,28 @@ func TestRestartServesFromStore(t *testing.T) {
 	}
 	harness.TryGet(t, pollTimeout, g2.URL(t, "web", "/"), harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w2"))
 	harness.TryGet(t, pollTimeout, g2.URL(t, "web", "/"), harness.Host("b.test"), harness.StatusIs(404))
+}
+
+// SIGHUP makes the file provider re-read its files (Traefik's behaviour),
+// here with watching off so that only the signal can cause the change.
+func TestSIGHUPReloads(t *testing.T) {
+	w1 := harness.StartWhoamiProc(t, "w1")
+	w2 := harness.StartWhoamiProc(t, "w2")
+	work := t.TempDir()
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w1.URL(), "a"))
+	static := strings.Replace(staticConfig(harness.FreeAddr(t), dyn, filepath.Join(work, "gantry.db"), "10ms"),
+		"  file:\n", "  file:\n    watch: false\n", 1)
+	g := harness.StartWith(t, harness.Options{Static: static, Dir: work})
+	url := g.URL(t, "web", "/")
+	harness.TryGet(t, pollTimeout, url, harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w2.URL(), "a"))
+	if err := g.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	harness.TryGet(t, pollTimeout, url, harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w2"))
 }
