@@ -87,8 +87,8 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ci := connInfoOf(r); ci != nil {
 			ev.EntryPoint = ci.entryPoint
 		}
-		if r.Context().Err() != nil && !rw.hijacked {
-			ev.Status = StatusClientClosedRequest
+		if ev.Status == 0 && r.Context().Err() != nil {
+			ev.Status = StatusClientClosedRequest // nothing was sent: the client went away
 		}
 		if ev.Status == 0 {
 			ev.Status = http.StatusOK
@@ -101,9 +101,8 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recordWriter counts the status and body bytes sent to the client.
 type recordWriter struct {
 	http.ResponseWriter
-	status   int
-	bytes    int64
-	hijacked bool
+	status int
+	bytes  int64
 }
 
 func (w *recordWriter) WriteHeader(code int) {
@@ -127,11 +126,7 @@ func (w *recordWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter
 
 // Hijack takes over the connection (WebSocket upgrades).
 func (w *recordWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		w.hijacked = true
-	}
-	return c, rw, err
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // Unwrap returns the wrapped writer.

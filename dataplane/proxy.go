@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -141,6 +142,23 @@ type proxyWriter struct {
 	http.ResponseWriter
 	status int
 	err    error
+	body   *clientBody // nil for requests without a body
+}
+
+// clientBody wraps a request body to tell a failure reading from the
+// client (slow or stalled upload cut by readTimeout, client gone) from a
+// failure of the server (case 035: answer 408, not an ambiguous 502/504).
+type clientBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *clientBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 func (w *proxyWriter) WriteHeader(code int) {
@@ -175,15 +193,34 @@ func (w *proxyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 //
 //   - the client went away (request context canceled): 499, nothing written
 //     that the client could read;
+//   - reading the client's body failed: 408 on a read timeout (the
+//     entrypoint's readTimeout, case 035), else 400;
 //   - a timeout (dial or response headers): 504;
 //   - anything else (refused, reset, EOF, bad response): 502.
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	code := statusForError(r.Context(), err)
-	if pw, ok := w.(*proxyWriter); ok {
+	pw, _ := w.(*proxyWriter)
+	if pw != nil {
 		pw.err = err
+		if pw.body != nil && pw.body.err != nil {
+			// The client's body failed, not the server, so passive health
+			// is not charged. A read timeout is answered 408; this check
+			// comes before 499 because net/http cancels the request context
+			// when a body read fails, yet the client is still there to read
+			// the answer. Any other body error is the client gone (499) or
+			// a malformed body (400).
+			pw.err = nil
+			switch ne, ok := errors.AsType[net.Error](pw.body.err); {
+			case ok && ne.Timeout():
+				code = http.StatusRequestTimeout
+			case code != StatusClientClosedRequest:
+				code = http.StatusBadRequest
+			}
+			w.Header().Set("Connection", "close")
+		}
 	}
 	if code == StatusClientClosedRequest {
-		if pw, ok := w.(*proxyWriter); ok {
+		if pw != nil {
 			pw.status = code
 		}
 		return

@@ -68,6 +68,10 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b := t.backend
 	b.inflight.Add(1)
 	pw := &proxyWriter{ResponseWriter: w}
+	if r.Body != nil && r.Body != http.NoBody {
+		pw.body = &clientBody{ReadCloser: r.Body}
+		r.Body = pw.body
+	}
 	defer func() {
 		b.inflight.Add(-1)
 		if pw.err != nil && pw.status != StatusClientClosedRequest {

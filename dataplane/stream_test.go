@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
@@ -125,5 +127,42 @@ http:
 	}
 	if counts["a"] != 750 || counts["b"] != 250 || counts["zero"] != 0 {
 		t.Errorf("got %v, want a:750 b:250 zero:0", counts)
+	}
+}
+
+// Case 035 E1: an upload still running when readTimeout (whole request)
+// expires is cut with a clear 408, not an ambiguous 502/504, and the
+// backend is not blamed.
+func TestUploadCutByReadTimeoutIs408(t *testing.T) {
+	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	rt := config.Duration(300 * time.Millisecond)
+	obs := &recorder{}
+	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
+		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadTimeout: &rt}}}}, obs)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {passiveHealthCheck: {maxFailedAttempts: 1}, servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	c, err := net.Dial("tcp", h.addr("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "PUT /files/big.bin HTTP/1.1\r\nHost: up\r\nContent-Length: 1000000\r\n\r\nfirst bytes")
+	// Send nothing more: the entrypoint's readTimeout cuts the upload.
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no response after the read timeout: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("got %d, want 408", resp.StatusCode)
+	}
+	if !statusOf(h.pool, be.URL).Up {
+		t.Error("the backend was marked down for a slow client")
 	}
 }
