@@ -46,7 +46,8 @@ type instance struct {
 // complete snapshot. Instances are keyed by node and service ID (case 018),
 // filtered by enable, constraints and aggregated health (case 017), decoded,
 // given their server, and merged: same-named services union their servers,
-// objects defined differently by two instances are left out.
+// objects defined differently by two instances are left out. Connect
+// proxies and gateways (service kinds other than typical) are skipped.
 func (b *builder) build(services map[string][]*api.ServiceEntry) providers.Snapshot {
 	var items []item
 	var problems []providers.Problem
@@ -70,6 +71,11 @@ func (b *builder) build(services map[string][]*api.ServiceEntry) providers.Snaps
 // buildInstance decodes one instance. It returns nil when the instance is
 // filtered out or unusable, with the problems that say why.
 func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []providers.Problem) {
+	if e.Service.Kind != api.ServiceKindTypical {
+		// Connect sidecars and gateways speak mTLS (Consul Connect), which
+		// gantry does not: routing to them could never work.
+		return nil, nil
+	}
 	in := instance{entry: e, where: fmt.Sprintf("service %s instance %s/%s", name, e.Node.Node, e.Service.ID)}
 	labels, ps := tagLabels(in, e.Service.Tags)
 	prov := label.ProviderKeys(labels, b.prefixes...)

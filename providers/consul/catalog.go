@@ -30,8 +30,6 @@ type Catalog struct {
 	log    *slog.Logger
 	b      *builder
 	spec   watchSpec
-	// gantryPrefix is also read for the enable pre-filter.
-	prefixes []string
 }
 
 // NewCatalog checks opts and returns a catalog provider. Defaults follow
@@ -98,7 +96,7 @@ func NewCatalog(opts static.ConsulCatalog, log *slog.Logger) (*Catalog, error) {
 			spec.poll = opts.RefreshInterval.D()
 		}
 	}
-	return &Catalog{client: client, log: log.With("provider", CatalogName), b: b, spec: spec, prefixes: b.prefixes}, nil
+	return &Catalog{client: client, log: log.With("provider", CatalogName), b: b, spec: spec}, nil
 }
 
 // Name returns "consulcatalog".
@@ -131,66 +129,39 @@ type serviceWatch struct {
 // goroutine it started.
 func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	r := &catalogRun{c: c, ctx: ctx, events: make(chan event), watches: map[string]*serviceWatch{}}
+	defer r.wg.Wait()
 	defer cancel()
-	events := make(chan event)
-	send := func(ctx context.Context, ev event) {
-		select {
-		case events <- ev:
-		case <-ctx.Done():
-		}
-	}
-	wg.Go(func() {
+	r.wg.Go(func() {
 		watch(ctx, c.spec, c.fetchList,
-			func(l map[string][]string) { send(ctx, event{list: l}) },
-			func(err error) { send(ctx, event{err: fmt.Errorf("list services: %w", err)}) })
+			func(l map[string][]string) { r.send(ctx, event{list: l}) },
+			func(err error) { r.send(ctx, event{err: fmt.Errorf("list services: %w", err)}) })
 	})
-	watches := map[string]*serviceWatch{}
-	listed := false
-	failing := false
 	var last []byte // canonical form of the last published snapshot
 	for {
 		var ev event
 		select {
 		case <-ctx.Done():
-			for _, w := range watches {
-				w.cancel()
-			}
 			return nil
-		case ev = <-events:
+		case ev = <-r.events:
 		}
-		if ev.svc != nil && watches[ev.svc.name] != ev.svc {
-			continue // from a watch already stopped
-		}
-		if ev.err != nil {
-			if !failing {
-				c.log.Warn("consul request failed; keeping the last configuration", "err", ev.err)
-			} else {
-				c.log.Debug("consul request failed", "err", ev.err)
+		changed := r.handle(ev)
+		// Take whatever else is already waiting, so that a burst of
+		// changes costs one build.
+		for more := true; more; {
+			select {
+			case ev = <-r.events:
+				changed = r.handle(ev) || changed
+			default:
+				more = false
 			}
-			failing = true
-			if ev.svc != nil {
-				ev.svc.done = true
-			}
-			continue
 		}
-		if failing {
-			c.log.Info("consul reachable again")
-			failing = false
-		}
-		if ev.svc != nil {
-			ev.svc.entries, ev.svc.done = ev.entries, true
-		} else {
-			listed = true
-			c.sync(ctx, &wg, watches, ev.list, send)
-		}
-		if !listed || !allDone(watches) {
+		if !changed || !r.listed || !r.allDone() {
 			continue
 		}
 		// Check outputs and unrelated instances change Consul's index
 		// without changing the configuration: publish only real changes.
-		snap := c.snapshot(watches)
+		snap := r.snapshot()
 		if sig := canonical(snap); !bytes.Equal(sig, last) {
 			last = sig
 			publish(snap)
@@ -198,31 +169,99 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 	}
 }
 
+// catalogRun is the state of one Run, owned by Run's goroutine; the
+// watchers only send events.
+type catalogRun struct {
+	c       *Catalog
+	ctx     context.Context
+	wg      sync.WaitGroup
+	events  chan event
+	watches map[string]*serviceWatch
+	listed  bool // the service list has answered once
+	failing bool // the last request failed
+}
+
+// send delivers ev unless ctx (the sender's) is done.
+func (r *catalogRun) send(ctx context.Context, ev event) {
+	select {
+	case r.events <- ev:
+	case <-ctx.Done():
+	}
+}
+
+// handle applies one event and reports whether it carried data.
+func (r *catalogRun) handle(ev event) bool {
+	if ev.svc != nil && r.watches[ev.svc.name] != ev.svc {
+		return false // from a watch already stopped
+	}
+	if ev.err != nil {
+		if !r.failing {
+			r.c.log.Warn("consul request failed; keeping the last configuration", "err", ev.err)
+		} else {
+			r.c.log.Debug("consul request failed", "err", ev.err)
+		}
+		r.failing = true
+		if ev.svc != nil {
+			ev.svc.done = true
+		}
+		return false
+	}
+	if r.failing {
+		r.c.log.Info("consul reachable again")
+		r.failing = false
+	}
+	if ev.svc != nil {
+		ev.svc.entries, ev.svc.done = ev.entries, true
+		return true
+	}
+	r.listed = true
+	r.sync(ev.list)
+	return true
+}
+
 // sync starts a watch for each newly listed service that could be exposed
 // and stops the watches of services no longer listed.
-func (c *Catalog) sync(ctx context.Context, wg *sync.WaitGroup, watches map[string]*serviceWatch, list map[string][]string, send func(context.Context, event)) {
-	for name, w := range watches {
-		if _, ok := list[name]; !ok || !c.mayExpose(list[name]) {
+func (r *catalogRun) sync(list map[string][]string) {
+	for name, w := range r.watches {
+		if tags, ok := list[name]; !ok || !r.c.mayExpose(tags) {
 			w.cancel()
-			delete(watches, name)
+			delete(r.watches, name)
 		}
 	}
 	for name, tags := range list {
-		if watches[name] != nil || !c.mayExpose(tags) {
+		if r.watches[name] != nil || !r.c.mayExpose(tags) {
 			continue
 		}
-		wctx, cancel := context.WithCancel(ctx)
+		wctx, cancel := context.WithCancel(r.ctx)
 		w := &serviceWatch{name: name, cancel: cancel}
-		watches[name] = w
-		wg.Go(func() {
-			watch(wctx, c.spec,
+		r.watches[name] = w
+		r.wg.Go(func() {
+			watch(wctx, r.c.spec,
 				func(q *api.QueryOptions) ([]*api.ServiceEntry, *api.QueryMeta, error) {
-					return c.client.Health().Service(name, "", false, q)
+					return r.c.client.Health().Service(name, "", false, q)
 				},
-				func(es []*api.ServiceEntry) { send(wctx, event{svc: w, entries: es}) },
-				func(err error) { send(wctx, event{svc: w, err: fmt.Errorf("service %s health: %w", name, err)}) })
+				func(es []*api.ServiceEntry) { r.send(wctx, event{svc: w, entries: es}) },
+				func(err error) { r.send(wctx, event{svc: w, err: fmt.Errorf("service %s health: %w", name, err)}) })
 		})
 	}
+}
+
+func (r *catalogRun) allDone() bool {
+	for _, w := range r.watches {
+		if !w.done {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshot builds from the latest entries of every watched service.
+func (r *catalogRun) snapshot() providers.Snapshot {
+	data := make(map[string][]*api.ServiceEntry, len(r.watches))
+	for name, w := range r.watches {
+		data[name] = w.entries
+	}
+	return r.c.b.build(data)
 }
 
 // mayExpose reports whether any instance of a service with these tags (the
@@ -238,7 +277,7 @@ func (c *Catalog) mayExpose(tags []string) bool {
 		if !ok {
 			continue
 		}
-		if en, ok := label.ProviderKeys(map[string]string{strings.TrimSpace(k): v}, c.prefixes...)["enable"]; ok {
+		if en, ok := label.ProviderKeys(map[string]string{strings.TrimSpace(k): v}, c.b.prefixes...)["enable"]; ok {
 			if b, err := strconv.ParseBool(en); err != nil || b {
 				return true // a bad value is reported by build
 			}
@@ -249,22 +288,4 @@ func (c *Catalog) mayExpose(tags []string) bool {
 
 func (c *Catalog) fetchList(q *api.QueryOptions) (map[string][]string, *api.QueryMeta, error) {
 	return c.client.Catalog().Services(q)
-}
-
-func allDone(watches map[string]*serviceWatch) bool {
-	for _, w := range watches {
-		if !w.done {
-			return false
-		}
-	}
-	return true
-}
-
-// snapshot builds from the latest entries of every watched service.
-func (c *Catalog) snapshot(watches map[string]*serviceWatch) providers.Snapshot {
-	data := make(map[string][]*api.ServiceEntry, len(watches))
-	for name, w := range watches {
-		data[name] = w.entries
-	}
-	return c.b.build(data)
 }

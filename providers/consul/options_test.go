@@ -209,3 +209,24 @@ func TestKVRun(t *testing.T) {
 		}
 	})
 }
+
+// TestCatalogSkipsConnectProxies: sidecar proxies and gateways are not
+// routed (they speak Consul Connect's mTLS).
+func TestCatalogSkipsConnectProxies(t *testing.T) {
+	c, err := NewCatalog(static.ConsulCatalog{}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := entry("n1", "web-sidecar-proxy", "web-sidecar-proxy", "10.0.0.1", 21000)
+	proxy.Service.Kind = api.ServiceKindConnectProxy
+	snap := c.b.build(map[string][]*api.ServiceEntry{
+		"web":               {entry("n1", "web-1", "web", "10.0.0.1", 80)},
+		"web-sidecar-proxy": {proxy},
+	})
+	if _, ok := snap.Config.HTTP.Routers["web"]; !ok {
+		t.Errorf("router web missing")
+	}
+	if r, ok := snap.Config.HTTP.Routers["web-sidecar-proxy"]; ok {
+		t.Errorf("sidecar proxy routed: %+v", r)
+	}
+}
