@@ -163,13 +163,14 @@ func inRanges(a netip.Addr, ps []netip.Prefix) bool {
 	return false
 }
 
-// sourceFunc returns the key a limit counts a request by.
-type sourceFunc func(r *http.Request) string
+// sourceFunc appends to buf the key a limit counts a request by and
+// returns it; callers index maps with string(key), which does not allocate.
+type sourceFunc func(r *http.Request, buf []byte) []byte
 
 // newSource builds the sourceCriterion of rateLimit and inFlightReq: at
 // most one of ipStrategy, requestHeaderName and requestHost; none means the
 // peer IP. The IP is formatted canonically; a request without a usable IP
-// counts under "".
+// counts under the empty key.
 // Source: https://doc.traefik.io/traefik/middlewares/http/ratelimit/#sourcecriterion
 func newSource(c *config.SourceCriterion) (sourceFunc, error) {
 	if c == nil {
@@ -192,9 +193,9 @@ func newSource(c *config.SourceCriterion) (sourceFunc, error) {
 	switch {
 	case c.RequestHeaderName != "":
 		h := http.CanonicalHeaderKey(c.RequestHeaderName)
-		return func(r *http.Request) string { return r.Header.Get(h) }, nil
+		return func(r *http.Request, buf []byte) []byte { return append(buf, r.Header.Get(h)...) }, nil
 	case c.RequestHost:
-		return func(r *http.Request) string { return r.Host }, nil
+		return func(r *http.Request, buf []byte) []byte { return append(buf, r.Host...) }, nil
 	}
 	s, err := newIPStrategy(c.IPStrategy, "sourceCriterion.ipStrategy")
 	if err != nil {
@@ -204,11 +205,11 @@ func newSource(c *config.SourceCriterion) (sourceFunc, error) {
 }
 
 func ipSource(s *ipStrategy) sourceFunc {
-	return func(r *http.Request) string {
+	return func(r *http.Request, buf []byte) []byte {
 		a := s.clientIP(r)
 		if !a.IsValid() {
-			return ""
+			return buf
 		}
-		return a.String()
+		return a.AppendTo(buf)
 	}
 }

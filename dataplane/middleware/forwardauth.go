@@ -207,10 +207,10 @@ func (fa *forwardAuth) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(&hookWriter{ResponseWriter: w, before: func(h http.Header, code int) int {
+		next.ServeHTTP(&hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
 			mergeCookies(h, cookies)
 			return code
-		}}, r)
+		})}, r)
 	})
 }
 

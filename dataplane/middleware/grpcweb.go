@@ -17,7 +17,7 @@ import (
 // the backend as application/grpc[+codec] (the -text body base64-decoded,
 // TE: trailers set), and the gRPC response comes back as gRPC-Web, its
 // HTTP trailers moved into a final length-prefixed frame with flag 0x80
-// (base64-encoded per write for -text). CORS preflights from origins in
+// (base64-encoded per write for -text; trailer names in sorted order). CORS preflights from origins in
 // c.AllowOrigins ("*" for any) are answered with 204, others with 403;
 // responses to allowed origins expose the grpc-status and grpc-message
 // headers. Other requests pass through unchanged.
@@ -157,15 +157,21 @@ func (g *grpcWebWriter) finish() {
 			payload.WriteString(strings.ToLower(k) + ": " + v + "\r\n")
 		}
 	}
-	for _, k := range g.trailers {
+	names := g.trailers
+	for k := range h {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names) // a stable frame whatever the map order
+	for _, k := range names {
+		if v, ok := h[http.TrailerPrefix+k]; ok {
+			add(k, v)
+			delete(h, http.TrailerPrefix+k)
+			continue
+		}
 		add(k, h.Values(k))
 		h.Del(k)
-	}
-	for k, v := range h {
-		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
-			add(name, v)
-			delete(h, k)
-		}
 	}
 	if payload.Len() == 0 {
 		return

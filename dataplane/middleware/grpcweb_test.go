@@ -34,7 +34,7 @@ func TestGrpcWeb(t *testing.T) {
 	}))
 	res := resolverFrom(t, "http:\n  middlewares:\n    gw: {grpcWeb: {allowOrigins: [\"https://app.example\"]}}\n")
 	srv := front(t, res, backend.URL, "gw")
-	trailer := grpcFrame(0x80, "grpc-status: 0\r\ngrpc-message: fine\r\n")
+	trailer := grpcFrame(0x80, "grpc-message: fine\r\ngrpc-status: 0\r\n")
 
 	// Binary gRPC-Web.
 	resp, body := do(t, http.MethodPost, srv.URL+"/pkg.Svc/Echo", bytes.NewReader(grpcFrame(0, "hi")), withHeader("Content-Type", "application/grpc-web+proto", "Origin", "https://app.example"))

@@ -47,7 +47,7 @@ func newHeaders(c *config.Headers) (Middleware, error) {
 		if c.STSPreload {
 			v += "; preload"
 		}
-		h.sts = v
+		h.sts = []string{v}[:1:1]
 	}
 	for _, k := range c.HostsProxyHeaders {
 		h.hostHeaders = append(h.hostHeaders, http.CanonicalHeaderKey(k))
@@ -55,7 +55,16 @@ func newHeaders(c *config.Headers) (Middleware, error) {
 	return h.wrap, nil
 }
 
-type kv struct{ k, v string }
+// kv is a header and its value as a one-element slice with capacity 1,
+// made once and shared by every request: header maps get this slice
+// instead of a new one per request (append on it copies, and nothing in
+// net/http or httputil writes header values in place).
+type kv struct {
+	k string
+	v []string
+}
+
+func newKV(k, v string) kv { return kv{k, []string{v}[:1:1]} }
 
 // splitCustom sorts a custom-header map into sets and removals, in key
 // order so that the result does not depend on map iteration.
@@ -65,7 +74,7 @@ func splitCustom(m map[string]string) (set []kv, del []string) {
 		if v == "" {
 			del = append(del, ck)
 		} else {
-			set = append(set, kv{ck, v})
+			set = append(set, newKV(ck, v))
 		}
 	}
 	slices.SortFunc(set, func(a, b kv) int { return strings.Compare(a.k, b.k) })
@@ -80,7 +89,7 @@ type headers struct {
 	reqDel, respDel []string
 	hasCORS         bool
 	security        []kv // static security response headers
-	sts             string
+	sts             []string
 	hostHeaders     []string
 }
 
@@ -89,33 +98,33 @@ func (h *headers) buildSecurity() []kv {
 	var s []kv
 	switch {
 	case c.CustomFrameOptionsValue != "":
-		s = append(s, kv{"X-Frame-Options", c.CustomFrameOptionsValue})
+		s = append(s, newKV("X-Frame-Options", c.CustomFrameOptionsValue))
 	case c.FrameDeny:
-		s = append(s, kv{"X-Frame-Options", "DENY"})
+		s = append(s, newKV("X-Frame-Options", "DENY"))
 	}
 	if c.ContentTypeNosniff {
-		s = append(s, kv{"X-Content-Type-Options", "nosniff"})
+		s = append(s, newKV("X-Content-Type-Options", "nosniff"))
 	}
 	switch {
 	case c.CustomBrowserXSSValue != "":
-		s = append(s, kv{"X-Xss-Protection", c.CustomBrowserXSSValue})
+		s = append(s, newKV("X-Xss-Protection", c.CustomBrowserXSSValue))
 	case c.BrowserXSSFilter:
-		s = append(s, kv{"X-Xss-Protection", "1; mode=block"})
+		s = append(s, newKV("X-Xss-Protection", "1; mode=block"))
 	}
 	if c.ContentSecurityPolicy != "" {
-		s = append(s, kv{"Content-Security-Policy", c.ContentSecurityPolicy})
+		s = append(s, newKV("Content-Security-Policy", c.ContentSecurityPolicy))
 	}
 	if c.ContentSecurityPolicyReportOnly != "" {
-		s = append(s, kv{"Content-Security-Policy-Report-Only", c.ContentSecurityPolicyReportOnly})
+		s = append(s, newKV("Content-Security-Policy-Report-Only", c.ContentSecurityPolicyReportOnly))
 	}
 	if c.PublicKey != "" {
-		s = append(s, kv{"Public-Key-Pins", c.PublicKey})
+		s = append(s, newKV("Public-Key-Pins", c.PublicKey))
 	}
 	if c.ReferrerPolicy != "" {
-		s = append(s, kv{"Referrer-Policy", c.ReferrerPolicy})
+		s = append(s, newKV("Referrer-Policy", c.ReferrerPolicy))
 	}
 	if c.PermissionsPolicy != "" {
-		s = append(s, kv{"Permissions-Policy", c.PermissionsPolicy})
+		s = append(s, newKV("Permissions-Policy", c.PermissionsPolicy))
 	}
 	return s
 }
@@ -133,39 +142,23 @@ func (h *headers) wrap(next http.Handler) http.Handler {
 			return
 		}
 		for _, d := range h.reqDel {
-			r.Header.Del(d)
+			delete(r.Header, d)
 		}
 		for _, s := range h.reqSet {
 			if s.k == "Host" {
-				r.Host = s.v
+				r.Host = s.v[0]
 				continue
 			}
-			r.Header.Set(s.k, s.v)
+			r.Header[s.k] = s.v
 		}
-		sts := h.sts != "" && !c.IsDevelopment && (c.ForceSTSHeader || h.isSSL(r))
+		sts := h.sts != nil && !c.IsDevelopment && (c.ForceSTSHeader || h.isSSL(r))
 		if len(h.security) == 0 && !sts && len(h.respSet) == 0 && len(h.respDel) == 0 && (!h.hasCORS || origin == "") {
 			next.ServeHTTP(w, r)
 			return
 		}
-		hw := &hookWriter{ResponseWriter: w, before: func(rh http.Header, code int) int {
-			for _, s := range h.security {
-				rh.Set(s.k, s.v)
-			}
-			if sts {
-				rh.Set("Strict-Transport-Security", h.sts)
-			}
-			if h.hasCORS && origin != "" {
-				h.corsResponse(rh, origin)
-			}
-			for _, d := range h.respDel {
-				rh.Del(d)
-			}
-			for _, s := range h.respSet {
-				rh.Set(s.k, s.v)
-			}
-			return code
-		}}
-		next.ServeHTTP(hw, r)
+		hw := &headersWriter{hookWriter: hookWriter{ResponseWriter: w}, hdr: h, sts: sts, origin: origin}
+		hw.hook = hw
+		next.ServeHTTP(&hw.hookWriter, r)
 	})
 }
 
@@ -254,4 +247,33 @@ func (h *headers) corsResponse(rh http.Header, origin string) {
 	if len(c.AccessControlExposeHeaders) > 0 {
 		rh.Set("Access-Control-Expose-Headers", strings.Join(c.AccessControlExposeHeaders, ","))
 	}
+}
+
+// headersWriter is the response side of headers: one allocation per
+// request holds the writer and what the hook needs.
+type headersWriter struct {
+	hookWriter
+	hdr    *headers
+	sts    bool
+	origin string
+}
+
+func (hw *headersWriter) beforeHeader(rh http.Header, code int) int {
+	h := hw.hdr
+	for _, s := range h.security {
+		rh[s.k] = s.v
+	}
+	if hw.sts {
+		rh["Strict-Transport-Security"] = h.sts
+	}
+	if h.hasCORS && hw.origin != "" {
+		h.corsResponse(rh, hw.origin)
+	}
+	for _, d := range h.respDel {
+		delete(rh, d)
+	}
+	for _, s := range h.respSet {
+		rh[s.k] = s.v
+	}
+	return code
 }

@@ -29,29 +29,31 @@ type inFlight struct {
 	n   map[string]int64 // entries are removed when they reach 0
 }
 
-func (l *inFlight) acquire(key string) bool {
+func (l *inFlight) acquire(key []byte) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.n[key] >= l.max {
+	n := l.n[string(key)]
+	if n >= l.max {
 		return false
 	}
-	l.n[key]++
+	l.n[string(key)] = n + 1
 	return true
 }
 
-func (l *inFlight) release(key string) {
+func (l *inFlight) release(key []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.n[key] <= 1 {
-		delete(l.n, key)
+	if n := l.n[string(key)]; n > 1 {
+		l.n[string(key)] = n - 1
 		return
 	}
-	l.n[key]--
+	delete(l.n, string(key))
 }
 
 func (l *inFlight) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := l.src(r)
+		var buf [64]byte
+		key := l.src(r, buf[:0])
 		if !l.acquire(key) {
 			http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
 			return

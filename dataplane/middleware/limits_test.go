@@ -74,12 +74,12 @@ func TestRateLimitRefillAndWait(t *testing.T) {
 			t.Fatalf("after refill: %d", code)
 		}
 		key := "192.0.2.1" // httptest.NewRequest's RemoteAddr
-		if _, ok := rl.buckets.Load(key); !ok {
+		if _, ok := rl.buckets[key]; !ok {
 			t.Fatalf("no bucket for %s", key)
 		}
 		time.Sleep(5 * time.Second)
-		rl.get("other", time.Now()) // a new source triggers the sweep
-		if _, ok := rl.buckets.Load(key); ok {
+		rl.get([]byte("other"), time.Now()) // a new source triggers the sweep
+		if _, ok := rl.buckets[key]; ok {
 			t.Errorf("idle bucket not swept")
 		}
 	})

@@ -17,15 +17,15 @@ const (
 // an outer middleware that replays it (retry) or reports it (errors, access
 // log) still sees what the client sent.
 func withPath(r *http.Request, path, rawPath string) *http.Request {
-	r2 := new(http.Request)
-	*r2 = *r
-	u := new(url.URL)
-	*u = *r.URL
-	u.Path = path
-	u.RawPath = rawPath
-	r2.URL = u
-	r2.RequestURI = u.RequestURI()
-	return r2
+	c := new(struct {
+		req http.Request
+		url url.URL
+	}) // one allocation for both copies
+	c.req, c.url = *r, *r.URL
+	c.url.Path, c.url.RawPath = path, rawPath
+	c.req.URL = &c.url
+	c.req.RequestURI = c.url.RequestURI()
+	return &c.req
 }
 
 // ensureLeadingSlash returns p with a leading "/" ("" becomes "/").

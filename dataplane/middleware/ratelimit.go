@@ -73,6 +73,7 @@ func newRateLimitState(c *config.RateLimit) (*rateLimiter, error) {
 		limit:    rate.Limit(perSec),
 		burst:    burst,
 		maxDelay: maxDelay,
+		buckets:  map[string]*bucket{},
 		idle:     time.Duration(float64(burst)/perSec*float64(time.Second)) + time.Second,
 	}
 	return rl, nil
@@ -84,8 +85,9 @@ type rateLimiter struct {
 	burst     int
 	maxDelay  time.Duration
 	idle      time.Duration // a bucket unused this long is full again
-	buckets   sync.Map      // source string -> *bucket
-	lastSweep atomic.Int64  // unix ns
+	mu        sync.RWMutex
+	buckets   map[string]*bucket
+	lastSweep atomic.Int64 // unix ns
 }
 
 type bucket struct {
@@ -93,17 +95,22 @@ type bucket struct {
 	seen atomic.Int64 // unix ns of the last request
 }
 
-func (rl *rateLimiter) get(key string, now time.Time) *bucket {
-	if v, ok := rl.buckets.Load(key); ok {
-		b := v.(*bucket)
-		b.seen.Store(now.UnixNano())
-		return b
+func (rl *rateLimiter) get(key []byte, now time.Time) *bucket {
+	rl.mu.RLock()
+	b, ok := rl.buckets[string(key)]
+	rl.mu.RUnlock()
+	if !ok {
+		rl.mu.Lock()
+		if b, ok = rl.buckets[string(key)]; !ok {
+			b = &bucket{lim: rate.NewLimiter(rl.limit, rl.burst)}
+			b.seen.Store(now.UnixNano()) // before the sweep can see it
+			rl.buckets[string(key)] = b
+		}
+		rl.mu.Unlock()
+		rl.sweep(now)
 	}
-	b := &bucket{lim: rate.NewLimiter(rl.limit, rl.burst)}
 	b.seen.Store(now.UnixNano())
-	v, _ := rl.buckets.LoadOrStore(key, b)
-	rl.sweep(now)
-	return v.(*bucket)
+	return b
 }
 
 // sweep drops buckets idle for longer than rl.idle, at most once per rl.idle.
@@ -113,18 +120,24 @@ func (rl *rateLimiter) sweep(now time.Time) {
 		return
 	}
 	cut := now.Add(-rl.idle).UnixNano()
-	rl.buckets.Range(func(k, v any) bool {
-		if v.(*bucket).seen.Load() < cut {
-			rl.buckets.CompareAndDelete(k, v)
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	for k, b := range rl.buckets {
+		if b.seen.Load() < cut {
+			delete(rl.buckets, k)
 		}
-		return true
-	})
+	}
 }
 
 func (rl *rateLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
-		b := rl.get(rl.src(r), now)
+		var buf [64]byte
+		b := rl.get(rl.src(r, buf[:0]), now)
+		if b.lim.AllowN(now, 1) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		res := b.lim.ReserveN(now, 1)
 		if !res.OK() {
 			tooMany(w, rl.maxDelay)

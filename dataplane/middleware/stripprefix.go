@@ -26,14 +26,21 @@ func newStripPrefix(c *config.StripPrefix) (Middleware, error) {
 			return nil, errField(fmt.Sprintf("prefixes[%d]", i), "empty prefix")
 		}
 	}
-	prefixes := append([]string(nil), c.Prefixes...)
+	type prefix struct {
+		p      string
+		header []string // X-Forwarded-Prefix value, shared (see kv)
+	}
+	prefixes := make([]prefix, len(c.Prefixes))
+	for i, p := range c.Prefixes {
+		prefixes[i] = prefix{p, []string{p}[:1:1]}
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			for _, p := range prefixes {
-				if !strings.HasPrefix(r.URL.Path, p) {
+				if !strings.HasPrefix(r.URL.Path, p.p) {
 					continue
 				}
-				r = stripPath(r, p, p)
+				r = stripPath(r, p.p, p.header)
 				break
 			}
 			next.ServeHTTP(w, r)
@@ -42,8 +49,8 @@ func newStripPrefix(c *config.StripPrefix) (Middleware, error) {
 }
 
 // stripPath removes prefix (as found in the decoded path) from r's path and
-// raw path, and records header as X-Forwarded-Prefix.
-func stripPath(r *http.Request, prefix, header string) *http.Request {
+// raw path, and records header (the one-value X-Forwarded-Prefix) on it.
+func stripPath(r *http.Request, prefix string, header []string) *http.Request {
 	path := ensureLeadingSlash(strings.TrimPrefix(r.URL.Path, prefix))
 	raw := ""
 	if r.URL.RawPath != "" {
@@ -53,7 +60,7 @@ func stripPath(r *http.Request, prefix, header string) *http.Request {
 			raw = ensureLeadingSlash(esc[len(p):])
 		}
 	}
-	r.Header.Set(headerForwardedPrefix, header)
+	r.Header[headerForwardedPrefix] = header
 	return withPath(r, path, raw)
 }
 

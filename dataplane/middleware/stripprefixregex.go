@@ -36,7 +36,7 @@ func newStripPrefixRegex(c *config.StripPrefixRegex) (Middleware, error) {
 				if !strings.HasPrefix(r.URL.Path, prefix) {
 					continue
 				}
-				r = stripPath(r, prefix, prefix)
+				r = stripPath(r, prefix, []string{prefix})
 				break
 			}
 			next.ServeHTTP(w, r)

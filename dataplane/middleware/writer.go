@@ -4,7 +4,18 @@ import (
 	"net/http"
 )
 
-// hookWriter calls before once, just before the final status line is
+// responseHook edits response headers (and may replace the status code)
+// just before the final status line is written.
+type responseHook interface {
+	beforeHeader(h http.Header, code int) int
+}
+
+// hookFunc adapts a function to responseHook.
+type hookFunc func(h http.Header, code int) int
+
+func (f hookFunc) beforeHeader(h http.Header, code int) int { return f(h, code) }
+
+// hookWriter calls hook once, just before the final status line is
 // written (explicitly or by the first Write), so a middleware can edit the
 // response headers or replace the status code. Informational responses
 // (1xx other than 101) pass through untouched. It keeps Flush working and
@@ -12,8 +23,8 @@ import (
 // (hijacking for upgrades, deadlines).
 type hookWriter struct {
 	http.ResponseWriter
-	before func(h http.Header, code int) int
-	wrote  bool
+	hook  responseHook
+	wrote bool
 }
 
 // WriteHeader runs the hook on the first final status.
@@ -26,7 +37,7 @@ func (w *hookWriter) WriteHeader(code int) {
 		return
 	}
 	w.wrote = true
-	w.ResponseWriter.WriteHeader(w.before(w.ResponseWriter.Header(), code))
+	w.ResponseWriter.WriteHeader(w.hook.beforeHeader(w.ResponseWriter.Header(), code))
 }
 
 // Write writes the header (200) first when needed.
