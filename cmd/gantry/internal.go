@@ -1,29 +1,77 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dashboard"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/web"
 )
 
 // internals are the handlers of Gantry's own services ("…@internal"), and
 // the observers behind them.
 type internals struct {
 	handlers map[string]http.Handler
+	api      *dashboard.API   // nil unless the api section is set
+	live     *observe.Live    // per-router rates for the dashboard; with api
 	metrics  *observe.Metrics // nil unless metrics.prometheus is set
 	ping     *pingHandler     // nil unless ping is set
 }
 
+// internalSources are what the API reads; any may be nil except active.
+type internalSources struct {
+	active  *router.Active
+	pool    *dataplane.Pool
+	sources dashboard.Sources
+	history dashboard.History
+}
+
 // newInternals builds the internal services the static configuration
-// enables. pool (may be nil) feeds traefik_service_server_up.
-func newInternals(c *static.Configuration, pool *dataplane.Pool) *internals {
+// enables: api@internal and dashboard@internal (the API and its UI) when
+// the api section is set, prometheus@internal with metrics.prometheus,
+// ping@internal with ping. It returns an error naming the option when the
+// API's security settings are invalid.
+func newInternals(c *static.Configuration, log *slog.Logger, src internalSources) (*internals, error) {
 	in := &internals{handlers: map[string]http.Handler{}}
+	if c.API != nil {
+		in.live = observe.NewLive()
+		opts := dashboard.Options{
+			Log:       log.With("component", "api"),
+			Static:    c,
+			Tables:    dashboard.RouterTables(src.active),
+			Live:      in.live,
+			Version:   versionString(),
+			StartDate: time.Now(),
+		}
+		if src.pool != nil {
+			opts.Health = dashboard.PoolHealth(src.pool)
+		}
+		if src.sources != nil {
+			opts.Sources = src.sources
+		}
+		if src.history != nil {
+			opts.History = src.history
+		}
+		if c.API.Dashboard == nil || *c.API.Dashboard {
+			opts.UI = web.FS()
+		}
+		api, err := dashboard.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		in.api = api
+		in.handlers["api@internal"] = api.Handler()
+		in.handlers["dashboard@internal"] = api.Handler()
+	}
 	if c.Metrics != nil && c.Metrics.Prometheus != nil {
 		opts := observe.MetricsOptions{Prometheus: c.Metrics.Prometheus, Runtime: true}
-		if pool != nil {
+		if pool := src.pool; pool != nil {
 			opts.Servers = func() []observe.ServerUp {
 				var out []observe.ServerUp
 				for _, b := range pool.Status() {
@@ -41,21 +89,40 @@ func newInternals(c *static.Configuration, pool *dataplane.Pool) *internals {
 		in.ping = &pingHandler{}
 		in.handlers["ping@internal"] = in.ping
 	}
-	return in
+	return in, nil
 }
 
-// internalHandlers returns just the handler map of newInternals.
-func internalHandlers(c *static.Configuration, pool *dataplane.Pool) map[string]http.Handler {
-	return newInternals(c, pool).handlers
+// observers returns the internal observers to feed from the dataplane.
+func (in *internals) observers() []dataplane.Observer {
+	var out []dataplane.Observer
+	if in.live != nil {
+		out = append(out, in.live)
+	}
+	if in.metrics != nil {
+		out = append(out, in.metrics)
+	}
+	return out
 }
 
-// pingHandler is ping@internal: 200 "OK" while serving, 503 "Service
-// Unavailable" once shutdown has begun, so load balancers in front stop
-// sending traffic (Traefik's terminatingStatusCode,
-// https://doc.traefik.io/traefik/operations/ping/).
+// close ends the API's WebSocket loops.
+func (in *internals) close() {
+	if in.api != nil {
+		in.api.Close()
+	}
+}
+
+// pingHandler is ping@internal: GET or HEAD answer 200 "OK" while serving
+// and 503 "Service Unavailable" once shutdown has begun, so load balancers
+// in front stop sending traffic (Traefik's terminatingStatusCode,
+// https://doc.traefik.io/traefik/operations/ping/). Other methods get 405.
 type pingHandler struct{ terminating atomic.Bool }
 
 func (p *pingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if p.terminating.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)

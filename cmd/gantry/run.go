@@ -77,7 +77,23 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 
 	pool := dataplane.NewPool(log.With("component", "pool"), dataplane.PoolOptions{ServersTransport: c.ServersTransport})
 	defer pool.Close()
-	in := newInternals(c, pool)
+	set, err := buildProviders(c, log)
+	if err != nil {
+		return err
+	}
+	var debounce time.Duration
+	if c.Providers != nil && c.Providers.ProvidersThrottleDuration != nil {
+		debounce = c.Providers.ProvidersThrottleDuration.D()
+	}
+	agg := providers.NewAggregator(log, debounce, set.list...)
+	active := router.NewActive()
+	in, err := newInternals(c, log, internalSources{active: active, pool: pool, sources: agg, history: db})
+	if err != nil {
+		return err
+	}
+	defer in.close()
+
+	observers := in.observers()
 	var accessLog *observe.AccessLog
 	if c.AccessLog != nil {
 		w, closeW, err := accessLogWriter(c.AccessLog)
@@ -88,21 +104,10 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		if accessLog, err = observe.NewAccessLog(w, c.AccessLog); err != nil {
 			return err
 		}
-	}
-	var observers []dataplane.Observer
-	if accessLog != nil {
 		observers = append(observers, accessLog)
-	}
-	if in.metrics != nil {
-		observers = append(observers, in.metrics)
 	}
 	obs := observe.Tee(observers...)
 
-	set, err := buildProviders(c, log)
-	if err != nil {
-		return err
-	}
-	active := router.NewActive()
 	app := &applier{
 		log:    log,
 		pool:   pool,
@@ -121,11 +126,6 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	}
 	defer app.close()
 
-	var debounce time.Duration
-	if c.Providers != nil && c.Providers.ProvidersThrottleDuration != nil {
-		debounce = c.Providers.ProvidersThrottleDuration.D()
-	}
-	agg := providers.NewAggregator(log, debounce, set.list...)
 	switch m, err := db.LastGood(ctx); {
 	case err == nil:
 		agg.Seed(m)
@@ -179,6 +179,7 @@ wait:
 	if in.ping != nil {
 		in.ping.terminating.Store(true)
 	}
+	in.close() // dashboard WebSockets would otherwise hold the grace period
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(c)+shutdownMargin)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {

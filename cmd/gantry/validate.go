@@ -59,13 +59,19 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 			}
 		}
 		pool := dataplane.NewPool(log, dataplane.PoolOptions{ServersTransport: l.Config.ServersTransport})
+		in, err := newInternals(l.Config, log, internalSources{active: router.NewActive(), pool: pool})
+		if err != nil {
+			errs = append(errs, err.Error())
+			in = &internals{}
+		}
 		gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{
 			Log:                   log,
-			Internal:              internalHandlers(l.Config, nil),
+			Internal:              in.handlers,
 			EntryPointMiddlewares: entryPointMiddlewares(l.Config),
 		})
 		t := router.Compile(ctx, m, gen, routerOptions(l.Config))
 		gen.Close()
+		in.close()
 		pool.Close()
 		e, w := splitReport(t.Report())
 		errs = append(errs, e...)
