@@ -91,6 +91,15 @@ function renderChangelog() {
 }
 
 // ---- routers ----
+// priorityText shows the effective priority: the configured one, else the
+// rule's length (Traefik's default); internal routers sit at the top of the
+// range, beyond what a JavaScript number holds exactly.
+function priorityText(r) {
+  if (r.priority > 1e15) return 'max (internal)';
+  if (r.priority) return String(r.priority);
+  return (r.rule || '').length + ' (rule length)';
+}
+
 let routers = [];
 function renderRouters() {
   const q = document.getElementById('router-search').value.toLowerCase();
@@ -103,7 +112,7 @@ function renderRouters() {
       el('td', {}, (r.using || r.entryPoints || []).join(', ')),
       el('td', { class: 'mono' }, (r.middlewares || []).join(', ')),
       el('td', { class: 'mono' }, r.service || ''),
-      el('td', {}, r.priority || ''),
+      el('td', { class: 'priority' }, priorityText(r)),
       el('td', { class: 'rps' }), el('td', { class: 'errors' }), el('td', { class: 'latency' }));
   }));
   renderRates();

@@ -1,0 +1,141 @@
+package dashboard
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// chromiumPath finds Debian's chromium (or a compatible browser).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium not installed: run scripts/setup/chromium.sh")
+	return ""
+}
+
+// browser starts a fresh headless chromium and returns a chromedp context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	// Start the browser now so a launch failure is reported on its own.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("launch chromium: %v", err)
+	}
+	return ctx
+}
+
+// step runs actions with a deadline, failing t with what was being waited for.
+func step(t *testing.T, ctx context.Context, what string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// value runs one action that returns a value, with a deadline.
+func value[T any](t *testing.T, ctx context.Context, what string, timeout time.Duration, a chromedp.Action[T]) T {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := chromedp.Run(sctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// TestDashboardInBrowser opens the dashboard of a real gantry, sees the
+// router list, adds a router by editing the file configuration and sees it
+// appear without a page reload, runs the route simulator, and saves a
+// screenshot to integration/artifacts/dashboard.png.
+func TestDashboardInBrowser(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, "first")
+
+	step(t, ctx, "open the dashboard and see router first@file", 30*time.Second,
+		chromedp.Navigate(e.admin+"/dashboard/#routers"),
+		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="first@file"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+	)
+	rule := value(t, ctx, "read first@file's rule", 5*time.Second,
+		chromedp.Text(chromedp.CSS(`#routers tbody tr[data-name="first@file"] td.rule`)))
+	if rule != "Host(`first.example`)" {
+		t.Errorf("first@file rule shows %q", rule)
+	}
+	// A marker that survives only as long as the page is not reloaded.
+	step(t, ctx, "mark the page", 5*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
+
+	harness.WriteFile(t, e.dir, "dynamic.yml", dynamicConfig(e.backend, "first", "second"))
+	step(t, ctx, "see router second@file appear live", 15*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
+	if marker := value(t, ctx, "read the marker", 5*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
+		t.Errorf("the page was reloaded (marker %d): the new router must arrive over the WebSocket", marker)
+	}
+	changelog := value(t, ctx, "read the change log", 5*time.Second, chromedp.TextContent(chromedp.CSS(`#changelog`)))
+	if !strings.Contains(changelog, "added router second@file") {
+		t.Errorf("change log %q lacks the added router", changelog)
+	}
+
+	// Traffic through the proxy, then the simulator on the same page.
+	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("second.example"), harness.StatusIs(200))
+	step(t, ctx, "run the simulator", 15*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#simulator'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#sim-form`)),
+		chromedp.WaitReady(chromedp.CSS(`#sim-ep option[value="web"]`)),
+		chromedp.SetValue(chromedp.CSS(`#sim-ep`), "web"),
+		chromedp.SetValue(chromedp.CSS(`#sim-url`), "http://second.example/hello"),
+		chromedp.Click(chromedp.CSS(`#sim-run`)),
+		chromedp.WaitVisible(chromedp.CSS(`#sim-result .winner strong`)),
+	)
+	winner := value(t, ctx, "read the winner", 5*time.Second, chromedp.Text(chromedp.CSS(`#sim-result .winner strong`)))
+	if winner != "second@file" {
+		t.Errorf("simulator winner %q, want second@file", winner)
+	}
+	if rows := value(t, ctx, "count candidates", 5*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#sim-result tbody tr').length`)); rows < 1 {
+		t.Errorf("simulator shows %d candidates", rows)
+	}
+
+	step(t, ctx, "back to the routers", 10*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
+	png := value(t, ctx, "screenshot", 15*time.Second, chromedp.FullScreenshot(100))
+	dir := filepath.Join("..", "artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "dashboard.png")
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", out, len(png))
+}

@@ -1,0 +1,61 @@
+package dashboard
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// TestMetricsAfterTraffic sends requests through a real gantry and scrapes
+// /metrics on the traefik entrypoint: the request counters must count them
+// and traefik_service_server_up must report the backend up.
+func TestMetricsAfterTraffic(t *testing.T) {
+	e := start(t, "first")
+	const n = 25
+	for i := range n {
+		harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", fmt.Sprintf("/r%d", i)), harness.Host("first.example"), harness.StatusIs(200))
+	}
+	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("nobody.example"), harness.StatusIs(404))
+
+	counter := func(body, re string) float64 {
+		m := regexp.MustCompile(re + ` (\S+)`).FindStringSubmatch(body)
+		if m == nil {
+			return -1
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	var body string
+	harness.Try(t, 10*time.Second, func() error {
+		r, err := harness.Get(e.admin + "/metrics")
+		if err != nil {
+			return err
+		}
+		body = r.Body
+		if got := counter(body, `traefik_entrypoint_requests_total\{code="200",entrypoint="web",method="GET",protocol="http"\}`); got < n {
+			return fmt.Errorf("entrypoint 200 counter %v, want >= %d", got, n)
+		}
+		if got := counter(body, `traefik_service_server_up\{service="whoami@file",url="`+regexp.QuoteMeta(e.backend)+`"\}`); got != 1 {
+			return fmt.Errorf("service_server_up %v, want 1", got)
+		}
+		return nil
+	})
+	for _, re := range []string{
+		`traefik_entrypoint_requests_total\{code="404",entrypoint="web",method="GET",protocol="http"\}`,
+		`traefik_router_requests_total\{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"\}`,
+		`traefik_service_requests_total\{code="200",method="GET",protocol="http",service="whoami@file"\}`,
+		`traefik_config_reloads_total`,
+		`traefik_open_connections\{entrypoint="web",protocol="http"\}`,
+	} {
+		if counter(body, re) < 0 {
+			t.Errorf("/metrics lacks %s", re)
+		}
+	}
+	if got := counter(body, `traefik_router_requests_total\{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"\}`); got != n {
+		t.Errorf("router counter %v, want %d", got, n)
+	}
+}
