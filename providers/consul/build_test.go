@@ -118,7 +118,7 @@ func TestCatalogCases(t *testing.T) {
 			"aggregated health \"maintenance\""},
 		{"018-instances-merge", "web", []string{"http://192.0.2.21:80", "http://192.0.2.22:80", "http://192.0.2.23:80"}, "web", true, ""},
 		{"018-instances-conflict", "web", []string{"http://192.0.2.21:80", "http://192.0.2.22:80", "http://192.0.2.23:80"}, "web", false,
-			"instance n3/web: router web defined multiple times with different configurations"},
+			"consul service web instances n1/web, n2/web, n3/web: router web defined multiple times with different configurations"},
 		{"defaults", "my-api-v2", []string{"http://10.0.0.5:9000", "http://[2001:db8::2]:9000"}, "my-api-v2", true, ""},
 		{"bad-tags", "api", []string{"http://192.0.2.61:8080"}, "broken", false,
 			"consul service api instance n1/api-1 tag traefik.http.routers.broken.priority: "},

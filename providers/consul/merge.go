@@ -2,6 +2,7 @@ package consul
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,9 +15,9 @@ import (
 
 // item is the configuration decoded from one instance.
 type item struct {
-	key   string // node + "\x00" + service ID: unique per instance (case 018)
-	where string // "service api instance n1/api-1"
-	cfg   *config.Configuration
+	key  string // node + "\x00" + service ID: unique per instance (case 018)
+	from origin
+	cfg  *config.Configuration
 }
 
 // mergeItems merges instance configurations in the given order, following
@@ -34,13 +35,13 @@ func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
 	for _, it := range items {
 		h := it.cfg.HTTP
 		if h != nil {
-			routers.addAll(h.Routers, it.where)
-			services.addAll(h.Services, it.where)
-			middlewares.addAll(h.Middlewares, it.where)
-			transports.addAll(h.ServersTransports, it.where)
+			routers.addAll(h.Routers, it.from)
+			services.addAll(h.Services, it.from)
+			middlewares.addAll(h.Middlewares, it.from)
+			transports.addAll(h.ServersTransports, it.from)
 		}
 		if it.cfg.TLS != nil {
-			stores.addAll(it.cfg.TLS.Stores, it.where)
+			stores.addAll(it.cfg.TLS.Stores, it.from)
 		}
 	}
 	out := config.New()
@@ -51,6 +52,33 @@ func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
 	ps = append(ps, transports.result(out.HTTP.ServersTransports)...)
 	ps = append(ps, stores.result(out.TLS.Stores)...)
 	return out, ps
+}
+
+// origin is one instance: its Consul service name and "node/serviceID".
+type origin struct{ service, instance string }
+
+// describe names instances for a problem's Source, grouped by service:
+// "service web instances n1/web, n3/web; service api instance n1/api-1".
+func describe(from []origin) string {
+	from = slices.Clone(from)
+	slices.SortFunc(from, func(a, b origin) int {
+		return cmp.Or(strings.Compare(a.service, b.service), strings.Compare(a.instance, b.instance))
+	})
+	var parts []string
+	for i := 0; i < len(from); {
+		j := i
+		var insts []string
+		for ; j < len(from) && from[j].service == from[i].service; j++ {
+			insts = append(insts, from[j].instance)
+		}
+		word := "instance"
+		if len(insts) > 1 {
+			word = "instances"
+		}
+		parts = append(parts, fmt.Sprintf("service %s %s %s", from[i].service, word, strings.Join(insts, ", ")))
+		i = j
+	}
+	return strings.Join(parts, "; ")
 }
 
 // merger collects same-kind objects by name.
@@ -65,7 +93,7 @@ type merger[T any] struct {
 type slot[T any] struct {
 	v        T
 	form     []byte
-	from     []string
+	from     []origin
 	conflict bool
 }
 
@@ -73,16 +101,16 @@ func newMerger[T any](kind string, join func(dst, src T) bool) *merger[T] {
 	return &merger[T]{kind: kind, slots: map[string]*slot[T]{}, join: join}
 }
 
-func (m *merger[T]) addAll(objs map[string]T, where string) {
+func (m *merger[T]) addAll(objs map[string]T, where origin) {
 	for _, name := range slices.Sorted(maps.Keys(objs)) {
 		m.add(name, objs[name], where)
 	}
 }
 
-func (m *merger[T]) add(name string, v T, where string) {
+func (m *merger[T]) add(name string, v T, where origin) {
 	s := m.slots[name]
 	if s == nil {
-		m.slots[name] = &slot[T]{v: v, form: canonical(v), from: []string{where}}
+		m.slots[name] = &slot[T]{v: v, form: canonical(v), from: []origin{where}}
 		return
 	}
 	if !slices.Contains(s.from, where) {
@@ -111,7 +139,7 @@ func (m *merger[T]) result(dst map[string]T) []providers.Problem {
 		obj := m.kind + " " + name
 		ps = append(ps, providers.Problem{
 			Provider: CatalogName,
-			Source:   "consul " + strings.Join(s.from, "; "),
+			Source:   "consul " + describe(s.from),
 			Objects:  []string{obj},
 			Message:  fmt.Sprintf("%s defined multiple times with different configurations; left out until the tags agree", obj),
 			Severity: providers.SeverityError,
