@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
+	"time"
 )
 
 // connInfo is what the entrypoint knows about one client connection. It is
@@ -23,6 +25,9 @@ type connInfo struct {
 	// once during the handshake (before any request) by the certificate
 	// store; nil for plain connections.
 	tlsPolicy *tlsPolicy
+	// start and requests serve keepAliveMaxTime and keepAliveMaxRequests.
+	start    time.Time
+	requests atomic.Int64
 }
 
 type connInfoKey struct{}

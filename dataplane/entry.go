@@ -14,7 +14,8 @@ import (
 // ServeHTTP is the entry handler of an entrypoint. It loads the live table
 // once and keeps it for the whole request; it takes no lock.
 //
-// Before routing it closes the connection after the response for a
+// Before routing it closes the connection after the response when the
+// connection reached keepAliveMaxRequests or keepAliveMaxTime, and for a
 // chunked HTTP/1 request (Go deletes Content-Length when Transfer-Encoding
 // is present, so a request that carried both, RFC 9112 §6.1, cannot be told
 // apart; closing after every chunked request is the safe superset), applies
@@ -28,6 +29,9 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	trusted := false
 	if ci := connInfoOf(r); ci != nil {
 		trusted = ci.trusted
+		if r.ProtoMajor == 1 && e.keepAliveOver(ci) {
+			w.Header().Set("Connection", "close")
+		}
 	}
 	prepareForwarded(r, trusted, e.hostname)
 	if e.redirect != nil {
@@ -52,6 +56,18 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Host: r.Host, Path: r.URL.Path, Proto: r.Proto, ClientAddr: r.RemoteAddr,
 		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
 	})
+}
+
+// keepAliveOver counts a request on the connection and reports whether
+// the connection has reached transport.keepAliveMaxRequests or
+// keepAliveMaxTime, so this response closes it (Traefik's options).
+func (e *entryPoint) keepAliveOver(ci *connInfo) bool {
+	if e.keepAliveMaxRequests == 0 && e.keepAliveMaxTime == 0 {
+		return false
+	}
+	n := ci.requests.Add(1)
+	return (e.keepAliveMaxRequests > 0 && n >= e.keepAliveMaxRequests) ||
+		(e.keepAliveMaxTime > 0 && time.Since(ci.start) >= e.keepAliveMaxTime)
 }
 
 // redirect is http.redirections.entryPoint: every request is redirected to

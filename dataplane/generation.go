@@ -376,7 +376,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		g.onRelease(func() { g.pool.releaseTransport(trKey) })
 		b := g.pool.acquireBackend(u, name)
 		g.onRelease(func() { g.pool.releaseBackend(b, name) })
-		t := &target{url: u, backend: b, weight: srv.EffectiveWeight(), passive: passive, log: g.log}
+		t := &target{url: u, backend: b, weight: srv.EffectiveWeight(), passive: passive}
 		if lb.HealthCheck != nil {
 			spec, err := newHealthSpec(b.URL, lb.HealthCheck)
 			if err != nil {

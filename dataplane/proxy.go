@@ -28,7 +28,6 @@ type target struct {
 	weight  int
 	proxy   *httputil.ReverseProxy
 	passive *passivePolicy
-	log     *slog.Logger
 }
 
 // available reports whether the target may take traffic now: its active

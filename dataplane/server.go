@@ -66,6 +66,8 @@ type entryPoint struct {
 	grace, acceptGrace                                        time.Duration
 	maxHeaderBytes                                            int
 	maxStreams                                                uint32
+	keepAliveMaxRequests                                      int64
+	keepAliveMaxTime                                          time.Duration
 
 	inflight atomic.Int64
 
@@ -159,6 +161,8 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 				ep.readHeaderTimeout = rt.ReadHeaderTimeout.D()
 			}
 		}
+		ep.keepAliveMaxRequests = int64(max(0, t.KeepAliveMaxRequests))
+		ep.keepAliveMaxTime = max(0, t.KeepAliveMaxTime.D())
 		if lc := t.LifeCycle; lc != nil {
 			if lc.GraceTimeOut > 0 {
 				ep.grace = lc.GraceTimeOut.D()
@@ -297,7 +301,7 @@ func (e *entryPoint) httpServer(secure bool) *http.Server {
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: int(e.maxStreams)},
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return withConnInfo(ctx, &connInfo{entryPoint: e.name, tls: secure, trusted: e.trust.trusts(c.RemoteAddr())})
+			return withConnInfo(ctx, &connInfo{entryPoint: e.name, tls: secure, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
 		},
 	}
 	if !secure {

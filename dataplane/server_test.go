@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +233,78 @@ http:
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(buf); err == nil {
 		t.Error("WebSocket still open after the grace period")
+	}
+}
+
+// transport.keepAliveMaxRequests closes a connection after N requests.
+func TestKeepAliveMaxRequests(t *testing.T) {
+	be := echoBackend(t, "b")
+	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{KeepAliveMaxRequests: 2}}}, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	c, err := net.Dial("tcp", h.addr("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	var closes []bool
+	for range 2 {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		closes = append(closes, resp.Close)
+	}
+	if !slices.Equal(closes, []bool{false, true}) {
+		t.Errorf("Connection: close per response = %v, want [false true]", closes)
+	}
+}
+
+// Sticky cookie: the first answer sets the cookie; requests carrying it
+// stay on that server.
+func TestStickyCookie(t *testing.T) {
+	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {sticky: {cookie: {name: lb, httpOnly: true}}, servers: [{url: %q}, {url: %q}]}}}
+`, a.URL, b.URL), GenerationOptions{})
+	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	first := echoHeader(string(body), "Name")
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "lb" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly {
+		t.Fatalf("no httpOnly cookie lb in %v", resp.Header["Set-Cookie"])
+	}
+	for range 6 {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/", nil)
+		req.AddCookie(cookie)
+		resp, err := plainClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := echoHeader(string(body), "Name"); got != first {
+			t.Fatalf("sticky request went to %s, want %s", got, first)
+		}
 	}
 }

@@ -50,7 +50,7 @@ func (h *lbHandler) available() bool {
 func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var t *target
 	if h.sticky != nil {
-		t = h.sticky.lookup(r, h.targets)
+		t = h.sticky.lookup(r)
 	}
 	if t == nil {
 		var err error
@@ -59,7 +59,7 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if h.sticky != nil {
-			h.sticky.set(w, r, t)
+			h.sticky.set(w, t)
 		}
 	}
 	if rec := recordOf(r); rec != nil {
@@ -113,7 +113,8 @@ func shortHash(s string, n int) string {
 	return hex.EncodeToString(sum[:])[:n]
 }
 
-func (s *stickyCookie) lookup(r *http.Request, _ []*target) *target {
+// lookup returns the available server the request's cookie names, or nil.
+func (s *stickyCookie) lookup(r *http.Request) *target {
 	c, err := r.Cookie(s.cookie.Name)
 	if err != nil {
 		return nil
@@ -124,7 +125,8 @@ func (s *stickyCookie) lookup(r *http.Request, _ []*target) *target {
 	return nil
 }
 
-func (s *stickyCookie) set(w http.ResponseWriter, _ *http.Request, t *target) {
+// set pins the client to t.
+func (s *stickyCookie) set(w http.ResponseWriter, t *target) {
 	c := s.cookie
 	c.Value = s.hashes[t]
 	http.SetCookie(w, &c)
