@@ -36,7 +36,6 @@ type builder struct {
 
 // instance is one registration of a service on one node.
 type instance struct {
-	entry *api.ServiceEntry
 	// where names the instance in problems: "service api instance n1/api-1".
 	where string
 }
@@ -76,7 +75,7 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 		// gantry does not: routing to them could never work.
 		return nil, nil
 	}
-	in := instance{entry: e, where: fmt.Sprintf("service %s instance %s/%s", name, e.Node.Node, e.Service.ID)}
+	in := instance{where: fmt.Sprintf("service %s instance %s/%s", name, e.Node.Node, e.Service.ID)}
 	labels, ps := tagLabels(in, e.Service.Tags)
 	prov := label.ProviderKeys(labels, b.prefixes...)
 	enabled := b.exposedByDefault
@@ -106,7 +105,8 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 	}
 
 	cfg, kerrs := label.Decode(labels, b.prefixes...)
-	declared := map[string]bool{}
+	declared := map[string]bool{} // kinds with an object left out by a bad tag
+	var failed []string           // services left out by a bad tag
 	for _, ke := range kerrs {
 		sev := providers.SeverityError
 		if errors.Is(ke.Err, label.ErrIgnored) {
@@ -115,8 +115,11 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 		var objs []string
 		if ke.Object != "" {
 			objs = []string{ke.Object}
-			kind, _, _ := strings.Cut(ke.Object, " ")
+			kind, obj, _ := strings.Cut(ke.Object, " ")
 			declared[kind] = true
+			if kind == "service" && !slices.Contains(failed, obj) {
+				failed = append(failed, obj)
+			}
 		}
 		ps = append(ps, in.problem("tag "+ke.Key, sev, objs, ke.Err.Error()))
 	}
@@ -137,8 +140,11 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 	// names keeps every service of the instance, including those left out
 	// below, so that a router still links to its (failed) service and
 	// reports it as missing instead of vanishing.
-	names := slices.Sorted(maps.Keys(h.Services))
+	names := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(h.Services)), failed...)))
 	for _, sn := range names {
+		if h.Services[sn] == nil {
+			continue
+		}
 		lb := h.Services[sn].LoadBalancer
 		if lb == nil {
 			continue // weighted, mirroring, failover: no servers of their own
