@@ -4,6 +4,11 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"net/http/httptest"
+	"testing/synctest"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
 	"net/http"
 	"strings"
 	"testing"
@@ -145,4 +150,33 @@ http:
 	if resp.StatusCode != 401 {
 		t.Errorf("forged nonce: %d", resp.StatusCode)
 	}
+}
+
+// An expired nonce gets a new challenge marked stale (RFC 7616 §3.3).
+func TestDigestNonceExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := newDigestAuth(&config.DigestAuth{Users: []string{"bob:traefik:79efdd7ab3fb860bfa6b1c634e0dcce5"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := m(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		serve := func(auth string) *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", "/", nil)
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			h.ServeHTTP(rec, req)
+			return rec
+		}
+		auth := digestResponse(serve("").Header().Get("WWW-Authenticate"), "bob", "traefik", "digestpw", "GET", "/")
+		if c := serve(auth).Code; c != 200 {
+			t.Fatalf("fresh nonce: %d", c)
+		}
+		time.Sleep(digestNonceTTL + time.Second)
+		rec := serve(auth)
+		if rec.Code != 401 || !strings.HasSuffix(rec.Header().Get("WWW-Authenticate"), "stale=true") {
+			t.Errorf("expired nonce: %d %q", rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
+	})
 }

@@ -16,27 +16,21 @@ http:
     missing@file:  {errors: {status: ["500"], service: "nope@file"}}
     badrange@file: {errors: {status: ["5xx"], service: "pages@docker"}}
 `)
-	res.services["pages@docker"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pagesBackend := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("X-Page", "yes")
 		fmt.Fprintf(w, "page %s?%s method=%s", r.URL.Path, r.URL.RawQuery, r.Method)
-	})
-	backend := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	}))
+	res.services["pages@docker"] = proxyTo(pagesBackend.URL)
+	backend := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var code int
 		_, _ = fmt.Sscanf(r.URL.Path, "/code/%d", &code)
 		w.Header().Set("X-Backend", "1")
 		w.Header().Set("Content-Length", "7")
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte("backend"))
-	})
-	mk := func(name string) string {
-		m, err := res.Middleware(t.Context(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := newServer(t, m(backend))
-		return s.URL
-	}
+	}))
+	mk := func(name string) string { return front(t, res, backend.URL, name).URL }
 	pages, rewrite := mk("pages@file"), mk("rewrite@file")
 	tests := []struct {
 		srv, path, method string

@@ -75,7 +75,7 @@ func newForwardAuth(c *config.ForwardAuth) (Middleware, error) {
 		DialContext:           (&net.Dialer{Timeout: forwardAuthDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       30 * time.Second, // a replaced generation leaves nothing open for long
 		TLSHandshakeTimeout:   forwardAuthDialTimeout,
 		ResponseHeaderTimeout: forwardAuthTimeout,
 	}

@@ -28,9 +28,11 @@ type Resolver interface {
 // and what is wrong for bad options (bad regexp, missing usersFile, unknown
 // service, …); the caller disables the routers that use it.
 //
-// ctx is the lifetime of the configuration generation: middlewares with
-// long-lived state (circuit breaker, rate-limit buckets) keep it for
-// nothing but that lifetime and start no goroutines of their own.
+// ctx bounds the build only (a chain resolves its members with it); no
+// middleware keeps it or starts goroutines. Long-lived state (rate-limit
+// buckets, circuit-breaker statistics, the forwardAuth client's idle
+// connections, which close after 30s unused) belongs to the returned value
+// and is garbage once the generation that built it is.
 //
 // Every error has the form "middleware NAME: KIND.FIELD: what is wrong".
 func New(ctx context.Context, name string, c *config.Middleware, res Resolver) (Middleware, error) {
