@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,8 @@ type Metrics struct {
 	openConns                      *prometheus.GaugeVec
 	reloads                        prometheus.Counter
 	lastReload                     prometheus.Gauge
+
+	cache sync.Map // reqKey -> *children
 }
 
 type metricSet struct {
@@ -160,29 +163,67 @@ func (m *Metrics) ConfigReloaded(at time.Time) {
 	m.lastReload.Set(float64(at.UnixNano()) / 1e9)
 }
 
+// reqKey is one combination of request labels.
+type reqKey struct {
+	code                               int
+	method, proto, ep, router, service string
+}
+
+// children are the metric children of one reqKey, resolved once: after the
+// first request with given labels, Request does one sync.Map lookup and
+// atomic updates, without hashing labels or locking the vectors.
+type children struct {
+	epReqs, epBytes, rtReqs, rtBytes, svcReqs, svcBytes, retries prometheus.Counter
+	epDur, rtDur, svcDur                                         prometheus.Observer
+}
+
+func (m *Metrics) children(k reqKey) *children {
+	if v, ok := m.cache.Load(k); ok {
+		return v.(*children)
+	}
+	code := strconv.Itoa(k.code)
+	c := &children{}
+	if m.ep {
+		c.epReqs = m.epReqs.counter.WithLabelValues(code, k.method, k.proto, k.ep)
+		c.epDur = m.epDur.hist.WithLabelValues(code, k.method, k.proto, k.ep)
+		c.epBytes = m.epBytes.counter.WithLabelValues(code, k.method, k.proto, k.ep)
+	}
+	if m.router && k.router != "" {
+		c.rtReqs = m.routerReqs.counter.WithLabelValues(code, k.method, k.proto, k.router, k.service)
+		c.rtDur = m.routerDur.hist.WithLabelValues(code, k.method, k.proto, k.router, k.service)
+		c.rtBytes = m.rtBytes.counter.WithLabelValues(code, k.method, k.proto, k.router, k.service)
+	}
+	if m.service && k.service != "" {
+		c.svcReqs = m.svcReqs.counter.WithLabelValues(code, k.method, k.proto, k.service)
+		c.svcDur = m.svcDur.hist.WithLabelValues(code, k.method, k.proto, k.service)
+		c.svcBytes = m.svcBytes.counter.WithLabelValues(code, k.method, k.proto, k.service)
+		c.retries = m.retries.WithLabelValues(k.service)
+	}
+	v, _ := m.cache.LoadOrStore(k, c)
+	return v.(*children)
+}
+
 // Request implements dataplane.Observer.
 func (m *Metrics) Request(ev *dataplane.RequestEvent) {
-	code := strconv.Itoa(ev.Status)
-	method := methodLabel(ev.Method)
-	proto := protocolLabel(ev.Header)
+	c := m.children(reqKey{code: ev.Status, method: methodLabel(ev.Method), proto: protocolLabel(ev.Header), ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
 	secs := ev.Duration.Seconds()
 	bytes := float64(ev.BytesOut)
-	if m.ep {
-		m.epReqs.counter.WithLabelValues(code, method, proto, ev.EntryPoint).Inc()
-		m.epDur.hist.WithLabelValues(code, method, proto, ev.EntryPoint).Observe(secs)
-		m.epBytes.counter.WithLabelValues(code, method, proto, ev.EntryPoint).Add(bytes)
+	if c.epReqs != nil {
+		c.epReqs.Inc()
+		c.epDur.Observe(secs)
+		c.epBytes.Add(bytes)
 	}
-	if m.router && ev.Router != "" {
-		m.routerReqs.counter.WithLabelValues(code, method, proto, ev.Router, ev.Service).Inc()
-		m.routerDur.hist.WithLabelValues(code, method, proto, ev.Router, ev.Service).Observe(secs)
-		m.rtBytes.counter.WithLabelValues(code, method, proto, ev.Router, ev.Service).Add(bytes)
+	if c.rtReqs != nil {
+		c.rtReqs.Inc()
+		c.rtDur.Observe(secs)
+		c.rtBytes.Add(bytes)
 	}
-	if m.service && ev.Service != "" {
-		m.svcReqs.counter.WithLabelValues(code, method, proto, ev.Service).Inc()
-		m.svcDur.hist.WithLabelValues(code, method, proto, ev.Service).Observe(secs)
-		m.svcBytes.counter.WithLabelValues(code, method, proto, ev.Service).Add(bytes)
+	if c.svcReqs != nil {
+		c.svcReqs.Inc()
+		c.svcDur.Observe(secs)
+		c.svcBytes.Add(bytes)
 		if ev.Retries > 0 {
-			m.retries.WithLabelValues(ev.Service).Add(float64(ev.Retries))
+			c.retries.Add(float64(ev.Retries))
 		}
 	}
 }

@@ -405,3 +405,19 @@ func BenchmarkAccessLogCommon(b *testing.B) {
 	cancel()
 	<-done
 }
+
+// TestRequestPathDoesNotAllocate: once labels have been seen, Metrics and
+// Live record a request without allocating.
+func TestRequestPathDoesNotAllocate(t *testing.T) {
+	m := NewMetrics(MetricsOptions{Prometheus: &static.Prometheus{AddRoutersLabels: true}})
+	l := NewLive()
+	ev := event("web@file", 200, 3*time.Millisecond)
+	m.Request(ev)
+	l.Request(ev)
+	if n := testing.AllocsPerRun(200, func() { m.Request(ev) }); n != 0 {
+		t.Errorf("Metrics.Request: %v allocs, want 0", n)
+	}
+	if n := testing.AllocsPerRun(200, func() { l.Request(ev) }); n != 0 {
+		t.Errorf("Live.Request: %v allocs, want 0", n)
+	}
+}
