@@ -234,3 +234,59 @@ func rawGet(t testing.TB, peer, addr, host string, hdr map[string]string) string
 	}
 	return string(body)
 }
+
+// Case 034 note: an h2c:// server URL speaks HTTP/2 over cleartext to the
+// backend.
+func TestH2CBackend(t *testing.T) {
+	be := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "Name: h2c\nProto: %s\n", r.Proto)
+	}))
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	be.Config.Protocols = &p
+	be.Start()
+	defer be.Close()
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: "h2c://%s"}]}}}
+`, be.Listener.Addr()), GenerationOptions{})
+	if code, body := h.get("web", "x", "/"); code != 200 || echoHeader(body, "Proto") != "HTTP/2.0" {
+		t.Errorf("got %d %q, want 200 over HTTP/2.0", code, body)
+	}
+}
+
+// The Observer sees connections open and close per entrypoint and protocol.
+func TestObserverConnCounts(t *testing.T) {
+	be := echoBackend(t, "b")
+	obs := &recorder{}
+	h := newHarness(t, nil, obs)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	tr := &http.Transport{}
+	resp, err := (&http.Client{Transport: tr}).Get("http://" + h.addr("web") + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	count := func() int {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.conns["web/http"]
+	}
+	if got := count(); got != 1 {
+		t.Errorf("open connections = %d, want 1", got)
+	}
+	tr.CloseIdleConnections()
+	eventually(t, "the connection to be reported closed", func() bool { return count() == 0 })
+	ev, ok := obs.find(func(e RequestEvent) bool { return e.Router == "r@file" })
+	if !ok || ev.Status != 200 || ev.EntryPoint != "web" || ev.Upstream != be.URL || ev.BytesOut == 0 || ev.Method != "GET" {
+		t.Errorf("request event %+v, want 200 on web via r@file to %s with bytes", ev, be.URL)
+	}
+}
