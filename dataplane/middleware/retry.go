@@ -68,7 +68,10 @@ func newRetry(c *config.Retry) (Middleware, error) {
 	}, nil
 }
 
-// readTracker records whether any byte of the body was read.
+// readTracker records whether any byte of the body was read. Close does
+// not close the client's body: a transport closes the request body even
+// when it fails before sending anything, and the next try needs it; the
+// server closes it when the handler returns.
 type readTracker struct {
 	rc   io.ReadCloser
 	read atomic.Bool
@@ -82,7 +85,7 @@ func (t *readTracker) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *readTracker) Close() error { return t.rc.Close() }
+func (t *readTracker) Close() error { return nil }
 
 // retryWriter discards the response of a try that retry() says to repeat,
 // and passes any other response through. Headers stay in its own map until

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,14 +18,17 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 )
 
-// countingProxy is a real reverse proxy whose dials are counted.
-func countingProxy(target string, dials *atomic.Int32) http.Handler {
+// countingProxy is a real reverse proxy whose dials are counted; the
+// first failFirst dials are refused as by a server that is not up yet.
+func countingProxy(target string, dials *atomic.Int32, failFirst int32) http.Handler {
 	u, _ := url.Parse(target)
 	d := &net.Dialer{}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
 		Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
+			if dials.Add(1) <= failFirst {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+			}
 			return d.DialContext(ctx, network, addr)
 		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(http.StatusBadGateway) },
@@ -57,20 +61,22 @@ func TestRetryThroughProxy(t *testing.T) {
 		name      string
 		target    string
 		path      string
+		failFirst int32
 		wantCode  int
 		wantDials int32
 		wantHits  int32
 	}{
-		{"unreachable: all attempts", deadURL, "/", 502, 3, 0},
-		{"reached, 500: no retry", live.URL, "/500", 500, 1, 1},
-		{"reached, connection lost: no replay", live.URL, "/drop", 502, 1, 1},
-		{"ok", live.URL, "/", 200, 1, 1},
+		{"unreachable: all attempts", deadURL, "/", 0, 502, 3, 0},
+		{"refused twice, then up: body replayed", live.URL, "/", 2, 200, 3, 1},
+		{"reached, 500: no retry", live.URL, "/500", 0, 500, 1, 1},
+		{"reached, connection lost: no replay", live.URL, "/drop", 0, 502, 1, 1},
+		{"ok", live.URL, "/", 0, 200, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var dials atomic.Int32
 			hits.Store(0)
-			srv := newServer(t, m(countingProxy(tt.target, &dials)))
+			srv := newServer(t, m(countingProxy(tt.target, &dials, tt.failFirst)))
 			resp, body := do(t, http.MethodPost, srv.URL+tt.path, strings.NewReader("body"), nil)
 			if resp.StatusCode != tt.wantCode || dials.Load() != tt.wantDials || hits.Load() != tt.wantHits {
 				t.Errorf("status %d dials %d hits %d, want %d %d %d", resp.StatusCode, dials.Load(), hits.Load(), tt.wantCode, tt.wantDials, tt.wantHits)
