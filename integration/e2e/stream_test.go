@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,5 +180,53 @@ func TestUpgradeHeaders(t *testing.T) {
 		if got := parseEcho(r.Body).header["Upgrade"]; len(got) != 0 {
 			t.Errorf("h2c Upgrade header reached the backend: %q", got)
 		}
+	}
+}
+
+// Case 029, step 4: on SIGTERM an open WebSocket keeps working during
+// graceTimeOut (here 2s) while new connections are refused; when the grace
+// period ends gantry closes it and exits 0.
+func TestWebSocketGraceOnShutdown(t *testing.T) {
+	w := harness.StartWhoami(t, "wsg")
+	dyn := t.TempDir()
+	harness.WriteFile(t, dyn, "dynamic.yml", fmt.Sprintf(wsDynamic, "", w))
+	addr := harness.FreeAddr(t)
+	g := harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  web:
+    address: %q
+    transport:
+      lifeCycle:
+        graceTimeOut: 2s
+providers:
+  file:
+    directory: %q
+`, addr, dyn))
+	g.WaitOutput(t, wait, "config applied")
+	c, _, err := dialWS(addr, "chat.test", "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	echoOnce(t, c, "before SIGTERM")
+	if err := g.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	g.WaitOutput(t, wait, "shutting down")
+	echoOnce(t, c, "during the grace period")
+	harness.Try(t, wait, func() error {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			return fmt.Errorf("new connections are still accepted")
+		}
+		return nil
+	})
+	if code := g.Wait(t, wait); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, err := c.ReadMessage(); err == nil {
+		t.Error("WebSocket still open after gantry exited")
 	}
 }

@@ -90,6 +90,17 @@ func build(pkg string) (string, error) {
 	return out, nil
 }
 
+// ModuleRoot returns the repository's root directory (where go.mod of
+// module github.com/gantry-proxy/gantry is), failing t if not found.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	return root
+}
+
 // moduleRoot finds the directory holding go.mod, walking up from the
 // working directory (go test runs tests in their package directory).
 func moduleRoot() (string, error) {

@@ -45,9 +45,16 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// startProcess starts bin with args in dir and registers its cleanup: stop
-// (SIGTERM, then kill after StopTimeout) and, when t failed, a dump of its
-// output into the test log.
+// StartProcess starts bin with args in dir, with env ("KEY=value") added to
+// the environment, capturing its output. It is stopped when the test ends
+// (SIGTERM, then kill after StopTimeout) and its output is dumped into the
+// test log if the test failed.
+func StartProcess(t testing.TB, name, dir, bin string, args, env []string) *Process {
+	t.Helper()
+	return startProcess(t, name, dir, bin, args, env)
+}
+
+// startProcess is StartProcess.
 func startProcess(t testing.TB, name, dir, bin string, args, env []string) *Process {
 	t.Helper()
 	p := &Process{Name: name, out: &logBuffer{}, done: make(chan struct{})}
