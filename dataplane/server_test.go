@@ -308,3 +308,18 @@ http:
 		}
 	}
 }
+
+// A second Server on the port of a running one fails Start: SO_REUSEPORT
+// must not let two instances share a port silently.
+func TestSecondServerOnSamePortFails(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	addr := h.addr("web")
+	s2, err := NewServer(slog.New(slog.DiscardHandler), router.NewActive(), map[string]*static.EntryPoint{"web": {Address: addr}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("second Start on %s: %v, want address already in use", addr, err)
+		s2.Shutdown(context.Background())
+	}
+}

@@ -1,0 +1,75 @@
+package dataplane
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Shutdown stops every entrypoint gracefully, in parallel: keep accepting
+// for requestAcceptGraceTimeout (if set), then stop accepting, let requests
+// in flight (WebSocket connections included) finish within graceTimeOut
+// (default 10s), then close whatever is left. It returns ctx's error if ctx
+// ends first, else nil.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, ep := range s.eps {
+		wg.Go(func() { ep.shutdown(ctx) })
+	}
+	wg.Wait()
+	s.wg.Wait()
+	return ctx.Err()
+}
+
+func (e *entryPoint) shutdown(ctx context.Context) {
+	if e.acceptGrace > 0 {
+		t := time.NewTimer(e.acceptGrace)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	gctx, cancel := context.WithTimeout(ctx, e.grace)
+	defer cancel()
+	e.closeListeners()
+	e.mu.Lock()
+	servers := slices.Clone(e.servers)
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() { _ = srv.Shutdown(gctx) })
+	}
+	wg.Wait()
+	// Shutdown does not wait for hijacked (upgraded) connections; their
+	// handlers are still counted in flight.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for e.inflight.Load() > 0 && gctx.Err() == nil {
+		select {
+		case <-tick.C:
+		case <-gctx.Done():
+		}
+	}
+	e.mu.Lock()
+	left := make([]*trackedConn, 0, len(e.conns))
+	for c := range e.conns {
+		left = append(left, c)
+	}
+	e.conns = nil
+	chans := e.chans
+	e.mu.Unlock()
+	if len(left) > 0 && gctx.Err() != nil {
+		e.log.Warn("grace period over; closing connections", "connections", len(left), "inFlight", e.inflight.Load())
+	}
+	for _, c := range left {
+		_ = c.Conn.Close()
+	}
+	for _, srv := range servers {
+		_ = srv.Close()
+	}
+	for _, l := range chans {
+		_ = l.Close()
+	}
+}
