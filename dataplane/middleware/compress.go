@@ -25,9 +25,10 @@ var defaultEncodings = []string{"zstd", "br", "gzip"}
 // newCompress compresses responses with the best encoding the client
 // accepts (Accept-Encoding q-values; ties go to the first of c.Encodings,
 // default zstd, br, gzip). A request without Accept-Encoding gets
-// c.DefaultEncoding (when set); "*" matches any encoding the client did not
-// list and prefers c.DefaultEncoding; an empty Accept-Encoding disables
-// compression. A response is compressed when it has no Content-Encoding,
+// c.DefaultEncoding (when set); "*" stands for c.DefaultEncoding, else br
+// when allowed, else the first encoding; an empty Accept-Encoding disables
+// compression. Requests whose own Content-Type is excluded (gRPC always
+// is) get uncompressed responses. A response is compressed when it has no Content-Encoding,
 // is not a 206/204/304 or an upgrade, its Content-Type passes
 // excludedContentTypes / includedContentTypes (gRPC never does), and its
 // body reaches c.MinResponseBodyBytes (default 1024) — or the handler
@@ -109,6 +110,21 @@ func (cp *compressor) allowed(ct string) bool {
 	return !slices.Contains(cp.excluded, mt)
 }
 
+// excludedRequest reports whether the request's own Content-Type is
+// gRPC or excluded (Traefik: so that event-stream requests, for one, get
+// plain responses).
+func (cp *compressor) excludedRequest(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(mt, "application/grpc") || slices.Contains(cp.excluded, mt)
+}
+
 // negotiate picks the encoding for an Accept-Encoding header ("" for none).
 func (cp *compressor) negotiate(h []string) string {
 	if h == nil {
@@ -146,10 +162,16 @@ func (cp *compressor) negotiate(h []string) string {
 			best, bestQ, viaWild = e, v, w
 		}
 	}
-	if viaWild && cp.def != "" {
-		if v, listed := q[cp.def]; !listed || v > 0 {
+	if viaWild {
+		// "*" means the default encoding: defaultEncoding, else br when
+		// allowed, else the first encoding (Traefik's choice).
+		switch {
+		case cp.def != "":
 			return cp.def
+		case slices.Contains(cp.encodings, "br"):
+			return "br"
 		}
+		return cp.encodings[0]
 	}
 	return best
 }
@@ -157,8 +179,7 @@ func (cp *compressor) negotiate(h []string) string {
 func (cp *compressor) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		enc := cp.negotiate(r.Header.Values("Accept-Encoding"))
-		if enc == "" || r.Header.Get("Upgrade") != "" || r.Method == http.MethodHead ||
-			(len(cp.excluded) > 0 && r.Header.Get("Content-Type") != "" && !cp.allowed(r.Header.Get("Content-Type"))) {
+		if enc == "" || r.Header.Get("Upgrade") != "" || r.Method == http.MethodHead || cp.excludedRequest(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -88,7 +88,7 @@ http:
 		{"zstd", c.URL, "/", []string{"zstd"}, "zstd"},
 		{"priority zstd first", c.URL, "/", []string{"gzip, br, zstd"}, "zstd"},
 		{"q-values", c.URL, "/", []string{"gzip;q=1.0, br;q=0.5, zstd;q=0"}, "gzip"},
-		{"wildcard", c.URL, "/", []string{"*"}, "zstd"},
+		{"wildcard means br", c.URL, "/", []string{"*"}, "br"},
 		{"no header", c.URL, "/", nil, ""},
 		{"empty header", c.URL, "/", []string{""}, ""},
 		{"identity only", c.URL, "/", []string{"identity"}, ""},
@@ -174,7 +174,7 @@ func TestCompressNegotiateAndBadConfig(t *testing.T) {
 	for h, want := range map[string]string{
 		"gzip;q=0.5, br;q=0.8": "br",
 		"GZIP":                 "gzip",
-		"*;q=0.1, gzip;q=0.05": "zstd",
+		"*;q=0.1, gzip;q=0.05": "br",
 		"*, zstd;q=0":          "br",
 		"deflate":              "",
 	} {

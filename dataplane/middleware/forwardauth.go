@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -37,11 +38,14 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer
 // (taken from the incoming X-Forwarded-* only with trustForwardHeader), and,
 // with forwardBody, the body (at most maxBodySize bytes, -1 unlimited;
 // larger bodies get 401). A 2xx answer lets the request through with
-// authResponseHeaders / authResponseHeadersRegex (and headerField) copied
-// from the answer, replacing request headers of the same names, and the
-// cookies named in addAuthCookiesToResponse added to the final response.
+// authResponseHeaders / authResponseHeadersRegex copied from the answer,
+// replacing request headers of the same names, and the cookies named in
+// addAuthCookiesToResponse replacing the backend's cookies of those names.
 // Any other answer is returned to the client (a relative Location made
-// absolute unless preserveLocationHeader). An unreachable server gives 500.
+// absolute unless preserveLocationHeader). An unreachable server gives 500
+// (499 when the client went away). headerField names the auth answer's
+// header that carries the user name for Traefik's access log; it is
+// accepted and changes nothing here, as the access log records no user.
 // Redirects are not followed; the exchange times out after 30s.
 // Source: https://doc.traefik.io/traefik/middlewares/http/forwardauth/
 func newForwardAuth(c *config.ForwardAuth) (Middleware, error) {
@@ -63,9 +67,6 @@ func newForwardAuth(c *config.ForwardAuth) (Middleware, error) {
 	}
 	for _, h := range c.AuthResponseHeaders {
 		fa.respHeaders = append(fa.respHeaders, http.CanonicalHeaderKey(h))
-	}
-	if c.HeaderField != "" {
-		fa.respHeaders = append(fa.respHeaders, http.CanonicalHeaderKey(c.HeaderField))
 	}
 	for _, h := range c.AuthRequestHeaders {
 		fa.reqHeaders = append(fa.reqHeaders, http.CanonicalHeaderKey(h))
@@ -147,6 +148,9 @@ type forwardAuth struct {
 
 var errBodyTooLarge = errors.New("request body too large")
 
+// statusClientClosedRequest is nginx's 499, used when the client went away.
+const statusClientClosedRequest = 499
+
 func (fa *forwardAuth) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		method := http.MethodGet
@@ -154,14 +158,16 @@ func (fa *forwardAuth) wrap(next http.Handler) http.Handler {
 			method = r.Method
 		}
 		var body io.Reader
-		if fa.c.ForwardBody && r.Body != nil && r.Body != http.NoBody {
+		// A CONNECT body of unknown length is tunnel data, not a body.
+		tunnel := r.Method == http.MethodConnect && r.ContentLength < 0
+		if fa.c.ForwardBody && !tunnel && r.Body != nil && r.Body != http.NoBody {
 			b, err := readLimited(r.Body, fa.maxBody)
 			if errors.Is(err, errBodyTooLarge) {
 				w.WriteHeader(http.StatusUnauthorized)
 				return
 			}
 			if err != nil {
-				w.WriteHeader(http.StatusBadRequest)
+				w.WriteHeader(http.StatusInternalServerError)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
@@ -175,7 +181,11 @@ func (fa *forwardAuth) wrap(next http.Handler) http.Handler {
 		fa.authHeaders(r, areq)
 		resp, err := fa.client.Do(areq)
 		if err != nil {
-			w.WriteHeader(http.StatusInternalServerError)
+			code := http.StatusInternalServerError
+			if errors.Is(err, context.Canceled) {
+				code = statusClientClosedRequest
+			}
+			w.WriteHeader(code)
 			return
 		}
 		defer resp.Body.Close()
