@@ -222,6 +222,7 @@ func loadStatic(c cliArgs, environ []string) (*loaded, error) {
 	if err := checkStatic(cfg); err != nil {
 		return nil, err
 	}
+	l.Warnings = append(l.Warnings, unsupported(cfg)...)
 	l.Config = cfg
 	return l, nil
 }
@@ -355,6 +356,24 @@ func applyDefaults(c *static.Configuration) {
 	if _, ok := c.EntryPoints[internalEntryPoint]; needInternal && !ok {
 		c.EntryPoints[internalEntryPoint] = &static.EntryPoint{Address: internalEntryPointAddr}
 	}
+}
+
+// unsupported lists options that decode but that Gantry does not act on,
+// when they are set, so none is ignored silently.
+func unsupported(c *static.Configuration) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
+		if h := c.EntryPoints[name].HTTP; h != nil && h.TLS != nil {
+			out = append(out, fmt.Sprintf("static configuration: option entryPoints.%s.http.tls is not supported: ignored; set tls on the routers instead", name))
+		}
+	}
+	if c.API != nil && c.API.Debug {
+		out = append(out, "static configuration: option api.debug is not supported: ignored")
+	}
+	if g := c.Global; g != nil && (g.CheckNewVersion || g.SendAnonymousUsage) {
+		out = append(out, "static configuration: options global.checkNewVersion and global.sendAnonymousUsage have no effect: Gantry never contacts the network on its own")
+	}
+	return out
 }
 
 // checkStatic reports every invalid static option, naming it.
