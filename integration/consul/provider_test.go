@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/consul/api"
+
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/integration/harness"
@@ -205,6 +207,20 @@ func TestCatalogFollowsAgent(t *testing.T) {
 
 	a.setStatus(t, "api-1", "passing")
 	c.await(t, "recovered", serversAre("api", "http://127.0.0.1:9001", "http://127.0.0.1:9002"))
+
+	// A node check counts for every instance on the node (case 017).
+	if err := a.API.Agent().CheckRegister(&api.AgentCheckRegistration{ID: "node-ttl", Name: "node ttl",
+		AgentServiceCheck: api.AgentServiceCheck{TTL: "10m", Status: api.HealthPassing}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.API.Agent().UpdateTTL("node-ttl", "node down", api.HealthCritical); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "node check critical", both(routerIs("api", ""), serversAre("api")))
+	if err := a.API.Agent().UpdateTTL("node-ttl", "node up", api.HealthPassing); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "node check passing", serversAre("api", "http://127.0.0.1:9001", "http://127.0.0.1:9002"))
 
 	// A service without the enable tag is not exposed (exposedByDefault false).
 	a.register(t, registerOpts{id: "hidden-1", name: "hidden", addr: "127.0.0.1", port: 9009,
