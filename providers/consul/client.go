@@ -31,6 +31,8 @@ func newClient(ep *static.ConsulEndpoint) (*api.Client, time.Duration, error) {
 	if ep == nil {
 		ep = &static.ConsulEndpoint{}
 	}
+	// Not pooled: no idle connections (and their goroutines) outlive Run;
+	// a blocking query costs one loopback or LAN connection per wait time.
 	cfg := api.DefaultNonPooledConfig()
 	cfg.Address = DefaultAddress
 	if ep.Address != "" {
