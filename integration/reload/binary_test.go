@@ -1,6 +1,7 @@
 package reload
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,7 +54,9 @@ func TestRestartServesFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w1.URL(), "a", "b"))
-	static := staticConfig(harness.FreeAddr(t), dyn, filepath.Join(work, "gantry.db"), "20ms")
+	// With the API on its own entrypoint, to see where routes come from.
+	static := strings.Replace(staticConfig(harness.FreeAddr(t), dyn, filepath.Join(work, "gantry.db"), "20ms"),
+		"entryPoints:\n", fmt.Sprintf("api:\n  insecure: true\nentryPoints:\n  traefik:\n    address: %q\n", harness.FreeAddr(t)), 1)
 
 	g := harness.StartWith(t, harness.Options{Static: static, Dir: work})
 	harness.TryGet(t, pollTimeout, g.URL(t, "web", "/"), harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
@@ -80,6 +83,24 @@ func TestRestartServesFromStore(t *testing.T) {
 	}
 	if out := g2.Output(); !strings.Contains(out, "restored the last good configuration") {
 		t.Errorf("restart log lacks the restore line:\n%s", out)
+	}
+	// The API says the file provider's part is served from the store.
+	var provs []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	}
+	r, err := harness.Get(g2.URL(t, "traefik", "/api/providers"))
+	if err != nil || r.StatusCode != 200 || json.Unmarshal([]byte(r.Body), &provs) != nil {
+		t.Fatalf("GET /api/providers: %v %+v", err, r)
+	}
+	state := ""
+	for _, p := range provs {
+		if p.Name == "file" {
+			state = p.State
+		}
+	}
+	if state != "stored" {
+		t.Errorf("/api/providers = %s, want the file provider in state stored", r.Body)
 	}
 
 	// The directory comes back with new content: the provider, which kept
