@@ -18,7 +18,9 @@ import (
 // is in one of c.Status ("500-599", "404"). The page is fetched with GET at
 // c.Query (default "/"), where {status} is the status sent to the client,
 // {originalStatus} the status of the response caught and {url} the
-// query-escaped original request URL. The client gets the page's body and
+// query-escaped request URL as this middleware received it ("/path?q").
+// A status entry may hold several comma-separated codes or ranges, the
+// form labels use ("500,502,505-599"). The client gets the page's body and
 // headers with the original status, or with the one c.StatusRewrites maps
 // it to. c.Service may name another provider's service ("pages@file").
 // Source: https://doc.traefik.io/traefik/middlewares/http/errorpages/
@@ -28,11 +30,13 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 	}
 	var ranges []statusRange
 	for i, s := range c.Status {
-		sr, err := parseStatusRange(s)
-		if err != nil {
-			return nil, errField(fmt.Sprintf("status[%d]", i), "%w", err)
+		for part := range strings.SplitSeq(s, ",") {
+			sr, err := parseStatusRange(part)
+			if err != nil {
+				return nil, errField(fmt.Sprintf("status[%d]", i), "%w", err)
+			}
+			ranges = append(ranges, sr)
 		}
-		ranges = append(ranges, sr)
 	}
 	type rewrite struct {
 		statusRange
@@ -81,11 +85,10 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 					break
 				}
 			}
-			orig := (&url.URL{Scheme: requestScheme(r), Host: r.Host}).String() + requestURI(r)
 			q := strings.NewReplacer(
 				"{status}", strconv.Itoa(status),
 				"{originalStatus}", strconv.Itoa(cw.code),
-				"{url}", url.QueryEscape(orig),
+				"{url}", url.QueryEscape(r.URL.String()),
 			).Replace(query)
 			pu, err := url.Parse(q)
 			if err != nil {

@@ -11,7 +11,7 @@ func TestErrorPages(t *testing.T) {
 	res := resolverFrom(t, `
 http:
   middlewares:
-    pages@file:    {errors: {status: ["500-599", "404"], service: "pages@docker", query: "/{status}.html?from={url}"}}
+    pages@file:    {errors: {status: ["500-599", "404,410"], service: "pages@docker", query: "/{status}.html?from={url}"}}
     rewrite@file:  {errors: {status: ["500-599"], statusRewrites: {"502-504": 500}, service: "pages@docker", query: "/{status}-{originalStatus}.html"}}
     missing@file:  {errors: {status: ["500"], service: "nope@file"}}
     badrange@file: {errors: {status: ["5xx"], service: "pages@docker"}}
@@ -39,9 +39,10 @@ http:
 		page              bool
 	}{
 		{pages, "/code/200", "GET", 200, "backend", false},
-		{pages, "/code/404", "POST", 404, "page /404.html?from=http%3A%2F%2F", true},
+		{pages, "/code/404", "POST", 404, "page /404.html?from=%2Fcode%2F404 ", true},
 		{pages, "/code/503", "GET", 503, "page /503.html", true},
 		{pages, "/code/418", "GET", 418, "backend", false},
+		{pages, "/code/410", "GET", 410, "page /410.html", true},
 		{rewrite, "/code/502", "GET", 500, "page /500-502.html", true},
 		{rewrite, "/code/500", "GET", 500, "page /500-500.html", true},
 	}
