@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/gantry-proxy/gantry/config/static"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -323,5 +325,35 @@ func TestUnsupportedKnownOptionsWarn(t *testing.T) {
 	}
 	if !slices.Equal(l.Warnings, want) {
 		t.Errorf("warnings:\n got %q\nwant %q", l.Warnings, want)
+	}
+}
+
+func TestNewLoggerFormats(t *testing.T) {
+	tests := []struct {
+		format, level string
+		want, lacks   string
+	}{
+		{"json", "DEBUG", `{"time":`, ""},
+		{"", "INFO", "level=INFO msg=shown", "hidden"},
+		{"common", "ERROR", "", "shown"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		log, closer, err := newLogger(&static.Log{Format: tt.format, Level: tt.level}, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Debug("hidden")
+		log.Info("shown")
+		closer.Close()
+		if tt.level == "INFO" && strings.Contains(b.String(), "hidden") {
+			t.Errorf("%s/%s: debug line shown at INFO: %s", tt.format, tt.level, b.String())
+		}
+		if !strings.Contains(b.String(), tt.want) || (tt.lacks != "" && strings.Contains(b.String(), tt.lacks)) {
+			t.Errorf("%s/%s: got %q, want %q and not %q", tt.format, tt.level, b.String(), tt.want, tt.lacks)
+		}
+	}
+	if _, _, err := newLogger(&static.Log{Level: "chatty"}, io.Discard); err == nil {
+		t.Error("unknown level: want an error")
 	}
 }
