@@ -1,13 +1,14 @@
 package main
 
 import (
-	"github.com/gantry-proxy/gantry/config/static"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
 )
 
 func mustParse(t *testing.T, args ...string) cliArgs {
