@@ -24,8 +24,10 @@ func (a *Active) Load() *Table { return a.cur.Load() }
 
 // Swap makes t the live Table and returns the previous one, after closing
 // the previous table's Replaced channel (so waiters wake up and Load the
-// new one). Swapping in the table that is already live changes nothing. A
-// nil t is replaced by an empty table. Safe for concurrent use.
+// new one). Swapping in the table that is already live changes nothing; a
+// table swapped in again after being replaced keeps its Replaced closed,
+// so compile a new Table per generation. A nil t is replaced by an empty
+// table. Safe for concurrent use.
 func (a *Active) Swap(t *Table) (old *Table) {
 	if t == nil {
 		t = emptyTable()

@@ -24,7 +24,7 @@ type Explanation struct {
 	// the winner. Routers the host index ruled out are not listed.
 	Candidates []Candidate `json:"candidates"`
 	// Error is set when the request cannot be routed at all (unknown
-	// entrypoint, malformed path).
+	// entrypoint).
 	Error string `json:"error,omitempty"`
 }
 
@@ -49,11 +49,7 @@ func (t *Table) Explain(entryPoint string, r *http.Request) *Explanation {
 		x.Error = fmt.Sprintf("entrypoint %q does not exist", entryPoint)
 		return x
 	}
-	in, err := newInput(r)
-	if err != nil {
-		x.Error = "400 bad request: " + err.Error()
-		return x
-	}
+	in := newInput(r)
 	x.Host, x.Path = in.host, in.path
 	m := e.mux(r)
 	var a, b []*route

@@ -1,7 +1,6 @@
 package router
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 )
@@ -15,12 +14,8 @@ type input struct {
 	path string // routing path, see routingPath
 }
 
-func newInput(r *http.Request) (input, error) {
-	p, err := routingPath(r)
-	if err != nil {
-		return input{}, err
-	}
-	return input{r: r, host: canonicalHost(r.Host), path: p}, nil
+func newInput(r *http.Request) input {
+	return input{r: r, host: canonicalHost(r.Host), path: routingPath(r)}
 }
 
 // canonicalHost returns h lower-cased, without its port and without one
@@ -43,10 +38,6 @@ func canonicalHost(h string) string {
 	}
 	return h
 }
-
-// errBadPath is returned for a path with a malformed percent-escape; the
-// entrypoint answers 400 (Traefik mux.go does the same).
-var errBadPath = errors.New("invalid percent-encoding in URL path")
 
 // reserved reports whether the escape %XY (hi = X, lo = Y, any case) stands
 // for an RFC 3986 §2.2 reserved character or '%', which routing keeps
@@ -91,14 +82,16 @@ func unhex(c byte) (byte, bool) {
 // path with every percent-escape decoded except those of reserved
 // characters, which stay as sent ("/a%2Fb%20c" routes as "/a%2Fb c").
 // Source: Traefik pkg/muxer/http/mux.go withRoutingPath. It allocates only
-// when the path contains '%'.
-func routingPath(r *http.Request) (string, error) {
+// when the path contains '%'. url.URL.EscapedPath never yields a malformed
+// escape (it re-escapes Path when RawPath does not decode), so unlike
+// Traefik there is no error case; a stray '%' would be kept as is.
+func routingPath(r *http.Request) string {
 	if r.URL == nil {
-		return "", nil
+		return ""
 	}
 	p := r.URL.EscapedPath()
 	if strings.IndexByte(p, '%') < 0 {
-		return p, nil
+		return p
 	}
 	var b strings.Builder
 	b.Grow(len(p))
@@ -109,12 +102,14 @@ func routingPath(r *http.Request) (string, error) {
 			continue
 		}
 		if i+2 >= len(p) {
-			return "", errBadPath
+			b.WriteByte(c)
+			continue
 		}
 		hi, ok1 := unhex(p[i+1])
 		lo, ok2 := unhex(p[i+2])
 		if !ok1 || !ok2 {
-			return "", errBadPath
+			b.WriteByte(c)
+			continue
 		}
 		if reserved(p[i+1], p[i+2]) {
 			b.WriteString(p[i : i+3])
@@ -123,5 +118,5 @@ func routingPath(r *http.Request) (string, error) {
 		}
 		i += 2
 	}
-	return b.String(), nil
+	return b.String()
 }

@@ -33,14 +33,9 @@ var notFound = http.HandlerFunc(http.NotFound)
 
 // ServeHTTP routes r: TLS requests (r.TLS != nil) to the routers with a
 // tls block, other requests to those without one (Traefik). It answers
-// 400 for a path with a malformed percent-escape and 404 ("404 page not
-// found") when no router matches.
+// 404 ("404 page not found") when no router matches.
 func (e *entryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	in, err := newInput(r)
-	if err != nil {
-		http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
-		return
-	}
+	in := newInput(r)
 	if rt := e.mux(r).lookup(&in); rt != nil {
 		rt.h.ServeHTTP(w, r)
 		return
@@ -67,8 +62,7 @@ func (t *Table) Handler(entryPoint string) http.Handler {
 }
 
 // Lookup returns the qualified name and handler chain of the router that
-// would serve r on entryPoint, or ("", nil) when none matches (or the path
-// is malformed). It is for callers that need to know the outcome before
+// would serve r on entryPoint, or ("", nil) when none matches. It is for callers that need to know the outcome before
 // serving, such as an entry handler that reports unmatched requests; it
 // does not allocate in the common case.
 func (t *Table) Lookup(entryPoint string, r *http.Request) (router string, h http.Handler) {
@@ -76,10 +70,7 @@ func (t *Table) Lookup(entryPoint string, r *http.Request) (router string, h htt
 	if !ok {
 		return "", nil
 	}
-	in, err := newInput(r)
-	if err != nil {
-		return "", nil
-	}
+	in := newInput(r)
 	if rt := e.mux(r).lookup(&in); rt != nil {
 		return rt.name, rt.h
 	}

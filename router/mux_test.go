@@ -1,0 +1,191 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// linearLookup is the reference: the first route in priority order (by
+// less) whose rule matches, found by scanning every route.
+func linearLookup(routes []*route, in *input) *route {
+	for _, r := range routes {
+		if r.m.match(in) {
+			return r
+		}
+	}
+	return nil
+}
+
+// randomRule builds a rule from a small vocabulary so that collisions
+// between hosts, wildcards, paths and operators are frequent.
+func randomRule(rng *rand.Rand, depth int) string {
+	hosts := []string{"a.example", "b.example", "x.a.example", "A.Example", "c.test", "a.example."}
+	leaf := func() string {
+		switch rng.IntN(12) {
+		case 0, 1, 2:
+			return fmt.Sprintf("Host(`%s`)", hosts[rng.IntN(len(hosts))])
+		case 3:
+			return fmt.Sprintf("Host(`*.%s`)", []string{"example", "a.example", "test"}[rng.IntN(3)])
+		case 4:
+			return "Host(`*`)"
+		case 5:
+			return fmt.Sprintf("HostRegexp(`%s`)", []string{"^a\\.", "example$", "^[bc]"}[rng.IntN(3)])
+		case 6, 7:
+			return fmt.Sprintf("PathPrefix(`/%s`)", []string{"", "a", "ab", "b"}[rng.IntN(4)])
+		case 8:
+			return fmt.Sprintf("Path(`/%s`)", []string{"a", "ab", "b/c"}[rng.IntN(3)])
+		case 9:
+			return fmt.Sprintf("Method(`%s`)", []string{"GET", "POST"}[rng.IntN(2)])
+		case 10:
+			return "Query(`q`, `1`)"
+		default:
+			return "Header(`X-T`, `1`)"
+		}
+	}
+	if depth <= 0 || rng.IntN(3) == 0 {
+		return leaf()
+	}
+	switch rng.IntN(5) {
+	case 0, 1:
+		return randomRule(rng, depth-1) + " && " + randomRule(rng, depth-1)
+	case 2, 3:
+		return "(" + randomRule(rng, depth-1) + " || " + randomRule(rng, depth-1) + ")"
+	}
+	return "!" + randomRule(rng, depth-1)
+}
+
+func randomRequest(rng *rand.Rand) *http.Request {
+	hosts := []string{"a.example", "b.example", "x.a.example", "y.x.a.example", "A.EXAMPLE:8080", "c.test", "d.test", "example", "a.example.", "zzz"}
+	paths := []string{"/", "/a", "/ab", "/ab/c", "/b/c", "/b%2Fc", "/x"}
+	q := []string{"", "?q=1", "?q=2"}
+	r := req([]string{"GET", "POST"}[rng.IntN(2)], "http://h"+paths[rng.IntN(len(paths))]+q[rng.IntN(len(q))])
+	r.Host = hosts[rng.IntN(len(hosts))]
+	if rng.IntN(5) == 0 {
+		r.Host = ""
+	}
+	if rng.IntN(2) == 0 {
+		r.Header.Set("X-T", "1")
+	}
+	return r
+}
+
+// TestLookupMatchesLinearScan is the differential test: on random route
+// sets and requests, the indexed lookup returns exactly the route a linear
+// scan in priority order returns.
+func TestLookupMatchesLinearScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 300 {
+		n := 1 + rng.IntN(40)
+		routes := make([]*route, 0, n)
+		for i := range n {
+			src := randomRule(rng, 3)
+			c, err := compileRule(src, "")
+			if err != nil {
+				t.Fatalf("random rule %s: %v", src, err)
+			}
+			prio := 0
+			if rng.IntN(3) == 0 {
+				prio = rng.IntN(60) - 10
+			}
+			if prio == 0 {
+				prio = len(src)
+			}
+			routes = append(routes, &route{name: fmt.Sprintf("r%02d@t", i), rule: src, priority: prio, m: c.root})
+		}
+		m := newMux(routes) // sorts routes in place, the reference order
+		for range 200 {
+			r := randomRequest(rng)
+			in := newInput(r)
+			got, want := m.lookup(&in), linearLookup(m.all, &in)
+			if got != want {
+				var rules []string
+				for _, rt := range m.all {
+					rules = append(rules, fmt.Sprintf("  %s p=%d %s", rt.name, rt.priority, rt.rule))
+				}
+				t.Fatalf("round %d, request host %q path %q: indexed lookup %v, linear scan %v\n%s", round, r.Host, r.URL.RequestURI(), nameOf(got), nameOf(want), strings.Join(rules, "\n"))
+			}
+		}
+	}
+}
+
+func nameOf(r *route) string {
+	if r == nil {
+		return "<none>"
+	}
+	return r.name
+}
+
+func TestOrderTieBreakByName(t *testing.T) {
+	tb := Compile(t.Context(), mergedOf(map[string]string{
+		"b@x": "PathPrefix(`/`)",
+		"a@y": "PathPrefix(`/`)",
+		"c@x": "PathPrefix(`/`)",
+	}), &nameBuilder{}, webOnly)
+	if _, body := serve(t, tb, req("GET", "http://h/")); body != "a@y" {
+		t.Errorf("equal priorities: got %s, want a@y (smallest qualified name)", body)
+	}
+}
+
+// TestMatchDoesNotAllocate asserts that routing a request whose host is
+// lower-case and whose path has no escapes allocates nothing.
+func TestMatchDoesNotAllocate(t *testing.T) {
+	tb := Compile(t.Context(), mergedOf(map[string]string{
+		"exact@t":  "Host(`a.example`) && PathPrefix(`/api`)",
+		"wild@t":   "Host(`*.example`) && Method(`GET`)",
+		"re@t":     "HostRegexp(`^[a-z]+\\.test$`) && PathRegexp(`^/v[0-9]+/`)",
+		"query@t":  "Host(`q.example`) && Query(`k`, `v`) && Header(`X-A`, `1`)",
+		"client@t": "Host(`c.example`) && ClientIP(`192.0.2.0/24`)",
+		"not@t":    "!PathPrefix(`/never`) && Host(`n.example`)",
+	}), noopBuilder{}, webOnly)
+	h := tb.Handler("web")
+	reqs := []*http.Request{
+		req("GET", "http://a.example/api/x"),
+		req("GET", "http://b.example/"),
+		req("GET", "http://z.test/v2/x"),
+		req("GET", "http://q.example/?a=1&k=v", "X-A: 1"),
+		req("GET", "http://c.example/"),
+		req("GET", "http://n.example/"),
+		req("GET", "http://none.invalid/"),
+	}
+	w := discard{h: http.Header{}}
+	for i, r := range reqs {
+		name, _ := tb.Lookup("web", r)
+		if n := testing.AllocsPerRun(200, func() { tb.Lookup("web", r) }); n != 0 {
+			t.Errorf("lookup %s%s: %v allocs, want 0", r.Host, r.URL.RequestURI(), n)
+		}
+		if name == "" {
+			continue // the 404 answer itself (http.NotFound) allocates
+		}
+		if n := testing.AllocsPerRun(200, func() { h.ServeHTTP(w, r) }); n != 0 {
+			t.Errorf("serve %s%s: %v allocs per request, want 0", r.Host, r.URL.RequestURI(), n)
+		}
+		if want := []string{"exact@t", "wild@t", "re@t", "query@t", "client@t", "not@t", ""}[i]; name != want {
+			t.Errorf("%s%s: routed to %q, want %q", r.Host, r.URL.RequestURI(), name, want)
+		}
+	}
+}
+
+// noopBuilder builds handlers that do nothing, for allocation tests and
+// benchmarks.
+type noopBuilder struct{}
+
+func (noopBuilder) Build(context.Context, string, *config.Router) (http.Handler, error) {
+	return noop{}, nil
+}
+
+type noop struct{}
+
+func (noop) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header       { return d.h }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
