@@ -25,6 +25,7 @@ type connInfo struct {
 	// once during the handshake (before any request) by the certificate
 	// store; nil for plain connections.
 	tlsPolicy *tlsPolicy
+	cert      *tls.Certificate // chosen for the handshake; see configForClient
 	// start and requests serve keepAliveMaxTime and keepAliveMaxRequests.
 	start    time.Time
 	requests atomic.Int64

@@ -68,6 +68,7 @@ type entryPoint struct {
 	maxStreams                                                uint32
 	keepAliveMaxRequests                                      int64
 	keepAliveMaxTime                                          time.Duration
+	fallbackTLS                                               *tlsPolicy
 
 	inflight atomic.Int64
 
@@ -138,6 +139,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxHeaderBytes:    defaultMaxHeaderBytes,
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
+		fallbackTLS:       defaultTLSPolicy(),
 	}
 	if c.MaxHeaderBytes > 0 {
 		ep.maxHeaderBytes = c.MaxHeaderBytes
@@ -409,22 +411,24 @@ func (e *entryPoint) forget(c *trackedConn) {
 }
 
 // configForClient picks the certificate for a handshake from the live
-// table and applies the TLS options the certificate store chose for the
-// SNI name (min/max version, suites, client auth, ALPN). A table without a
-// certificate source leaves the handshake to fail for lack of certificates.
+// table and returns the config of the TLS options the certificate store
+// chose for the SNI name (min/max version, suites, client auth, ALPN). A
+// table without a certificate source (no TLSBuilder) leaves the handshake
+// to the entrypoint's fallback policy, which fails it for lack of a
+// certificate.
 func (e *entryPoint) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 	cert, err := e.active.Load().Certificate(hello)
 	if err != nil {
 		return nil, err
 	}
-	c := &tls.Config{}
-	p := defaultTLSPolicy
-	if ci := helloConnInfo(hello); ci != nil && ci.tlsPolicy != nil {
-		p = ci.tlsPolicy
+	ci := helloConnInfo(hello)
+	if ci == nil {
+		return nil, errors.New("tls: handshake outside a Server connection")
 	}
-	p.apply(c)
-	if cert != nil {
-		c.Certificates = []tls.Certificate{*cert}
+	ci.cert = cert
+	p := ci.tlsPolicy
+	if p == nil {
+		p = e.fallbackTLS
 	}
-	return c, nil
+	return p.config(), nil
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"github.com/gantry-proxy/gantry/config"
@@ -183,8 +182,8 @@ func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // mirrorHandler sends every request to main and a share of them to each
 // mirror, discarding the mirrors' answers. Mirror requests run in
-// goroutines owned by the Pool (joined by Pool.Close) and are not cancelled
-// when the client's request ends.
+// goroutines owned by the Pool: they are not cancelled when the client's
+// request ends, and Pool.Close cancels and joins them.
 // Source: https://doc.traefik.io/traefik/routing/services/#mirroring-service
 type mirrorHandler struct {
 	main       http.Handler
@@ -247,8 +246,9 @@ func (h *mirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	for _, m := range due {
-		// The mirror must not write the main request's observer record.
-		mr := r.Clone(context.WithValue(context.WithoutCancel(r.Context()), recordKey{}, (*reqRecord)(nil)))
+		// The mirror outlives the client's request but not the Pool, and
+		// shares none of the request's context values (observer record).
+		mr := r.Clone(h.pool.ctx)
 		if body != nil {
 			mr.Body = io.NopCloser(bytes.NewReader(body))
 		} else {

@@ -159,7 +159,7 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 			}
 		}
 	}
-	s.defPolicy = defaultTLSPolicy
+	s.defPolicy = defaultTLSPolicy()
 	byName := map[string]*tlsPolicy{}
 	if c != nil {
 		for name, o := range c.Options {

@@ -226,3 +226,20 @@ tls:
 		t.Error("sniStrict default options: unknown.test without a certificate was served")
 	}
 }
+
+// Session tickets stay valid within a generation, so clients resume.
+func TestTLSSessionResumption(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	h.apply(`http: {}`, GenerationOptions{})
+	cfg := &tls.Config{InsecureSkipVerify: true, ServerName: "x.test", ClientSessionCache: tls.NewLRUClientSessionCache(4), MaxVersion: tls.VersionTLS12} //nolint:gosec // test
+	for i, want := range []bool{false, true} {
+		c, err := tls.Dial("tcp", h.addr("web"), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.ConnectionState().DidResume; got != want {
+			t.Errorf("handshake %d: resumed %v, want %v", i, got, want)
+		}
+		c.Close()
+	}
+}

@@ -1,12 +1,14 @@
 package dataplane
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/router/rule"
@@ -24,17 +26,22 @@ type tlsPolicy struct {
 	sniStrict              bool
 	alpn                   []string
 	noTickets              bool
+
+	once sync.Once
+	conf *tls.Config
 }
 
-// defaultTLSPolicy is Gantry's default: TLS 1.2 or newer, Go's cipher
+// defaultTLSPolicy returns Gantry's default: TLS 1.2 or newer, Go's cipher
 // suites and curves, ALPN h2 then http/1.1.
-var defaultTLSPolicy = &tlsPolicy{minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}}
+func defaultTLSPolicy() *tlsPolicy {
+	return &tlsPolicy{minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}}
+}
 
 // newTLSPolicy resolves o. Errors name the bad field.
 func newTLSPolicy(o *config.TLSOptions) (*tlsPolicy, error) {
-	p := *defaultTLSPolicy
+	p := defaultTLSPolicy()
 	if o == nil {
-		return &p, nil
+		return p, nil
 	}
 	v, err := tlsVersions(o)
 	if err != nil {
@@ -94,7 +101,7 @@ func newTLSPolicy(o *config.TLSOptions) (*tlsPolicy, error) {
 		p.alpn = o.ALPNProtocols
 	}
 	p.noTickets = o.DisableSessionTickets
-	return &p, nil
+	return p, nil
 }
 
 var curveByName = map[string]tls.CurveID{
@@ -104,14 +111,38 @@ var curveByName = map[string]tls.CurveID{
 	"X25519": tls.X25519, "X25519MLKEM768": tls.X25519MLKEM768,
 }
 
-// apply sets the policy on c (a clone of the entrypoint's base config).
-func (p *tlsPolicy) apply(c *tls.Config) {
-	c.MinVersion, c.MaxVersion = p.minVersion, p.maxVersion
-	c.CipherSuites = p.ciphers
-	c.CurvePreferences = p.curves
-	c.ClientAuth, c.ClientCAs = p.clientAuth, p.clientCAs
-	c.NextProtos = p.alpn
-	c.SessionTicketsDisabled = p.noTickets
+// config returns the server tls.Config of the policy, built once so that
+// its session ticket keys (and so resumption) stay stable for the
+// generation. Its certificate is the one chosen for the connection by
+// configForClient, read back from the connection's connInfo.
+func (p *tlsPolicy) config() *tls.Config {
+	p.once.Do(func() {
+		p.conf = &tls.Config{
+			MinVersion:             p.minVersion,
+			MaxVersion:             p.maxVersion,
+			CipherSuites:           p.ciphers,
+			CurvePreferences:       p.curves,
+			ClientAuth:             p.clientAuth,
+			ClientCAs:              p.clientCAs,
+			NextProtos:             p.alpn,
+			SessionTicketsDisabled: p.noTickets,
+			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+				if ci := helloConnInfo(hello); ci != nil && ci.cert != nil {
+					return ci.cert, nil
+				}
+				return nil, errors.New("tls: no certificate")
+			},
+		}
+		// Explicit keys: otherwise crypto/tls falls back to the keys of
+		// the listener's own config, which differ between the per-core
+		// servers, and resumption would fail half the time. The keys live
+		// as long as the generation.
+		var key [32]byte
+		if _, err := rand.Read(key[:]); err == nil {
+			p.conf.SetSessionTicketKeys([][32]byte{key})
+		}
+	})
+	return p.conf
 }
 
 // routerHosts returns the host names a router's TLS applies to: the
