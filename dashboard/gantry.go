@@ -34,7 +34,11 @@ func (a *API) sources(v *view) map[string]providers.SourceState {
 }
 
 func (a *API) getProviders(w http.ResponseWriter, r *http.Request) {
-	v := a.view()
+	writeJSON(w, http.StatusOK, a.providerList(a.view()))
+}
+
+// providerList is every provider's state with its problems, by name.
+func (a *API) providerList(v *view) []providerItem {
 	src := a.sources(v)
 	byProvider := map[string][]providers.Problem{}
 	for _, p := range v.merged.Problems {
@@ -58,7 +62,7 @@ func (a *API) getProviders(w http.ResponseWriter, r *http.Request) {
 		}
 		items = append(items, it)
 	}
-	writeJSON(w, http.StatusOK, items)
+	return items
 }
 
 // problems lists every problem: the providers' (inputs skipped, each with

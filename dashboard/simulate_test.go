@@ -88,3 +88,14 @@ func TestSimulate(t *testing.T) {
 		})
 	}
 }
+
+func TestGoldenSimulate(t *testing.T) {
+	f := newFixture(t, nil)
+	rec := do(t, f.api.Handler(), "POST", "/api/simulate",
+		strings.NewReader(`{"method":"GET","url":"http://example.com/nothing","entryPoint":"web","clientIP":"192.0.2.1","headers":{"X-Debug":"1"}}`),
+		"Content-Type", "application/json")
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	golden(t, "simulate", rec.Body.Bytes())
+}

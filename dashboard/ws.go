@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"sort"
 	"time"
@@ -26,6 +27,9 @@ const wsWriteTimeout = 10 * time.Second
 //     HealthChanges the servers whose up/down state flipped.
 //   - "stats": every StatsInterval, per-router rates since the previous
 //     stats message (Routers) and each server's in-flight requests (Servers).
+//   - "providers": a provider's state changed without a new configuration
+//     (its source failed, it restarted); Providers is the full list. Checked
+//     every StatsInterval.
 type WSMessage struct {
 	Type          string                  `json:"type"`
 	At            time.Time               `json:"at"`
@@ -37,6 +41,7 @@ type WSMessage struct {
 	Servers       []Server                `json:"servers,omitempty"`
 	HealthChanges []HealthChange          `json:"healthChanges,omitempty"`
 	Routers       map[string]observe.Rate `json:"routers,omitempty"`
+	Providers     []providerItem          `json:"providers,omitempty"`
 }
 
 // HealthChange is one server whose state flipped.
@@ -102,12 +107,13 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 			lastUp[s.URL] = s.Up
 		}
 	}
+	lastSources := a.sourcesKey()
 	if !send(a.configMessage(tbl, "", nil)) {
 		return
 	}
 	var stats <-chan time.Time
 	var prev observe.Snapshot
-	if a.opts.Live != nil || a.health != nil {
+	if a.opts.Live != nil || a.health != nil || a.opts.Sources != nil {
 		t := time.NewTicker(a.opts.StatsInterval)
 		defer t.Stop()
 		stats = t.C
@@ -147,6 +153,15 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-stats:
+			if k := a.sourcesKey(); k != lastSources {
+				lastSources = k
+				if !send(WSMessage{Type: "providers", At: a.opts.Now(), Version: tbl.Version(), Providers: a.providerList(a.viewOf(tbl))}) {
+					return
+				}
+			}
+			if a.opts.Live == nil && a.health == nil {
+				continue
+			}
 			m := WSMessage{Type: "stats", At: a.opts.Now(), Version: tbl.Version()}
 			if a.opts.Live != nil {
 				cur := a.opts.Live.Snapshot(m.At)
@@ -181,4 +196,13 @@ func (a *API) track() bool {
 	}
 	a.wg.Add(1)
 	return true
+}
+
+// sourcesKey fingerprints the providers' states ("" without Sources).
+func (a *API) sourcesKey() string {
+	if a.opts.Sources == nil {
+		return ""
+	}
+	b, _ := json.Marshal(a.opts.Sources.Sources()) // map keys are sorted
+	return string(b)
 }

@@ -226,3 +226,47 @@ func TestCloseEndsWebSockets(t *testing.T) {
 		t.Errorf("upgrade after Close: %d, want 503", rec.Code)
 	}
 }
+
+// lockedSources is a provider set whose states the test changes.
+type lockedSources struct {
+	mu sync.Mutex
+	m  map[string]providers.SourceState
+}
+
+func (l *lockedSources) Sources() map[string]providers.SourceState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]providers.SourceState{}
+	for k, v := range l.m {
+		out[k] = v
+	}
+	return out
+}
+
+func (l *lockedSources) set(name string, s providers.SourceState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[name] = s
+}
+
+// TestWebSocketProviderStateChange: a provider failing without a new
+// configuration (Docker socket gone) still reaches the client live.
+func TestWebSocketProviderStateChange(t *testing.T) {
+	src := &lockedSources{m: fixtureSources()}
+	f := newFixture(t, func(o *Options) { o.Sources = src; o.StatsInterval = 20 * time.Millisecond; o.Now = time.Now })
+	srv := httptest.NewServer(f.api.Handler())
+	defer srv.Close()
+	c := dialWS(t, srv)
+	next(t, c, "config", time.Now().Add(5*time.Second))
+	src.set("file", providers.SourceState{State: "error", LastError: "open /etc/gantry/dynamic: permission denied", Restarts: 1})
+	m := next(t, c, "providers", time.Now().Add(5*time.Second))
+	var file *providerItem
+	for i := range m.Providers {
+		if m.Providers[i].Name == "file" {
+			file = &m.Providers[i]
+		}
+	}
+	if file == nil || file.State != "error" || !strings.Contains(file.LastError, "permission denied") || len(file.Problems) != 1 {
+		t.Errorf("file provider %+v, want state error with its last error and its problem", file)
+	}
+}

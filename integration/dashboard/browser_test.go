@@ -125,15 +125,39 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("simulator shows %d candidates", rows)
 	}
 
+	// The revision history holds both configurations; compare them.
+	step(t, ctx, "compare the last two revisions", 15*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
+		chromedp.Click(chromedp.CSS(`#diff-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#diff-table`)),
+	)
+	diff := value(t, ctx, "read the diff", 5*time.Second, chromedp.TextContent(chromedp.CSS(`#diff-table`)))
+	if !strings.Contains(diff, "added") || !strings.Contains(diff, "second@file") {
+		t.Errorf("diff view %q, want second@file added", diff)
+	}
+	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
+		step(t, ctx, "show "+tab, 10*time.Second,
+			chromedp.Evaluate[chromedp.Void](`location.hash = '#`+tab+`'; undefined`),
+			chromedp.WaitVisible(chromedp.CSS(`#`+tab+`.active`)))
+		shot(t, ctx, "dashboard-"+tab+".png")
+	}
+
 	step(t, ctx, "back to the routers", 10*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
-	png := value(t, ctx, "screenshot", 15*time.Second, chromedp.FullScreenshot(100))
+	shot(t, ctx, "dashboard.png")
+}
+
+// shot saves a full-page PNG screenshot to integration/artifacts/name.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png := value(t, ctx, "screenshot "+name, 15*time.Second, chromedp.FullScreenshot(100))
 	dir := filepath.Join("..", "artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "dashboard.png")
+	out := filepath.Join(dir, name)
 	if err := os.WriteFile(out, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ function renderOverview(o, problems) {
       el('div', { class: 'sub' }, el('span', { class: o.servers.down ? 'down' : 'up' }, o.servers.down + ' down'))));
   }
   cards.push(el('div', { class: 'card' }, el('div', {}, 'Problems'), el('div', { class: 'n' + (o.problems ? ' error' : '') }, o.problems),
-    el('div', { class: 'sub' }, (o.providers || []).join(', '))));
+    el('div', { class: 'sub' }, 'providers: ' + ((o.providers || []).join(', ') || 'none'))));
   document.getElementById('cards').replaceChildren(...cards);
   fill(document.querySelector('#problems tbody'), (problems || []).map((p) => el('tr', {},
     el('td', { class: p.severity }, p.severity), el('td', {}, p.provider), el('td', { class: 'mono' }, p.source), el('td', {}, p.message))));
@@ -272,6 +272,10 @@ function connect() {
         break;
       case 'health':
         getJSON('http/services?per_page=1000').then((ss) => { services = ss; renderServices(); });
+        getJSON('overview').then((ov) => getJSON('problems').then((p) => renderOverview(ov, p)));
+        break;
+      case 'providers':
+        renderProviders(m.providers || []);
         getJSON('overview').then((ov) => getJSON('problems').then((p) => renderOverview(ov, p)));
         break;
       case 'stats':
