@@ -3,26 +3,28 @@
 // each rendered as a Go text/template first, compatible with Traefik's
 // file provider (https://doc.traefik.io/traefik/providers/file/).
 //
-// Unlike Traefik, a file that fails to render, parse or decode disables
-// only what that file defined: its last good content stays in effect and a
-// Problem names the file, line and (where the parser gives it) column
-// (case 022). A file already broken at start contributes nothing while the
-// valid files load; references to its objects then fail per router, and
-// fixing the file applies it (issue 6020). A file truncated to empty (an
-// editor about to write) also keeps its last good content, with a warning;
-// deleting the file removes its objects. Objects defined twice are taken from the first file in name
-// order; later definitions are skipped with a warning (case 020).
+// Unlike Traefik, which rejects the whole update, a file that fails to
+// render, parse or decode affects only that file: its last good content
+// stays in effect, and a Problem names the file, line and (where the parser
+// gives it) column (case 022). A file already broken at start contributes
+// nothing while the valid files load; references to its objects then fail
+// per router, and fixing the file applies it (issue 6020). A file truncated
+// to empty (an editor about to write) also keeps its last good content,
+// with a warning; deleting the file removes its objects. Objects failing
+// config.Validate are left out one by one. Objects defined twice are taken
+// from the first file in name order; later definitions are skipped with a
+// warning (case 020).
 //
 // Watching uses fsnotify on every directory of the tree and on the parent
 // of the configured path, so in-place writes, editors' rename-over saves,
 // Kubernetes ConfigMap "..data" symlink swaps and a directory deleted and
-// recreated are all seen; hidden entries (".swp" files, Kubernetes'
-// "..data" directories) are skipped, and so are files without a .yml,
-// .yaml, .toml or .json extension. A configured path that is missing keeps the last
-// configuration read from it (at boot: publishes nothing, so the
-// configuration restored from the store stays). Reload (SIGHUP) forces a
-// re-read.
+// recreated are all seen. Hidden entries (".app.yml.swp", Kubernetes'
+// "..data" and "..<timestamp>" directories) are skipped, and so are files
+// without a .yml, .yaml, .toml or .json extension. A configured path that
+// is missing keeps the last configuration read from it (at boot: nothing
+// is published, so the configuration restored from the store stays).
+// Reload (SIGHUP) forces a re-read.
 //
-// Run owns one goroutine (its caller's) plus fsnotify's; reading and
-// decoding happen in build, a pure function of the files' contents.
+// Run owns its caller's goroutine plus fsnotify's. Decoding happens in
+// builder.build, which touches no file system, so most tests target it.
 package file
