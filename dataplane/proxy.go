@@ -69,7 +69,7 @@ func newProxy(u *url.URL, o proxyOptions) *httputil.ReverseProxy {
 		FlushInterval: o.flushInterval,
 		BufferPool:    o.buffers,
 		ErrorLog:      slog.NewLogLogger(o.log.Handler(), slog.LevelDebug),
-		ErrorHandler:  proxyError,
+		ErrorHandler:  errorHandler{log: o.log, backend: dst.Host}.handle,
 	}
 }
 
@@ -187,7 +187,7 @@ func (w *proxyWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap returns the wrapped writer.
 func (w *proxyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// proxyError maps a forwarding error to a status, like Traefik's
+// proxyError answers a forwarding error and returns the status, mapped like Traefik's
 // ComputeStatusCode (pkg/proxy/httputil/proxy.go):
 //
 //   - the client went away (request context canceled): 499, nothing written
@@ -196,7 +196,22 @@ func (w *proxyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 //     entrypoint's readTimeout, case 035), else 400;
 //   - a timeout (dial or response headers): 504;
 //   - anything else (refused, reset, EOF, bad response): 502.
-func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+type errorHandler struct {
+	log     *slog.Logger
+	backend string
+}
+
+// handle is the ReverseProxy ErrorHandler; see proxyError. Every error is
+// logged at Debug (nothing is logged at Info on the request path).
+func (eh errorHandler) handle(w http.ResponseWriter, r *http.Request, err error) {
+	code := proxyError(w, r, err)
+	if eh.log.Enabled(r.Context(), slog.LevelDebug) {
+		eh.log.LogAttrs(r.Context(), slog.LevelDebug, "forwarding failed", slog.String("backend", eh.backend),
+			slog.Int("status", code), slog.String("error", err.Error()))
+	}
+}
+
+func proxyError(w http.ResponseWriter, r *http.Request, err error) int {
 	code := statusForError(r.Context(), err)
 	pw, _ := w.(*proxyWriter)
 	if pw != nil {
@@ -222,9 +237,10 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		if pw != nil {
 			pw.status = code
 		}
-		return
+		return code
 	}
 	http.Error(w, http.StatusText(code), code)
+	return code
 }
 
 // statusForError classifies a forwarding error.
