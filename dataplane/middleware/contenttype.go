@@ -16,7 +16,7 @@ func newContentType(c *config.ContentType) (Middleware, error) {
 	auto := c.AutoDetect
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(&hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
+			hw := &hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
 				v, ok := h["Content-Type"]
 				switch {
 				case auto && ok && len(v) == 0:
@@ -25,7 +25,9 @@ func newContentType(c *config.ContentType) (Middleware, error) {
 					h["Content-Type"] = nil
 				}
 				return code
-			})}, r)
+			})}
+			next.ServeHTTP(hw, r)
+			hw.finish()
 		})
 	}, nil
 }

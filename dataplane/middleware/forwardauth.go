@@ -217,10 +217,12 @@ func (fa *forwardAuth) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(&hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
+		hw := &hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
 			mergeCookies(h, cookies)
 			return code
-		})}, r)
+		})}
+		next.ServeHTTP(hw, r)
+		hw.finish()
 	})
 }
 

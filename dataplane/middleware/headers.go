@@ -159,6 +159,7 @@ func (h *headers) wrap(next http.Handler) http.Handler {
 		hw := &headersWriter{hookWriter: hookWriter{ResponseWriter: w}, hdr: h, sts: sts, origin: origin}
 		hw.hook = hw
 		next.ServeHTTP(&hw.hookWriter, r)
+		hw.finish()
 	})
 }
 

@@ -156,3 +156,15 @@ func TestHeadersRemovesBackendHeader(t *testing.T) {
 		t.Errorf("Server header kept: %q", resp.Header.Get("Server"))
 	}
 }
+
+// A handler that writes nothing still gets the response headers on its
+// implicit 200; an upgraded (hijacked) connection gets nothing written.
+func TestHeadersOnImplicitResponse(t *testing.T) {
+	res := resolverFrom(t, "http:\n  middlewares:\n    h: {headers: {customResponseHeaders: {X-Std: \"1\"}}}\n")
+	m := mustBuild(t, res, "h")
+	srv := newServer(t, m(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	resp, _ := do(t, http.MethodGet, srv.URL+"/", nil, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Std") != "1" {
+		t.Errorf("implicit 200: %d %v", resp.StatusCode, resp.Header)
+	}
+}

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -70,7 +71,14 @@ http:
 // upgrade is proxied and the backend's 101 reaches the client.
 func TestRedirectSchemeWebSocketUpgradeProxied(t *testing.T) {
 	res := resolverFrom(t, "http:\n  middlewares:\n    to-https: {redirectScheme: {scheme: https, permanent: true}}\n")
-	ws := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ws := wsBackend(t)
+	srv := front(t, res, ws.URL, "to-https")
+	upgrade(t, srv, "X-Forwarded-Proto: wss\r\n")
+}
+
+// wsBackend accepts a WebSocket-style upgrade and sends "hello".
+func wsBackend(t *testing.T) *httptest.Server {
+	return newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "websocket" {
 			http.Error(w, "want upgrade", http.StatusBadRequest)
 			return
@@ -83,14 +91,17 @@ func TestRedirectSchemeWebSocketUpgradeProxied(t *testing.T) {
 		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nhello")
 		_ = brw.Flush()
 	}))
-	t.Cleanup(ws.Close)
-	srv := front(t, res, ws.URL, "to-https")
+}
+
+// upgrade sends an upgrade request to srv and expects 101 then "hello".
+func upgrade(t *testing.T, srv *httptest.Server, extraHeaders string) *http.Response {
+	t.Helper()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_, _ = conn.Write([]byte("GET /socket HTTP/1.1\r\nHost: app.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nX-Forwarded-Proto: wss\r\n\r\n"))
+	_, _ = conn.Write([]byte("GET /socket HTTP/1.1\r\nHost: app.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" + extraHeaders + "\r\n"))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -100,9 +111,29 @@ func TestRedirectSchemeWebSocketUpgradeProxied(t *testing.T) {
 		t.Fatalf("status %d, want 101", resp.StatusCode)
 	}
 	buf := make([]byte, 5)
-	if _, err := br.Read(buf); err != nil || string(buf) != "hello" {
+	if _, err := io.ReadFull(br, buf); err != nil || string(buf) != "hello" {
 		t.Fatalf("read %q, %v after upgrade", buf, err)
 	}
+	return resp
+}
+
+// Upgrades pass through every middleware that wraps the response writer.
+func TestUpgradeThroughWrappingMiddlewares(t *testing.T) {
+	res := resolverFrom(t, `
+http:
+  middlewares:
+    hdr:   {headers: {customResponseHeaders: {X-Std: "1"}}}
+    errs:  {errors: {status: ["500-599"], service: pages}}
+    retry: {retry: {attempts: 2}}
+    gz:    {compress: {}}
+    cb:    {circuitBreaker: {expression: "NetworkErrorRatio() > 0.5"}}
+    buf:   {buffering: {}}
+    ct:    {contentType: {}}
+    ifr:   {inFlightReq: {amount: 5}}
+`)
+	res.services["pages"] = http.NotFoundHandler()
+	srv := front(t, res, wsBackend(t).URL, "hdr", "errs", "retry", "gz", "cb", "buf", "ct", "ifr")
+	upgrade(t, srv, "Accept-Encoding: gzip\r\n")
 }
 
 // Case 023: users add a redirectRegex for the nginx-like trailing slash.

@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 )
 
@@ -23,8 +25,9 @@ func (f hookFunc) beforeHeader(h http.Header, code int) int { return f(h, code) 
 // (hijacking for upgrades, deadlines).
 type hookWriter struct {
 	http.ResponseWriter
-	hook  responseHook
-	wrote bool
+	hook     responseHook
+	wrote    bool
+	hijacked bool
 }
 
 // WriteHeader runs the hook on the first final status.
@@ -58,3 +61,18 @@ func (w *hookWriter) Flush() {
 
 // Unwrap returns the wrapped writer (for http.ResponseController).
 func (w *hookWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hands the connection over (protocol upgrades); the hook does not
+// run for a hijacked response.
+func (w *hookWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.hijacked = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// finish runs the hook for a handler that returned without writing
+// anything, so that the implicit 200 carries the edited headers too.
+func (w *hookWriter) finish() {
+	if !w.wrote && !w.hijacked {
+		w.WriteHeader(http.StatusOK)
+	}
+}
