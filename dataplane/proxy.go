@@ -187,15 +187,7 @@ func (w *proxyWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap returns the wrapped writer.
 func (w *proxyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// proxyError answers a forwarding error and returns the status, mapped like Traefik's
-// ComputeStatusCode (pkg/proxy/httputil/proxy.go):
-//
-//   - the client went away (request context canceled): 499, nothing written
-//     that the client could read;
-//   - reading the client's body failed: 408 on a read timeout (the
-//     entrypoint's readTimeout, case 035), else 400;
-//   - a timeout (dial or response headers): 504;
-//   - anything else (refused, reset, EOF, bad response): 502.
+// errorHandler is the ErrorHandler of the proxies of one server.
 type errorHandler struct {
 	log     *slog.Logger
 	backend string
@@ -211,6 +203,15 @@ func (eh errorHandler) handle(w http.ResponseWriter, r *http.Request, err error)
 	}
 }
 
+// proxyError answers a forwarding error and returns the status, mapped
+// like Traefik's ComputeStatusCode (pkg/proxy/httputil/proxy.go):
+//
+//   - the client went away (request context canceled): 499, nothing written
+//     that the client could read;
+//   - reading the client's body failed: 408 on a read timeout (the
+//     entrypoint's readTimeout, case 035), else 400;
+//   - a timeout (dial or response headers): 504;
+//   - anything else (refused, reset, EOF, bad response): 502.
 func proxyError(w http.ResponseWriter, r *http.Request, err error) int {
 	code := statusForError(r.Context(), err)
 	pw, _ := w.(*proxyWriter)
