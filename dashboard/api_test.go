@@ -127,7 +127,7 @@ func TestGoldenEndpoints(t *testing.T) {
 // that no response may contain.
 var secrets = []string{
 	"SECRETbcrypthash", "hc-t0ken-SECRET", "pa55w0rd-SECRET", "SECRETKEY", "SECRETTLSKEY",
-	"SECRET-client.key", "SECRET-api-key", "PRIVATE KEY",
+	"SECRET-client.key", "SECRET-api-key", "PRIVATE KEY", "SECRET-consul-token",
 }
 
 func TestNoSecretInAnyResponse(t *testing.T) {
@@ -172,6 +172,8 @@ func TestRedactString(t *testing.T) {
 		{`dial "consul://agent:tok3n@10.0.0.1:8500": refused`, `dial "consul://agent:REDACTED@10.0.0.1:8500": refused`},
 		{"user@example.com", "user@example.com"},
 		{"http://h/x?a=b", "http://h/x?a=b"},
+		{`Get "http://127.0.0.1:8500/v1/catalog/services?index=7&token=0b5e-77aa": EOF`, `Get "http://127.0.0.1:8500/v1/catalog/services?index=7&token=REDACTED": EOF`},
+		{"https://h/cb?access_token=abc&x=1", "https://h/cb?access_token=REDACTED&x=1"},
 	}
 	for _, tt := range tests {
 		if got := RedactString(tt.in); got != tt.want {

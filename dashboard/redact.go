@@ -35,12 +35,20 @@ func secretHeader(name string) bool {
 // urlPassword matches the password of a URL's userinfo ("//user:pass@").
 var urlPassword = regexp.MustCompile(`(//[^/\s:@"]*):[^/\s@"]*@`)
 
-// RedactString hides passwords in URLs inside s ("http://u:REDACTED@h").
+// queryToken matches credential query parameters ("?token=…", Consul's
+// "&token=…", "access_token", "api_key", "password", "secret").
+var queryToken = regexp.MustCompile(`(?i)([?&](?:token|access_token|api_key|apikey|password|secret)=)[^&\s"']*`)
+
+// RedactString hides passwords in URLs inside s ("http://u:REDACTED@h") and
+// credential query parameters ("?token=REDACTED").
 func RedactString(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
+	if strings.Contains(s, "@") {
+		s = urlPassword.ReplaceAllString(s, "${1}:"+Redacted+"@")
 	}
-	return urlPassword.ReplaceAllString(s, "${1}:"+Redacted+"@")
+	if strings.Contains(s, "=") {
+		s = queryToken.ReplaceAllString(s, "${1}"+Redacted)
+	}
+	return s
 }
 
 // redact walks a decoded JSON value and replaces secrets in place:
