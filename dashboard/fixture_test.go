@@ -72,9 +72,9 @@ func merged(t testing.TB, c *config.Configuration) *providers.Merged {
 
 func fixtureSources() map[string]providers.SourceState {
 	return map[string]providers.SourceState{
-		"file":   {State: "ok", LastPublish: t0.Add(-time.Minute), Problems: 1},
+		"file":          {State: "ok", LastPublish: t0.Add(-time.Minute), Problems: 1},
 		"consulcatalog": {State: "error", LastError: `Get "http://127.0.0.1:8500/v1/catalog/services?index=7&token=SECRET-consul-token": dial tcp 127.0.0.1:8500: connect: connection refused`, LastErrorAt: t0, Restarts: 5},
-		"docker": {State: "error", LastPublish: t0.Add(-2 * time.Minute), LastError: "dial unix /var/run/docker.sock: connect: connection refused", LastErrorAt: t0.Add(-30 * time.Second), Restarts: 2, Problems: 1},
+		"docker":        {State: "error", LastPublish: t0.Add(-2 * time.Minute), LastError: "dial unix /var/run/docker.sock: connect: connection refused", LastErrorAt: t0.Add(-30 * time.Second), Restarts: 2, Problems: 1},
 	}
 }
 
