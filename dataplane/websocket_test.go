@@ -165,18 +165,18 @@ http:
 	}
 	echo(conn, "after")
 
+	// A non-101 answer is relayed, not turned into 502.
+	_, resp, err = dialer.Dial("ws://chat.example.com/socket", http.Header{"Origin": {"https://evil.test"}})
+	if err == nil || resp == nil || resp.StatusCode != 403 {
+		t.Errorf("forbidden handshake: got resp %v err %v, want 403 relayed", resp, err)
+	}
+
 	// The router and service removed: the open connection stays (Traefik
 	// keeps it); a new handshake gets 404.
 	h.apply(`http: {}`, GenerationOptions{})
 	echo(conn, "after removal")
 	if _, resp, err := dialer.Dial("ws://chat.example.com/socket", hdr); err == nil || resp == nil || resp.StatusCode != 404 {
 		t.Errorf("handshake after removal: resp %v err %v, want 404", resp, err)
-	}
-
-	// A non-101 answer is relayed, not turned into 502.
-	_, resp, err = dialer.Dial("ws://chat.example.com/socket", http.Header{"Origin": {"https://evil.test"}})
-	if err == nil || resp == nil || resp.StatusCode != 403 {
-		t.Errorf("forbidden handshake: got resp %v err %v, want 403 relayed", resp, err)
 	}
 }
 
