@@ -140,3 +140,27 @@ func TestSIGHUPReloads(t *testing.T) {
 	}
 	harness.TryGet(t, pollTimeout, url, harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w2"))
 }
+
+// A corrupt store file is moved aside and gantry starts (never a crash
+// loop), serving what its providers publish.
+func TestCorruptStoreStartsEmpty(t *testing.T) {
+	w1 := harness.StartWhoamiProc(t, "w1")
+	work := t.TempDir()
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w1.URL(), "a"))
+	db := filepath.Join(work, "gantry.db")
+	if err := os.WriteFile(db, []byte("not a bbolt database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := harness.StartWith(t, harness.Options{Static: staticConfig(harness.FreeAddr(t), dyn, db, "10ms"), Dir: work})
+	harness.TryGet(t, pollTimeout, g.URL(t, "web", "/"), harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	if aside, _ := filepath.Glob(db + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("moved-aside files %v, want one", aside)
+	}
+	if !strings.Contains(g.Output(), "moved aside") {
+		t.Errorf("no log line about the store being moved aside:\n%s", g.Output())
+	}
+}
