@@ -181,7 +181,7 @@ func (a *API) getRawData(w http.ResponseWriter, r *http.Request) {
 	for n := range h.Routers {
 		out.Routers[n], _ = v.router(n, false)
 	}
-	for n := range h.Services {
+	for _, n := range v.serviceNames() {
 		it, _ := v.service(n, false)
 		it.ServerDetails = nil
 		out.Services[n] = it
@@ -263,7 +263,7 @@ func (a *API) getRouter(w http.ResponseWriter, r *http.Request) {
 func (a *API) getServices(w http.ResponseWriter, r *http.Request) {
 	v, c := a.view(), newCriterion(r)
 	items := []serviceItem{}
-	for _, n := range sortedNames(v.http().Services) {
+	for _, n := range v.serviceNames() {
 		if it, _ := v.service(n, true); c.keep(it.Name, it.Status) {
 			items = append(items, it)
 		}

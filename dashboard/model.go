@@ -125,10 +125,45 @@ func (v *view) priority(name string) int {
 	return 0
 }
 
+// serviceNames lists every service: the configured ones and the internal
+// ones (api@internal, prometheus@internal, …) that routers use, as
+// Traefik's API lists them.
+func (v *view) serviceNames() []string {
+	names := sortedNames(v.http().Services)
+	internal := v.internalServices()
+	for n := range internal {
+		if _, dup := v.http().Services[n]; !dup {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// internalServices maps each "…@internal" service routers point at to the
+// routers using it, sorted.
+func (v *view) internalServices() map[string][]string {
+	out := map[string][]string{}
+	for _, rn := range sortedNames(v.http().Routers) {
+		if r := v.http().Routers[rn]; r != nil && providers.ProviderOf(r.Service) == InternalProvider {
+			out[r.Service] = append(out[r.Service], rn)
+		}
+	}
+	return out
+}
+
 func (v *view) service(name string, withName bool) (serviceItem, bool) {
 	sc, ok := v.http().Services[name]
 	if !ok {
-		return serviceItem{}, false
+		usedBy, internal := v.internalServices()[name]
+		if !internal {
+			return serviceItem{}, false
+		}
+		it := serviceItem{Status: StatusEnabled, UsedBy: usedBy}
+		if withName {
+			it.Name, it.Provider = name, InternalProvider
+		}
+		return it, true
 	}
 	it := serviceItem{Service: sc, Status: StatusEnabled}
 	if st := v.status.Services[name]; st != nil {
@@ -282,7 +317,7 @@ func (a *API) overview(v *view) overview {
 		it, _ := v.router(n, false)
 		rs = append(rs, it.Status)
 	}
-	for _, n := range sortedNames(h.Services) {
+	for _, n := range v.serviceNames() {
 		it, _ := v.service(n, false)
 		ss = append(ss, it.Status)
 	}
