@@ -61,6 +61,7 @@ func Decode(data []byte, f Format) (*Configuration, error) {
 	if generic == nil {
 		return &Configuration{}, nil
 	}
+	generic = stringKeys(generic)
 	if _, ok := generic.(map[string]any); !ok {
 		return nil, fmt.Errorf("%s: top level must be a mapping, got %T", f, generic)
 	}
@@ -69,6 +70,32 @@ func Decode(data []byte, f Format) (*Configuration, error) {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	return decodeJSON(b)
+}
+
+// stringKeys returns v with every mapping keyed by strings: YAML decodes a
+// mapping with a non-string key (statusRewrites: {418: 404}) as
+// map[any]any, which JSON cannot encode; such keys are written with
+// fmt.Sprint, as Traefik's decoder reads them.
+func stringKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = stringKeys(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = stringKeys(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = stringKeys(e)
+		}
+		return x
+	}
+	return v
 }
 
 func decodeJSON(b []byte) (*Configuration, error) {
