@@ -36,10 +36,9 @@ func consulBin(t testing.TB) string {
 		}
 		return p
 	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
+	cache, err := os.UserCacheDir() // $XDG_CACHE_HOME or $HOME/.cache, as in the script
+	if err != nil {
+		t.Skipf("consul agent not built: run scripts/setup/consul.sh (%v)", err)
 	}
 	p := filepath.Join(cache, "gantry", "consul-"+consulVersion, "consul")
 	if _, err := os.Stat(p); err != nil {
