@@ -143,6 +143,8 @@ func TestInvalidObjectsAreLeftOut(t *testing.T) {
 func TestDecodeErrorLocations(t *testing.T) {
 	for _, tc := range []struct{ file, source, msg string }{
 		{"unknown.toml", "unknown.toml:3:1", `unknown field "prio"`},
+		{"unknown.json", "unknown.json:4:52", `unknown field "prio"`},
+		{"broken.json", "broken.json:3:", "invalid character ','"},
 		{"broken.toml", "broken.toml:2:", "toml: strings cannot contain newlines"},
 		{"type.yml", "type.yml:5:7", "field http.routers.priority: cannot use string as int"},
 		{"badtemplate.yml", "badtemplate.yml:4", `template: badtemplate.yml:4: unexpected "}" in operand`},
