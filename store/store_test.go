@@ -41,7 +41,7 @@ func merged(t *testing.T, routers ...string) *providers.Merged {
 	return m
 }
 
-func open(t *testing.T, path string, history int) *store.DB {
+func open(t testing.TB, path string, history int) *store.DB {
 	t.Helper()
 	db, err := store.Open(path, history, discard)
 	if err != nil {
