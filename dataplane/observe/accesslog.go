@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +38,8 @@ type AccessLog struct {
 	json    bool
 	filter  filter
 	fields  fieldModes
-	lines   chan []byte
+	clf     [len(clfFields)]string // mode of each common-format field
+	lines   chan *[]byte
 	count   atomic.Int64 // requests seen (Traefik's RequestCount)
 	dropped atomic.Int64
 }
@@ -68,7 +70,10 @@ func NewAccessLog(w io.Writer, c *static.AccessLog) (*AccessLog, error) {
 	if size <= 0 {
 		size = DefaultAccessLogBuffer
 	}
-	a.lines = make(chan []byte, size)
+	for i, f := range clfFields {
+		a.clf[i] = a.fields.field(f)
+	}
+	a.lines = make(chan *[]byte, size)
 	return a, nil
 }
 
@@ -79,21 +84,43 @@ func (a *AccessLog) Run(ctx context.Context) error {
 	for {
 		select {
 		case line := <-a.lines:
-			if _, err := a.w.Write(line); err != nil {
-				return fmt.Errorf("access log: write: %w", err)
+			if err := a.write(line); err != nil {
+				return err
 			}
 		case <-ctx.Done():
 			for {
 				select {
 				case line := <-a.lines:
-					if _, err := a.w.Write(line); err != nil {
-						return fmt.Errorf("access log: write: %w", err)
+					if err := a.write(line); err != nil {
+						return err
 					}
 				default:
 					return nil
 				}
 			}
 		}
+	}
+}
+
+func (a *AccessLog) write(line *[]byte) error {
+	_, err := a.w.Write(*line)
+	putBuf(line)
+	if err != nil {
+		return fmt.Errorf("access log: write: %w", err)
+	}
+	return nil
+}
+
+// maxPooledLine bounds the buffers kept for reuse (bytes); a longer line's
+// buffer is left to the garbage collector.
+const maxPooledLine = 16 << 10
+
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= maxPooledLine {
+		*b = (*b)[:0]
+		linePool.Put(b)
 	}
 }
 
@@ -106,16 +133,17 @@ func (a *AccessLog) Request(ev *dataplane.RequestEvent) {
 	if !a.filter.keep(ev) {
 		return
 	}
-	var line []byte
+	line := linePool.Get().(*[]byte)
 	if a.json {
-		line = a.formatJSON(ev, n)
+		*line = append((*line)[:0], a.formatJSON(ev, n)...)
 	} else {
-		line = a.formatCommon(ev, n)
+		*line = a.appendCommon((*line)[:0], ev, n)
 	}
 	select {
 	case a.lines <- line:
 	default:
 		a.dropped.Add(1)
+		putBuf(line)
 	}
 }
 

@@ -22,56 +22,85 @@ func canonical(h string) string { return textproto.CanonicalMIMEHeaderKey(h) }
 // clfTime is the common log format's timestamp layout.
 const clfTime = "02/Jan/2006:15:04:05 -0700"
 
-// formatCommon renders Traefik's common log format:
+// clfFields are the common-format fields, in line order; their modes are
+// resolved once (AccessLog.clf) so formatting does no map lookups.
+var clfFields = [...]string{
+	"ClientHost", "ClientUsername", "RequestMethod", "RequestPath", "RequestProtocol",
+	"DownstreamStatus", "DownstreamContentSize", "RequestRefererHeader", "RequestUserAgentHeader",
+	"RequestCount", "RouterName", "ServiceURL",
+}
+
+const (
+	clfClientHost = iota
+	clfUser
+	clfMethod
+	clfPath
+	clfProto
+	clfStatus
+	clfSize
+	clfReferer
+	clfUserAgent
+	clfCount
+	clfRouter
+	clfServiceURL
+)
+
+// appendCommon appends Traefik's common log format line to b:
 //
 //	<client> - <user> [<time>] "<method> <path> <proto>" <status> <size> "<referer>" "<user agent>" <count> "<router>" "<server URL>" <ms>ms
 //
 // Absent or dropped values print as "-"; redacted ones as REDACTED.
-func (a *AccessLog) formatCommon(ev *dataplane.RequestEvent, count int64) []byte {
-	host, _, _ := splitHostPort(ev.ClientAddr)
-	v := func(field, val string) string {
-		switch a.fields.field(field) {
+func (a *AccessLog) appendCommon(b []byte, ev *dataplane.RequestEvent, count int64) []byte {
+	str := func(b []byte, f int, val string) []byte {
+		switch a.clf[f] {
 		case ModeDrop:
-			return "-"
+			return append(b, '-')
 		case ModeRedact:
-			return Redacted
+			return append(b, Redacted...)
 		}
 		if val == "" {
-			return "-"
+			return append(b, '-')
 		}
-		return val
+		return append(b, val...)
 	}
-	var b strings.Builder
-	b.Grow(256)
-	b.WriteString(v("ClientHost", host))
-	b.WriteString(" - ")
-	b.WriteString(v("ClientUsername", basicUser(ev.Header)))
-	b.WriteString(" [")
-	b.WriteString(ev.Start.UTC().Format(clfTime))
-	b.WriteString(`] "`)
-	b.WriteString(v("RequestMethod", ev.Method))
-	b.WriteByte(' ')
-	b.WriteString(v("RequestPath", ev.Path))
-	b.WriteByte(' ')
-	b.WriteString(v("RequestProtocol", ev.Proto))
-	b.WriteString(`" `)
-	b.WriteString(v("DownstreamStatus", strconv.Itoa(ev.Status)))
-	b.WriteByte(' ')
-	b.WriteString(v("DownstreamContentSize", strconv.FormatInt(ev.BytesOut, 10)))
-	b.WriteString(` "`)
-	b.WriteString(v("RequestRefererHeader", headerValue(ev.Header, "Referer")))
-	b.WriteString(`" "`)
-	b.WriteString(v("RequestUserAgentHeader", headerValue(ev.Header, "User-Agent")))
-	b.WriteString(`" `)
-	b.WriteString(v("RequestCount", strconv.FormatInt(count, 10)))
-	b.WriteString(` "`)
-	b.WriteString(v("RouterName", ev.Router))
-	b.WriteString(`" "`)
-	b.WriteString(v("ServiceURL", redactURL(ev.Upstream)))
-	b.WriteString(`" `)
-	b.WriteString(strconv.FormatInt(ev.Duration.Milliseconds(), 10))
-	b.WriteString("ms\n")
-	return []byte(b.String())
+	num := func(b []byte, f int, n int64) []byte {
+		switch a.clf[f] {
+		case ModeDrop:
+			return append(b, '-')
+		case ModeRedact:
+			return append(b, Redacted...)
+		}
+		return strconv.AppendInt(b, n, 10)
+	}
+	host, _, _ := splitHostPort(ev.ClientAddr)
+	b = str(b, clfClientHost, host)
+	b = append(b, " - "...)
+	b = str(b, clfUser, basicUser(ev.Header))
+	b = append(b, " ["...)
+	b = ev.Start.UTC().AppendFormat(b, clfTime)
+	b = append(b, `] "`...)
+	b = str(b, clfMethod, ev.Method)
+	b = append(b, ' ')
+	b = str(b, clfPath, ev.Path)
+	b = append(b, ' ')
+	b = str(b, clfProto, ev.Proto)
+	b = append(b, `" `...)
+	b = num(b, clfStatus, int64(ev.Status))
+	b = append(b, ' ')
+	b = num(b, clfSize, ev.BytesOut)
+	b = append(b, ` "`...)
+	b = str(b, clfReferer, headerValue(ev.Header, "Referer"))
+	b = append(b, `" "`...)
+	b = str(b, clfUserAgent, headerValue(ev.Header, "User-Agent"))
+	b = append(b, `" `...)
+	b = num(b, clfCount, count)
+	b = append(b, ` "`...)
+	b = str(b, clfRouter, ev.Router)
+	b = append(b, `" "`...)
+	b = str(b, clfServiceURL, redactURL(ev.Upstream))
+	b = append(b, `" `...)
+	b = strconv.AppendInt(b, ev.Duration.Milliseconds(), 10)
+	return append(b, "ms\n"...)
 }
 
 // formatJSON renders one JSON object with Traefik's access-log field names,
