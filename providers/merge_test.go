@@ -176,3 +176,19 @@ func TestSplitRoundTrip(t *testing.T) {
 		t.Errorf("split file part lacks router nas: %v", parts["file"].Config.HTTP.Routers)
 	}
 }
+
+func TestQualifyAndProviderOf(t *testing.T) {
+	for _, tc := range []struct{ name, provider, want, of string }{
+		{"web", "docker", "web@docker", "docker"},
+		{"auth@file", "docker", "auth@file", "file"},
+		{"", "docker", "", ""},
+	} {
+		got := providers.Qualify(tc.name, tc.provider)
+		if got != tc.want {
+			t.Errorf("Qualify(%q, %q) = %q, want %q", tc.name, tc.provider, got, tc.want)
+		}
+		if of := providers.ProviderOf(got); of != tc.of {
+			t.Errorf("ProviderOf(%q) = %q, want %q", got, of, tc.of)
+		}
+	}
+}
