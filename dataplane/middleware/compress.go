@@ -184,8 +184,8 @@ func (cp *compressor) wrap(next http.Handler) http.Handler {
 			return
 		}
 		cw := &compressWriter{rw: w, cp: cp, enc: enc}
-		defer cw.finish()
 		next.ServeHTTP(cw, r)
+		cw.finish() // not deferred: after a panic (aborted response) nothing more is written
 	})
 }
 

@@ -10,9 +10,11 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 )
 
-// newRetry re-sends a request that did not reach a backend — the
-// transport never wrote the request headers (dial or connection errors,
-// seen through httptrace) — up to c.Attempts tries in all. Between tries it
+// newRetry re-sends a request that did not reach a backend — the answer
+// is 502, 503 or 504 and the transport never wrote the request headers
+// (dial errors, no available server, seen through httptrace) — up to
+// c.Attempts tries in all. Any other answer (a 401 from an inner
+// middleware, a backend's own error) is passed on at once. Between tries it
 // waits c.InitialInterval, doubling each time up to twice the initial value
 // (0: retry at once). A request is never retried once a backend received
 // it, once a response started, or once its body was read, so a retry never
@@ -46,8 +48,8 @@ func newRetry(c *config.Retry) (Middleware, error) {
 					req.Body = body
 				}
 				last := try >= attempts
-				rw := &retryWriter{w: w, header: http.Header{}, retry: func() bool {
-					return !last && !sent.Load() && (body == nil || !body.read.Load())
+				rw := &retryWriter{w: w, header: http.Header{}, retry: func(code int) bool {
+					return !last && gatewayFailure(code) && !sent.Load() && (body == nil || !body.read.Load())
 				}}
 				next.ServeHTTP(rw, req)
 				if !rw.discarded {
@@ -59,6 +61,7 @@ func newRetry(c *config.Retry) (Middleware, error) {
 					case <-t.C:
 					case <-r.Context().Done():
 						t.Stop()
+						w.WriteHeader(rw.code) // the client is gone; this is for the access log
 						return
 					}
 					wait = min(wait*2, 2*initial)
@@ -66,6 +69,12 @@ func newRetry(c *config.Retry) (Middleware, error) {
 			}
 		})
 	}, nil
+}
+
+// gatewayFailure reports whether code is what the proxy answers when it
+// could not get a response from a backend.
+func gatewayFailure(code int) bool {
+	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
 }
 
 // readTracker records whether any byte of the body was read. Close does
@@ -93,7 +102,8 @@ func (t *readTracker) Close() error { return nil }
 type retryWriter struct {
 	w         http.ResponseWriter
 	header    http.Header
-	retry     func() bool
+	retry     func(code int) bool
+	code      int
 	wrote     bool
 	discarded bool
 }
@@ -113,8 +123,8 @@ func (rw *retryWriter) WriteHeader(code int) {
 		rw.w.WriteHeader(code)
 		return
 	}
-	rw.wrote = true
-	if rw.retry() {
+	rw.wrote, rw.code = true, code
+	if rw.retry(code) {
 		rw.discarded = true
 		return
 	}

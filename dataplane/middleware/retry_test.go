@@ -124,6 +124,13 @@ func TestRetryBackoffAndReplaySafety(t *testing.T) {
 		if req.Header.Get("X-Keep") != "1" {
 			t.Errorf("the original request's headers were edited")
 		}
+		// Answers other than 502, 503 and 504 are not retried.
+		deny := &codes{}
+		deny.code.Store(http.StatusUnauthorized)
+		m(deny).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+		if deny.hits.Load() != 1 {
+			t.Errorf("a 401 was retried: %d tries", deny.hits.Load())
+		}
 		// A body that was read cannot be replayed: no retry.
 		f2 := &failing{read: true}
 		m(f2).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", strings.NewReader("data")))
