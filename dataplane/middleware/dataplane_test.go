@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
@@ -116,5 +117,73 @@ http:
 		if resp.StatusCode != 200 || got != want {
 			t.Errorf("%s: %d %+v, want %+v", path, resp.StatusCode, got, want)
 		}
+	}
+}
+
+// Case 027 end to end: the dataplane keeps X-Forwarded-Proto from a
+// trusted load balancer and drops it from other peers, and redirectScheme
+// acts on what is left. The "lb" entrypoint trusts 127.0.0.1 (the test
+// client plays the load balancer), "direct" trusts nobody (request 6 of
+// the case: an untrusted peer sending X-Forwarded-Proto: https).
+func TestThroughDataplaneCase027(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "backend")
+	}))
+	t.Cleanup(backend.Close)
+	yml := `
+http:
+  middlewares:
+    to-https@file: {redirectScheme: {scheme: https, permanent: true}}
+  services:
+    app@file: {loadBalancer: {servers: [{url: "` + backend.URL + `"}]}}
+  routers:
+    app@file: {rule: "Host(` + "`app.example.com`" + `)", service: app@file, middlewares: [to-https@file], entryPoints: [lb, direct]}
+`
+	c, err := config.Decode([]byte(yml), config.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &providers.Merged{Config: c}
+	g := generation(t, yml)
+	tbl := router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "lb"}, {Name: "direct"}}})
+	active := router.NewActive()
+	active.Swap(tbl)
+	srv, err := dataplane.NewServer(slog.New(slog.DiscardHandler), active, map[string]*static.EntryPoint{
+		"lb":     {Address: "127.0.0.1:0", ForwardedHeaders: &static.ForwardedHeaders{TrustedIPs: []string{"127.0.0.1/32"}}},
+		"direct": {Address: "127.0.0.1:0"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	t.Cleanup(noRedirect.CloseIdleConnections)
+	tests := []struct {
+		name, ep, method, xfp string
+		code                  int
+		loc                   string
+	}{
+		{"1 https from the LB", "lb", "GET", "https", 200, ""},
+		{"2 http from the LB", "lb", "GET", "http", 301, "https://app.example.com/a?b=1"},
+		{"3 POST http from the LB", "lb", "POST", "http", 308, "https://app.example.com/a?b=1"},
+		{"6 https from an untrusted peer", "direct", "GET", "https", 301, "https://app.example.com/a?b=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, "http://"+srv.Addrs(tt.ep)[0].String()+"/a?b=1", nil)
+			req.Host = "app.example.com"
+			req.Header.Set("X-Forwarded-Proto", tt.xfp)
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.code || resp.Header.Get("Location") != tt.loc {
+				t.Errorf("%d %q, want %d %q", resp.StatusCode, resp.Header.Get("Location"), tt.code, tt.loc)
+			}
+		})
 	}
 }
