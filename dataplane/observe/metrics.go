@@ -294,7 +294,11 @@ func (c *certCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		sans := append(append([]string{}, cert.DNSNames...), ipStrings(cert)...)
-		k := [3]string{cert.Subject.CommonName, cert.SerialNumber.String(), strings.Join(sans, ",")}
+		serial := ""
+		if cert.SerialNumber != nil {
+			serial = cert.SerialNumber.String()
+		}
+		k := [3]string{cert.Subject.CommonName, serial, strings.Join(sans, ",")}
 		if seen[k] {
 			continue
 		}
