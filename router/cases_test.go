@@ -2,6 +2,8 @@ package router
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -185,4 +187,29 @@ func TestCase006PriorityByRuleLength(t *testing.T) {
 	m.Config.HTTP.Routers["wildcard@file"].Priority = 1
 	tb = Compile(context.Background(), m, &nameBuilder{}, webOnly)
 	checkRequests(t, tb, []caseRequest{{target: "http://app.example.com/", code: 200, router: "exact@file"}})
+}
+
+// Case 006 property: of two routers that both match, the one with the
+// higher explicit priority wins, whatever the rule lengths and providers.
+func TestCase006ExplicitPriorityWins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	rules := []string{"PathPrefix(`/`)", "Host(`a.example`)", "HostRegexp(`^a\\.example$`) && PathPrefix(`/x`)", "Host(`*.example`) || Path(`/never`)", "Method(`GET`)"}
+	for range 500 {
+		p1 := rng.IntN(1000) - 500
+		p2 := p1 - 1 - rng.IntN(100)
+		n1 := fmt.Sprintf("r%d@%s", rng.IntN(100), []string{"docker", "file", "consul"}[rng.IntN(3)])
+		n2 := fmt.Sprintf("q%d@%s", rng.IntN(100), []string{"docker", "file", "consul"}[rng.IntN(3)])
+		m := mergedOf(map[string]string{n1: rules[rng.IntN(len(rules))], n2: rules[rng.IntN(len(rules))]})
+		if p1 == 0 {
+			p1 = config.MaxPriority // 0 would mean len(rule)
+		}
+		if p2 == 0 {
+			p2 = -1000
+		}
+		m.Config.HTTP.Routers[n1].Priority, m.Config.HTTP.Routers[n2].Priority = p1, p2
+		tb := Compile(t.Context(), m, &nameBuilder{}, webOnly)
+		if _, body := serve(t, tb, req("GET", "http://a.example/x")); body != n1 {
+			t.Fatalf("%s (p=%d) and %s (p=%d) both match: got %s", n1, p1, n2, p2, body)
+		}
+	}
 }
