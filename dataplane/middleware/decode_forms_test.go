@@ -3,6 +3,8 @@ package middleware
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +150,33 @@ func TestDecodeFormsAgree(t *testing.T) {
 				t.Errorf("build: %v", err)
 			}
 		})
+	}
+}
+
+// An unknown option is rejected in every form, naming the option, and in
+// labels and KV it leaves out only the middleware it belongs to.
+func TestDecodeFormsRejectUnknownOption(t *testing.T) {
+	if _, err := config.Decode([]byte("http:\n  middlewares:\n    m: {stripPrefix: {prefix: /a}}\n"), config.YAML); err == nil || !strings.Contains(err.Error(), `"prefix"`) {
+		t.Errorf("file form: %v", err)
+	}
+	c, kerrs := label.Decode(map[string]string{
+		"traefik.http.middlewares.m.stripprefix.prefix":    "/a",
+		"traefik.http.middlewares.ok.stripprefix.prefixes": "/b",
+	}, "traefik")
+	if len(kerrs) != 1 || kerrs[0].Object != "middleware m" || !strings.Contains(kerrs[0].Key, "stripprefix.prefix") {
+		t.Errorf("label form: %v", kerrs)
+	}
+	if c.HTTP.Middlewares["m"] != nil || c.HTTP.Middlewares["ok"] == nil {
+		t.Errorf("label form kept %v", c.HTTP.Middlewares)
+	}
+	kc, ps := consul.DecodeKV(map[string]string{
+		"traefik/http/middlewares/m/stripPrefix/prefix":      "/a",
+		"traefik/http/middlewares/ok/stripPrefix/prefixes/0": "/b",
+	}, "traefik")
+	if len(ps) != 1 || !slices.Contains(ps[0].Objects, "middleware m") || !strings.Contains(ps[0].Source, "stripPrefix/prefix") {
+		t.Errorf("KV form: %+v", ps)
+	}
+	if kc.HTTP.Middlewares["m"] != nil || kc.HTTP.Middlewares["ok"] == nil {
+		t.Errorf("KV form kept %v", kc.HTTP.Middlewares)
 	}
 }
