@@ -90,11 +90,8 @@ func build(containers []containerInfo, s settings) providers.Snapshot {
 
 // selfNetworks returns the networks of Gantry's own container, if listed.
 func (b *builder) selfNetworks(cs []containerInfo) map[string]bool {
-	if len(b.s.selfID) < 12 {
-		return nil
-	}
 	for _, c := range cs {
-		if strings.HasPrefix(c.ID, b.s.selfID) {
+		if b.isSelf(c) {
 			m := map[string]bool{}
 			for _, n := range c.Networks {
 				m[n.Name] = true
@@ -103,6 +100,11 @@ func (b *builder) selfNetworks(cs []containerInfo) map[string]bool {
 		}
 	}
 	return nil
+}
+
+// isSelf reports whether c is Gantry's own container.
+func (b *builder) isSelf(c containerInfo) bool {
+	return len(b.s.selfID) >= 12 && strings.HasPrefix(c.ID, b.s.selfID)
 }
 
 // serviceName is the container's default service and router name: the
@@ -136,6 +138,12 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 			return piece{}, false
 		}
 		enable = e
+	}
+	if _, explicit := pk["enable"]; !explicit && b.isSelf(c) {
+		// Gantry's own container: its default router would route to itself
+		// (Traefik adds a deny-recursion middleware instead). An explicit
+		// enable label still exposes it.
+		enable = false
 	}
 	if !enable || !b.s.constraints(c.Labels) {
 		return piece{}, false

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"text/template"
 	"time"
@@ -217,7 +218,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 		}
 		return fmt.Errorf("docker: connect %s: %w", p.endpoint, err)
 	}
-	w := &watcher{p: p, cli: cli, s: p.base, publish: publish}
+	w := &watcher{p: p, cli: cli, s: p.base, publish: publish, cache: map[string]cacheEntry{}}
 	w.s.selfID = selfID()
 	if !p.watch {
 		if err := w.refresh(ctx); err != nil && ctx.Err() == nil {
@@ -310,6 +311,7 @@ type watcher struct {
 	publish func(providers.Snapshot)
 	last    []byte // JSON of the last published snapshot
 	hostOK  bool   // s.hostIP resolved
+	cache   map[string]cacheEntry
 }
 
 // refresh lists, builds and publishes when the snapshot changed.
@@ -336,15 +338,25 @@ func (w *watcher) refresh(ctx context.Context) error {
 	return nil
 }
 
-// list inspects every container, running or not (build filters them).
-// A container that vanishes between list and inspect is skipped.
+// list inspects every container, running or not (build filters them). A
+// container whose list entry did not change since the last list (state,
+// health, networks, ports) is not inspected again: a re-list after an event
+// costs one list call plus one inspect per changed container. A container
+// that vanishes between list and inspect is skipped.
 func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
 	sum, err := w.cli.ContainerList(ctx, container.ListOptions{All: true})
 	if err != nil {
 		return nil, fmt.Errorf("docker: list containers: %w", err)
 	}
 	out := make([]containerInfo, 0, len(sum))
+	seen := make(map[string]bool, len(sum))
 	for _, s := range sum {
+		seen[s.ID] = true
+		fp := fingerprint(s)
+		if ce, ok := w.cache[s.ID]; ok && ce.fp == fp {
+			out = append(out, ce.info)
+			continue
+		}
 		in, err := w.cli.ContainerInspect(ctx, s.ID)
 		if err != nil {
 			if client.IsErrNotFound(err) {
@@ -354,19 +366,63 @@ func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
 		}
 		c := fromInspect(in)
 		if target, ok := strings.CutPrefix(c.NetworkMode, "container:"); ok {
-			// network_mode container:X shares X's network stack and addresses.
+			// network_mode container:X shares X's network stack and
+			// addresses; X can change on its own, so c is never cached.
 			if tin, err := w.cli.ContainerInspect(ctx, target); err == nil && tin.NetworkSettings != nil {
 				c.Networks = networksOf(tin.NetworkSettings)
 			} else if err != nil && !client.IsErrNotFound(err) {
 				return nil, fmt.Errorf("docker: inspect container %s (network of %s): %w", shortID(target), c.Name, err)
 			}
+			fp = ""
 		}
 		if c.NetworkMode == "host" && !w.hostOK {
 			w.s.hostIP, w.hostOK = hostAddress(ctx), true
 		}
+		if fp != "" {
+			w.cache[s.ID] = cacheEntry{fp: fp, info: c}
+		}
 		out = append(out, c)
 	}
+	for id := range w.cache {
+		if !seen[id] {
+			delete(w.cache, id)
+		}
+	}
 	return out, nil
+}
+
+// cacheEntry is an inspected container and the fingerprint of the list
+// entry it was inspected for.
+type cacheEntry struct {
+	fp   string
+	info containerInfo
+}
+
+// healthInStatus finds the health in a list entry's Status text, such as
+// "Up 3 minutes (healthy)" or "Up 1 second (health: starting)".
+var healthInStatus = regexp.MustCompile(`\((healthy|unhealthy|health: starting)\)`)
+
+// fingerprint summarises what of a list entry can change for one
+// container: its state, health, network addresses and ports. Labels and the
+// network mode are fixed for a container's life; its name can change
+// (rename), so the name is included too.
+func fingerprint(s container.Summary) string {
+	f := struct {
+		Names  []string
+		State  string
+		Health string
+		Nets   map[string]string
+		Ports  []container.Port
+	}{Names: s.Names, State: string(s.State), Health: healthInStatus.FindString(s.Status), Ports: s.Ports, Nets: map[string]string{}}
+	if s.NetworkSettings != nil {
+		for n, ep := range s.NetworkSettings.Networks {
+			if ep != nil {
+				f.Nets[n] = ep.IPAddress + " " + ep.GlobalIPv6Address
+			}
+		}
+	}
+	b, _ := json.Marshal(f)
+	return string(b)
 }
 
 // hostAddress resolves the Docker host as Traefik does for host-network

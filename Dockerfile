@@ -1,0 +1,31 @@
+# Gantry image: a static binary on an empty base.
+#
+#   docker build -t gantry:local .
+#   docker compose up -d          (see docker-compose.yml)
+#
+# GO_IMAGE selects the Go toolchain image (Go 1.26, as go.mod requires).
+# The integration tests, which cannot reach a registry, build the same
+# layout FROM scratch from a binary compiled on the host
+# (integration/docker/testdata/gantry.Dockerfile).
+ARG GO_IMAGE=golang:1.26-bookworm
+
+FROM ${GO_IMAGE} AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=""
+RUN CGO_ENABLED=0 go build -trimpath \
+      -ldflags "-s -w -X main.version=${VERSION}" \
+      -o /out/gantry ./cmd/gantry \
+ && mkdir -p /out/data
+
+FROM scratch
+COPY --from=build /out/gantry /gantry
+# The working directory holds gantry.db, the last good configuration; mount
+# a volume on /data to keep it across container restarts.
+COPY --from=build /out/data /data
+WORKDIR /data
+# web entrypoint, and the API/dashboard entrypoint ("traefik") with --api.
+EXPOSE 80 8080
+ENTRYPOINT ["/gantry"]

@@ -1,0 +1,93 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// composeCommand returns the Compose command line: Debian's docker-compose,
+// else the docker compose plugin; nil when neither is installed.
+func composeCommand() []string {
+	if p, err := exec.LookPath("docker-compose"); err == nil {
+		return []string{p}
+	}
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		return []string{"docker", "compose"}
+	}
+	return nil
+}
+
+// TestComposeFile brings up the repository's docker-compose.yml against the
+// test engine, with the FROM scratch test images in place of the images a
+// user builds or pulls, and checks that whoami answers through the
+// published entrypoint, from both replicas.
+func TestComposeFile(t *testing.T) {
+	needDocker(t)
+	compose := composeCommand()
+	if compose == nil {
+		t.Skip("docker-compose not installed: run scripts/setup/docker.sh")
+	}
+	e := getEnv(t)
+	file, err := filepath.Abs(filepath.Join("..", "..", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, dash := harness.FreeAddr(t), harness.FreeAddr(t)
+	run := func(ctx context.Context, args ...string) (string, error) {
+		argv := append(append(compose[1:len(compose):len(compose)], "-f", file, "-p", "gantryit"), args...)
+		cmd := exec.CommandContext(ctx, compose[0], argv...)
+		cmd.Env = append(os.Environ(),
+			"DOCKER_HOST="+e.eng.host(),
+			"GANTRY_IMAGE="+gantryImage,
+			"WHOAMI_IMAGE="+whoamiImage,
+			"GANTRY_WEB="+web,
+			"GANTRY_DASHBOARD="+dash,
+			"DOCKER_SOCK="+filepath.Join(e.eng.runDir(), "docker.sock"),
+		)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("%s %s: %w\n%s", compose[0], strings.Join(argv, " "), err, out)
+		}
+		return string(out), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		if out, err := run(context.Background(), "down", "--volumes", "--remove-orphans", "--timeout", "2"); err != nil {
+			t.Errorf("compose down: %v\n%s", err, out)
+		}
+	})
+	if out, err := run(ctx, "up", "-d", "--no-build"); err != nil {
+		t.Fatalf("compose up: %v\n%s", err, out)
+	}
+	url := "http://" + web + "/"
+	seen := map[string]bool{}
+	harness.Try(t, 60*time.Second, func() error {
+		r, err := harness.Get(url, harness.Host("whoami.localhost"))
+		if err != nil {
+			return err
+		}
+		if r.StatusCode != 200 || !strings.Contains(r.Body, "Hostname: ") {
+			return fmt.Errorf("GET %s: %d %.200q", url, r.StatusCode, r.Body)
+		}
+		host, _, _ := strings.Cut(strings.SplitN(r.Body, "Hostname: ", 2)[1], "\n")
+		seen[host] = true
+		if len(seen) < 2 {
+			return fmt.Errorf("answers from %d replica(s) so far, want 2", len(seen))
+		}
+		return nil
+	})
+	// The Traefik-labeled service with its middleware.
+	harness.TryGet(t, 30*time.Second, "http://"+web+"/api/x", harness.Host("whoami.localhost"),
+		harness.StatusIs(200), harness.BodyContains("GET /x "))
+	// The dashboard is published too.
+	harness.TryGet(t, 30*time.Second, "http://"+dash+"/api/http/routers", harness.StatusIs(200), harness.BodyContains("whoami@docker"))
+}

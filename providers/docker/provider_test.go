@@ -1,0 +1,161 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/network"
+	"go.uber.org/goleak"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeAPI is a Docker API for the watcher's error paths: Ping fails with
+// pingErr; the event stream is driven by the test.
+type fakeAPI struct {
+	pingErr  error
+	mu       sync.Mutex
+	lists    int
+	inspects int
+	running  []container.InspectResponse
+	evs      chan events.Message
+	errs     chan error
+}
+
+func (f *fakeAPI) Ping(context.Context) (types.Ping, error) { return types.Ping{}, f.pingErr }
+func (f *fakeAPI) Close() error                              { return nil }
+
+func (f *fakeAPI) ContainerList(context.Context, container.ListOptions) ([]container.Summary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists++
+	var out []container.Summary
+	for _, c := range f.running {
+		out = append(out, container.Summary{ID: c.ID, Names: []string{c.Name}, State: c.State.Status})
+	}
+	return out, nil
+}
+
+func (f *fakeAPI) ContainerInspect(_ context.Context, id string) (container.InspectResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inspects++
+	for _, c := range f.running {
+		if c.ID == id {
+			return c, nil
+		}
+	}
+	return container.InspectResponse{}, errors.New("no such container")
+}
+
+func (f *fakeAPI) Events(context.Context, events.ListOptions) (<-chan events.Message, <-chan error) {
+	return f.evs, f.errs
+}
+
+func (f *fakeAPI) counts() (int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lists, f.inspects
+}
+
+func inspected(id, name, ip string) container.InspectResponse {
+	return container.InspectResponse{
+		ContainerJSONBase: &container.ContainerJSONBase{ID: id, Name: "/" + name, State: &container.State{Status: container.StateRunning}},
+		Config:            &container.Config{Labels: map[string]string{"gantry.http.services.s.loadbalancer.server.port": "80"}},
+		NetworkSettings: &container.NetworkSettings{Networks: map[string]*network.EndpointSettings{
+			"n": {IPAddress: ip},
+		}},
+	}
+}
+
+func newFakeProvider(t *testing.T, f *fakeAPI) *Provider {
+	t.Helper()
+	p, err := New(static.Docker{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.newClient = func() (dockerAPI, error) { return f, nil }
+	return p
+}
+
+// TestRunUnreachable is case 016: an engine that cannot be reached makes Run
+// fail (the aggregator retries with backoff) without publishing anything, so
+// the last snapshot stays in effect.
+func TestRunUnreachable(t *testing.T) {
+	f := &fakeAPI{pingErr: errors.New("dial unix /var/run/docker.sock: connect: permission denied")}
+	p := newFakeProvider(t, f)
+	err := p.Run(context.Background(), func(providers.Snapshot) { t.Error("published while unreachable") })
+	if err == nil || !errors.Is(err, f.pingErr) {
+		t.Fatalf("got %v, want an error wrapping %v", err, f.pingErr)
+	}
+}
+
+// TestRunEventStreamBreaks: after the first snapshot, a broken event stream
+// (the daemon stopped) ends Run with an error and no empty snapshot.
+func TestRunEventStreamBreaks(t *testing.T) {
+	f := &fakeAPI{
+		running: []container.InspectResponse{inspected("c1", "web-1", "192.0.2.1")},
+		evs:     make(chan events.Message), errs: make(chan error, 1),
+	}
+	p := newFakeProvider(t, f)
+	var got []providers.Snapshot
+	f.errs <- io.ErrUnexpectedEOF
+	err := p.Run(context.Background(), func(s providers.Snapshot) { got = append(got, s) })
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v, want an error wrapping %v", err, io.ErrUnexpectedEOF)
+	}
+	if len(got) != 1 || len(got[0].Config.HTTP.Services["s"].LoadBalancer.Servers) != 1 {
+		t.Fatalf("got %d snapshots (%+v), want the one initial snapshot with one server", len(got), got)
+	}
+}
+
+// TestRunEvents: relevant events re-list (inspecting only changed
+// containers); exec events from health checks do not; an unchanged
+// snapshot is not published again; cancelling ctx returns nil.
+func TestRunEvents(t *testing.T) {
+	f := &fakeAPI{
+		running: []container.InspectResponse{inspected("c1", "web-1", "192.0.2.1")},
+		evs:     make(chan events.Message), errs: make(chan error),
+	}
+	p := newFakeProvider(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	published := make(chan providers.Snapshot, 10)
+	done := make(chan error)
+	go func() { done <- p.Run(ctx, func(s providers.Snapshot) { published <- s }) }()
+	<-published
+	send := func(typ events.Type, action string) {
+		f.evs <- events.Message{Type: typ, Action: events.Action(action)}
+	}
+	// Irrelevant, then relevant but unchanged: no publish, one more list.
+	send(events.ContainerEventType, "exec_start: /probe")
+	send(events.ContainerEventType, "health_status: healthy")
+	// A second replica starts: published with two servers; only it is inspected.
+	f.mu.Lock()
+	f.running = append(f.running, inspected("c2", "web-2", "192.0.2.2"))
+	f.mu.Unlock()
+	send(events.NetworkEventType, "connect")
+	s := <-published
+	if n := len(s.Config.HTTP.Services["s"].LoadBalancer.Servers); n != 2 {
+		t.Fatalf("got %d servers, want 2", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	lists, inspects := f.counts()
+	if lists != 3 || inspects != 2 {
+		t.Errorf("got %d lists and %d inspects, want 3 and 2", lists, inspects)
+	}
+	if len(published) != 0 {
+		t.Errorf("%d unexpected publishes", len(published))
+	}
+}
