@@ -32,7 +32,7 @@ type fakeAPI struct {
 }
 
 func (f *fakeAPI) Ping(context.Context) (types.Ping, error) { return types.Ping{}, f.pingErr }
-func (f *fakeAPI) Close() error                              { return nil }
+func (f *fakeAPI) Close() error                             { return nil }
 
 func (f *fakeAPI) ContainerList(context.Context, container.ListOptions) ([]container.Summary, error) {
 	f.mu.Lock()
