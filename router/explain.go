@@ -119,9 +119,6 @@ func (n *node) subject(in *input) string {
 	case kMethod:
 		return "method " + in.r.Method
 	case kHeader, kHeaderRe:
-		if n.s == "Host" {
-			return fmt.Sprintf("header Host %q", in.r.Host)
-		}
 		return fmt.Sprintf("header %s %q", n.s, in.r.Header.Values(n.s))
 	case kQuery, kQueryRe:
 		if in.r.URL == nil {

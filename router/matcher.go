@@ -25,7 +25,7 @@ const (
 	kPathPrefix      // s: prefix of the routing path
 	kPathRe          // re on the routing path
 	kMethod          // s: method, upper-case
-	kHeader          // s: canonical key, s2: value (Host: the request host)
+	kHeader          // s: canonical key, s2: value
 	kHeaderRe        // s: canonical key, re on each value
 	kQuery           // s: key, s2: value; any: any value
 	kQueryRe         // s: key, re on each value
@@ -72,9 +72,6 @@ func (n *node) match(in *input) bool {
 	case kMethod:
 		return in.r.Method == n.s
 	case kHeader:
-		if n.s == "Host" {
-			return in.r.Host == n.s2
-		}
 		for _, v := range in.r.Header[n.s] {
 			if v == n.s2 {
 				return true
@@ -82,9 +79,6 @@ func (n *node) match(in *input) bool {
 		}
 		return false
 	case kHeaderRe:
-		if n.s == "Host" {
-			return n.re.MatchString(in.r.Host)
-		}
 		for _, v := range in.r.Header[n.s] {
 			if n.re.MatchString(v) {
 				return true
@@ -244,6 +238,12 @@ func (c *compiled) v3leaf(t *rule.Tree) (*node, error) {
 	case "Path", "PathPrefix":
 		if strings.Contains(v, "{") && strings.Contains(v, "}") {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: braces are literal in v3 syntax; use PathRegexp, or ruleSyntax v2 for {placeholders}", n.text))
+		}
+	case "Header", "HeaderRegexp":
+		// Go moves Host out of the header map, so like Traefik's this never
+		// matches; say so rather than leave a silent 404.
+		if n.s == "Host" {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s never matches: Host is not in the request headers; use Host or HostRegexp", n.text))
 		}
 	case "HostRegexp":
 		if strings.Contains(v, "{") && strings.Contains(v, ":") && strings.Contains(v, "}") {

@@ -66,7 +66,7 @@ func TestMatchers(t *testing.T) {
 		{"header value case-sensitive", "", "Header(`X-Env`, `prod`)", req("GET", "http://h/", "X-Env: PROD"), false},
 		{"header second value", "", "Header(`X-Env`, `prod`)", req("GET", "http://h/", "X-Env: dev", "X-Env: prod"), true},
 		{"header missing", "", "Header(`X-Env`, `prod`)", req("GET", "http://h/"), false},
-		{"header host", "", "Header(`Host`, `h`)", req("GET", "http://h/"), true},
+		{"header host never matches (Traefik)", "", "Header(`Host`, `h`)", req("GET", "http://h/"), false},
 		{"headerregexp", "", "HeaderRegexp(`X-Client-Net`, `192\\.0\\.2\\..*`)", req("GET", "http://h/", "X-Client-Net: 192.0.2.7"), true},
 		{"headerregexp dot is literal", "", "HeaderRegexp(`X-Client-Net`, `192\\.0\\.2\\..*`)", req("GET", "http://h/", "X-Client-Net: 192x0x2x7"), false},
 		// Query, QueryRegexp
@@ -204,6 +204,26 @@ func TestRoutingPath(t *testing.T) {
 		r := req("GET", "http://h"+tt.target)
 		if got := routingPath(r); got != tt.want {
 			t.Errorf("routingPath(%s) = %q, want %q", tt.target, got, tt.want)
+		}
+	}
+}
+
+func TestCompileRuleWarnings(t *testing.T) {
+	tests := []struct{ rule, want string }{
+		{"Header(`host`, `a`)", "Header(`host`, `a`) never matches"},
+		{"Path(`/route/{id}`)", "braces are literal in v3 syntax"},
+		{"PathPrefix(`/{v}/`)", "braces are literal in v3 syntax"},
+		{"HostRegexp(`{host:.+}`)", "{name:re} placeholders are v2 syntax"},
+		{"Host(`a`) && PathPrefix(`/api`)", ""},
+	}
+	for _, tt := range tests {
+		c, err := compileRule(tt.rule, "")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.rule, err)
+		}
+		got := strings.Join(c.warnings, "; ")
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: warnings %q, want %q", tt.rule, got, tt.want)
 		}
 	}
 }
