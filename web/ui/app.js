@@ -179,21 +179,41 @@ async function loadRevisions() {
     el('td', {}, new Date(r.at).toLocaleString()), el('td', {}, r.routers), el('td', {}, r.services), el('td', {}, r.middlewares), el('td', {}, r.problems))));
 }
 
+// showDiff compares two revisions: the object-level changes from the API,
+// and for each object its JSON before and after (both already redacted).
 async function showDiff() {
   const a = document.querySelector('input[name=rev-a]:checked');
   const b = document.querySelector('input[name=rev-b]:checked');
   const out = document.getElementById('diff');
   if (!a || !b) { out.textContent = 'Pick two revisions.'; return; }
-  const d = await getJSON(`revisions/${encodeURIComponent(a.value)}/diff/${encodeURIComponent(b.value)}`);
+  const [d, ra, rb] = await Promise.all([
+    getJSON(`revisions/${encodeURIComponent(a.value)}/diff/${encodeURIComponent(b.value)}`),
+    getJSON(`revisions/${encodeURIComponent(a.value)}`),
+    getJSON(`revisions/${encodeURIComponent(b.value)}`),
+  ]);
+  const obj = (rev, kind, name) => {
+    const h = (rev.config && rev.config.http) || {};
+    const v = (h[kind] || {})[name];
+    return v === undefined ? '' : JSON.stringify(v, null, 2);
+  };
   const rows = [];
   for (const kind of ['routers', 'services', 'middlewares']) {
     const ch = d.changes[kind] || {};
     for (const what of ['added', 'removed', 'changed']) {
-      for (const n of ch[what] || []) rows.push(el('tr', {}, el('td', { class: what }, what), el('td', {}, kind), el('td', { class: 'mono' }, n)));
+      for (const n of ch[what] || []) {
+        rows.push(el('tr', { 'data-object': n },
+          el('td', { class: what }, what), el('td', {}, kind), el('td', { class: 'mono' }, n),
+          el('td', {}, el('pre', { class: 'mono before' }, obj(ra, kind, n))),
+          el('td', {}, el('pre', { class: 'mono after' }, obj(rb, kind, n)))));
+      }
     }
   }
   out.replaceChildren(el('h3', {}, `${d.from.slice(0, 12)} → ${d.to.slice(0, 12)}`),
-    rows.length ? el('table', { class: 'grid', id: 'diff-table' }, el('tbody', {}, rows)) : el('p', {}, 'No object changes.'));
+    rows.length
+      ? el('table', { class: 'grid', id: 'diff-table' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'Change'), el('th', {}, 'Kind'), el('th', {}, 'Name'), el('th', {}, 'Before (A)'), el('th', {}, 'After (B)'))),
+        el('tbody', {}, rows))
+      : el('p', {}, 'No object changes.'));
 }
 
 // ---- simulator ----
