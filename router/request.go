@@ -46,8 +46,8 @@ func reserved(hi, lo byte) bool {
 	hi, lo = upper(hi), upper(lo)
 	switch hi {
 	case '2':
-		// ! $ % & ' ( ) * + , /  =  21 24 25 26 27 28 29 2A 2B 2C 2F
-		return strings.IndexByte("1456789ABCF", lo) >= 0
+		// ! # $ % & ' ( ) * + , /  =  21 23 24 25 26 27 28 29 2A 2B 2C 2F
+		return strings.IndexByte("13456789ABCF", lo) >= 0
 	case '3':
 		// : ; = ?  =  3A 3B 3D 3F
 		return strings.IndexByte("ABDF", lo) >= 0
