@@ -1,0 +1,443 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// echo answers with a canonical dump of what the handler saw, and the path
+// ("fast" or "std") that served it.
+func echo(path string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		keys := make([]string, 0, len(r.Header))
+		for k := range r.Header {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s %s host=%s cl=%d close=%v\n", r.Method, r.RequestURI, r.Proto, r.Host, r.ContentLength, r.Close)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(r.Header[k], " | "))
+		}
+		fmt.Fprintf(&b, "body=%q", body)
+		w.Header().Set("X-Path", path)
+		io.WriteString(w, b.String())
+	})
+}
+
+// chanListener feeds handed-over connections to an http.Server.
+type chanListener struct {
+	ch   chan net.Conn
+	addr net.Addr
+	once sync.Once
+	done chan struct{}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l *chanListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *chanListener) Addr() net.Addr { return l.addr }
+
+// startFast serves a loopback listener with the fast path, handing over to
+// a standard server; the handler says which path served each request.
+func startFast(t *testing.T, fast, std http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &chanListener{ch: make(chan net.Conn), addr: ln.Addr(), done: make(chan struct{})}
+	hs := &http.Server{Handler: std, ReadHeaderTimeout: 2 * time.Second}
+	s := &Server{Handler: fast, Fallback: func(c net.Conn) {
+		select {
+		case cl.ch <- c:
+		case <-cl.done:
+			c.Close()
+		}
+	}, ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 5 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() { hs.Serve(cl) })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { s.ServeConn(c) })
+		}
+	})
+	t.Cleanup(func() { ln.Close(); hs.Close(); cl.Close(); wg.Wait() })
+	return ln.Addr().String()
+}
+
+// startStd serves a loopback listener with net/http alone.
+func startStd(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 2 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return ln.Addr().String()
+}
+
+// exchange writes raw to addr and returns the responses read until the
+// server closes or stays silent, and whether it closed the connection.
+func exchange(t *testing.T, addr, raw string, n int, methods ...string) (resps []string, closed bool) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, raw)
+	br := bufio.NewReader(c)
+	for i := range n {
+		wait := 2 * time.Second
+		if i > 0 {
+			wait = 400 * time.Millisecond // a second response, if any, is already on its way
+		}
+		c.SetReadDeadline(time.Now().Add(wait))
+		var req *http.Request
+		if i < len(methods) {
+			req = &http.Request{Method: methods[i]}
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			return resps, true
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Header.Del("Date")
+		resps = append(resps, fmt.Sprintf("%d %s\n%s", resp.StatusCode, resp.Header.Get("X-Path"), b))
+	}
+	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	_, err = br.ReadByte()
+	closed = err == io.EOF
+	return resps, closed
+}
+
+func TestFastPathServesSimpleRequestsAndKeepsAlive(t *testing.T) {
+	addr := startFast(t, echo("fast"), echo("std"))
+	raw := "GET /a?x=1 HTTP/1.1\r\nHost: example.test\r\nAccept: */*\r\nX-Multi: 1\r\nX-Multi: 2\r\nuser-agent: t\r\n\r\n" +
+		"HEAD /b HTTP/1.1\r\nHost: example.test\r\n\r\n" +
+		"DELETE /c HTTP/1.1\r\nHost: example.test\r\nContent-Length: 0\r\n\r\n"
+	resps, closed := exchange(t, addr, raw, 3, "GET", "HEAD", "DELETE")
+	if len(resps) != 3 || closed {
+		t.Fatalf("got %d responses, closed=%v: %q", len(resps), closed, resps)
+	}
+	want0 := "200 fast\nGET /a?x=1 HTTP/1.1 host=example.test cl=0 close=false\nAccept: */*\nUser-Agent: t\nX-Multi: 1 | 2\nbody=\"\""
+	if resps[0] != want0 {
+		t.Fatalf("got\n%s\nwant\n%s", resps[0], want0)
+	}
+	if resps[1] != "200 fast\n" { // HEAD: no body
+		t.Fatalf("HEAD: got %q (a HEAD response has no body)", resps[1])
+	}
+	if !strings.HasPrefix(resps[2], "200 fast\nDELETE /c") {
+		t.Fatalf("DELETE: got %q", resps[2])
+	}
+}
+
+func TestHandOverKeepsTheConnectionAndBytes(t *testing.T) {
+	addr := startFast(t, echo("fast"), echo("std"))
+	// A fast request, then one with a body (handed over, with the pipelined
+	// request behind it), which the standard server then serves too.
+	raw := "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n" +
+		"POST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello" +
+		"GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
+	resps, _ := exchange(t, addr, raw, 3)
+	if len(resps) != 3 {
+		t.Fatalf("got %d responses: %q", len(resps), resps)
+	}
+	for i, want := range []string{"200 fast\nGET /1", "200 std\nPOST /2 HTTP/1.1 host=h cl=5", "200 std\nGET /3"} {
+		if !strings.HasPrefix(resps[i], want) {
+			t.Fatalf("response %d: got %q, want prefix %q", i, resps[i], want)
+		}
+	}
+	if !strings.Contains(resps[1], `body="hello"`) {
+		t.Fatalf("body lost in hand-over: %q", resps[1])
+	}
+}
+
+func TestLargeHeadIsHandedOver(t *testing.T) {
+	addr := startFast(t, echo("fast"), echo("std"))
+	raw := "GET /big HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("a", 2*BufferSize) + "\r\n\r\n"
+	resps, _ := exchange(t, addr, raw, 1)
+	if len(resps) != 1 || !strings.HasPrefix(resps[0], "200 std\nGET /big") {
+		t.Fatalf("got %q", resps)
+	}
+}
+
+// The smuggling and strictness vectors of reliability.md §3.1: the fast
+// path must answer each exactly as net/http alone does (status codes and
+// whether the connection closes), because it either serves a request that
+// net/http would parse identically or hands the bytes over untouched.
+func TestVectorsMatchStandardLibrary(t *testing.T) {
+	fastAddr := startFast(t, echo("x"), echo("x"))
+	stdAddr := startStd(t, echo("x"))
+	vectors := map[string]string{
+		"v01 CL+TE":               "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"v02 TE chunked,chunked":  "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+		"v05 two TE":              "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"v06 HTTP/1.0 + TE":       "POST / HTTP/1.0\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"v07 CL 5 and 6":          "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+		"v08 CL 0 twice":          "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+		"v10 CL +0":               "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: +0\r\n\r\n",
+		"v12 CL empty":            "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: \r\n\r\n",
+		"v13 obs-fold":            "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n b\r\n\r\n",
+		"v14 obs-fold hiding TE":  "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n Transfer-Encoding: chunked\r\n\r\n",
+		"v15 space before colon":  "GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n",
+		"v17 NUL in value":        "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x00b\r\n\r\n",
+		"v18 CR in value":         "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n",
+		"v19 bare LF":             "GET / HTTP/1.1\nHost: h\nX-A: a\n\n",
+		"v20 empty name":          "GET / HTTP/1.1\r\nHost: h\r\n: a\r\n\r\n",
+		"v21 space in name":       "GET / HTTP/1.1\r\nHost: h\r\nX A: a\r\n\r\n",
+		"v26 missing Host":        "GET / HTTP/1.1\r\nX-A: a\r\n\r\n",
+		"v27 duplicate Host":      "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+		"v28 absolute-form":       "GET http://evil/ HTTP/1.1\r\nHost: h\r\n\r\n",
+		"v30 HTTP/1.2":            "GET / HTTP/1.2\r\nHost: h\r\n\r\n",
+		"v32 h2c upgrade":         "GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n",
+		"v36 pipelined after CL0": "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n",
+		"bad escape in target":    "GET /%zz HTTP/1.1\r\nHost: h\r\n\r\n",
+		"bad host":                "GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+		"connection close":        "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+		"tab OWS":                 "GET / HTTP/1.1\r\nHost: h\r\nX-A:\ta\t\r\n\r\n",
+		"lowercase names":         "GET / HTTP/1.1\r\nhost: h\r\nx-a: a\r\n\r\n",
+		"DEL in target":           "GET /\x7f HTTP/1.1\r\nHost: h\r\n\r\n",
+		"non-ASCII value":         "GET / HTTP/1.1\r\nHost: h\r\nX-A: \xe9\r\n\r\n",
+		"OPTIONS asterisk":        "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+	}
+	for name, raw := range vectors {
+		t.Run(name, func(t *testing.T) {
+			fr, fc := exchange(t, fastAddr, raw, 2)
+			sr, sc := exchange(t, stdAddr, raw, 2)
+			if !slices.Equal(fr, sr) || fc != sc {
+				t.Fatalf("fast path: %q closed=%v\nnet/http:  %q closed=%v", fr, fc, sr, sc)
+			}
+		})
+	}
+}
+
+func TestResponseFraming(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big": // no Content-Length, larger than the buffer: chunked
+			io.WriteString(w, strings.Repeat("b", 3*BufferSize))
+		case "/flush": // flushed: chunked, delivered before the handler ends
+			io.WriteString(w, "one")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "two")
+		case "/cl":
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+		case "/short": // declares 10, writes 5: the connection must close
+			w.Header().Set("Content-Length", "10")
+			io.WriteString(w, "hello")
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+		case "/trailer":
+			w.Header().Set("Trailer", "X-Sum")
+			io.WriteString(w, "body")
+			w.Header().Set("X-Sum", "42")
+		case "/split":
+			w.Header().Set("X-Inject", "a\r\nSet-Cookie: evil=1")
+			io.WriteString(w, "ok")
+		case "/abort":
+			io.WriteString(w, "partial")
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+	})
+	addr := startFast(t, h, h)
+	get := func(path string) (*http.Response, string, error) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: h\r\n\r\n", path)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := io.ReadAll(resp.Body)
+		return resp, string(b), err
+	}
+	resp, body, err := get("/big")
+	if err != nil || len(body) != 3*BufferSize || !slices.Equal(resp.TransferEncoding, []string{"chunked"}) {
+		t.Fatalf("/big: %v te=%v len=%d", err, resp.TransferEncoding, len(body))
+	}
+	resp, body, _ = get("/flush")
+	if body != "onetwo" || !slices.Equal(resp.TransferEncoding, []string{"chunked"}) {
+		t.Fatalf("/flush: %q %v", body, resp.TransferEncoding)
+	}
+	resp, body, _ = get("/cl")
+	if body != "hello" || resp.ContentLength != 5 || resp.Close {
+		t.Fatalf("/cl: %q cl=%d close=%v", body, resp.ContentLength, resp.Close)
+	}
+	if _, _, err = get("/short"); err == nil {
+		t.Fatal("/short: a body shorter than its Content-Length must end in a closed connection (unexpected EOF)")
+	}
+	resp, body, _ = get("/204")
+	if resp.StatusCode != 204 || body != "" || resp.Header.Get("Content-Length") != "" {
+		t.Fatalf("/204: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	resp, body, _ = get("/trailer")
+	if body != "body" || resp.Trailer.Get("X-Sum") != "42" {
+		t.Fatalf("/trailer: %q trailer=%v", body, resp.Trailer)
+	}
+	resp, _, _ = get("/split")
+	if resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("X-Inject") != "a  Set-Cookie: evil=1" {
+		t.Fatalf("/split: header injection: %v", resp.Header)
+	}
+	if _, _, err = get("/abort"); err == nil {
+		t.Fatal("/abort: an aborted response must not look complete")
+	}
+}
+
+func TestIdleTimeoutClosesConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := &Server{Handler: echo("fast"), Fallback: func(c net.Conn) { c.Close() }, IdleTimeout: 100 * time.Millisecond}
+	done := make(chan struct{})
+	go func() {
+		c, _ := ln.Accept()
+		s.ServeConn(c)
+		close(done)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle connection not closed")
+	}
+}
+
+func TestParseHeadAgreesWithStandardParser(t *testing.T) {
+	for _, raw := range []string{
+		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /x?y=%20 HTTP/1.1\r\nHost: a:8080\r\nX-A:  spaced  \r\nConnection: keep-alive, close\r\n\r\n",
+	} {
+		checkAgainstStd(t, []byte(raw))
+	}
+}
+
+// checkAgainstStd asserts that whenever parseHead accepts b, net/http
+// parses b to the same request.
+func checkAgainstStd(t *testing.T, b []byte) {
+	var h head
+	if !parseHead(b, &h) {
+		return
+	}
+	r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		t.Fatalf("fast path accepted %q, net/http rejects it: %v", b, err)
+	}
+	if r.Method != h.method || r.RequestURI != h.target || r.Host != h.host || r.Close != h.close || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
+		t.Fatalf("%q: fast %s %s host=%s close=%v; net/http %s %s host=%s close=%v cl=%d", b, h.method, h.target, h.host, h.close, r.Method, r.RequestURI, r.Host, r.Close, r.ContentLength)
+	}
+	if len(r.Header) != len(h.header) {
+		t.Fatalf("%q: headers differ: fast %v, net/http %v", b, h.header, r.Header)
+	}
+	for k, v := range r.Header {
+		if !slices.Equal(v, h.header[k]) {
+			t.Fatalf("%q: header %s: fast %q, net/http %q", b, k, h.header[k], v)
+		}
+	}
+}
+
+func FuzzParseHead(f *testing.F) {
+	for _, s := range []string{
+		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+		"HEAD /p HTTP/1.1\r\nhost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",
+		"DELETE /%41 HTTP/1.1\r\nHost: [::1]:80\r\nX-Y:\t\xff\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !bytes.HasSuffix(b, crlfcrlf) || bytes.Index(b, crlfcrlf) != len(b)-4 {
+			return // the reader only hands whole heads to parseHead
+		}
+		checkAgainstStd(t, b)
+	})
+}
+
+func BenchmarkFastPath(b *testing.B) {
+	body := strings.Repeat("x", 1024)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1024")
+		io.WriteString(w, body)
+	})
+	for _, impl := range []string{"nethttp", "h1"} {
+		b.Run(impl, func(b *testing.B) {
+			var addr string
+			if impl == "h1" {
+				t := &testing.T{}
+				_ = t
+				ln, _ := net.Listen("tcp", "127.0.0.1:0")
+				defer ln.Close()
+				s := &Server{Handler: h, Fallback: func(c net.Conn) { c.Close() }}
+				go func() {
+					for {
+						c, err := ln.Accept()
+						if err != nil {
+							return
+						}
+						go s.ServeConn(c)
+					}
+				}()
+				addr = ln.Addr().String()
+			} else {
+				ln, _ := net.Listen("tcp", "127.0.0.1:0")
+				hs := &http.Server{Handler: h}
+				go hs.Serve(ln)
+				defer hs.Close()
+				addr = ln.Addr().String()
+			}
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			br := bufio.NewReader(c)
+			req := []byte("GET / HTTP/1.1\r\nHost: bench.local\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n")
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Write(req)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
