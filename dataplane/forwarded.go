@@ -71,24 +71,30 @@ func prepareForwarded(r *http.Request, trusted bool, server string) {
 			proto = "wss"
 		}
 	}
+	// One backing array for the values set below (one allocation, not five).
+	vals := make([]string, 0, 5)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
 	if len(h["X-Forwarded-Proto"]) == 0 {
-		h["X-Forwarded-Proto"] = []string{proto}
+		set("X-Forwarded-Proto", proto)
 	} else {
 		proto = h["X-Forwarded-Proto"][0]
 	}
 	if len(h["X-Forwarded-Host"]) == 0 && r.Host != "" {
-		h["X-Forwarded-Host"] = []string{r.Host}
+		set("X-Forwarded-Host", r.Host)
 	}
 	if len(h["X-Forwarded-Port"]) == 0 {
-		h["X-Forwarded-Port"] = []string{forwardedPort(r.Host, proto)}
+		set("X-Forwarded-Port", forwardedPort(r.Host, proto))
 	}
 	if len(h["X-Real-Ip"]) == 0 {
 		if ip := peerIP(r.RemoteAddr); ip != "" {
-			h["X-Real-Ip"] = []string{ip}
+			set("X-Real-Ip", ip)
 		}
 	}
 	if server != "" {
-		h["X-Forwarded-Server"] = []string{server}
+		set("X-Forwarded-Server", server)
 	}
 }
 
