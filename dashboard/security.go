@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -27,10 +28,11 @@ const APIService = "api@internal"
 //
 //  1. Host check: the Host header must name loopback (localhost,
 //     127.0.0.1, ::1), one of api.allowedHosts, or a host that a user
-//     router to api@internal matches with Host(…). It is skipped when
-//     api.insecure is on and api.allowedHosts is empty (the user opted in
-//     to serving every host), or when a user router reaches api@internal
-//     without any Host matcher. A mismatch answers 403 (DNS rebinding).
+//     router to api@internal matches with Host(…) or HostRegexp(…). It is
+//     skipped when api.insecure is on and api.allowedHosts is empty (the
+//     user opted in to serving every host), or when a user router reaches
+//     api@internal without constraining the host (e.g. PathPrefix only, or
+//     Host(…) || PathPrefix(…)). A mismatch answers 403 (DNS rebinding).
 //  2. Basic auth when api.users or api.usersFile is set (htpasswd lines:
 //     bcrypt, SHA1, APR1/MD5); failure answers 401 with a challenge.
 //  3. Go's http.CrossOriginProtection: cross-origin non-safe requests
@@ -49,6 +51,7 @@ type security struct {
 	cacheVer  string
 	cacheAny  bool
 	cacheHost map[string]bool
+	cacheRE   []*regexp.Regexp
 }
 
 func newSecurity(c *static.API, tables Tables) (*security, error) {
@@ -112,26 +115,36 @@ func (s *security) hostAllowed(hostHeader string) bool {
 	if s.insecure && len(s.allowed) == 0 {
 		return true
 	}
-	anyHost, hosts := s.routerHosts()
-	return anyHost || hosts[h]
+	anyHost, hosts, patterns := s.routerHosts()
+	if anyHost || hosts[h] {
+		return true
+	}
+	for _, re := range patterns {
+		if re.MatchString(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // routerHosts returns the hosts user routers to api@internal match, cached
-// per table version; anyHost is true when one of them has no Host matcher.
-func (s *security) routerHosts() (anyHost bool, hosts map[string]bool) {
+// per table version: literal Host names and HostRegexp patterns. anyHost
+// is true when one of those rules lets some request through whatever its
+// host (no Host matcher on some branch of an ||).
+func (s *security) routerHosts() (anyHost bool, hosts map[string]bool, patterns []*regexp.Regexp) {
 	if s.tables == nil {
-		return false, nil
+		return false, nil, nil
 	}
 	t := s.tables.Current()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t.Version() == s.cacheVer && s.cacheHost != nil {
-		return s.cacheAny, s.cacheHost
+		return s.cacheAny, s.cacheHost, s.cacheRE
 	}
-	s.cacheVer, s.cacheAny, s.cacheHost = t.Version(), false, map[string]bool{}
+	s.cacheVer, s.cacheAny, s.cacheHost, s.cacheRE = t.Version(), false, map[string]bool{}, nil
 	m := t.Merged()
 	if m == nil || m.Config == nil || m.Config.HTTP == nil {
-		return false, s.cacheHost
+		return false, s.cacheHost, nil
 	}
 	for name, r := range m.Config.HTTP.Routers {
 		if r == nil || r.Service != APIService || providers.ProviderOf(name) == InternalProvider {
@@ -141,21 +154,41 @@ func (s *security) routerHosts() (anyHost bool, hosts map[string]bool) {
 		if err != nil {
 			continue // a router whose rule does not parse is disabled: it serves nothing
 		}
-		found := false
-		walkHosts(tree, func(h string) {
-			found = true
-			s.cacheHost[normHost(h)] = true
-		})
-		if !found {
+		if !hostConstrained(tree) {
 			s.cacheAny = true
 		}
+		walkHosts(tree, func(fn, arg string) {
+			if strings.EqualFold(fn, "Host") {
+				s.cacheHost[normHost(arg)] = true
+			} else if re, err := regexp.Compile(arg); err == nil {
+				s.cacheRE = append(s.cacheRE, re)
+			}
+		})
 	}
-	return s.cacheAny, s.cacheHost
+	return s.cacheAny, s.cacheHost, s.cacheRE
 }
 
-// walkHosts calls f for each literal argument of Host (and v2's multi-arg
-// Host) in t, skipping negated subtrees.
-func walkHosts(t *rule.Tree, f func(string)) {
+func isHostMatcher(name string) bool {
+	return strings.EqualFold(name, "Host") || strings.EqualFold(name, "HostRegexp")
+}
+
+// hostConstrained reports whether every request t matches must carry a
+// host named by a Host or HostRegexp matcher in t.
+func hostConstrained(t *rule.Tree) bool {
+	switch t.Op {
+	case rule.Call:
+		return isHostMatcher(t.Name)
+	case rule.And:
+		return hostConstrained(t.Left) || hostConstrained(t.Right)
+	case rule.Or:
+		return hostConstrained(t.Left) && hostConstrained(t.Right)
+	}
+	return false // Not: matches every host but one
+}
+
+// walkHosts calls f for each argument of Host and HostRegexp in t,
+// skipping negated subtrees.
+func walkHosts(t *rule.Tree, f func(fn, arg string)) {
 	if t == nil {
 		return
 	}
@@ -163,9 +196,9 @@ func walkHosts(t *rule.Tree, f func(string)) {
 	case rule.Not:
 		return
 	case rule.Call:
-		if strings.EqualFold(t.Name, "Host") {
+		if isHostMatcher(t.Name) {
 			for _, a := range t.Args {
-				f(a)
+				f(t.Name, a)
 			}
 		}
 		return

@@ -162,3 +162,32 @@ func TestWebSocketOriginCheck(t *testing.T) {
 	}
 	f.api.Close()
 }
+
+func TestHostsFromAPIRouterRules(t *testing.T) {
+	tests := []struct {
+		name    string
+		rule    string
+		host    string
+		allowed bool
+	}{
+		{"literal host", "Host(`ops.example.com`) && PathPrefix(`/`)", "ops.example.com", true},
+		{"other host refused", "Host(`ops.example.com`)", "evil.example.net", false},
+		{"regexp host", "HostRegexp(`^[a-z]+\\.ops\\.example\\.com$`)", "eu.ops.example.com", true},
+		{"regexp mismatch", "HostRegexp(`^[a-z]+\\.ops\\.example\\.com$`)", "ops.example.com.evil.net", false},
+		{"or without host opens every host", "Host(`ops.example.com`) || PathPrefix(`/api`)", "evil.example.net", true},
+		{"path only opens every host", "PathPrefix(`/api`)", "evil.example.net", true},
+		{"negated host is not an allowance", "!Host(`evil.example.net`) && Host(`ops.example.com`)", "evil.example.net", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			m := loadMerged(t, "merged.yml")
+			m.Config.HTTP.Routers["dashboard@file"].Rule = tt.rule
+			f.tables.swap(merged(t, m.Config))
+			code := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", tt.host).Code
+			if got := code == 200; got != tt.allowed {
+				t.Errorf("Host %s with rule %s: status %d, want allowed=%v", tt.host, tt.rule, code, tt.allowed)
+			}
+		})
+	}
+}
