@@ -80,7 +80,7 @@ func parseArgs(args []string) (cliArgs, error) {
 			continue
 		}
 		if !hasValue {
-			if takesValue(strings.Split(key, ".")) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			if takesValue(splitKey(key)) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				i++
 				value = args[i]
 			} else {
@@ -90,6 +90,32 @@ func parseArgs(args []string) (cliArgs, error) {
 		c.flags = append(c.flags, flagPair{key, value})
 	}
 	return c, nil
+}
+
+// splitKey splits a flag key at dots, and "name[3]" into "name", "3".
+func splitKey(key string) []string {
+	var out []string
+	for seg := range strings.SplitSeq(key, ".") {
+		for {
+			name, rest, ok := strings.Cut(seg, "[")
+			if !ok {
+				break
+			}
+			idx, after, ok := strings.Cut(rest, "]")
+			if !ok {
+				break
+			}
+			if name != "" {
+				out = append(out, name)
+			}
+			out = append(out, idx)
+			seg = after
+		}
+		if seg != "" {
+			out = append(out, seg)
+		}
+	}
+	return out
 }
 
 // takesValue reports whether the option at path needs a value (it is not a
@@ -108,7 +134,7 @@ func takesValue(path []string) bool {
 				return false
 			}
 			t = f.Type
-		case reflect.Map:
+		case reflect.Map, reflect.Slice:
 			t = t.Elem()
 		default:
 			return false
@@ -203,7 +229,7 @@ func loadStatic(c cliArgs, environ []string) (*loaded, error) {
 	if len(c.flags) > 0 {
 		tree := map[string]any{}
 		for _, f := range c.flags {
-			setPath(tree, strings.Split(f.key, "."), f.value)
+			setPath(tree, splitKey(f.key), f.value)
 		}
 		add("flags", tree)
 	}

@@ -358,3 +358,39 @@ func TestNewLoggerFormats(t *testing.T) {
 		t.Error("unknown level: want an error")
 	}
 }
+
+func TestIndexedOptions(t *testing.T) {
+	l := load(t, []string{
+		"--entrypoints.web.address=:80",
+		"--entrypoints.web.forwardedheaders.trustedips[1]=10.0.0.0/8",
+		"--entrypoints.web.forwardedheaders.trustedips[0]=127.0.0.1/32",
+		"--entrypoints.web.http.tls.domains[0].main=example.com",
+		"--entrypoints.web.http.tls.domains[0].sans=a.example.com,b.example.com",
+	}, "GANTRY_PROVIDERS_CONSUL_ENDPOINTS_0=10.0.0.5:8500")
+	ep := l.Config.EntryPoints["web"]
+	if got := ep.ForwardedHeaders.TrustedIPs; !slices.Equal(got, []string{"127.0.0.1/32", "10.0.0.0/8"}) {
+		t.Errorf("trustedIPs: %v", got)
+	}
+	if d := ep.HTTP.TLS.Domains; len(d) != 1 || d[0].Main != "example.com" || !slices.Equal(d[0].SANs, []string{"a.example.com", "b.example.com"}) {
+		t.Errorf("domains: %+v", d)
+	}
+	if got := l.Config.Providers.Consul.Endpoints; !slices.Equal(got, []string{"10.0.0.5:8500"}) {
+		t.Errorf("consul endpoints: %v", got)
+	}
+	if _, err := loadStatic(mustParse(t, "--entrypoints.web.forwardedheaders.trustedips.x=1"), nil); err == nil {
+		t.Error("a non-index key under a list: want an error")
+	}
+}
+
+func TestSplitKey(t *testing.T) {
+	for in, want := range map[string][]string{
+		"a.b.c":           {"a", "b", "c"},
+		"a.list[2].main":  {"a", "list", "2", "main"},
+		"m[0][1]":         {"m", "0", "1"},
+		"entryPoints.web": {"entryPoints", "web"},
+	} {
+		if got := splitKey(in); !slices.Equal(got, want) {
+			t.Errorf("splitKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -71,6 +71,13 @@ func (n *normalizer) normalize(v any, t reflect.Type, path string) (any, bool) {
 		switch x := v.(type) {
 		case []any:
 			items = x
+		case map[string]any:
+			// Indexed flags: "--x.domains[0].main=a" or env "X_DOMAINS_0_MAIN=a".
+			var ok bool
+			if items, ok = indexed(x); !ok {
+				n.errorf("option %s: want a list (indexes 0, 1, …), got keys %v", path, slices.Sorted(maps.Keys(x)))
+				return nil, false
+			}
 		case string:
 			for s := range strings.SplitSeq(x, ",") {
 				if s = strings.TrimSpace(s); s != "" {
@@ -140,6 +147,25 @@ func (n *normalizer) custom(v any, t reflect.Type, path string) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// indexed turns {"0": a, "1": b} into [a b]; false when a key is not an
+// index.
+func indexed(m map[string]any) ([]any, bool) {
+	idx := make([]int, 0, len(m))
+	for k := range m {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 {
+			return nil, false
+		}
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	out := make([]any, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, m[strconv.Itoa(i)])
+	}
+	return out, true
 }
 
 // scalar renders numbers and booleans as strings where a string is wanted
