@@ -261,8 +261,10 @@ type TLSClientCertificateIssuerDN struct {
 	DomainComponent bool `json:"domainComponent,omitempty"`
 }
 
-// Retry re-sends a request up to Attempts times on network errors, waiting
-// InitialInterval doubled each time (default 100ms).
+// Retry re-sends a request up to Attempts times when no backend received it
+// (network errors), waiting InitialInterval, doubled each time; an
+// InitialInterval of 0 retries at once.
+// Source: https://doc.traefik.io/traefik/middlewares/http/retry/
 type Retry struct {
 	Attempts        int      `json:"attempts,omitempty"`
 	InitialInterval Duration `json:"initialInterval,omitempty"`
