@@ -87,3 +87,42 @@ func BenchmarkCompile(b *testing.B) {
 		Compile(b.Context(), m, noopBuilder{}, webOnly)
 	}
 }
+
+// BenchmarkSwapUnderLoad serves requests from every P while one goroutine
+// keeps swapping between two compiled tables: the cost of Load on the
+// request path when the pointer changes under it.
+func BenchmarkSwapUnderLoad(b *testing.B) {
+	tables := []*Table{
+		Compile(b.Context(), benchConfig(1000), noopBuilder{}, webOnly),
+		Compile(b.Context(), benchConfig(1000), noopBuilder{}, webOnly),
+	}
+	a := NewActive()
+	a.Swap(tables[0])
+	rs := benchRequests(1000)
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+				a.Swap(tables[n%2])
+				n++
+			}
+		}
+	}()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		w := discard{h: http.Header{}}
+		i := 0
+		for pb.Next() {
+			a.Load().Handler("web").ServeHTTP(w, rs[i%len(rs)])
+			i++
+		}
+	})
+	close(stop)
+	b.ReportMetric(float64(<-done), "swaps")
+}

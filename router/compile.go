@@ -40,7 +40,7 @@ const internalSuffix = "@internal"
 // reason; every other router is routed. b.Build is called once per router
 // that passed those checks, in name order, from the calling goroutine. If
 // b implements TLSBuilder, BuildTLS is called once with m's TLS section.
-// A nil m compiles to an empty table.
+// A nil m compiles to an empty table; a nil b disables every router.
 //
 // Rules: Traefik v3 syntax unless the router's ruleSyntax (or
 // opts.DefaultRuleSyntax) is "v2". Priority: the configured value, else
@@ -248,6 +248,10 @@ func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *rout
 		}
 	}
 	if critical {
+		return nil
+	}
+	if c.b == nil {
+		st.Errors = append(st.Errors, "no handler builder")
 		return nil
 	}
 	handler, err := c.b.Build(c.ctx, name, r)

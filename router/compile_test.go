@@ -296,3 +296,10 @@ func TestExplain(t *testing.T) {
 		t.Errorf("unknown entrypoint: no error")
 	}
 }
+
+func TestCompileNilBuilder(t *testing.T) {
+	tb := Compile(t.Context(), mergedOf(map[string]string{"r@t": "PathPrefix(`/`)"}), nil, webOnly)
+	if st := tb.Report().Routers["r@t"]; st.Status != StatusDisabled || st.Errors[0] != "no handler builder" {
+		t.Errorf("nil builder: %s %q", st.Status, st.Errors)
+	}
+}
