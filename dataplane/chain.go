@@ -16,6 +16,7 @@ import (
 // service handler fills in the upstream.
 type reqRecord struct {
 	upstream string
+	retries  int
 }
 
 type recordKey struct{}
@@ -73,6 +74,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Router:         h.router,
 			Service:        h.service,
 			Upstream:       rec.upstream,
+			Retries:        rec.retries,
 			Method:         r.Method,
 			Host:           r.Host,
 			Path:           r.URL.Path,

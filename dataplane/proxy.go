@@ -142,6 +142,9 @@ type proxyWriter struct {
 	status int
 	err    error
 	body   *clientBody // nil for requests without a body
+	// mayRetry lets a dial error go unanswered (retry set) so the service
+	// handler can try another server.
+	mayRetry, retry bool
 }
 
 // clientBody wraps a request body to tell a failure reading from the
@@ -217,6 +220,10 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) int {
 	pw, _ := w.(*proxyWriter)
 	if pw != nil {
 		pw.err = err
+		if pw.mayRetry && isDialError(err) && r.Context().Err() == nil {
+			pw.retry = true
+			return http.StatusBadGateway
+		}
 		if pw.body != nil && pw.body.err != nil {
 			// The client's body failed, not the server, so passive health
 			// is not charged. A read timeout is answered 408; this check
@@ -261,3 +268,9 @@ func statusForError(ctx context.Context, err error) int {
 // defaultFlushInterval is Traefik's responseForwarding.flushInterval default.
 // Streams of unknown length and text/event-stream are flushed at once.
 const defaultFlushInterval = 100 * time.Millisecond
+
+// isDialError reports a failure to connect: nothing was sent to the server.
+func isDialError(err error) bool {
+	oe, ok := errors.AsType[*net.OpError](err)
+	return ok && oe.Op == "dial"
+}

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"slices"
 	"strings"
 
 	"bytes"
@@ -46,6 +47,10 @@ func (h *lbHandler) available() bool {
 	return false
 }
 
+// maxDialRetries caps how many other servers a request is retried on after
+// a dial error (design.md §2.5: only dial errors, only without a body).
+const maxDialRetries = 2
+
 func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var t *target
 	if h.sticky != nil {
@@ -61,28 +66,73 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.sticky.set(w, t)
 		}
 	}
-	if rec := recordOf(r); rec != nil {
+	retries := 0
+	if r.Body == nil || r.Body == http.NoBody {
+		retries = min(maxDialRetries, len(h.targets)-1)
+	}
+	rec := recordOf(r)
+	for {
+		pw := h.forward(t, w, r, retries > 0, rec)
+		if !pw.retry {
+			return
+		}
+		// The connection to t was refused before anything was sent:
+		// nothing reached the server or the client, so another server
+		// may take the request.
+		retries--
+		next := h.other(r, t)
+		if next == nil {
+			proxyError(w, r, pw.err)
+			return
+		}
+		if rec != nil {
+			rec.retries++
+		}
+		if h.sticky != nil {
+			h.sticky.set(w, next)
+		}
+		t = next
+	}
+}
+
+// other picks an available server other than t, or nil.
+func (h *lbHandler) other(r *http.Request, t *target) *target {
+	for range len(h.targets) {
+		n, err := h.picker.pick(r)
+		if err != nil {
+			return nil
+		}
+		if n != t {
+			return n
+		}
+	}
+	return nil
+}
+
+// forward proxies r to t once and feeds passive health. With mayRetry, a
+// dial error is not answered: the returned writer has retry set.
+func (h *lbHandler) forward(t *target, w http.ResponseWriter, r *http.Request, mayRetry bool, rec *reqRecord) *proxyWriter {
+	if rec != nil {
 		rec.upstream = t.url.String()
 	}
 	b := t.backend
 	b.inflight.Add(1)
-	pw := &proxyWriter{ResponseWriter: w}
+	pw := &proxyWriter{ResponseWriter: w, mayRetry: mayRetry}
 	if r.Body != nil && r.Body != http.NoBody {
 		pw.body = &clientBody{ReadCloser: r.Body}
 		r.Body = pw.body
 	}
-	defer func() {
-		b.inflight.Add(-1)
-		if pw.err != nil && pw.status != StatusClientClosedRequest {
-			if b.recordFailure(t.passive, time.Now(), pw.err) {
-				h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", pw.err)
-				h.pool.notify()
-			}
-		} else if pw.err == nil && b.downUntil.Load() != 0 {
-			b.recordSuccess(time.Now())
-		}
-	}()
 	t.proxy.ServeHTTP(pw, r)
+	b.inflight.Add(-1)
+	if pw.err != nil && pw.status != StatusClientClosedRequest {
+		if b.recordFailure(t.passive, time.Now(), pw.err) {
+			h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", pw.err)
+			h.pool.notify()
+		}
+	} else if pw.err == nil && b.downUntil.Load() != 0 {
+		b.recordSuccess(time.Now())
+	}
+	return pw
 }
 
 // stickyCookie pins a client to a server with a cookie whose value is a hash
@@ -126,6 +176,9 @@ func (s *stickyCookie) lookup(r *http.Request) *target {
 
 // set pins the client to t.
 func (s *stickyCookie) set(w http.ResponseWriter, t *target) {
+	// Replace our cookie if a retry already set one.
+	prefix := s.cookie.Name + "="
+	w.Header()["Set-Cookie"] = slices.DeleteFunc(w.Header()["Set-Cookie"], func(v string) bool { return strings.HasPrefix(v, prefix) })
 	c := s.cookie
 	c.Value = s.hashes[t]
 	http.SetCookie(w, &c)
