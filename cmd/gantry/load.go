@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -419,8 +420,11 @@ func checkStatic(c *static.Configuration) error {
 			errs = append(errs, fmt.Errorf("entryPoints.%s.address %q: want [host]:port: %w", name, ep.Address, err))
 		}
 		if r := ep.HTTP; r != nil && r.Redirections != nil && r.Redirections.EntryPoint != nil {
-			if _, ok := c.EntryPoints[r.Redirections.EntryPoint.To]; !ok && !strings.HasPrefix(r.Redirections.EntryPoint.To, ":") {
-				errs = append(errs, fmt.Errorf("entryPoints.%s.http.redirections.entryPoint.to: no entrypoint %q", name, r.Redirections.EntryPoint.To))
+			to := r.Redirections.EntryPoint.To
+			_, isEP := c.EntryPoints[to]
+			_, portErr := strconv.ParseUint(strings.TrimPrefix(to, ":"), 10, 16)
+			if !isEP && portErr != nil {
+				errs = append(errs, fmt.Errorf("entryPoints.%s.http.redirections.entryPoint.to: no entrypoint %q (and not a port)", name, to))
 			}
 		}
 		if fh := ep.ForwardedHeaders; fh != nil {

@@ -53,6 +53,7 @@ func startProxy(t *testing.T, eps map[string]string, extra, dynamic string) *pro
 var epExtra = map[string]string{
 	"trusted":   "    forwardedHeaders:\n      trustedIPs: [\"127.0.0.1/32\"]\n",
 	"insecure":  "    forwardedHeaders:\n      insecure: true\n",
+	"redir":     "    http:\n      redirections:\n        entryPoint:\n          to: websecure\n",
 	"elsewhere": "    forwardedHeaders:\n      trustedIPs: [\"192.0.2.31/32\"]\n",
 }
 

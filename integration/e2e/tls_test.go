@@ -185,3 +185,32 @@ func TestTLSBySNIAndHTTP2(t *testing.T) {
 		t.Errorf("new handshake after rotation: serial %d, want 3", got)
 	}
 }
+
+// http.redirections.entryPoint: every request on the plain entrypoint is
+// redirected to the same host and URI on websecure's port, 301 for GET and
+// 308 for other methods (the method and body are kept).
+func TestEntryPointRedirect(t *testing.T) {
+	w := harness.StartWhoami(t, "redir")
+	dir := t.TempDir()
+	aCert, aKey := writeCert(t, dir, "a.test", 1)
+	bCert, bKey := writeCert(t, dir, "b.test", 2)
+	p := startProxy(t, map[string]string{"redir": "", "websecure": ""}, "",
+		fmt.Sprintf(tlsDynamic, w, aCert, aKey, bCert, bKey))
+	_, port, _ := net.SplitHostPort(p.EntryPoints["websecure"])
+	want := "https://a.test:" + port + "/x?y=1"
+	for method, code := range map[string]int{http.MethodGet: 301, http.MethodPost: 308} {
+		r := get(t, p.URL(t, "redir", "/x?y=1"), harness.Host("a.test"), harness.Method(method))
+		if r.StatusCode != code || r.Header.Get("Location") != want {
+			t.Errorf("%s: got %d Location %q, want %d %q", method, r.StatusCode, r.Header.Get("Location"), code, want)
+		}
+	}
+	// Following it lands on the TLS router.
+	c := newTLSClient(p.EntryPoints["websecure"], "a.test")
+	resp, err := c.Get(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); resp.StatusCode != 200 || parseEcho(body).requestLine != "GET /x?y=1 HTTP/1.1" {
+		t.Errorf("after the redirect: %d %q", resp.StatusCode, parseEcho(body).requestLine)
+	}
+}
