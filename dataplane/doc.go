@@ -22,4 +22,15 @@
 // Per-connection facts (entrypoint, TLS, whether the peer is a trusted
 // forwarder) reach handlers through the connection's context, so the request
 // path allocates nothing for them.
+//
+// One request: the entry handler (entry.go) applies the entrypoint policy
+// (header-field cap, forwarded headers, redirection, connection close after
+// chunked requests), loads the table once and calls the router's chain:
+// recover → observer → entrypoint middlewares → router middlewares →
+// service. A load-balancer service picks a server (smooth WRR, p2c or hrw,
+// skipping servers that active or passive health took out), and its
+// prebuilt httputil.ReverseProxy (Rewrite, shared Transport, pooled
+// buffers) forwards. Errors map to 502/503/504/408 and 499 (proxy.go); a
+// bodiless request whose connection was refused is retried on another
+// server.
 package dataplane

@@ -14,7 +14,8 @@ import (
 // ServeHTTP is the entry handler of an entrypoint. It loads the live table
 // once and keeps it for the whole request; it takes no lock.
 //
-// Before routing it closes the connection after the response when the
+// Before routing it answers 431 (and closes) for more than 100 header
+// fields, closes the connection after the response when the
 // connection reached keepAliveMaxRequests or keepAliveMaxTime, and for a
 // chunked HTTP/1 request (Go deletes Content-Length when Transfer-Encoding
 // is present, so a request that carried both, RFC 9112 §6.1, cannot be told
@@ -23,6 +24,11 @@ import (
 func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
+	if tooManyHeaders(r.Header) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "too many header fields", http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
 	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
 		w.Header().Set("Connection", "close")
 	}
@@ -56,6 +62,21 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Host: r.Host, Path: r.URL.Path, Proto: r.Proto, ClientAddr: r.RemoteAddr,
 		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
 	})
+}
+
+// maxHeaderFields caps the header fields of a request (field lines, not
+// names), like Envoy and HAProxy (≈100); reliability.md §3.3 and F7.
+const maxHeaderFields = 100
+
+func tooManyHeaders(h http.Header) bool {
+	if len(h) <= maxHeaderFields {
+		return false
+	}
+	n := 0
+	for _, v := range h {
+		n += len(v)
+	}
+	return n > maxHeaderFields
 }
 
 // keepAliveOver counts a request on the connection and reports whether

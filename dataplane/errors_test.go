@@ -225,3 +225,36 @@ http:
 		}
 	}
 }
+
+// More than 100 header fields: 431 and the connection closed.
+func TestHeaderFieldCap(t *testing.T) {
+	be := echoBackend(t, "b")
+	h := newHarness(t, nil, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	for _, tt := range []struct{ fields, status int }{{98, 200}, {101, 431}} {
+		c, err := net.Dial("tcp", h.addr("web"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		b.WriteString("GET / HTTP/1.1\r\nHost: a\r\n") // Host is not in Header
+		for i := range tt.fields {
+			fmt.Fprintf(&b, "X-H%d: v\r\n", i)
+		}
+		b.WriteString("\r\n")
+		io.WriteString(c, b.String())
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		c.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%d fields: got %d, want %d", tt.fields, resp.StatusCode, tt.status)
+		}
+	}
+}
