@@ -104,3 +104,10 @@ func TestHRWIsStickyPerClient(t *testing.T) {
 		t.Errorf("50 clients used %d of 3 servers", len(seen))
 	}
 }
+
+func TestPickDoesNotAllocate(t *testing.T) {
+	p := newWRR(testTargets(5, 3, 1))
+	if n := testing.AllocsPerRun(100, func() { _, _ = p.pick(nil) }); n != 0 {
+		t.Errorf("pick allocates %v times, want 0", n)
+	}
+}
