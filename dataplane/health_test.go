@@ -189,7 +189,11 @@ http:
 	}
 	changed := h.pool.Changed()
 	bDown.Store(true)
-	<-changed
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Changed did not fire within 10s of b failing its check")
+	}
 	if got := names(6); got["b"] != 0 {
 		t.Errorf("b is down but got requests: %v", got)
 	}

@@ -38,7 +38,8 @@ http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {responseForwarding: {flushInterval: 1h}, servers: [{url: %q}]}}}
 `, be.URL), GenerationOptions{})
-	resp, err := plainClient.Get("http://" + h.addr("web") + "/events")
+	// A buffering proxy would stall the stream: fail after 10s, not hang.
+	resp, err := (&http.Client{Transport: plainClient.Transport, Timeout: 10 * time.Second}).Get("http://" + h.addr("web") + "/events")
 	if err != nil {
 		t.Fatal(err)
 	}
