@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/providers"
@@ -73,7 +74,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		gen.Close()
 		in.close()
 		pool.Close()
-		e, w := splitReport(t.Report())
+		e, w := splitReport(t.Report(), objectSources(l.Config))
 		errs = append(errs, e...)
 		warns = append(warns, w...)
 		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", len(t.Report().Routers), t.Report().Count(router.StatusDisabled))
@@ -93,11 +94,15 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 }
 
 // splitReport returns the problems of disabled objects (and TLS problems)
-// as errors and those of objects still in use as warnings.
-func splitReport(r *router.Report) (errs, warns []string) {
+// as errors and those of objects still in use as warnings. Objects of the
+// file provider get the file (and line) defining them from where.
+func splitReport(r *router.Report, where map[string]string) (errs, warns []string) {
 	add := func(kind, name, status string, msgs []string) {
 		for _, m := range msgs {
 			line := fmt.Sprintf("%s %s: %s", kind, name, m)
+			if bare, ok := strings.CutSuffix(name, "@file"); ok && where[kind+" "+bare] != "" {
+				line = fmt.Sprintf("%s: %s %s: %s", where[kind+" "+bare], kind, name, m)
+			}
 			if status == router.StatusDisabled {
 				errs = append(errs, line)
 			} else {

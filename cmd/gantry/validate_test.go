@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	bad, _ := filepath.Abs("testdata/dyn-bad")
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		want  []string
+		lacks []string
+	}{
+		{"good", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--api.insecure"}, 0,
+			[]string{"routers: 2, disabled: 0", "valid: 0 warnings"}, []string{"error:"}},
+		{"bad files", []string{"--providers.file.directory=testdata/dyn-bad", "--entrypoints.web.address=:80"}, 1, []string{
+			"error: file: " + filepath.Join(bad, "broken.yml") + `:6:7: unknown field "priorty"`,
+			"error: " + filepath.Join(bad, "app.yml") + ":6: router badrule@file: rule: offset 0: Host: expected 1 argument, got 2",
+			"error: " + filepath.Join(bad, "app.yml") + `:9: router nosvc@file: service "missing@file" does not exist`,
+			"invalid: 3 errors, 0 warnings",
+		}, []string{"router good@file"}},
+		{"missing directory", []string{"--providers.file.directory=testdata/nope", "--entrypoints.web.address=:80"}, 1,
+			[]string{"error: providers.file.directory:", "testdata/nope"}, nil},
+		{"bad static", []string{"--entrypoints.web.address=:80", "--log.level=LOUD"}, 1,
+			[]string{"error: static configuration: log.level", "invalid: 1 error"}, nil},
+		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--tracing.otlp=true"}, 0,
+			[]string{"warning: flags: unknown or unsupported option tracing.otlp: ignored", "valid: 1 warnings"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := defaultConfigFiles
+			defaultConfigFiles = nil
+			defer func() { defaultConfigFiles = saved }()
+			var out strings.Builder
+			code := realMain(context.Background(), append([]string{"validate"}, tt.args...), nil, &out, io.Discard)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d", code, tt.code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, l := range tt.lacks {
+				if strings.Contains(out.String(), l) {
+					t.Errorf("output has %q:\n%s", l, out.String())
+				}
+			}
+		})
+	}
+}
