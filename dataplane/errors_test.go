@@ -258,3 +258,32 @@ http:
 		}
 	}
 }
+
+// A backend dying mid-body must never look like a complete response
+// (reliability.md F9): the client sees the connection aborted.
+func TestBackendDiesMidBody(t *testing.T) {
+	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+		c.Close()
+	}))
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+	if err != nil {
+		return // aborted before the headers: fine
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Errorf("got a complete-looking body %q (status %d), want the transfer aborted", b, resp.StatusCode)
+	}
+}
