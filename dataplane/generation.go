@@ -402,6 +402,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			live = append(live, t)
 		}
 	}
+	h.live = len(live)
 	switch lb.Strategy {
 	case "p2c":
 		h.picker = &p2cPicker{targets: live}

@@ -32,6 +32,7 @@ func handlerAvailable(h http.Handler) bool {
 type lbHandler struct {
 	name    string
 	targets []*target
+	live    int // targets with weight > 0
 	picker  picker
 	sticky  *stickyCookie
 	pool    *Pool
@@ -68,7 +69,7 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	retries := 0
 	if r.Body == nil || r.Body == http.NoBody {
-		retries = min(maxDialRetries, len(h.targets)-1)
+		retries = min(maxDialRetries, h.live-1)
 	}
 	rec := recordOf(r)
 	for {
