@@ -41,6 +41,11 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 	}
 	snaps := map[string]providers.Snapshot{builtin.Name: {Config: builtin.Build(l.Config)}}
 	if set != nil {
+		for _, p := range set.list {
+			if n := p.Name(); n != builtin.Name && n != "file" {
+				fmt.Fprintf(stdout, "dynamic configuration: provider %s: options checked; its configuration is read at run time only\n", n)
+			}
+		}
 		fileSnaps, ferrs := fileSnapshots(ctx, l.Config, log)
 		errs = append(errs, ferrs...)
 		for name, s := range fileSnaps {
