@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// ErrNoBackend is returned by a Picker when no server of the service is
+// ErrNoBackend is returned by a service's picker when no server is
 // available: every server is down, has weight 0, or the service has none.
 // The service handler answers it with 503 "no available server", like
 // Traefik (case 032).
 var ErrNoBackend = errors.New("dataplane: no available backend")
 
-// Backend is the state of one upstream URL (scheme://host:port, no path)
+// backend is the state of one upstream URL (scheme://host:port, no path)
 // shared by every generation and every service that uses it: the count of
 // requests in flight and the passive health record. Its methods are safe for
 // concurrent use and lock-free.
-type Backend struct {
+type backend struct {
 	// URL is the server's origin: scheme, host and port, without path.
 	URL *url.URL
 	key string
@@ -36,11 +36,11 @@ type Backend struct {
 }
 
 // InFlight returns the number of requests being proxied to b.
-func (b *Backend) InFlight() int64 { return b.inflight.Load() }
+func (b *backend) InFlight() int64 { return b.inflight.Load() }
 
 // passiveUp reports whether passive health lets b take traffic at now
 // (unix ns). It reads one atomic in the common case.
-func (b *Backend) passiveUp(now func() int64) bool {
+func (b *backend) passiveUp(now func() int64) bool {
 	d := b.downUntil.Load()
 	return d == 0 || now() >= d
 }
@@ -55,7 +55,7 @@ type passivePolicy struct {
 // HTTP status from the server, in the manner of nginx's max_fails) at now.
 // After p.maxFailures failures within p.window the backend leaves rotation
 // for p.window. It reports whether this call took the backend down.
-func (b *Backend) recordFailure(p *passivePolicy, now time.Time, err error) bool {
+func (b *backend) recordFailure(p *passivePolicy, now time.Time, err error) bool {
 	msg := err.Error()
 	b.lastErr.Store(&msg)
 	if p == nil {
@@ -79,7 +79,7 @@ func (b *Backend) recordFailure(p *passivePolicy, now time.Time, err error) bool
 }
 
 // recordSuccess clears an expired passive verdict.
-func (b *Backend) recordSuccess(now time.Time) {
+func (b *backend) recordSuccess(now time.Time) {
 	if d := b.downUntil.Load(); d != 0 && now.UnixNano() >= d {
 		b.downUntil.CompareAndSwap(d, 0)
 	}

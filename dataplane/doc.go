@@ -4,16 +4,17 @@
 //
 // Lifetimes and invariants:
 //
-//   - A Pool is long-lived. It owns every Backend (in-flight count, passive
-//     failures), every active health checker (keyed by server URL and check
-//     configuration) and the upstream Transports (keyed by serversTransport
-//     configuration), ref-counted so that state survives configuration swaps.
-//     Pool.Close stops every checker goroutine it started.
+//   - A Pool is long-lived. It owns every backend (in-flight count, passive
+//     failures, keyed by server origin), every active health checker (keyed
+//     by server origin and check configuration) and the upstream Transports
+//     (keyed by serversTransport configuration), ref-counted so that state
+//     survives configuration swaps. It also owns the goroutines of active
+//     checks and mirrored requests; Pool.Close cancels and joins them.
 //   - A Generation is built once per merged configuration (it implements
 //     router.HandlerBuilder, router.TLSBuilder and middleware.Resolver). The
 //     handlers it builds are immutable: pickers read only atomics, nothing on
 //     the request path takes a lock. Generation.Close, called after the swap,
-//     releases its backends and waits for the mirror requests it started.
+//     releases its backends, checkers and transports.
 //   - A Server owns its listeners and the goroutines serving them; Shutdown
 //     stops accepting, waits for in-flight requests (including upgraded
 //     WebSocket connections) up to each entrypoint's graceTimeOut, then

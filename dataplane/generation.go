@@ -91,7 +91,7 @@ func NewGeneration(pool *Pool, m *providers.Merged, opts GenerationOptions) *Gen
 
 // Close releases the generation's backends, checkers and transports. Call it
 // after the table built from it was replaced; requests still running on its
-// handlers finish normally (their Backends stay valid). Close is idempotent.
+// handlers finish normally (their backends stay valid). Close is idempotent.
 func (g *Generation) Close() {
 	g.mu.Lock()
 	if g.closed {

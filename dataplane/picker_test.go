@@ -35,7 +35,7 @@ func testTargets(weights ...int) []*target {
 	var ts []*target
 	for i, w := range weights {
 		u, _ := url.Parse(fmt.Sprintf("http://10.0.0.%d:80", i+1))
-		ts = append(ts, &target{url: u, weight: w, backend: &Backend{URL: u, key: u.String()}})
+		ts = append(ts, &target{url: u, weight: w, backend: &backend{URL: u, key: u.String()}})
 	}
 	return ts
 }

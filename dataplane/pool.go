@@ -27,7 +27,7 @@ type PoolOptions struct {
 }
 
 // Pool holds the long-lived backend state that survives configuration
-// generations: Backends (in-flight counts, passive health) keyed by server
+// generations: backends (in-flight counts, passive health) keyed by server
 // origin, active health checkers keyed by (origin, check configuration,
 // transport), and upstream Transports keyed by their configuration. Each is
 // ref-counted by the generations using it: a new generation acquires before
@@ -48,7 +48,7 @@ type Pool struct {
 
 	mu         sync.Mutex
 	closed     bool
-	backends   map[string]*Backend
+	backends   map[string]*backend
 	checkers   map[string]*checker
 	transports map[string]*sharedTransport
 	changed    chan struct{}
@@ -74,7 +74,7 @@ func NewPool(log *slog.Logger, opts PoolOptions) *Pool {
 		certs:      &defaultCert{},
 		ctx:        ctx,
 		cancel:     cancel,
-		backends:   map[string]*Backend{},
+		backends:   map[string]*backend{},
 		checkers:   map[string]*checker{},
 		transports: map[string]*sharedTransport{},
 		changed:    make(chan struct{}),
@@ -184,16 +184,16 @@ func origin(u *url.URL) *url.URL {
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}
 }
 
-// acquireBackend returns the Backend for u's origin, creating it on first
+// acquireBackend returns the backend for u's origin, creating it on first
 // use, and counts a reference from service.
-func (p *Pool) acquireBackend(u *url.URL, service string) *Backend {
+func (p *Pool) acquireBackend(u *url.URL, service string) *backend {
 	o := origin(u)
 	k := o.String()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := p.backends[k]
 	if b == nil {
-		b = &Backend{URL: o, key: k, services: map[string]int{}}
+		b = &backend{URL: o, key: k, services: map[string]int{}}
 		p.backends[k] = b
 	}
 	b.refs++
@@ -201,9 +201,9 @@ func (p *Pool) acquireBackend(u *url.URL, service string) *Backend {
 	return b
 }
 
-// releaseBackend drops one reference from service; the Backend is forgotten
+// releaseBackend drops one reference from service; the backend is forgotten
 // when none is left.
-func (p *Pool) releaseBackend(b *Backend, service string) {
+func (p *Pool) releaseBackend(b *backend, service string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b.refs--

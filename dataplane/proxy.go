@@ -19,11 +19,11 @@ import (
 const StatusClientClosedRequest = 499
 
 // target is one server of a load-balancer service in one generation: its
-// prebuilt ReverseProxy, the shared Backend, its active checker (nil when the
+// prebuilt ReverseProxy, the shared backend, its active checker (nil when the
 // service has no healthCheck) and its weight.
 type target struct {
 	url     *url.URL // as configured (path kept for preservePath)
-	backend *Backend
+	backend *backend
 	check   *checker
 	weight  int
 	proxy   *httputil.ReverseProxy
