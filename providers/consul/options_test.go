@@ -230,3 +230,30 @@ func TestCatalogSkipsConnectProxies(t *testing.T) {
 		t.Errorf("sidecar proxy routed: %+v", r)
 	}
 }
+
+// TestCatalogQueryModes: stale, cache and requireConsistent map onto
+// Consul's query options (sent as ?stale, ?cached, ?consistent).
+func TestCatalogQueryModes(t *testing.T) {
+	for _, tt := range []struct {
+		opts static.ConsulCatalog
+		want api.QueryOptions
+	}{
+		{static.ConsulCatalog{}, api.QueryOptions{}},
+		{static.ConsulCatalog{Stale: true}, api.QueryOptions{AllowStale: true}},
+		{static.ConsulCatalog{Cache: true}, api.QueryOptions{UseCache: true}},
+		{static.ConsulCatalog{RequireConsistent: true}, api.QueryOptions{RequireConsistent: true}},
+	} {
+		c, err := NewCatalog(tt.opts, discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := c.spec.base
+		if got.AllowStale != tt.want.AllowStale || got.UseCache != tt.want.UseCache || got.RequireConsistent != tt.want.RequireConsistent {
+			t.Errorf("%+v: got stale=%v cache=%v consistent=%v, want %v %v %v", tt.opts, got.AllowStale, got.UseCache,
+				got.RequireConsistent, tt.want.AllowStale, tt.want.UseCache, tt.want.RequireConsistent)
+		}
+		if c.spec.wait != DefaultWaitTime || c.spec.poll != 0 {
+			t.Errorf("%+v: got wait %v poll %v, want %v and blocking queries", tt.opts, c.spec.wait, c.spec.poll, DefaultWaitTime)
+		}
+	}
+}
