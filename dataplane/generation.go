@@ -190,10 +190,7 @@ func (g *Generation) Middleware(ctx context.Context, name string) (middleware.Mi
 		m, err = middleware.New(ctx, name, cfg, g)
 	}
 	if err != nil {
-		var oe *router.ObjectError
-		if !errors.As(err, &oe) {
-			err = &router.ObjectError{Kind: "middleware", Name: name, Err: trimPrefix(err, "middleware "+name+": ")}
-		}
+		err = objectError("middleware", name, err)
 	}
 	g.mu.Lock()
 	delete(g.building, key)
@@ -240,10 +237,7 @@ func (g *Generation) Service(ctx context.Context, name string) (http.Handler, er
 		h, err = g.buildService(ctx, name, cfg)
 	}
 	if err != nil {
-		var oe *router.ObjectError
-		if !errors.As(err, &oe) {
-			err = &router.ObjectError{Kind: "service", Name: name, Err: err}
-		}
+		err = objectError("service", name, err)
 	}
 	g.mu.Lock()
 	delete(g.building, key)
@@ -415,6 +409,17 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		h.sticky = newStickyCookie(name, cookieTemplate(lb.Sticky.Cookie), live)
 	}
 	return h, nil
+}
+
+// objectError wraps err as the error of object kind name, outermost, so
+// that a chain or weighted service that fails because of a member is
+// reported itself (the member's own ObjectError stays in the chain). The
+// object's name is not repeated when err already starts with it.
+func objectError(kind, name string, err error) error {
+	if oe, ok := errors.AsType[*router.ObjectError](err); ok && oe.Kind == kind && oe.Name == name && error(oe) == err {
+		return err
+	}
+	return &router.ObjectError{Kind: kind, Name: name, Err: trimPrefix(err, kind+" "+name+": ")}
 }
 
 // prefixTrimmed is err without a leading prefix in its message, so that

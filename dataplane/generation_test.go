@@ -26,6 +26,7 @@ http:
     loop@file: {rule: "Host(`+"`loop`"+`)", service: loop@file}
     strat@file: {rule: "Host(`+"`strat`"+`)", service: strat@file}
     internal@file: {rule: "Host(`+"`internal`"+`)", service: api@internal}
+    chained@file: {rule: "Host(`+"`chained`"+`)", service: s@file, middlewares: [chain@file]}
   services:
     s@file: {loadBalancer: {servers: [{url: %[1]q}]}}
     loop@file: {weighted: {services: [{name: loop2@file}]}}
@@ -33,6 +34,7 @@ http:
     strat@file: {loadBalancer: {strategy: leasttime, servers: [{url: %[1]q}]}}
   middlewares:
     bad@file: {stripPrefixRegex: {regex: ["(["]}}
+    chain@file: {chain: {middlewares: [bad@file]}}
 `, be.URL), GenerationOptions{})
 	rep := tbl.Report()
 	tests := []struct{ router, want string }{
@@ -41,6 +43,7 @@ http:
 		{"loop@file", "reference cycle"},
 		{"strat@file", `strategy "leasttime" is not supported`},
 		{"internal@file", "service api@internal: internal service is not enabled"},
+		{"chained@file", "middleware chain@file: "},
 	}
 	for _, tt := range tests {
 		st := rep.Routers[tt.router]
@@ -50,6 +53,11 @@ http:
 	}
 	if errs := strings.Join(rep.Routers["badmw@file"].Errors, "; "); strings.Count(errs, "bad@file") != 1 {
 		t.Errorf("middleware named %d times in %q, want once", strings.Count(errs, "bad@file"), errs)
+	}
+	for _, mw := range []string{"chain@file", "bad@file"} {
+		if st := rep.Middlewares[mw]; st == nil || len(st.Errors) == 0 {
+			t.Errorf("middleware %s: %+v, want it marked in error", mw, st)
+		}
 	}
 	if code, _ := h.get("web", "good", "/"); code != 200 {
 		t.Errorf("good router: %d, want 200", code)
