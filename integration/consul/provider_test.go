@@ -376,3 +376,37 @@ func TestKVAgentOutage(t *testing.T) {
 	a.put(t, map[string]string{"traefik/http/routers/kv/rule": "Host(`kv2.example.com`)"})
 	c.await(t, "after recovery", routerIs("kv", "Host(`kv2.example.com`)"))
 }
+
+// TestCatalogManyServices registers 100 services (one blocking query each)
+// and then deregisters half of them; every snapshot change must reach the
+// provider, and its watches must stop with Run.
+func TestCatalogManyServices(t *testing.T) {
+	const n = 100
+	a := startAgent(t)
+	log, logs := logger()
+	p, err := consul.NewCatalog(catalogOpts(a), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run(t, p, logs)
+	for i := range n {
+		id := fmt.Sprintf("svc-%03d", i)
+		a.register(t, registerOpts{id: id, name: id, addr: "127.0.0.1", port: 10000 + i, tags: []string{"traefik.enable=true"}})
+	}
+	routers := func(want int) func(*config.Configuration) error {
+		return func(cfg *config.Configuration) error {
+			if got := len(cfg.HTTP.Routers); got != want {
+				return fmt.Errorf("got %d routers, want %d", got, want)
+			}
+			return nil
+		}
+	}
+	c.await(t, "all registered", routers(n))
+	for i := 0; i < n; i += 2 {
+		a.deregister(t, fmt.Sprintf("svc-%03d", i))
+	}
+	s := c.await(t, "half deregistered", routers(n/2))
+	if r := s.Config.HTTP.Routers["svc-001"]; r == nil || r.Rule != "Host(`svc-001`)" {
+		t.Errorf("router svc-001: got %+v, want the default rule Host(`svc-001`)", r)
+	}
+}
