@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
@@ -51,7 +52,8 @@ type Pool struct {
 	backends   map[string]*backend
 	checkers   map[string]*checker
 	transports map[string]*sharedTransport
-	changed    chan struct{}
+
+	changed atomic.Pointer[chan struct{}] // closed and replaced at each health change
 }
 
 type sharedTransport struct {
@@ -66,7 +68,7 @@ func NewPool(log *slog.Logger, opts PoolOptions) *Pool {
 	if h == "" {
 		h, _ = os.Hostname()
 	}
-	return &Pool{
+	p := &Pool{
 		log:        log,
 		hostname:   h,
 		defST:      staticTransport(opts.ServersTransport),
@@ -77,8 +79,10 @@ func NewPool(log *slog.Logger, opts PoolOptions) *Pool {
 		backends:   map[string]*backend{},
 		checkers:   map[string]*checker{},
 		transports: map[string]*sharedTransport{},
-		changed:    make(chan struct{}),
 	}
+	ch := make(chan struct{})
+	p.changed.Store(&ch)
+	return p
 }
 
 // Close stops every health checker, waits for them, and closes idle
@@ -165,18 +169,13 @@ func compareStrings(a, b string) int {
 // Changed returns a channel closed at the next health change (a server going
 // down or coming back, actively or passively). Call it again after it fires
 // for a fresh channel.
-func (p *Pool) Changed() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.changed
-}
+func (p *Pool) Changed() <-chan struct{} { return *p.changed.Load() }
 
-// notify wakes Changed waiters.
+// notify wakes Changed waiters. Lock-free: a passive-health transition calls
+// it from the request path.
 func (p *Pool) notify() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	close(p.changed)
-	p.changed = make(chan struct{})
+	ch := make(chan struct{})
+	close(*p.changed.Swap(&ch))
 }
 
 // origin returns the backend key of a server URL: scheme://host:port.
