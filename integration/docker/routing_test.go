@@ -41,6 +41,12 @@ func testRoutable(t *testing.T, e *env) {
 	// rule, Host(`{{ normalize .Name }}`).
 	e.run(t, &whoami{name: "plain_one"})
 	harness.TryGet(t, wait, e.url("/"), harness.Host("plain-one"), harness.StatusIs(200), harness.BodyContains("Name: plain_one"))
+	// Gantry's own container is not exposed by default: its default router
+	// would route to itself.
+	r := harness.TryGet(t, wait, "http://"+e.api+"/api/http/routers", harness.StatusIs(200), harness.BodyContains("plain-one@docker"))
+	if strings.Contains(r.Body, `"`+gantryName+`@docker"`) {
+		t.Errorf("gantry's own container is routed: %.500s", r.Body)
+	}
 }
 
 // names GETs host n times and counts answers per "Name:" line.
