@@ -277,6 +277,9 @@ func (g *Generation) buildService(ctx context.Context, name string, s *config.Se
 			weights = append(weights, w)
 		}
 		wh.seq = smoothSequence(weights)
+		if st := s.Weighted.Sticky; st != nil && st.Cookie != nil {
+			wh.sticky = newChildCookie(name, cookieTemplate(st.Cookie), s.Weighted.Services)
+		}
 		return wh, nil
 	case s.Mirroring != nil:
 		mc := s.Mirroring
@@ -359,6 +362,9 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		u, err := url.Parse(srv.URL)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") {
 			return nil, fmt.Errorf("loadBalancer.servers[%d].url %q: want http://, https:// or h2c://host:port", i, srv.URL)
+		}
+		if st != nil && st.PeerCertURI != "" && i == 0 {
+			g.log.Warn("serversTransport peerCertURI is not supported; ignored", "service", name, "serversTransport", lb.ServersTransport)
 		}
 		if u.Path != "" && u.Path != "/" && !srv.PreservePath {
 			g.log.Warn("server URL path is ignored; set preservePath or use addPrefix/replacePath (case 034)", "service", name, "backend", srv.URL)

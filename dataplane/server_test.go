@@ -323,3 +323,49 @@ func TestSecondServerOnSamePortFails(t *testing.T) {
 		s2.Shutdown(context.Background())
 	}
 }
+
+// weighted.sticky.cookie pins a client to one child service.
+func TestWeightedStickyCookie(t *testing.T) {
+	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: w@file}}
+  services:
+    a@file: {loadBalancer: {servers: [{url: %q}]}}
+    b@file: {loadBalancer: {servers: [{url: %q}]}}
+    w@file: {weighted: {sticky: {cookie: {}}, services: [{name: a@file}, {name: b@file}]}}
+`, a.URL, b.URL), GenerationOptions{})
+	seen := map[string]bool{}
+	for range 4 {
+		resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		name := echoHeader(string(body), "Name")
+		seen[name] = true
+		cookies := resp.Cookies()
+		if len(cookies) != 1 {
+			t.Fatalf("cookies %v, want one", resp.Header["Set-Cookie"])
+		}
+		for range 3 {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/", nil)
+			req.AddCookie(cookies[0])
+			resp, err := plainClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if got := echoHeader(string(body), "Name"); got != name {
+				t.Fatalf("cookie for %s led to %s", name, got)
+			}
+		}
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Errorf("new clients went to %v, want both children", seen)
+	}
+}

@@ -192,6 +192,28 @@ type weightedHandler struct {
 	children []http.Handler
 	seq      []int32
 	next     atomic.Uint64
+	sticky   *childCookie // weighted.sticky.cookie; nil when unset
+}
+
+// childCookie pins a client to one child of a weighted service with a cookie
+// whose value is a hash of the child's name (Traefik's weighted sticky).
+type childCookie struct {
+	cookie http.Cookie
+	byHash map[string]int
+	hashes []string
+}
+
+func newChildCookie(service string, c http.Cookie, children []config.WRRService) *childCookie {
+	if c.Name == "" {
+		c.Name = "_" + shortHash(service, 6)
+	}
+	cc := &childCookie{cookie: c, byHash: map[string]int{}}
+	for i, ch := range children {
+		h := shortHash(ch.Name, 16)
+		cc.byHash[h] = i
+		cc.hashes = append(cc.hashes, h)
+	}
+	return cc
 }
 
 func (h *weightedHandler) available() bool {
@@ -204,11 +226,24 @@ func (h *weightedHandler) available() bool {
 }
 
 func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.sticky != nil {
+		if c, err := r.Cookie(h.sticky.cookie.Name); err == nil {
+			if i, ok := h.sticky.byHash[c.Value]; ok && handlerAvailable(h.children[i]) {
+				h.children[i].ServeHTTP(w, r)
+				return
+			}
+		}
+	}
 	n := uint64(len(h.seq))
 	if n > 0 {
 		for range n {
-			c := h.children[h.seq[(h.next.Add(1)-1)%n]]
-			if handlerAvailable(c) {
+			i := h.seq[(h.next.Add(1)-1)%n]
+			if c := h.children[i]; handlerAvailable(c) {
+				if h.sticky != nil {
+					ck := h.sticky.cookie
+					ck.Value = h.sticky.hashes[i]
+					http.SetCookie(w, &ck)
+				}
 				c.ServeHTTP(w, r)
 				return
 			}
