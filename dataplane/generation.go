@@ -113,7 +113,7 @@ func (g *Generation) Close() {
 // A missing or broken service or middleware returns an error wrapping a
 // *router.ObjectError naming it.
 func (g *Generation) Build(ctx context.Context, name string, r *config.Router) (http.Handler, error) {
-	if err := g.noteTLSOptions(r); err != nil {
+	if err := g.noteTLSOptions(name, r); err != nil {
 		return nil, fmt.Errorf("router %s: %w", name, err)
 	}
 	svc, err := g.Service(ctx, r.Service)

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -149,6 +150,9 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 				continue
 			}
 			s.add(cert)
+		}
+		if st := c.Stores["default"]; st != nil && st.DefaultGeneratedCert != nil {
+			errs = append(errs, errors.New("tls.stores.default.defaultGeneratedCert: not supported (no ACME resolvers); the generated default certificate is used"))
 		}
 		if st := c.Stores["default"]; st != nil && st.DefaultCertificate != nil {
 			cert, err := loadLeaf(*st.DefaultCertificate)

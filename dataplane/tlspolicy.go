@@ -174,22 +174,25 @@ func routerHosts(r *config.Router) []string {
 
 // noteTLSOptions records, for a router with tls.options, which options its
 // hosts use. An unknown options name is an error (the router is disabled).
-func (g *Generation) noteTLSOptions(r *config.Router) error {
+func (g *Generation) noteTLSOptions(name string, r *config.Router) error {
+	if r.TLS != nil && r.TLS.CertResolver != "" {
+		g.log.Warn("tls.certResolver is not supported (no ACME); the router is served with tls.certificates", "router", name, "certResolver", r.TLS.CertResolver)
+	}
 	if r.TLS == nil || r.TLS.Options == "" || r.TLS.Options == "default" {
 		return nil
 	}
-	name := r.TLS.Options
-	if g.m.Config.TLS == nil || g.m.Config.TLS.Options[name] == nil {
-		return fmt.Errorf("tls.options %q does not exist", name)
+	opts := r.TLS.Options
+	if g.m.Config.TLS == nil || g.m.Config.TLS.Options[opts] == nil {
+		return fmt.Errorf("tls.options %q does not exist", opts)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, h := range routerHosts(r) {
-		if prev, ok := g.tlsHosts[h]; ok && prev != name {
-			g.log.Warn("host has routers with different TLS options; using the first", "host", h, "options", prev, "ignored", name)
+		if prev, ok := g.tlsHosts[h]; ok && prev != opts {
+			g.log.Warn("host has routers with different TLS options; using the first", "host", h, "options", prev, "ignored", opts)
 			continue
 		}
-		g.tlsHosts[h] = name
+		g.tlsHosts[h] = opts
 	}
 	return nil
 }
