@@ -81,7 +81,11 @@ func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *ro
 	}
 	rep := t.Report()
 	for _, p := range m.Problems {
-		a.log.Warn("configuration problem", "provider", p.Provider, "source", p.Source, "severity", string(p.Severity), "problem", p.Message)
+		level := slog.LevelWarn
+		if p.Severity == providers.SeverityPending { // e.g. a container still starting (case 014)
+			level = slog.LevelInfo
+		}
+		a.log.Log(ctx, level, "configuration problem", "provider", p.Provider, "source", p.Source, "severity", string(p.Severity), "problem", p.Message)
 	}
 	for _, p := range rep.Problems() {
 		a.log.Warn("routing problem", "problem", p)
