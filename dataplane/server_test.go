@@ -369,3 +369,29 @@ http:
 		t.Errorf("new clients went to %v, want both children", seen)
 	}
 }
+
+// Slowloris (reliability.md §3.2, F5): a client that never finishes its
+// headers, or never sends a byte, is cut at readHeaderTimeout.
+func TestReadHeaderTimeout(t *testing.T) {
+	rht := config.Duration(200 * time.Millisecond)
+	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
+		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &rht}}}}, nil)
+	h.apply(`http: {}`, GenerationOptions{})
+	for _, partial := range []string{"", "GET / HTTP/1.1\r\nHost: a\r\nX-Slow: "} {
+		c, err := net.Dial("tcp", h.addr("web"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, partial)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		start := time.Now()
+		_, err = io.ReadAll(c)
+		c.Close()
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Errorf("partial %q: connection still open after 10s", partial)
+		}
+		if d := time.Since(start); d < 150*time.Millisecond {
+			t.Errorf("partial %q: closed after %v, before the header timeout", partial, d)
+		}
+	}
+}
