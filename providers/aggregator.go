@@ -23,7 +23,7 @@ const DefaultDebounce = 100 * time.Millisecond
 // MaxBackoff before failing starts again from MinBackoff.
 const (
 	MinBackoff = 100 * time.Millisecond
-	MaxBackoff = 30 * time.Second
+	MaxBackoff = 10 * time.Second
 )
 
 // maxDelayFactor bounds how long a stream of publishes can postpone a merge:

@@ -176,6 +176,34 @@ func TestNoDoubleApply(t *testing.T) {
 	})
 }
 
+// A change in problems alone (a container that is now pending, case 014)
+// is a new version: it must reach apply, so the API shows it.
+func TestProblemOnlyChangeIsApplied(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := providertest.New("docker")
+		h := start(t, 100*time.Millisecond, p)
+		h.run()
+		defer h.stop()
+		p.Publish(routers("a"))
+		time.Sleep(time.Second)
+		h.wantApplies(1)
+		pending := routers("a")
+		pending.Problems = []providers.Problem{{Provider: "docker", Source: "container web-2", Message: "health: starting", Severity: providers.SeverityPending}}
+		p.Publish(pending)
+		time.Sleep(time.Second)
+		h.wantApplies(2)
+		if got := h.merged(1).Problems; len(got) != 1 || got[0].Source != "container web-2" {
+			t.Fatalf("applied problems %v, want the pending container", got)
+		}
+		if h.merged(0).Version == h.merged(1).Version {
+			t.Fatal("a problem-only change kept the same version")
+		}
+		p.Publish(pending) // the same problems again: nothing new
+		time.Sleep(time.Second)
+		h.wantApplies(2)
+	})
+}
+
 func TestTwoProvidersMerge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, d := providertest.New("file"), providertest.New("docker")

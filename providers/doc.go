@@ -18,7 +18,7 @@
 // default 100ms, Traefik's providersThrottleDuration); every further publish
 // restarts it, up to 10 windows after the first, so a constant stream of
 // changes still gets applied. A provider whose Run fails or panics is
-// restarted after 100ms, doubling up to 30s; its last snapshot stays in
+// restarted after 100ms, doubling up to 10s; its last snapshot stays in
 // effect. Seed installs the configuration restored from the store so that
 // each provider's stored part is served until that provider publishes.
 //

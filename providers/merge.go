@@ -135,12 +135,32 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 		delete(out.TLS.Stores, DefaultTLSName)
 		m.Problems = append(m.Problems, multiDefault("store", defStores))
 	}
-	v, err := Hash(out)
+	v, err := version(out, m.Problems)
 	if err != nil {
 		return nil, err
 	}
 	m.Version = v
 	return m, nil
+}
+
+// version is Hash(c) when there are no problems, else the hash of c and
+// the problems together: a change in problems alone (a container that went
+// from starting to unhealthy, a file that broke while its objects keep
+// their last good content) is a new version, so it reaches the API, the
+// dashboard and the store like any other change.
+func version(c *config.Configuration, problems []Problem) (string, error) {
+	if len(problems) == 0 {
+		return Hash(c)
+	}
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	if err := enc.Encode(c); err != nil {
+		return "", fmt.Errorf("providers: hash configuration: %w", err)
+	}
+	if err := enc.Encode(problems); err != nil {
+		return "", fmt.Errorf("providers: hash problems: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func multiDefault(what string, ps []string) Problem {

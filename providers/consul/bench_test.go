@@ -2,6 +2,8 @@ package consul
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/consul/api"
@@ -9,9 +11,42 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 )
 
-// BenchmarkCatalogBuild measures one full rebuild (what every catalog change
-// costs): 100 services of 3 instances, each with a rule and a middleware.
+// BenchmarkCatalogBuild measures one full build from scratch (the first
+// snapshot): 100 services of 3 instances.
 func BenchmarkCatalogBuild(b *testing.B) {
+	c, data := benchCatalog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := c.b.build(data)
+		if len(s.Config.HTTP.Routers) != 100 {
+			b.Fatalf("got %d routers", len(s.Config.HTTP.Routers))
+		}
+	}
+}
+
+// BenchmarkCatalogRebuildOne measures what Run does when one service of
+// the 100 changes: decode that service again, reuse the other 99 parts,
+// merge everything.
+func BenchmarkCatalogRebuildOne(b *testing.B) {
+	c, data := benchCatalog(b)
+	names := slices.Sorted(maps.Keys(data))
+	parts := make([]*servicePart, len(names))
+	for i, n := range names {
+		parts[i] = c.b.buildService(n, data[n])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		parts[0] = c.b.buildService(names[0], data[names[0]])
+		s := assemble(parts)
+		if len(s.Config.HTTP.Routers) != 100 {
+			b.Fatalf("got %d routers", len(s.Config.HTTP.Routers))
+		}
+	}
+}
+
+// benchCatalog makes 100 services of 3 instances, each with a rule and a
+// middleware.
+func benchCatalog(b *testing.B) (*Catalog, map[string][]*api.ServiceEntry) {
 	c, err := NewCatalog(static.ConsulCatalog{}, discard())
 	if err != nil {
 		b.Fatal(err)
@@ -27,13 +62,7 @@ func BenchmarkCatalogBuild(b *testing.B) {
 				fmt.Sprintf("traefik.http.middlewares.strip-%d.stripprefix.prefixes=/api", i)))
 		}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		s := c.b.build(data)
-		if len(s.Config.HTTP.Routers) != 100 {
-			b.Fatalf("got %d routers", len(s.Config.HTTP.Routers))
-		}
-	}
+	return c, data
 }
 
 // BenchmarkDecodeKV measures decoding a KV tree of 50 routers and services

@@ -47,20 +47,48 @@ type instance struct {
 // given their server, and merged: same-named services union their servers,
 // objects defined differently by two instances are left out. Connect
 // proxies and gateways (service kinds other than typical) are skipped.
+//
+// build is buildService for each service, then assemble; Run keeps each
+// service's part until that service changes.
 func (b *builder) build(services map[string][]*api.ServiceEntry) providers.Snapshot {
+	parts := make([]*servicePart, 0, len(services))
+	for _, name := range slices.Sorted(maps.Keys(services)) {
+		parts = append(parts, b.buildService(name, services[name]))
+	}
+	return assemble(parts)
+}
+
+// servicePart is what one Consul service contributes to a snapshot. It is
+// immutable once built: assemble copies what it merges.
+type servicePart struct {
+	items    []item
+	problems []providers.Problem
+}
+
+// buildService decodes every instance of one service.
+func (b *builder) buildService(name string, entries []*api.ServiceEntry) *servicePart {
+	part := &servicePart{}
+	for _, e := range entries {
+		if e == nil || e.Service == nil || e.Node == nil {
+			continue
+		}
+		it, ps := b.buildInstance(name, e)
+		part.problems = append(part.problems, ps...)
+		if it != nil {
+			part.items = append(part.items, *it)
+		}
+	}
+	return part
+}
+
+// assemble merges the parts of every service, given in service-name order,
+// into one snapshot; instances are merged in node and service ID order.
+func assemble(parts []*servicePart) providers.Snapshot {
 	var items []item
 	var problems []providers.Problem
-	for _, name := range slices.Sorted(maps.Keys(services)) {
-		for _, e := range services[name] {
-			if e == nil || e.Service == nil || e.Node == nil {
-				continue
-			}
-			it, ps := b.buildInstance(name, e)
-			problems = append(problems, ps...)
-			if it != nil {
-				items = append(items, *it)
-			}
-		}
+	for _, p := range parts {
+		items = append(items, p.items...)
+		problems = append(problems, p.problems...)
 	}
 	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.key, b.key) })
 	cfg, ps := mergeItems(items)

@@ -148,3 +148,45 @@ func TestCatalogCases(t *testing.T) {
 		})
 	}
 }
+
+// TestAssembleReusesParts: parts built once and assembled several times
+// (as Run does for services that did not change) give the same snapshot
+// as a fresh build, and assembling does not modify them.
+func TestAssembleReusesParts(t *testing.T) {
+	c, cc := loadCatalogCase(t, "testdata/catalog/018-instances-merge.json")
+	c2, cc2 := loadCatalogCase(t, "testdata/catalog/two-services.json")
+	if c.b.exposedByDefault || !c2.b.exposedByDefault {
+		t.Fatal("test data changed: want exposedByDefault false, then true")
+	}
+	web := c.b.buildService("web", cc.Services["web"])
+	app := c2.b.buildService("app", cc2.Services["app"])
+	form := func(ps ...*servicePart) string {
+		var b strings.Builder
+		for _, p := range ps {
+			for _, it := range p.items {
+				b.Write(canonical(it.cfg))
+			}
+			b.Write(canonical(p.problems))
+		}
+		return b.String()
+	}
+	before := form(web, app)
+	if !strings.Contains(before, "192.0.2.22") {
+		t.Fatalf("part form lacks the servers: %s", before)
+	}
+	first := assemble([]*servicePart{app, web})
+	second := assemble([]*servicePart{app, web})
+	if got := form(web, app); got != before {
+		t.Fatalf("assemble modified its parts")
+	}
+	if a, b := string(canonical(first)), string(canonical(second)); a != b {
+		t.Fatalf("two assemblies differ:\n%s\n%s", a, b)
+	}
+	if got := servers(first, "web"); len(got) != 3 {
+		t.Errorf("servers of web: got %v, want 3", got)
+	}
+	fresh := c.b.build(cc.Services)
+	if a, b := string(canonical(fresh.Config.HTTP.Services["web"])), string(canonical(first.Config.HTTP.Services["web"])); a != b {
+		t.Errorf("service web: assembled %s, fresh %s", b, a)
+	}
+}

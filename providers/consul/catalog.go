@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,7 +116,12 @@ type serviceWatch struct {
 	name    string
 	cancel  context.CancelFunc
 	entries []*api.ServiceEntry
+	gen     int  // incremented with each new entries
 	done    bool // a first result or error has arrived
+	// part is built from entries of generation partGen; it is reused
+	// until the service changes.
+	part    *servicePart
+	partGen int
 }
 
 // Run watches the catalog until ctx is done and publishes a complete
@@ -212,6 +218,7 @@ func (r *catalogRun) handle(ev event) bool {
 	}
 	if ev.svc != nil {
 		ev.svc.entries, ev.svc.done = ev.entries, true
+		ev.svc.gen++
 		return true
 	}
 	r.listed = true
@@ -255,13 +262,18 @@ func (r *catalogRun) allDone() bool {
 	return true
 }
 
-// snapshot builds from the latest entries of every watched service.
+// snapshot builds from the latest entries of every watched service,
+// decoding again only the services that changed since the last snapshot.
 func (r *catalogRun) snapshot() providers.Snapshot {
-	data := make(map[string][]*api.ServiceEntry, len(r.watches))
-	for name, w := range r.watches {
-		data[name] = w.entries
+	parts := make([]*servicePart, 0, len(r.watches))
+	for _, name := range slices.Sorted(maps.Keys(r.watches)) {
+		w := r.watches[name]
+		if w.part == nil || w.partGen != w.gen {
+			w.part, w.partGen = r.c.b.buildService(name, w.entries), w.gen
+		}
+		parts = append(parts, w.part)
 	}
-	return r.c.b.build(data)
+	return assemble(parts)
 }
 
 // mayExpose reports whether any instance of a service with these tags (the

@@ -25,13 +25,14 @@ type item struct {
 // instances is kept once; services whose settings other than their servers
 // agree are merged with the union of their servers (case 018); any other
 // object defined differently by two instances is left out, with an error
-// naming every instance that defines it. items are consumed.
+// naming every instance that defines it. items are not modified: the
+// result shares their objects, except merged services, which are copies.
 func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
-	routers := newMerger[*config.Router]("router", nil)
-	services := newMerger("service", mergeServers)
-	middlewares := newMerger[*config.Middleware]("middleware", nil)
-	transports := newMerger[*config.ServersTransport]("serversTransport", nil)
-	stores := newMerger[*config.TLSStore]("tls store", nil)
+	routers := newMerger[*config.Router]("router", nil, nil)
+	services := newMerger("service", cloneService, mergeServers)
+	middlewares := newMerger[*config.Middleware]("middleware", nil, nil)
+	transports := newMerger[*config.ServersTransport]("serversTransport", nil, nil)
+	stores := newMerger[*config.TLSStore]("tls store", nil, nil)
 	for _, it := range items {
 		h := it.cfg.HTTP
 		if h != nil {
@@ -85,6 +86,9 @@ func describe(from []origin) string {
 type merger[T any] struct {
 	kind  string
 	slots map[string]*slot[T]
+	// clone, when set, copies the first value of each name, so that join
+	// may modify the copy.
+	clone func(T) T
 	// join, when set, replaces plain equality: it merges src into dst and
 	// reports whether the two were compatible.
 	join func(dst, src T) bool
@@ -97,8 +101,8 @@ type slot[T any] struct {
 	conflict bool
 }
 
-func newMerger[T any](kind string, join func(dst, src T) bool) *merger[T] {
-	return &merger[T]{kind: kind, slots: map[string]*slot[T]{}, join: join}
+func newMerger[T any](kind string, clone func(T) T, join func(dst, src T) bool) *merger[T] {
+	return &merger[T]{kind: kind, slots: map[string]*slot[T]{}, clone: clone, join: join}
 }
 
 func (m *merger[T]) addAll(objs map[string]T, where origin) {
@@ -110,7 +114,11 @@ func (m *merger[T]) addAll(objs map[string]T, where origin) {
 func (m *merger[T]) add(name string, v T, where origin) {
 	s := m.slots[name]
 	if s == nil {
-		m.slots[name] = &slot[T]{v: v, form: canonical(v), from: []origin{where}}
+		s = &slot[T]{v: v, from: []origin{where}}
+		if m.clone != nil {
+			s.v = m.clone(v)
+		}
+		m.slots[name] = s
 		return
 	}
 	if !slices.Contains(s.from, where) {
@@ -122,6 +130,9 @@ func (m *merger[T]) add(name string, v T, where origin) {
 	if m.join != nil {
 		s.conflict = !m.join(s.v, v)
 		return
+	}
+	if s.form == nil {
+		s.form = canonical(s.v) // only names defined more than once are compared
 	}
 	if !bytes.Equal(s.form, canonical(v)) {
 		s.conflict = true
@@ -165,6 +176,18 @@ func mergeServers(dst, src *config.Service) bool {
 		}
 	}
 	return true
+}
+
+// cloneService copies s deeply enough for mergeServers to append servers
+// to the copy.
+func cloneService(s *config.Service) *config.Service {
+	c := *s
+	if s.LoadBalancer != nil {
+		lb := *s.LoadBalancer
+		lb.Servers = slices.Clone(lb.Servers)
+		c.LoadBalancer = &lb
+	}
+	return &c
 }
 
 // lbForm is the canonical form of lb without its servers.
