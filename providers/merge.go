@@ -135,7 +135,7 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 		delete(out.TLS.Stores, DefaultTLSName)
 		m.Problems = append(m.Problems, multiDefault("store", defStores))
 	}
-	v, err := version(out, m.Problems)
+	v, err := VersionOf(out, m.Problems)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +143,12 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 	return m, nil
 }
 
-// version is Hash(c) when there are no problems, else the hash of c and
+// VersionOf is Hash(c) when there are no problems, else the hash of c and
 // the problems together: a change in problems alone (a container that went
 // from starting to unhealthy, a file that broke while its objects keep
 // their last good content) is a new version, so it reaches the API, the
 // dashboard and the store like any other change.
-func version(c *config.Configuration, problems []Problem) (string, error) {
+func VersionOf(c *config.Configuration, problems []Problem) (string, error) {
 	if len(problems) == 0 {
 		return Hash(c)
 	}

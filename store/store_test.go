@@ -77,7 +77,7 @@ func TestSaveAndLastGoodSurviveReopen(t *testing.T) {
 	if d := cmp.Diff(m, got, cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("LastGood (-saved +got):\n%s", d)
 	}
-	if v, _ := providers.Hash(got.Config); v != m.Version {
+	if v, _ := providers.VersionOf(got.Config, got.Problems); v != m.Version {
 		t.Errorf("stored config hashes to %s, want %s", v, m.Version)
 	}
 	rev, err := db.Revision(ctx, m.Version)

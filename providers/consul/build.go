@@ -183,7 +183,8 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 		}
 	}
 	ps = append(ps, b.buildRouters(in, h, names, svcName, declared["router"], ruleModel{Name: name, Labels: labels})...)
-	return &item{key: e.Node.Node + "\x00" + e.Service.ID, from: origin{name, e.Node.Node + "/" + e.Service.ID}, cfg: cfg}, ps
+	return &item{key: e.Node.Node + "\x00" + e.Service.ID, from: origin{name, e.Node.Node + "/" + e.Service.ID},
+		cfg: cfg, forms: itemForms(cfg)}, ps
 }
 
 // buildRouters applies Traefik's default router rules

@@ -13,36 +13,89 @@ import (
 	"github.com/gantry-proxy/gantry/providers"
 )
 
-// item is the configuration decoded from one instance.
+// item is the configuration decoded from one instance. It is immutable
+// once built, so Run can reuse it across snapshots.
 type item struct {
 	key  string // node + "\x00" + service ID: unique per instance (case 018)
 	from origin
 	cfg  *config.Configuration
+	// forms holds the comparable form of each object, keyed by kind and
+	// name (formKey); see itemForms.
+	forms map[string][]byte
+}
+
+// origin is one instance: its Consul service name and "node/serviceID".
+type origin struct{ service, instance string }
+
+// Object kinds, as in problems ("router web").
+const (
+	kindRouter     = "router"
+	kindService    = "service"
+	kindMiddleware = "middleware"
+	kindTransport  = "serversTransport"
+	kindStore      = "tls store"
+)
+
+func formKey(kind, name string) string { return kind + "\x00" + name }
+
+// itemForms computes the comparable form of every object of cfg: its JSON
+// encoding (encoding/json sorts map keys, so equal values encode equally),
+// and for a load-balancer service the encoding without its servers, since
+// servers are merged rather than compared.
+func itemForms(cfg *config.Configuration) map[string][]byte {
+	forms := map[string][]byte{}
+	add := func(kind, name string, v any) { forms[formKey(kind, name)] = canonical(v) }
+	if h := cfg.HTTP; h != nil {
+		for n, r := range h.Routers {
+			add(kindRouter, n, r)
+		}
+		for n, s := range h.Services {
+			if s.LoadBalancer != nil {
+				lb := *s.LoadBalancer
+				lb.Servers = nil
+				add(kindService, n, &config.Service{LoadBalancer: &lb})
+			} else {
+				add(kindService, n, s)
+			}
+		}
+		for n, m := range h.Middlewares {
+			add(kindMiddleware, n, m)
+		}
+		for n, t := range h.ServersTransports {
+			add(kindTransport, n, t)
+		}
+	}
+	if cfg.TLS != nil {
+		for n, s := range cfg.TLS.Stores {
+			add(kindStore, n, s)
+		}
+	}
+	return forms
 }
 
 // mergeItems merges instance configurations in the given order, following
 // Traefik's provider.Merge: an object defined identically by several
-// instances is kept once; services whose settings other than their servers
-// agree are merged with the union of their servers (case 018); any other
-// object defined differently by two instances is left out, with an error
-// naming every instance that defines it. items are not modified: the
-// result shares their objects, except merged services, which are copies.
+// instances is kept once; load-balancer services whose settings other than
+// their servers agree are merged with the union of their servers (case
+// 018); any other object defined differently by two instances is left out,
+// with an error naming every instance that defines it. items are not
+// modified: the result shares their objects, except merged services, which
+// are copies.
 func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
-	routers := newMerger[*config.Router]("router", nil, nil)
-	services := newMerger("service", cloneService, mergeServers)
-	middlewares := newMerger[*config.Middleware]("middleware", nil, nil)
-	transports := newMerger[*config.ServersTransport]("serversTransport", nil, nil)
-	stores := newMerger[*config.TLSStore]("tls store", nil, nil)
+	routers := newMerger[*config.Router](kindRouter, nil, nil)
+	services := newMerger(kindService, cloneService, mergeServers)
+	middlewares := newMerger[*config.Middleware](kindMiddleware, nil, nil)
+	transports := newMerger[*config.ServersTransport](kindTransport, nil, nil)
+	stores := newMerger[*config.TLSStore](kindStore, nil, nil)
 	for _, it := range items {
-		h := it.cfg.HTTP
-		if h != nil {
-			routers.addAll(h.Routers, it.from)
-			services.addAll(h.Services, it.from)
-			middlewares.addAll(h.Middlewares, it.from)
-			transports.addAll(h.ServersTransports, it.from)
+		if h := it.cfg.HTTP; h != nil {
+			routers.addAll(h.Routers, it)
+			services.addAll(h.Services, it)
+			middlewares.addAll(h.Middlewares, it)
+			transports.addAll(h.ServersTransports, it)
 		}
 		if it.cfg.TLS != nil {
-			stores.addAll(it.cfg.TLS.Stores, it.from)
+			stores.addAll(it.cfg.TLS.Stores, it)
 		}
 	}
 	out := config.New()
@@ -54,9 +107,6 @@ func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
 	ps = append(ps, stores.result(out.TLS.Stores)...)
 	return out, ps
 }
-
-// origin is one instance: its Consul service name and "node/serviceID".
-type origin struct{ service, instance string }
 
 // describe names instances for a problem's Source, grouped by service:
 // "service web instances n1/web, n3/web; service api instance n1/api-1".
@@ -89,9 +139,8 @@ type merger[T any] struct {
 	// clone, when set, copies the first value of each name, so that join
 	// may modify the copy.
 	clone func(T) T
-	// join, when set, replaces plain equality: it merges src into dst and
-	// reports whether the two were compatible.
-	join func(dst, src T) bool
+	// join, when set, merges src into dst when their forms are equal.
+	join func(dst, src T)
 }
 
 type slot[T any] struct {
@@ -101,20 +150,22 @@ type slot[T any] struct {
 	conflict bool
 }
 
-func newMerger[T any](kind string, clone func(T) T, join func(dst, src T) bool) *merger[T] {
+func newMerger[T any](kind string, clone func(T) T, join func(dst, src T)) *merger[T] {
 	return &merger[T]{kind: kind, slots: map[string]*slot[T]{}, clone: clone, join: join}
 }
 
-func (m *merger[T]) addAll(objs map[string]T, where origin) {
-	for _, name := range slices.Sorted(maps.Keys(objs)) {
-		m.add(name, objs[name], where)
+// addAll adds every object of one item; the order of objects within one
+// item does not matter, as their names differ.
+func (m *merger[T]) addAll(objs map[string]T, it item) {
+	for name, v := range objs {
+		m.add(name, v, it.forms[formKey(m.kind, name)], it.from)
 	}
 }
 
-func (m *merger[T]) add(name string, v T, where origin) {
+func (m *merger[T]) add(name string, v T, form []byte, where origin) {
 	s := m.slots[name]
 	if s == nil {
-		s = &slot[T]{v: v, from: []origin{where}}
+		s = &slot[T]{v: v, form: form, from: []origin{where}}
 		if m.clone != nil {
 			s.v = m.clone(v)
 		}
@@ -124,18 +175,12 @@ func (m *merger[T]) add(name string, v T, where origin) {
 	if !slices.Contains(s.from, where) {
 		s.from = append(s.from, where)
 	}
-	if s.conflict {
-		return
-	}
-	if m.join != nil {
-		s.conflict = !m.join(s.v, v)
-		return
-	}
-	if s.form == nil {
-		s.form = canonical(s.v) // only names defined more than once are compared
-	}
-	if !bytes.Equal(s.form, canonical(v)) {
+	switch {
+	case s.conflict:
+	case !bytes.Equal(s.form, form):
 		s.conflict = true
+	case m.join != nil:
+		m.join(s.v, v)
 	}
 }
 
@@ -159,23 +204,17 @@ func (m *merger[T]) result(dst map[string]T) []providers.Problem {
 	return ps
 }
 
-// mergeServers merges the servers of src into dst when both are load
-// balancers whose settings other than servers are equal, or when both are
-// the same non-load-balancer service. Servers with a URL already present
-// are not repeated.
-func mergeServers(dst, src *config.Service) bool {
+// mergeServers adds the servers of src to dst (two load balancers with
+// equal settings); servers with a URL already present are not repeated.
+func mergeServers(dst, src *config.Service) {
 	if dst.LoadBalancer == nil || src.LoadBalancer == nil {
-		return bytes.Equal(canonical(dst), canonical(src))
-	}
-	if !bytes.Equal(lbForm(dst.LoadBalancer), lbForm(src.LoadBalancer)) {
-		return false
+		return // equal weighted, mirroring or failover services: nothing to add
 	}
 	for _, s := range src.LoadBalancer.Servers {
 		if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.Server) bool { return d.URL == s.URL }) {
 			dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
 		}
 	}
-	return true
 }
 
 // cloneService copies s deeply enough for mergeServers to append servers
@@ -190,15 +229,7 @@ func cloneService(s *config.Service) *config.Service {
 	return &c
 }
 
-// lbForm is the canonical form of lb without its servers.
-func lbForm(lb *config.ServersLoadBalancer) []byte {
-	c := *lb
-	c.Servers = nil
-	return canonical(&c)
-}
-
-// canonical is v's JSON encoding; encoding/json sorts map keys, so equal
-// values encode equally. Config values always encode.
+// canonical is v's JSON encoding. Config values always encode.
 func canonical(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
