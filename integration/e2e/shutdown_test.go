@@ -119,6 +119,12 @@ http:
 			t.Errorf("request %d reached the backend but got %d / %v", id, res.status, res.err)
 		}
 	}
+	for id, res := range results {
+		if res.err == nil && res.status != 200 {
+			failed++
+			t.Errorf("request %d was answered %d during shutdown, want 200 (or no connection)", id, res.status)
+		}
+	}
 	if failed == 0 && len(rec.received) < 40 {
 		t.Errorf("only %d requests reached the backend", len(rec.received))
 	}
