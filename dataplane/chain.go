@@ -107,8 +107,9 @@ type recordWriter struct {
 	bytes  int64
 }
 
+// WriteHeader records the final status (a 1xx is replaced by what follows).
 func (w *recordWriter) WriteHeader(code int) {
-	if w.status == 0 || w.status < 200 {
+	if w.status < 200 {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -163,11 +163,10 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteHeader records the final status (a 1xx is replaced by what follows).
 func (w *proxyWriter) WriteHeader(code int) {
-	if w.status == 0 || w.status == http.StatusSwitchingProtocols || code >= 200 {
-		if w.status == 0 || w.status < 200 {
-			w.status = code
-		}
+	if w.status < 200 {
+		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
