@@ -182,9 +182,24 @@ wait:
 	in.close() // dashboard WebSockets would otherwise hold the grace period
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(c)+shutdownMargin)
 	defer scancel()
+	wg.Go(func() { // a second SIGTERM/SIGINT (Ctrl-C again) cuts the grace period
+		for {
+			select {
+			case s := <-sigs:
+				if s != syscall.SIGHUP {
+					log.Warn("second signal: closing connections now", "signal", s.String())
+					scancel()
+					return
+				}
+			case <-sctx.Done():
+				return
+			}
+		}
+	})
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("shutdown did not finish in time", "error", err)
 	}
+	scancel()
 	cancel()
 	wg.Wait()
 	return nil

@@ -230,3 +230,44 @@ providers:
 		t.Error("WebSocket still open after gantry exited")
 	}
 }
+
+// A second SIGTERM (Ctrl-C pressed again) ends the grace period at once:
+// an open WebSocket would otherwise hold gantry for graceTimeOut (60s).
+func TestSecondSignalCutsGrace(t *testing.T) {
+	w := harness.StartWhoami(t, "ws2")
+	dyn := t.TempDir()
+	harness.WriteFile(t, dyn, "dynamic.yml", fmt.Sprintf(wsDynamic, "", w))
+	addr := harness.FreeAddr(t)
+	g := harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  web:
+    address: %q
+    transport:
+      lifeCycle:
+        graceTimeOut: 60s
+providers:
+  file:
+    directory: %q
+`, addr, dyn))
+	g.WaitOutput(t, wait, "config applied")
+	c, _, err := dialWS(addr, "chat.test", "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	echoOnce(t, c, "open")
+	if err := g.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	g.WaitOutput(t, wait, "shutting down")
+	echoOnce(t, c, "still open during the grace period")
+	if err := g.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := g.Wait(t, wait); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	if !strings.Contains(g.Output(), "second signal") {
+		t.Error("no log line for the second signal")
+	}
+}
