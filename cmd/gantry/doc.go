@@ -23,7 +23,8 @@
 // and applies each new merged configuration atomically. SIGHUP re-reads the
 // file provider; SIGTERM or SIGINT stop accepting connections, let
 // in-flight requests finish within each entrypoint's
-// transport.lifeCycle.graceTimeOut (default 10s) and exit 0.
+// transport.lifeCycle.graceTimeOut (default 10s) and exit 0; a second
+// SIGTERM or SIGINT closes the remaining connections at once.
 //
 // validate checks the static configuration and every dynamic file of the
 // file provider (decoding, Validate, rule parsing and references, as run
