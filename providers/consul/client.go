@@ -14,7 +14,8 @@ import (
 
 // Defaults shared by both providers.
 const (
-	// DefaultAddress is the Consul agent both providers talk to by default.
+	// DefaultAddress is the Consul agent both providers talk to by default
+	// (consul/api's default too, unless CONSUL_HTTP_ADDR says otherwise).
 	DefaultAddress = "127.0.0.1:8500"
 	// DefaultWaitTime bounds each blocking query when endpointWaitTime is not
 	// set. Consul's own default is 5 minutes; Gantry uses 30 s so that a
@@ -26,7 +27,10 @@ const (
 )
 
 // newClient builds a Consul API client for ep (nil means all defaults). The
-// returned duration is the blocking-query wait time.
+// returned duration is the blocking-query wait time. Options that are set
+// win; those left empty fall back to consul/api's environment variables
+// (CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN, CONSUL_HTTP_AUTH, CONSUL_CACERT, …),
+// as for the consul CLI, and then to DefaultAddress over plain HTTP.
 func newClient(ep *static.ConsulEndpoint) (*api.Client, time.Duration, error) {
 	if ep == nil {
 		ep = &static.ConsulEndpoint{}
@@ -34,7 +38,6 @@ func newClient(ep *static.ConsulEndpoint) (*api.Client, time.Duration, error) {
 	// Not pooled: no idle connections (and their goroutines) outlive Run;
 	// a blocking query costs one loopback or LAN connection per wait time.
 	cfg := api.DefaultNonPooledConfig()
-	cfg.Address = DefaultAddress
 	if ep.Address != "" {
 		cfg.Address = ep.Address
 	}
@@ -44,8 +47,12 @@ func newClient(ep *static.ConsulEndpoint) (*api.Client, time.Duration, error) {
 		}
 		cfg.Scheme = ep.Scheme
 	}
-	cfg.Datacenter = ep.DataCenter
-	cfg.Token = ep.Token
+	if ep.DataCenter != "" {
+		cfg.Datacenter = ep.DataCenter
+	}
+	if ep.Token != "" {
+		cfg.Token, cfg.TokenFile = ep.Token, ""
+	}
 	if ep.HTTPAuth != nil {
 		cfg.HttpAuth = &api.HttpBasicAuth{Username: ep.HTTPAuth.Username, Password: ep.HTTPAuth.Password}
 	}

@@ -116,3 +116,55 @@ func TestCatalogEndpointOptions(t *testing.T) {
 		t.Errorf("no blocking query seen in %d requests", len(seen))
 	}
 }
+
+// TestEndpointFromEnvironment: options left empty fall back to consul/api's
+// environment variables, as for the consul CLI; options that are set win.
+func TestEndpointFromEnvironment(t *testing.T) {
+	tokens := make(chan string, 64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case tokens <- r.Header.Get("X-Consul-Token"):
+		default:
+		}
+		if r.URL.Query().Has("index") {
+			<-r.Context().Done() // nothing changes: block until the client gives up
+			return
+		}
+		w.Header().Set("X-Consul-Index", "1")
+		_, _ = w.Write([]byte("[]"))
+	}))
+	defer srv.Close()
+	t.Setenv("CONSUL_HTTP_ADDR", strings.TrimPrefix(srv.URL, "http://"))
+	t.Setenv("CONSUL_HTTP_TOKEN", "from-env")
+	for _, tt := range []struct {
+		name, token, want string
+	}{
+		{"env", "", "from-env"},
+		{"option wins", "from-option", "from-option"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := NewKV(static.ConsulKV{Token: tt.token}, discard())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- k.Run(ctx, func(providers.Snapshot) {}) }()
+			select {
+			case got := <-tokens:
+				if got != tt.want {
+					t.Errorf("token %q, want %q", got, tt.want)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("no request reached CONSUL_HTTP_ADDR")
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			for len(tokens) > 0 {
+				<-tokens
+			}
+		})
+	}
+}

@@ -25,8 +25,10 @@ type KV struct {
 
 // NewKV checks opts and returns a KV provider. Defaults follow Traefik v3
 // (https://doc.traefik.io/traefik/providers/consul/): endpoints
-// ["127.0.0.1:8500"], rootKey "traefik". An endpoint is "host:port" or
-// "http(s)://host:port"; with several, the next is tried after a failure.
+// ["127.0.0.1:8500"] (or CONSUL_HTTP_ADDR when set), rootKey "traefik". An
+// endpoint is "host:port" or "http(s)://host:port"; with several, the next
+// is tried after a failure. Unset options fall back to consul/api's
+// CONSUL_* environment variables, as for the catalog.
 // It returns an error for a bad endpoint or TLS block, and for namespaces
 // (Consul Enterprise, not supported). log must not be nil.
 func NewKV(opts static.ConsulKV, log *slog.Logger) (*KV, error) {
@@ -35,7 +37,7 @@ func NewKV(opts static.ConsulKV, log *slog.Logger) (*KV, error) {
 	}
 	eps := opts.Endpoints
 	if len(eps) == 0 {
-		eps = []string{DefaultAddress}
+		eps = []string{""} // CONSUL_HTTP_ADDR, else DefaultAddress
 	}
 	k := &KV{root: strings.Trim(opts.RootKey, "/"), log: log.With("provider", KVName)}
 	if k.root == "" {
