@@ -14,9 +14,6 @@ import (
 
 // Defaults shared by both providers.
 const (
-	// DefaultAddress is the Consul agent both providers talk to by default
-	// (consul/api's default too, unless CONSUL_HTTP_ADDR says otherwise).
-	DefaultAddress = "127.0.0.1:8500"
 	// DefaultWaitTime bounds each blocking query when endpointWaitTime is not
 	// set. Consul's own default is 5 minutes; Gantry uses 30 s so that a
 	// silently dead connection is noticed quickly (case 019).
@@ -30,7 +27,8 @@ const (
 // returned duration is the blocking-query wait time. Options that are set
 // win; those left empty fall back to consul/api's environment variables
 // (CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN, CONSUL_HTTP_AUTH, CONSUL_CACERT, …),
-// as for the consul CLI, and then to DefaultAddress over plain HTTP.
+// as for the consul CLI, and then to consul/api's defaults (127.0.0.1:8500
+// over plain HTTP).
 func newClient(ep *static.ConsulEndpoint) (*api.Client, time.Duration, error) {
 	if ep == nil {
 		ep = &static.ConsulEndpoint{}

@@ -37,7 +37,7 @@ func NewKV(opts static.ConsulKV, log *slog.Logger) (*KV, error) {
 	}
 	eps := opts.Endpoints
 	if len(eps) == 0 {
-		eps = []string{""} // CONSUL_HTTP_ADDR, else DefaultAddress
+		eps = []string{""} // CONSUL_HTTP_ADDR, else 127.0.0.1:8500
 	}
 	k := &KV{root: strings.Trim(opts.RootKey, "/"), log: log.With("provider", KVName)}
 	if k.root == "" {
