@@ -13,8 +13,9 @@
 //
 // Each provider splits into a watcher (Consul blocking queries with WaitIndex,
 // bounded by endpointWaitTime and a request deadline, retried with backoff)
-// and a pure function from Consul's data to a providers.Snapshot: Build for
-// the catalog, DecodeKV for the KV tree. Almost every test targets those
+// and a pure function from Consul's data to a providers.Snapshot: the
+// catalog's build (health entries → snapshot; Run re-decodes only the
+// services that changed) and DecodeKV for the KV tree. Almost every test targets those
 // pure functions; integration/consul runs both providers against a real
 // Consul agent.
 //
