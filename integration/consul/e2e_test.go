@@ -172,3 +172,51 @@ func TestEndToEnd(t *testing.T) {
 	tryNames(t, url, "api.example.com", "w2")
 	harness.TryGet(t, e2eTimeout, url, harness.Host("kv.example.com"), harness.StatusIs(404))
 }
+
+// TestEndToEndConsulDownAtStart is case 019 S1 through the binary: gantry
+// starts while Consul is down; the file provider's route works from the
+// start, the Consul route answers 404, and once Consul is up with the
+// service registered it is routed without a restart.
+func TestEndToEndConsulDownAtStart(t *testing.T) {
+	a := startAgent(t)
+	a.Stop(t)
+	w1 := harness.StartWhoami(t, "w1")
+	w2 := harness.StartWhoami(t, "w2")
+	dir := t.TempDir()
+	harness.WriteFile(t, dir, "static.yml", fmt.Sprintf(`
+http:
+  routers:
+    static:
+      rule: Host(`+"`static.example.com`"+`)
+      service: static
+  services:
+    static:
+      loadBalancer:
+        servers:
+          - url: http://%s
+`, w1))
+	web := harness.FreeAddr(t)
+	g := harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  web:
+    address: %q
+providers:
+  providersThrottleDuration: 50ms
+  file:
+    directory: %q
+  consulCatalog:
+    exposedByDefault: false
+    endpoint:
+      address: %q
+      endpointWaitTime: 5s
+`, web, dir, a.Addr))
+	url := "http://" + web + "/"
+	harness.TryGet(t, e2eTimeout, url, harness.Host("static.example.com"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	g.WaitOutput(t, e2eTimeout, "consul request failed")
+	harness.TryGet(t, e2eTimeout, url, harness.Host("api.example.com"), harness.StatusIs(404))
+
+	a.Start(t)
+	registerWhoami(t, a, "api-1", "api", w2, "traefik.enable=true", "traefik.http.routers.api.rule=Host(`api.example.com`)")
+	tryNames(t, url, "api.example.com", "w2")
+	tryNames(t, url, "static.example.com", "w1")
+}
