@@ -3,6 +3,8 @@ package consul
 import (
 	"context"
 	"encoding/pem"
+	"io"
+	stdlog "log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,7 +29,7 @@ func TestCatalogEndpointOptions(t *testing.T) {
 	var mu sync.Mutex
 	var seen []*http.Request
 	blockingSeen := make(chan struct{}, 1)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Clone(context.Background()))
 		mu.Unlock()
@@ -39,6 +41,8 @@ func TestCatalogEndpointOptions(t *testing.T) {
 		}
 		f.ServeHTTP(w, r)
 	}))
+	srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // handshakes cut short by Close
+	srv.StartTLS()
 	defer srv.Close()
 	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 

@@ -202,7 +202,8 @@ func TestKVRun(t *testing.T) {
 			t.Fatalf("snapshot changed while every endpoint failed")
 		}
 		f.update(func(f *fakeConsul) { f.fail = 0; delete(f.kv, "traefik/http/routers/s/rule") })
-		time.Sleep(2 * backoffMax)
+		// The next attempt may go to the dead endpoint first: two backoffs.
+		time.Sleep(3 * backoffMax)
 		synctest.Wait()
 		if pub.last().Config.HTTP.Routers["s"] != nil {
 			t.Fatalf("deletion after recovery not published")
