@@ -71,6 +71,8 @@ type entryPoint struct {
 	fallbackTLS                                               *tlsPolicy
 
 	inflight atomic.Int64
+	sniffers atomic.Int64 // connections whose first byte is awaited or being handed over
+	loops    atomic.Int64 // running accept loops
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -296,6 +298,7 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 		e.chans = append(e.chans, plain, secure)
 		wg.Go(func() { _ = ps.Serve(plain) })
 		wg.Go(func() { _ = ts.Serve(tls.NewListener(secure, ts.TLSConfig)) })
+		e.loops.Add(1)
 		wg.Go(func() { e.acceptLoop(l, plain, secure, wg) })
 	}
 }
@@ -340,6 +343,7 @@ func (e *entryPoint) httpServer(secure bool) *http.Server {
 // acceptLoop accepts on one listener until it is closed. Temporary errors
 // (EMFILE) back off from 5ms to 1s, as net/http does.
 func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, wg *sync.WaitGroup) {
+	defer e.loops.Add(-1)
 	var delay time.Duration
 	for {
 		c, err := l.Accept()
@@ -362,6 +366,7 @@ func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, wg 
 			_ = c.Close()
 			continue
 		}
+		e.sniffers.Add(1)
 		wg.Go(func() { e.sniff(tc, plain, secure) })
 	}
 }
@@ -376,14 +381,16 @@ func isTemporary(err error) bool {
 
 // sniff reads the first byte (bounded by the header timeout) and hands the
 // connection to the TLS server when it starts a handshake record (0x16),
-// else to the plain server.
+// else to the plain server. The caller counted it in e.sniffers.
 func (e *entryPoint) sniff(c *trackedConn, plain, secure *chanListener) {
+	defer e.sniffers.Add(-1)
 	_ = c.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
 	var b [1]byte
 	if _, err := c.Conn.Read(b[:]); err != nil {
 		_ = c.Close()
 		return
 	}
+	c.sniffed.Store(true)
 	_ = c.SetReadDeadline(time.Time{})
 	c.first = b[:]
 	if b[0] == 0x16 {

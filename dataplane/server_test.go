@@ -395,3 +395,34 @@ func TestReadHeaderTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A connection that sent nothing does not hold Shutdown for the header
+// timeout or the grace period: it is cut at once.
+func TestShutdownCutsSilentConnections(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv, err := NewServer(log, router.NewActive(), map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", srv.Addrs("web")[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ep := srv.eps["web"]
+	eventually(t, "the connection to be accepted", func() bool { return ep.sniffers.Load() == 1 })
+	start := time.Now()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Shutdown took %v with one silent connection", d)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("silent connection still open after Shutdown")
+	}
+}

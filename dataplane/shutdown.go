@@ -34,9 +34,30 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	gctx, cancel := context.WithTimeout(ctx, e.grace)
 	defer cancel()
 	e.closeListeners()
+	// Connections accepted but silent so far are cut (as net/http does with
+	// new idle ones); those whose first byte arrived are handed to their
+	// server before it stops accepting, so their request is served. Accept
+	// loops are waited for first, so no accepted connection is missed.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	waitFor := func(busy func() bool) {
+		for busy() && gctx.Err() == nil {
+			select {
+			case <-tick.C:
+			case <-gctx.Done():
+			}
+		}
+	}
+	waitFor(func() bool { return e.loops.Load() > 0 })
 	e.mu.Lock()
 	servers := slices.Clone(e.servers)
+	for c := range e.conns {
+		if !c.sniffed.Load() {
+			_ = c.Conn.SetReadDeadline(time.Now())
+		}
+	}
 	e.mu.Unlock()
+	waitFor(func() bool { return e.sniffers.Load() > 0 })
 	var wg sync.WaitGroup
 	for _, srv := range servers {
 		wg.Go(func() { _ = srv.Shutdown(gctx) })
@@ -44,14 +65,7 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	wg.Wait()
 	// Shutdown does not wait for hijacked (upgraded) connections; their
 	// handlers are still counted in flight.
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for e.inflight.Load() > 0 && gctx.Err() == nil {
-		select {
-		case <-tick.C:
-		case <-gctx.Done():
-		}
-	}
+	waitFor(func() bool { return e.inflight.Load() > 0 })
 	e.mu.Lock()
 	left := make([]*trackedConn, 0, len(e.conns))
 	for c := range e.conns {

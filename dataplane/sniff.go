@@ -3,6 +3,7 @@ package dataplane
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // trackedConn is an accepted connection whose first byte was read to tell
@@ -12,9 +13,10 @@ import (
 // end of the grace period.
 type trackedConn struct {
 	net.Conn
-	first  []byte
-	ep     *entryPoint
-	closed sync.Once
+	first   []byte
+	ep      *entryPoint
+	closed  sync.Once
+	sniffed atomic.Bool // the first byte arrived
 }
 
 func (c *trackedConn) Read(b []byte) (int, error) {
