@@ -127,9 +127,15 @@ func (w *recordWriter) Write(b []byte) (int, error) {
 // Flush sends buffered data to the client.
 func (w *recordWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
-// Hijack takes over the connection (WebSocket upgrades).
+// Hijack takes over the connection (WebSocket upgrades); the request is
+// then recorded as 101 Switching Protocols, which the proxy writes on the
+// hijacked connection itself.
 func (w *recordWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
 }
 
 // Unwrap returns the wrapped writer.

@@ -105,7 +105,8 @@ func (b *rawWSBackend) handshakes() []string {
 // handshakes during the swaps succeed.
 func TestWebSocketThroughSwaps(t *testing.T) {
 	be := newRawWSBackend(t)
-	h := newHarness(t, nil, nil)
+	obs := &recorder{}
+	h := newHarness(t, nil, obs)
 	cfg := func(wsExtra, other string) string {
 		return fmt.Sprintf(`
 http:
@@ -147,6 +148,9 @@ http:
 		}
 	}
 	echo(conn, "before")
+	if ev, ok := obs.find(func(e RequestEvent) bool { return e.Router == "ws@file" }); ok {
+		t.Errorf("upgraded request reported before it ended: %+v", ev)
+	}
 	for i := range 20 {
 		wsExtra := ""
 		if i == 19 {
@@ -170,6 +174,16 @@ http:
 	if err == nil || resp == nil || resp.StatusCode != 403 {
 		t.Errorf("forbidden handshake: got resp %v err %v, want 403 relayed", resp, err)
 	}
+
+	c3, _, err := dialer.Dial("ws://chat.example.com/socket", hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c3.Close()
+	eventually(t, "the closed WebSocket reported as 101", func() bool {
+		_, ok := obs.find(func(e RequestEvent) bool { return e.Router == "ws@file" && e.Status == http.StatusSwitchingProtocols })
+		return ok
+	})
 
 	// The router and service removed: the open connection stays (Traefik
 	// keeps it); a new handshake gets 404.
