@@ -24,6 +24,18 @@ import (
 // (Traefik's default refreshInterval).
 const DefaultRefreshInterval = 15 * time.Second
 
+// MaxBlockingQueries and MaxQuickQueries bound the catalog provider's
+// requests in flight: blocking queries (one per watched service) and other
+// requests (first reads, retries, polls). With the service list's own
+// query, the total stays under the 200 concurrent connections a Consul agent
+// accepts per client address by default (limits.http_max_conns_per_client).
+// With more services than MaxBlockingQueries, services take turns, and a
+// change may wait up to about endpointWaitTime per extra round.
+const (
+	MaxBlockingQueries = 150
+	MaxQuickQueries    = 20
+)
+
 // Catalog is the Consul Catalog provider (providers.consulCatalog). It
 // implements providers.Provider; create it with NewCatalog.
 type Catalog struct {
@@ -88,8 +100,10 @@ func NewCatalog(opts static.ConsulCatalog, log *slog.Logger) (*Catalog, error) {
 		}
 	}
 	spec := watchSpec{
-		base: api.QueryOptions{AllowStale: opts.Stale, RequireConsistent: opts.RequireConsistent, UseCache: opts.Cache},
-		wait: wait,
+		base:  api.QueryOptions{AllowStale: opts.Stale, RequireConsistent: opts.RequireConsistent, UseCache: opts.Cache},
+		wait:  wait,
+		slots: make(chan struct{}, MaxBlockingQueries),
+		quick: make(chan struct{}, MaxQuickQueries),
 	}
 	if opts.Watch != nil && !*opts.Watch {
 		spec.poll = DefaultRefreshInterval
@@ -138,8 +152,10 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 	r := &catalogRun{c: c, ctx: ctx, events: make(chan event), watches: map[string]*serviceWatch{}}
 	defer r.wg.Wait()
 	defer cancel()
+	list := c.spec
+	list.slots, list.quick = nil, nil // the service list never waits behind the services
 	r.wg.Go(func() {
-		watch(ctx, c.spec, c.fetchList,
+		watch(ctx, list, c.fetchList,
 			func(l map[string][]string) { r.send(ctx, event{list: l}) },
 			func(err error) { r.send(ctx, event{err: fmt.Errorf("list services: %w", err)}) })
 	})

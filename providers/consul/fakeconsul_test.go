@@ -30,6 +30,8 @@ type fakeConsul struct {
 	hang bool
 	// log records every request as "path?index=N" with its time.
 	log []fakeRequest
+	// inflight and maxInflight count health requests being served.
+	inflight, maxInflight int
 }
 
 type fakeRequest struct {
@@ -94,6 +96,15 @@ func (f *fakeConsul) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.log = append(f.log, req)
+	if strings.HasPrefix(r.URL.Path, "/v1/health/") {
+		f.inflight++
+		f.maxInflight = max(f.maxInflight, f.inflight)
+		defer func() {
+			f.mu.Lock()
+			f.inflight--
+			f.mu.Unlock()
+		}()
+	}
 	hang := f.hang
 	idx, _ := strconv.ParseUint(q.Get("index"), 10, 64)
 	wait, _ := time.ParseDuration(q.Get("wait"))

@@ -232,3 +232,34 @@ func TestCatalogErrorsKeepLastSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// TestCatalogBoundsQueriesInFlight: with more services than query slots,
+// services take turns; every service is still published and its changes
+// still arrive, and the agent never sees more requests than slots.
+func TestCatalogBoundsQueriesInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeConsul()
+		for i := range 6 {
+			name := fmt.Sprintf("s%d", i)
+			f.services[name] = []*api.ServiceEntry{entry("n1", name, name, "10.0.0.1", 8000+i)}
+		}
+		c := fakeCatalog(t, f, static.ConsulCatalog{})
+		c.spec.slots = make(chan struct{}, 2)
+		c.spec.quick = make(chan struct{}, 1)
+		pub, stop := runProvider(t, c)
+		defer stop()
+		synctest.Wait()
+		if pub.count() == 0 || len(pub.last().Config.HTTP.Routers) != 6 {
+			t.Fatalf("first reads waited behind blocking queries: not every service published at once")
+		}
+		f.update(func(f *fakeConsul) { f.services["s5"][0] = entry("n1", "s5", "s5", "10.0.0.9", 8005) })
+		time.Sleep(3 * requestTimeout(DefaultWaitTime))
+		synctest.Wait()
+		wantServers(t, pub, "s5", "http://10.0.0.9:8005")
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.maxInflight > 3 {
+			t.Errorf("%d health requests in flight at once, want at most 2 blocking + 1 quick", f.maxInflight)
+		}
+	})
+}

@@ -39,6 +39,12 @@ type watchSpec struct {
 	// poll, when positive, turns blocking queries off: the query runs
 	// without WaitIndex every poll (Traefik's watch=false, refreshInterval).
 	poll time.Duration
+	// slots and quick, when not nil, bound the requests in flight across
+	// every watch sharing them: blocking queries (which hold a connection
+	// for up to wait) take a slot, other requests (first reads, retries,
+	// polls) a quick one, so that a full set of blocking queries never
+	// delays a first read.
+	slots, quick chan struct{}
 }
 
 // watch repeats fetch until ctx is done, following Consul's blocking-query
@@ -61,9 +67,23 @@ func watch[T any](ctx context.Context, s watchSpec, fetch fetchFunc[T], onData f
 		if s.poll <= 0 {
 			q.WaitIndex, q.WaitTime = idx, s.wait
 		}
+		pool := s.quick
+		if q.WaitIndex > 0 {
+			pool = s.slots
+		}
+		if pool != nil {
+			select {
+			case pool <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout(s.wait))
 		v, meta, err := fetch(q.WithContext(rctx))
 		cancel()
+		if pool != nil {
+			<-pool
+		}
 		if ctx.Err() != nil {
 			return
 		}
