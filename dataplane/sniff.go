@@ -34,6 +34,16 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// CloseWrite half-closes the connection when the underlying one can, so the
+// proxy propagates a backend's end of stream on upgraded (WebSocket)
+// connections instead of waiting for the client.
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // chanListener is a net.Listener fed by the sniffing goroutines: the plain
 // and the TLS http.Server of a listener each Accept from one.
 type chanListener struct {

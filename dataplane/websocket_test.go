@@ -235,3 +235,59 @@ func writeFrame(w io.Writer, op byte, payload []byte) error {
 	_, err := w.Write(append(h, payload...))
 	return err
 }
+
+// A backend that ends an upgraded stream (half-close) is seen by the
+// client as end of stream, while the client can still send.
+func TestUpgradeHalfClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		http.ReadRequest(br)
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nbye")
+		c.(*net.TCPConn).CloseWrite()
+		b, _ := io.ReadAll(br)
+		got <- string(b)
+	}()
+	h := newHarness(t, nil, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
+`, l.Addr()), GenerationOptions{})
+	c, err := net.Dial("tcp", h.addr("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rest, err := io.ReadAll(br)
+	if err != nil || string(rest) != "bye" {
+		t.Fatalf("client read %q, %v; want bye then end of stream", rest, err)
+	}
+	io.WriteString(c, "still here")
+	c.(*net.TCPConn).CloseWrite()
+	select {
+	case s := <-got:
+		if s != "still here" {
+			t.Errorf("backend got %q after its half-close, want the client's bytes", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("backend never saw the client's end of stream")
+	}
+}
