@@ -426,3 +426,51 @@ func TestShutdownCutsSilentConnections(t *testing.T) {
 		t.Error("silent connection still open after Shutdown")
 	}
 }
+
+// lifeCycle.requestAcceptGraceTimeout: after Shutdown starts, new requests
+// are still accepted and served for that long (for load balancers in front
+// to notice), then the entrypoint stops.
+func TestRequestAcceptGraceTimeout(t *testing.T) {
+	be := echoBackend(t, "b")
+	lc := &static.LifeCycle{RequestAcceptGraceTimeout: config.Duration(time.Hour)}
+	log := slog.New(slog.DiscardHandler)
+	pool := NewPool(log, PoolOptions{})
+	defer pool.Close()
+	active := router.NewActive()
+	srv, err := NewServer(log, active, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: lc}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := decodeYAML(t, fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL))
+	g := NewGeneration(pool, m, GenerationOptions{})
+	defer g.Close()
+	active.Swap(router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
+	addr := srv.Addrs("web")[0].String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	tr := &http.Transport{DisableKeepAlives: true}
+	for i := range 3 {
+		resp, err := (&http.Client{Transport: tr}).Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatalf("request %d during the accept grace period: %v", i, err)
+		}
+		resp.Body.Close()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned during the accept grace period: %v", err)
+	default:
+	}
+	cancel() // the caller's deadline ends the grace period early
+	if err := <-done; err != context.Canceled {
+		t.Errorf("Shutdown = %v, want context.Canceled", err)
+	}
+}
