@@ -11,7 +11,7 @@ import (
 
 // cliArgs is the parsed command line.
 type cliArgs struct {
-	command    string     // "run" (default), "validate", "version", "help"
+	command    string     // "run" (default), "validate", "healthcheck", "version", "help"
 	configFile string     // --configFile
 	flags      []flagPair // every other --key=value, in order
 }
@@ -29,14 +29,14 @@ func parseArgs(args []string) (cliArgs, error) {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
 			if sawCommand {
-				return c, fmt.Errorf("unexpected argument %q (one subcommand at most: run, validate, version)", a)
+				return c, fmt.Errorf("unexpected argument %q (one subcommand at most: run, validate, healthcheck, version)", a)
 			}
 			switch a {
-			case "run", "validate", "version", "help":
+			case "run", "validate", "healthcheck", "version", "help":
 				c.command, sawCommand = a, true
 				continue
 			}
-			return c, fmt.Errorf("unknown subcommand %q (want run, validate or version)", a)
+			return c, fmt.Errorf("unknown subcommand %q (want run, validate, healthcheck or version)", a)
 		}
 		key, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if key == "" {

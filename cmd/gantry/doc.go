@@ -4,6 +4,7 @@
 //
 //	gantry [run] [--configFile=FILE] [--<option>=<value>...]
 //	gantry validate [--configFile=FILE] [--<option>=<value>...]
+//	gantry healthcheck [--configFile=FILE] [--<option>=<value>...]
 //	gantry version
 //
 // The static configuration uses Traefik v3's static layout
@@ -30,6 +31,10 @@
 // file provider (decoding, Validate, rule parsing and references, as run
 // would compile them), prints each problem with its source, and exits 1
 // when there is any error, 0 otherwise.
+//
+// healthcheck GETs /ping on the ping entrypoint over loopback and exits 0
+// when it answers 200, else 1: Traefik's command for container
+// HEALTHCHECK lines ("gantry healthcheck --ping").
 //
 // version prints the version, the Go version and the platform.
 //

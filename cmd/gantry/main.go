@@ -34,6 +34,8 @@ func realMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		return 0
 	case "validate":
 		return validateCmd(ctx, c, environ, stdout, stderr)
+	case "healthcheck":
+		return healthcheckCmd(ctx, c, environ, stdout)
 	}
 	return runCmd(ctx, c, environ, stderr)
 }
@@ -42,6 +44,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   gantry [run] [--configFile=FILE] [--<option>=<value>...]
   gantry validate [--configFile=FILE] [--<option>=<value>...]
+  gantry healthcheck [--configFile=FILE] [--<option>=<value>...]
   gantry version
 
 Options use Traefik's static configuration names, for example

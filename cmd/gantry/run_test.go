@@ -159,3 +159,40 @@ func TestRunBadStaticConfiguration(t *testing.T) {
 		t.Errorf("bad subcommand: got code %d, want 2", code)
 	}
 }
+
+// gantry healthcheck: 0 while the ping entrypoint answers, 1 once gantry
+// is gone, 1 (with a reason) when ping is not enabled.
+func TestHealthcheck(t *testing.T) {
+	args := []string{
+		"--entrypoints.web.address=" + freeAddr(t),
+		"--entrypoints.traefik.address=" + freeAddr(t),
+		"--ping",
+		"--store.path=" + filepath.Join(t.TempDir(), "gantry.db"),
+	}
+	check := func() (int, string) {
+		var out strings.Builder
+		code := realMain(context.Background(), append([]string{"healthcheck"}, args...), nil, &out, io.Discard)
+		return code, out.String()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- realMain(ctx, args, nil, io.Discard, io.Discard) }()
+	poll(t, "healthcheck passes", func() error {
+		if code, out := check(); code != 0 || !strings.HasPrefix(out, "OK: http://127.0.0.1:") {
+			return fmt.Errorf("code %d: %s", code, out)
+		}
+		return nil
+	})
+	stop()
+	if c := <-done; c != 0 {
+		t.Fatalf("run exit code %d", c)
+	}
+	if code, out := check(); code != 1 || !strings.Contains(out, "error:") {
+		t.Errorf("after stop: code %d, %q", code, out)
+	}
+	var out strings.Builder
+	code := realMain(context.Background(), []string{"healthcheck", "--entrypoints.web.address=:80"}, nil, &out, io.Discard)
+	if code != 1 || !strings.Contains(out.String(), "ping is not enabled") {
+		t.Errorf("without ping: code %d, %q", code, out.String())
+	}
+}
