@@ -169,6 +169,30 @@ http:
 	if len(h.pool.Status()) != 1 || len(h.pool.checkers) != 1 {
 		t.Fatalf("status %v, checkers %d; want one backend and one checker", h.pool.Status(), len(h.pool.checkers))
 	}
+	snapshot := func() (*http.Transport, *checker) {
+		h.pool.mu.Lock()
+		defer h.pool.mu.Unlock()
+		var tr *http.Transport
+		for _, st := range h.pool.transports {
+			tr = st.t
+		}
+		var c *checker
+		for _, x := range h.pool.checkers {
+			c = x
+		}
+		return tr, c
+	}
+	tr1, c1 := snapshot()
+	// The same service in a new generation keeps its transport (and so its
+	// upstream keep-alive connections) and its running checker.
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {renamed@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {healthCheck: {path: /, interval: 1h}, servers: [{url: %q}]}}}
+`, a.URL), GenerationOptions{})
+	if tr2, c2 := snapshot(); tr2 != tr1 || c2 != c1 {
+		t.Errorf("after a swap: transport kept %v, checker kept %v; want both kept", tr2 == tr1, c2 == c1)
+	}
 	h.apply(`http: {}`, GenerationOptions{})
 	if len(h.pool.Status()) != 0 || len(h.pool.checkers) != 0 || len(h.pool.transports) != 0 {
 		t.Errorf("after the swap: status %v, %d checkers, %d transports; want none", h.pool.Status(), len(h.pool.checkers), len(h.pool.transports))
