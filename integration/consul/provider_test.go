@@ -377,11 +377,12 @@ func TestKVAgentOutage(t *testing.T) {
 	c.await(t, "after recovery", routerIs("kv", "Host(`kv2.example.com`)"))
 }
 
-// TestCatalogManyServices registers 100 services (one blocking query each)
-// and then deregisters half of them; every snapshot change must reach the
-// provider, and its watches must stop with Run.
+// TestCatalogManyServices registers 250 services, more than the agent's
+// default 200 connections per client: the provider must bound its queries
+// (no request fails), route them all, follow a health change on a service
+// whose watch takes turns, and follow the deregistration of half of them.
 func TestCatalogManyServices(t *testing.T) {
-	const n = 100
+	const n = 250
 	a := startAgent(t)
 	log, logs := logger()
 	p, err := consul.NewCatalog(catalogOpts(a), log)
@@ -391,7 +392,7 @@ func TestCatalogManyServices(t *testing.T) {
 	c := run(t, p, logs)
 	for i := range n {
 		id := fmt.Sprintf("svc-%03d", i)
-		a.register(t, registerOpts{id: id, name: id, addr: "127.0.0.1", port: 10000 + i, tags: []string{"traefik.enable=true"}})
+		a.register(t, registerOpts{id: id, name: id, addr: "127.0.0.1", port: 10000 + i, tags: []string{"traefik.enable=true"}, ttl: true})
 	}
 	routers := func(want int) func(*config.Configuration) error {
 		return func(cfg *config.Configuration) error {
@@ -402,6 +403,14 @@ func TestCatalogManyServices(t *testing.T) {
 		}
 	}
 	c.await(t, "all registered", routers(n))
+	last := fmt.Sprintf("svc-%03d", n-1)
+	a.setStatus(t, last, "critical")
+	c.await(t, "last service critical", both(routers(n-1), routerIs(last, "")))
+	a.setStatus(t, last, "passing")
+	c.await(t, "last service passing", routers(n))
+	if strings.Contains(logs.String(), "consul request failed") {
+		t.Errorf("requests failed with %d services:\n%s", n, logs.String())
+	}
 	for i := 0; i < n; i += 2 {
 		a.deregister(t, fmt.Sprintf("svc-%03d", i))
 	}
