@@ -91,11 +91,19 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		fmt.Fprintln(stdout, "error:", e)
 	}
 	if len(errs) > 0 {
-		fmt.Fprintf(stdout, "invalid: %d errors, %d warnings\n", len(errs), len(warns))
+		fmt.Fprintf(stdout, "invalid: %s, %s\n", count(len(errs), "error"), count(len(warns), "warning"))
 		return 1
 	}
-	fmt.Fprintf(stdout, "valid: %d warnings\n", len(warns))
+	fmt.Fprintf(stdout, "valid: %s\n", count(len(warns), "warning"))
 	return 0
+}
+
+// count renders "1 error", "2 errors".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // splitReport returns the problems of disabled objects (and TLS problems)

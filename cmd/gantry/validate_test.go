@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		{"bad static", []string{"--entrypoints.web.address=:80", "--log.level=LOUD"}, 1,
 			[]string{"error: static configuration: log.level", "invalid: 1 error"}, nil},
 		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--tracing.otlp=true"}, 0,
-			[]string{"warning: flags: unknown or unsupported option tracing.otlp: ignored", "valid: 1 warnings"}, nil},
+			[]string{"warning: flags: unknown or unsupported option tracing.otlp: ignored", "valid: 1 warning"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
