@@ -63,9 +63,9 @@ func (k *KV) Name() string { return KVName }
 
 // Run watches every key under rootKey with a blocking query until ctx is
 // done, and publishes DecodeKV's snapshot of the whole tree after each
-// change of the result. Errors are logged and retried with backoff (trying the next
-// endpoint); nothing is published while Consul fails, so the last snapshot
-// stays in effect (case 019). Run returns nil when ctx is done.
+// change of the result. Errors are logged and retried with backoff (trying
+// the next endpoint); nothing is published while Consul fails, so the last
+// snapshot stays in effect (case 019). Run returns nil when ctx is done.
 func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	cur := 0
 	failing := false
