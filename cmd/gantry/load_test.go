@@ -394,3 +394,35 @@ func TestSplitKey(t *testing.T) {
 		}
 	}
 }
+
+// A compose file for Traefik with Let's Encrypt: every option Gantry
+// supports is taken, the ACME ones are each named in a warning.
+func TestComposeFlagsWithACME(t *testing.T) {
+	l := load(t, []string{
+		"--providers.docker.endpoint=tcp://socket-proxy:2375",
+		"--providers.docker.network=proxy",
+		"--serverstransport.insecureskipverify=true",
+		"--entrypoints.websecure.address=:443",
+		"--entrypoints.websecure.http.tls.certresolver=le",
+		"--certificatesresolvers.le.acme.tlschallenge=true",
+		"--certificatesresolvers.le.acme.email=ops@example.com",
+		"--log.filepath=/var/log/traefik.log",
+		"--accesslog.filepath=/var/log/access.log",
+		"--global.sendAnonymousUsage=false",
+	})
+	c := l.Config
+	if c.Providers.Docker.Endpoint != "tcp://socket-proxy:2375" || c.Providers.Docker.Network != "proxy" {
+		t.Errorf("docker: %+v", c.Providers.Docker)
+	}
+	if !c.ServersTransport.InsecureSkipVerify || c.Log.FilePath != "/var/log/traefik.log" || c.AccessLog.FilePath != "/var/log/access.log" {
+		t.Errorf("serversTransport %+v log %+v accessLog %+v", c.ServersTransport, c.Log, c.AccessLog)
+	}
+	want := []string{
+		"flags: unknown or unsupported option certificatesresolvers.le.acme.email: ignored",
+		"flags: unknown or unsupported option certificatesresolvers.le.acme.tlschallenge: ignored",
+		"static configuration: option entryPoints.websecure.http.tls is not supported: ignored; set tls on the routers instead",
+	}
+	if !slices.Equal(l.Warnings, want) {
+		t.Errorf("warnings:\n got %q\nwant %q", l.Warnings, want)
+	}
+}
