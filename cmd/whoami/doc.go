@@ -5,7 +5,8 @@
 //
 // Flags:
 //
-//	--port N     TCP port to listen on (default 80; 0 picks a free port)
+//	--port N     TCP port to listen on (default 80, or env WHOAMI_PORT_NUMBER;
+//	             0 picks a free port)
 //	--name S     name echoed as "Name: S" and in /api (env WHOAMI_NAME)
 //	--addr H:P   Gantry's: full listen address, overrides --port
 //	             (e.g. 127.0.0.1:0)

@@ -38,7 +38,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("whoami", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&o.port, "port", 80, "TCP port to listen on (0 picks a free port)")
+	defPort := 80
+	if v, err := strconv.Atoi(os.Getenv("WHOAMI_PORT_NUMBER")); err == nil {
+		defPort = v
+	}
+	fs.IntVar(&o.port, "port", defPort, "TCP port to listen on (0 picks a free port; env WHOAMI_PORT_NUMBER)")
 	fs.StringVar(&o.addr, "addr", "", "full listen address host:port (overrides --port)")
 	fs.StringVar(&o.name, "name", os.Getenv("WHOAMI_NAME"), "name echoed as \"Name: ...\"")
 	fs.StringVar(&o.cert, "cert", "", "TLS certificate file (PEM)")

@@ -174,6 +174,14 @@ func TestEventsOneByOne(t *testing.T) {
 	}
 }
 
+func TestPortFromEnvironment(t *testing.T) {
+	t.Setenv("WHOAMI_PORT_NUMBER", "8089")
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil || o.addr != ":8089" {
+		t.Errorf("got %q, %v; want :8089", o.addr, err)
+	}
+}
+
 func TestFlags(t *testing.T) {
 	tests := []struct {
 		name     string
