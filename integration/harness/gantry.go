@@ -41,7 +41,9 @@ type Options struct {
 	Env []string
 	// Dir is the working directory; empty means a new t.TempDir().
 	Dir string
-	// NoWait skips waiting for the entrypoints to accept connections.
+	// NoWait skips waiting for the entrypoints to accept connections. Use
+	// it when Env or Args override entrypoint addresses: EntryPoints and
+	// WaitReady know only the addresses written in Static.
 	NoWait bool
 }
 
