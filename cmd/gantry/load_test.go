@@ -20,13 +20,17 @@ func mustParse(t *testing.T, args ...string) cliArgs {
 	return c
 }
 
-// load runs loadStatic without the default file search (a traefik.yml in
-// /etc/traefik on the test machine must not change the results).
+// TestMain turns the default file search off (a traefik.yml in
+// /etc/traefik on the test machine must not change the results);
+// TestDefaultFileSearch sets its own list.
+func TestMain(m *testing.M) {
+	defaultConfigFiles = nil
+	os.Exit(m.Run())
+}
+
+// load runs loadStatic.
 func load(t *testing.T, args []string, env ...string) *loaded {
 	t.Helper()
-	saved := defaultConfigFiles
-	defaultConfigFiles = nil
-	t.Cleanup(func() { defaultConfigFiles = saved })
 	l, err := loadStatic(mustParse(t, args...), env)
 	if err != nil {
 		t.Fatalf("loadStatic: %v", err)
@@ -256,9 +260,6 @@ func TestStaticErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			saved := defaultConfigFiles
-			defaultConfigFiles = nil
-			defer func() { defaultConfigFiles = saved }()
 			_, err := loadStatic(mustParse(t, tt.args...), tt.env)
 			if err == nil {
 				t.Fatal("want an error")

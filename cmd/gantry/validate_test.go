@@ -34,9 +34,6 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			saved := defaultConfigFiles
-			defaultConfigFiles = nil
-			defer func() { defaultConfigFiles = saved }()
 			var out strings.Builder
 			code := realMain(context.Background(), append([]string{"validate"}, tt.args...), nil, &out, io.Discard)
 			if code != tt.code {
