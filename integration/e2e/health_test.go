@@ -45,7 +45,7 @@ func names(t *testing.T, url, host string, n int) (map[string]int, []int) {
 func TestActiveHealthCheck(t *testing.T) {
 	w1 := harness.StartWhoamiProc(t, "h1")
 	w2 := harness.StartWhoamiProc(t, "h2")
-	p := startProxy(t, map[string]string{"web": ""}, "", fmt.Sprintf(`
+	p := startProxy(t, map[string]string{"web": "", "traefik": ""}, "api:\n  insecure: true\n", fmt.Sprintf(`
 http:
   routers:
     app: {rule: "Host(`+"`app.test`"+`)", service: app}
@@ -73,9 +73,15 @@ http:
 
 	setHealth(t, w2, 503)
 	until("h2 out of rotation", func(g map[string]int, o []int) bool { return g["h1"] == 10 })
+	// The API shows it (issue 5503 in case 032: the status must follow the check).
+	api := p.URL(t, "traefik", "/api/http/services/app@file")
+	harness.TryGet(t, wait, api, harness.StatusIs(200),
+		harness.BodyContains(fmt.Sprintf("%q:%q", "http://"+w2.Addr, "DOWN")),
+		harness.BodyContains(fmt.Sprintf("%q:%q", "http://"+w1.Addr, "UP")))
 
 	setHealth(t, w2, 204) // 2xx is healthy (issue 3081 in case 032)
 	until("h2 back with 204", func(g map[string]int, o []int) bool { return g["h1"] > 0 && g["h2"] > 0 })
+	harness.TryGet(t, wait, api, harness.BodyContains(fmt.Sprintf("%q:%q", "http://"+w2.Addr, "UP")))
 
 	setHealth(t, w1, 404)
 	setHealth(t, w2, 500)
