@@ -90,3 +90,43 @@ http:
 	setHealth(t, w1, 200)
 	until("h1 back alone", func(g map[string]int, o []int) bool { return g["h1"] == 10 })
 }
+
+// Passive health checks: a server that stops answering leaves the rotation
+// after maxFailedAttempts failures, so at most that many requests fail,
+// and it comes back once it answers again after failureWindow.
+func TestPassiveHealthCheck(t *testing.T) {
+	w1 := harness.StartWhoamiProc(t, "p1")
+	w2 := harness.StartWhoamiProc(t, "p2")
+	p := startProxy(t, map[string]string{"web": ""}, "", fmt.Sprintf(`
+http:
+  routers:
+    app: {rule: "Host(`+"`passive.test`"+`)", service: app}
+  services:
+    app:
+      loadBalancer:
+        passiveHealthCheck: {failureWindow: 1s, maxFailedAttempts: 1}
+        servers:
+          - url: http://%s
+          - url: http://%s
+`, w1.Addr, w2.Addr))
+	url := p.URL(t, "web", "/")
+	got, other := names(t, url, "passive.test", 10)
+	if got["p1"] != 5 || got["p2"] != 5 || len(other) != 0 {
+		t.Fatalf("before: %v, other statuses %v", got, other)
+	}
+
+	w2.Stop(t)
+	got, other = names(t, url, "passive.test", 20)
+	if len(other) > 1 || got["p1"] < 19 {
+		t.Errorf("with p2 down: %v, other statuses %v; want at most 1 failure (maxFailedAttempts)", got, other)
+	}
+
+	harness.StartWhoamiProc(t, "p2", "--addr", w2.Addr) // back on the same address
+	harness.Try(t, wait, func() error {
+		got, other := names(t, url, "passive.test", 10)
+		if got["p2"] > 0 && len(other) == 0 {
+			return nil
+		}
+		return fmt.Errorf("p2 not back yet: %v, other statuses %v", got, other)
+	})
+}
