@@ -31,7 +31,8 @@ type applier struct {
 	// reloaded, when set, is called after each swap (metrics).
 	reloaded func(at time.Time)
 
-	gen *dataplane.Generation // the live generation; owned by apply
+	gen      *dataplane.Generation // the live generation; owned by apply
+	problems map[string]bool       // problems logged at the previous apply
 }
 
 // routerOptions derives Compile's options from the static configuration.
@@ -61,7 +62,7 @@ func entryPointMiddlewares(c *static.Configuration) map[string][]string {
 
 // apply builds a generation for m, compiles its table, swaps it in, retires
 // the previous generation, saves m when save is true, and logs one
-// "config applied" line plus one warning per problem.
+// "config applied" line plus the problems that appeared or went away.
 func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *router.Table {
 	start := time.Now()
 	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
@@ -80,7 +81,27 @@ func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *ro
 		}
 	}
 	rep := t.Report()
+	a.logProblems(ctx, m, rep)
+	a.log.Info("config applied",
+		"version", m.Version,
+		"routers", len(rep.Routers),
+		"disabled", rep.Count(router.StatusDisabled),
+		"took", time.Since(start).Round(time.Microsecond))
+	return t
+}
+
+// logProblems logs each problem that was not there at the previous apply
+// (configuration problems from providers at Warn, or Info for pending
+// inputs; routing problems at Warn) and each one that went away at Info,
+// so a provider re-publishing the same broken input does not repeat it.
+func (a *applier) logProblems(ctx context.Context, m *providers.Merged, rep *router.Report) {
+	now := map[string]bool{}
 	for _, p := range m.Problems {
+		key := p.String()
+		now[key] = true
+		if a.problems[key] {
+			continue
+		}
 		level := slog.LevelWarn
 		if p.Severity == providers.SeverityPending { // e.g. a container still starting (case 014)
 			level = slog.LevelInfo
@@ -88,14 +109,17 @@ func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *ro
 		a.log.Log(ctx, level, "configuration problem", "provider", p.Provider, "source", p.Source, "severity", string(p.Severity), "problem", p.Message)
 	}
 	for _, p := range rep.Problems() {
-		a.log.Warn("routing problem", "problem", p)
+		now[p] = true
+		if !a.problems[p] {
+			a.log.Warn("routing problem", "problem", p)
+		}
 	}
-	a.log.Info("config applied",
-		"version", m.Version,
-		"routers", len(rep.Routers),
-		"disabled", rep.Count(router.StatusDisabled),
-		"took", time.Since(start).Round(time.Microsecond))
-	return t
+	for _, p := range slices.Sorted(maps.Keys(a.problems)) {
+		if !now[p] {
+			a.log.Info("problem resolved", "problem", p)
+		}
+	}
+	a.problems = now
 }
 
 // close retires the live generation (at shutdown).
