@@ -7,6 +7,10 @@
 // test failed. Nothing here sleeps for a fixed time: waiting is done by Try,
 // which polls a condition until it holds or a deadline passes.
 //
+// Run integration tests with -count=1 (scripts/test.sh does): go test's
+// result cache does not see the sources of the binaries built here, so a
+// cached result may predate a change to cmd/gantry.
+//
 // Typical use:
 //
 //	func TestMain(m *testing.M) { harness.Main(m) }
