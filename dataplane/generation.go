@@ -369,7 +369,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		if u.Path != "" && u.Path != "/" && !srv.PreservePath {
 			g.log.Warn("server URL path is ignored; set preservePath or use addPrefix/replacePath (case 034)", "service", name, "backend", srv.URL)
 		}
-		tr, trKey, err := g.pool.acquireTransport(st, u.Scheme == "h2c")
+		rt, tr, trKey, err := g.pool.acquireTransport(st, u.Scheme == "h2c")
 		if err != nil {
 			return nil, fmt.Errorf("loadBalancer.serversTransport %q: %w", lb.ServersTransport, err)
 		}
@@ -390,7 +390,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			passHost:      lb.PassHost(),
 			preservePath:  srv.PreservePath,
 			flushInterval: flush,
-			transport:     tr,
+			transport:     rt,
 			buffers:       g.pool.buffers,
 			log:           g.log,
 		})

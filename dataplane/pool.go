@@ -56,9 +56,21 @@ type Pool struct {
 	changed atomic.Pointer[chan struct{}] // closed and replaced at each health change
 }
 
+// sharedTransport is the standard Transport of a serversTransport and the
+// RoundTripper proxies use: Gantry's own HTTP/1.1 client (package
+// upstream) in front of it for plain http:// upstreams, or the standard one
+// itself for h2c.
 type sharedTransport struct {
 	t    *http.Transport
+	rt   http.RoundTripper
 	refs int
+}
+
+func (s *sharedTransport) closeIdle() {
+	if ci, ok := s.rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+	s.t.CloseIdleConnections()
 }
 
 // NewPool returns an empty Pool. log must not be nil.
@@ -96,7 +108,7 @@ func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, st := range p.transports {
-		st.t.CloseIdleConnections()
+		st.closeIdle()
 	}
 }
 
@@ -272,9 +284,10 @@ func (p *Pool) releaseChecker(c *checker) {
 	}
 }
 
-// acquireTransport returns the shared Transport for st (h2c for h2c://
-// servers), building it on first use.
-func (p *Pool) acquireTransport(st *config.ServersTransport, h2c bool) (*http.Transport, string, error) {
+// acquireTransport returns the shared transport for st (h2c for h2c://
+// servers), building it on first use: the RoundTripper for proxying and
+// the standard Transport (for health checks).
+func (p *Pool) acquireTransport(st *config.ServersTransport, h2c bool) (http.RoundTripper, *http.Transport, string, error) {
 	if st == nil {
 		st = p.defST
 	}
@@ -283,14 +296,14 @@ func (p *Pool) acquireTransport(st *config.ServersTransport, h2c bool) (*http.Tr
 	defer p.mu.Unlock()
 	if s := p.transports[key]; s != nil {
 		s.refs++
-		return s.t, key, nil
+		return s.rt, s.t, key, nil
 	}
-	t, err := newTransport(st, h2c)
+	rt, t, err := newTransport(st, h2c)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	p.transports[key] = &sharedTransport{t: t, refs: 1}
-	return t, key, nil
+	p.transports[key] = &sharedTransport{t: t, rt: rt, refs: 1}
+	return rt, t, key, nil
 }
 
 // releaseTransport drops a reference; the last one closes idle connections.
@@ -303,6 +316,6 @@ func (p *Pool) releaseTransport(key string) {
 	}
 	if s.refs--; s.refs <= 0 {
 		delete(p.transports, key)
-		s.t.CloseIdleConnections()
+		s.closeIdle()
 	}
 }

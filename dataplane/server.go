@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/h1"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -71,6 +72,11 @@ type entryPoint struct {
 	fallbackTLS                                               *tlsPolicy
 
 	inflight atomic.Int64
+	// fastPath serves plain HTTP/1.1 connections with package h1 first
+	// (entryPoints.<name>.http.fastPath, default true); draining tells it
+	// to close connections after the response in progress.
+	fastPath bool
+	draining atomic.Bool
 	sniffers atomic.Int64 // connections whose first byte is awaited or being handed over
 	loops    atomic.Int64 // running accept loops
 
@@ -299,7 +305,8 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 		wg.Go(func() { _ = ps.Serve(plain) })
 		wg.Go(func() { _ = ts.Serve(tls.NewListener(secure, ts.TLSConfig)) })
 		e.loops.Add(1)
-		wg.Go(func() { e.acceptLoop(l, plain, secure, wg) })
+		fast := e.fastServer(plain)
+		wg.Go(func() { e.acceptLoop(l, plain, secure, fast, wg) })
 	}
 }
 
@@ -342,7 +349,7 @@ func (e *entryPoint) httpServer(secure bool) *http.Server {
 
 // acceptLoop accepts on one listener until it is closed. Temporary errors
 // (EMFILE) back off from 5ms to 1s, as net/http does.
-func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, wg *sync.WaitGroup) {
+func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, fast *h1.Server, wg *sync.WaitGroup) {
 	defer e.loops.Add(-1)
 	var delay time.Duration
 	for {
@@ -367,7 +374,7 @@ func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, wg 
 			continue
 		}
 		e.sniffers.Add(1)
-		wg.Go(func() { e.sniff(tc, plain, secure) })
+		wg.Go(func() { e.sniff(tc, plain, secure, fast) })
 	}
 }
 
@@ -382,22 +389,71 @@ func isTemporary(err error) bool {
 // sniff reads the first byte (bounded by the header timeout) and hands the
 // connection to the TLS server when it starts a handshake record (0x16),
 // else to the plain server. The caller counted it in e.sniffers.
-func (e *entryPoint) sniff(c *trackedConn, plain, secure *chanListener) {
+func (e *entryPoint) sniff(c *trackedConn, plain, secure *chanListener, fast *h1.Server) {
+	if !e.sniffFirst(c) {
+		_ = c.Close()
+		return
+	}
+	switch {
+	case c.first[0] == 0x16:
+		secure.push(c)
+	case fast != nil:
+		fast.ServeConn(c) // hands over to plain what it does not serve
+	default:
+		plain.push(c)
+	}
+}
+
+// sniffFirst reads the first byte of c into c.first, bounded by the header
+// timeout, and ends c's count in e.sniffers.
+func (e *entryPoint) sniffFirst(c *trackedConn) bool {
 	defer e.sniffers.Add(-1)
 	_ = c.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
 	var b [1]byte
 	if _, err := c.Conn.Read(b[:]); err != nil {
-		_ = c.Close()
-		return
+		return false
 	}
 	c.sniffed.Store(true)
 	_ = c.SetReadDeadline(time.Time{})
 	c.first = b[:]
-	if b[0] == 0x16 {
-		secure.push(c)
-		return
+	return true
+}
+
+// fastServer returns the fast-path server of one listener, handing
+// connections over to plain's http.Server, or nil when the fast path is
+// off. It runs the same entry handler with the same connection facts, so
+// routing, forwarded headers and observers do not depend on the path.
+func (e *entryPoint) fastServer(plain *chanListener) *h1.Server {
+	if !e.fastPath {
+		return nil
 	}
-	plain.push(c)
+	s := &h1.Server{
+		Handler:           e,
+		Fallback:          plain.push,
+		ReadHeaderTimeout: e.readHeaderTimeout,
+		IdleTimeout:       e.idleTimeout,
+		WriteTimeout:      e.writeTimeout,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return withConnInfo(ctx, &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
+		},
+		Draining: e.draining.Load,
+		Log:      e.log,
+	}
+	s.ConnState = func(c net.Conn, st http.ConnState) {
+		if tc, ok := c.(*trackedConn); ok {
+			tc.fast.Store(st == http.StateNew) // shutdown cuts idle fast-path reads
+		}
+		if e.obs == nil {
+			return
+		}
+		switch st {
+		case http.StateNew:
+			e.obs.Conn(e.name, "http", 1)
+		case http.StateClosed, http.StateHijacked:
+			e.obs.Conn(e.name, "http", -1)
+		}
+	}
+	return s
 }
 
 // track adds c to the live set; false once shutdown closed the set.

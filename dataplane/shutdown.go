@@ -23,6 +23,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (e *entryPoint) shutdown(ctx context.Context) {
+	e.draining.Store(true) // fast-path connections close after their response
 	if e.acceptGrace > 0 {
 		t := time.NewTimer(e.acceptGrace)
 		select {
@@ -52,7 +53,10 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	e.mu.Lock()
 	servers := slices.Clone(e.servers)
 	for c := range e.conns {
-		if !c.sniffed.Load() {
+		// Not sniffed yet, or idle on the fast path between requests (a
+		// fast-path request in progress is not reading; after its response
+		// the connection sees draining and closes).
+		if !c.sniffed.Load() || c.fast.Load() {
 			_ = c.Conn.SetReadDeadline(time.Now())
 		}
 	}

@@ -12,6 +12,8 @@ import (
 // closed, so Shutdown can close what is left (upgraded connections) at the
 // end of the grace period.
 type trackedConn struct {
+	// fast is set while the h1 fast path owns the connection.
+	fast atomic.Bool
 	net.Conn
 	first   []byte
 	ep      *entryPoint

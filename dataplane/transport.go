@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
 // Transport defaults. Traefik has no response-header timeout; Gantry's is
@@ -50,19 +51,23 @@ func transportKey(st *config.ServersTransport, h2c bool) string {
 	return "h1:" + string(b)
 }
 
-// newTransport builds the one shared upstream Transport for a
-// serversTransport. h2c selects HTTP/2 over cleartext (server URLs with the
-// h2c:// scheme). Errors name the bad field (unreadable rootCAs or
-// certificates).
+// newTransport builds the one shared upstream transport for a
+// serversTransport: the standard Transport t, and rt, the RoundTripper
+// proxies use — for HTTP/1.1 upstreams Gantry's own client (package
+// upstream: the request goroutine does the upstream I/O itself, no
+// hand-off to Transport's goroutines), falling back to t for https,
+// upgrades and the rest. h2c selects HTTP/2 over cleartext (server URLs
+// with the h2c:// scheme; rt is then t). Errors name the bad field
+// (unreadable rootCAs or certificates).
 // Source: https://doc.traefik.io/traefik/routing/services/#serverstransport_1
-func newTransport(st *config.ServersTransport, h2c bool) (*http.Transport, error) {
+func newTransport(st *config.ServersTransport, h2c bool) (rt http.RoundTripper, t *http.Transport, err error) {
 	ft := config.ForwardingTimeouts{}
 	if st.ForwardingTimeouts != nil {
 		ft = *st.ForwardingTimeouts
 	}
 	dial := orDefault(ft.DialTimeout.D(), defaultDialTimeout)
 	d := &net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}
-	t := &http.Transport{
+	t = &http.Transport{
 		Proxy:                 nil, // a reverse proxy never follows HTTP_PROXY
 		DialContext:           d.DialContext,
 		MaxIdleConns:          0,
@@ -88,10 +93,10 @@ func newTransport(st *config.ServersTransport, h2c bool) (*http.Transport, error
 		for i, ca := range st.RootCAs {
 			pem, err := pemOrFile(ca)
 			if err != nil {
-				return nil, fmt.Errorf("rootCAs[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("rootCAs[%d]: %w", i, err)
 			}
 			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("rootCAs[%d]: no PEM certificate found", i)
+				return nil, nil, fmt.Errorf("rootCAs[%d]: no PEM certificate found", i)
 			}
 		}
 		tc.RootCAs = pool
@@ -99,7 +104,7 @@ func newTransport(st *config.ServersTransport, h2c bool) (*http.Transport, error
 	for i, c := range st.Certificates {
 		cert, err := loadKeyPair(c)
 		if err != nil {
-			return nil, fmt.Errorf("certificates[%d]: %w", i, err)
+			return nil, nil, fmt.Errorf("certificates[%d]: %w", i, err)
 		}
 		tc.Certificates = append(tc.Certificates, cert)
 	}
@@ -108,8 +113,18 @@ func newTransport(st *config.ServersTransport, h2c bool) (*http.Transport, error
 		var p http.Protocols
 		p.SetUnencryptedHTTP2(true)
 		t.Protocols = &p
+		return t, t, nil
 	}
-	return t, nil
+	maxIdle := t.MaxIdleConnsPerHost
+	if t.DisableKeepAlives {
+		maxIdle = -1
+	}
+	return upstream.New(t, upstream.Options{
+		DialTimeout:           dial,
+		ResponseHeaderTimeout: t.ResponseHeaderTimeout,
+		IdleConnTimeout:       t.IdleConnTimeout,
+		MaxIdleConnsPerHost:   maxIdle,
+	}), t, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -260,6 +260,9 @@ func TestResponseFraming(t *testing.T) {
 		case "/split":
 			w.Header().Set("X-Inject", "a\r\nSet-Cookie: evil=1")
 			io.WriteString(w, "ok")
+		case "/close":
+			w.Header().Set("Connection", "close")
+			io.WriteString(w, "bye")
 		case "/abort":
 			io.WriteString(w, "partial")
 			w.(http.Flusher).Flush()
@@ -308,6 +311,10 @@ func TestResponseFraming(t *testing.T) {
 	resp, _, _ = get("/split")
 	if resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("X-Inject") != "a  Set-Cookie: evil=1" {
 		t.Fatalf("/split: header injection: %v", resp.Header)
+	}
+	resp, body, _ = get("/close")
+	if body != "bye" || !resp.Close {
+		t.Fatalf("/close: a handler's Connection: close must close the connection: %q close=%v", body, resp.Close)
 	}
 	if _, _, err = get("/abort"); err == nil {
 		t.Fatal("/abort: an aborted response must not look complete")

@@ -228,6 +228,11 @@ func (w *response) writeStatusLine(code int) {
 // field and Connection: close as needed.
 func (w *response) sendHeader() {
 	w.headerSent = true
+	for _, v := range w.header["Connection"] {
+		if strings.EqualFold(strings.TrimSpace(v), "close") {
+			w.closeAfter = true // the handler asked to close, as net/http honours
+		}
+	}
 	w.writeStatusLine(w.status)
 	if w.chunked || !w.bodyAllowed && w.req.Method != http.MethodHead {
 		delete(w.header, "Content-Length")

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"strconv"
 	"sync"
 	"time"
@@ -92,10 +91,19 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	ctx := r.Context()
 	hp := t.pool(r.URL.Host)
+	hasBody := r.Body != nil && r.Body != http.NoBody
 	for attempt := 0; ; attempt++ {
 		pc, err := t.get(ctx, hp, r.URL.Host)
 		if err != nil {
 			return nil, err
+		}
+		if pc.reused && hasBody && !alive(pc.c) {
+			// A body cannot be replayed after a failed write: make sure the
+			// idle connection was not closed by the server meanwhile.
+			pc.c.Close()
+			if pc, err = t.dial(ctx, r.URL.Host); err != nil {
+				return nil, err
+			}
 		}
 		resp, err := t.exchange(ctx, hp, pc, r)
 		if err == nil {
@@ -142,12 +150,16 @@ func (t *Transport) get(ctx context.Context, hp *hostPool, host string) (*pconn,
 			return pc, nil
 		default:
 		}
-		c, err := t.dialer.DialContext(ctx, "tcp", host)
-		if err != nil {
-			return nil, err
-		}
-		return &pconn{c: c, br: bufio.NewReaderSize(c, 4096), bw: bufio.NewWriterSize(c, 4096)}, nil
+		return t.dial(ctx, host)
 	}
+}
+
+func (t *Transport) dial(ctx context.Context, host string) (*pconn, error) {
+	c, err := t.dialer.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, err
+	}
+	return &pconn{c: c, br: bufio.NewReaderSize(c, 4096), bw: bufio.NewWriterSize(c, 4096)}, nil
 }
 
 // put returns pc to the idle pool, or closes it when the pool is full.
@@ -188,7 +200,7 @@ func (t *Transport) exchange(ctx context.Context, hp *hostPool, pc *pconn, r *ht
 		pc.c.Close()
 		return nil, err
 	}
-	if err := writeRequest(pc.bw, r); err != nil {
+	if err := writeRequest(pc.bw, r, t.maxIdle <= 0); err != nil {
 		if pc.reused && !isLocal(err) {
 			return fail(fmt.Errorf("%w: %v", errStaleConn, err))
 		}
@@ -288,10 +300,53 @@ func (b *body) finish(complete bool) {
 
 var errInvalidHeader = errors.New("upstream: invalid header")
 
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyBody streams a request body: every read from the client is written
+// and flushed at once (as a chunk when chunked), so an upload reaches the
+// backend as it arrives, as http.Transport does. want is the exact length
+// for a Content-Length body (a shorter body is an error), -1 otherwise.
+func copyBody(w *bufio.Writer, body io.Reader, want int64, chunked bool) error {
+	bp := bodyBufs.Get().(*[]byte)
+	defer bodyBufs.Put(bp)
+	buf := *bp
+	var n int64
+	for {
+		m, rerr := body.Read(buf)
+		if m > 0 {
+			n += int64(m)
+			if chunked {
+				w.WriteString(strconv.FormatInt(int64(m), 16))
+				w.WriteString("\r\n")
+			}
+			w.Write(buf[:m])
+			if chunked {
+				w.WriteString("\r\n")
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("upstream: request body: %w", rerr)
+		}
+	}
+	if want >= 0 && n != want {
+		return fmt.Errorf("upstream: request body: got %d of %d bytes: %w", n, want, io.ErrUnexpectedEOF)
+	}
+	if chunked {
+		w.WriteString("0\r\n\r\n")
+	}
+	return w.Flush()
+}
+
 // writeRequest serialises r as an HTTP/1.1 request (RFC 9112 §3, §6).
 // Header names and values are validated; Content-Length is written for a
 // known length, chunked encoding for an unknown one.
-func writeRequest(w *bufio.Writer, r *http.Request) error {
+func writeRequest(w *bufio.Writer, r *http.Request, closeConn bool) error {
 	host := r.Host
 	if host == "" {
 		host = r.URL.Host
@@ -311,7 +366,7 @@ func writeRequest(w *bufio.Writer, r *http.Request) error {
 	w.WriteString("\r\n")
 	for k, vs := range r.Header {
 		switch k {
-		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
+		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
 			continue
 		case "User-Agent":
 			if len(vs) == 0 || vs[0] == "" {
@@ -331,24 +386,19 @@ func writeRequest(w *bufio.Writer, r *http.Request) error {
 			w.WriteString("\r\n")
 		}
 	}
+	if closeConn || r.Close {
+		w.WriteString("Connection: close\r\n")
+	}
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	switch {
 	case hasBody && r.ContentLength > 0:
 		w.WriteString("Content-Length: ")
 		w.WriteString(strconv.FormatInt(r.ContentLength, 10))
 		w.WriteString("\r\n\r\n")
-		n, err := io.CopyN(w, r.Body, r.ContentLength)
-		if err != nil {
-			return fmt.Errorf("upstream: request body: wrote %d of %d bytes: %w", n, r.ContentLength, err)
-		}
+		return copyBody(w, io.LimitReader(r.Body, r.ContentLength), r.ContentLength, false)
 	case hasBody && r.ContentLength < 0:
 		w.WriteString("Transfer-Encoding: chunked\r\n\r\n")
-		cw := httputil.NewChunkedWriter(w)
-		if _, err := io.Copy(cw, r.Body); err != nil {
-			return fmt.Errorf("upstream: request body: %w", err)
-		}
-		cw.Close()
-		w.WriteString("\r\n")
+		return copyBody(w, r.Body, -1, true)
 	default:
 		switch method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch:

@@ -199,6 +199,42 @@ func TestStaleKeepAliveConnectionIsRetried(t *testing.T) {
 	}
 }
 
+// An upload must not be lost to an idle connection the server closed
+// (Node.js closes idle keep-alive connections after 5s): the body cannot be
+// replayed, so the pooled connection is checked before it is used.
+func TestUploadAfterServerClosedIdleConnection(t *testing.T) {
+	closed := make(chan struct{}, 8)
+	var conns atomic.Int64
+	u := rawBackend(t, func(c net.Conn) {
+		defer func() { c.Close(); closed <- struct{}{} }()
+		conns.Add(1)
+		r, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
+	})
+	tr := newTransport()
+	for i, body := range []string{"first", "second"} {
+		r, _ := http.NewRequest("POST", u, io.NopCloser(strings.NewReader(body)))
+		r.ContentLength = int64(len(body)) // no GetBody: not replayable
+		resp, err := tr.RoundTrip(r)
+		if err != nil {
+			t.Fatalf("upload %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != body {
+			t.Fatalf("upload %d: echoed %q", i, b)
+		}
+		<-closed
+	}
+	if conns.Load() != 2 {
+		t.Fatalf("got %d connections, want 2", conns.Load())
+	}
+}
+
 func TestResponseHeaderTimeoutIsATimeout(t *testing.T) {
 	u := rawBackend(t, func(c net.Conn) {
 		defer c.Close()
