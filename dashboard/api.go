@@ -3,10 +3,12 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"expvar"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -136,6 +138,16 @@ func (a *API) routes() http.Handler {
 		mux.Handle("GET /dashboard/", uiHeaders(ui))
 		mux.Handle("GET /dashboard", http.RedirectHandler("dashboard/", http.StatusFound))
 		mux.Handle("GET /{$}", http.RedirectHandler("dashboard/", http.StatusFound))
+	}
+	if a.opts.Static != nil && a.opts.Static.API != nil && a.opts.Static.API.Debug {
+		// api.debug, as in Traefik: Go's profiler and expvar.
+		// Source: https://doc.traefik.io/traefik/operations/api/#debug
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		mux.Handle("GET /debug/vars", expvar.Handler())
 	}
 	var h http.Handler = mux
 	h = a.sec.wrap(h)

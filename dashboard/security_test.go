@@ -191,3 +191,18 @@ func TestHostsFromAPIRouterRules(t *testing.T) {
 		})
 	}
 }
+
+// api.debug serves Go's profiler behind the same checks as the API; off by
+// default.
+func TestDebugEndpointsOnlyWithAPIDebug(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		f := newFixture(t, func(o *Options) { o.Static.API = &static.API{Debug: debug} })
+		rec := do(t, f.api.Handler(), "GET", "/debug/pprof/", nil, "Host", "localhost")
+		if want := map[bool]int{false: 404, true: 200}[debug]; rec.Code != want {
+			t.Errorf("debug=%v: /debug/pprof/ status %d, want %d", debug, rec.Code, want)
+		}
+		if rec := do(t, f.api.Handler(), "GET", "/debug/pprof/", nil, "Host", "evil.example"); rec.Code != 403 {
+			t.Errorf("debug=%v: foreign Host got %d, want 403", debug, rec.Code)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package dataplane
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // trackedConn is an accepted connection whose first byte was read to tell
@@ -28,6 +30,16 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(b)
+}
+
+// SyscallConn exposes the socket, for the fast path's buffer-free wait
+// between requests (package h1).
+func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("connection has no file descriptor")
+	}
+	return sc.SyscallConn()
 }
 
 // Close closes the connection and forgets it.

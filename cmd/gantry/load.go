@@ -210,9 +210,6 @@ func unsupported(c *static.Configuration) []string {
 			out = append(out, fmt.Sprintf("static configuration: option entryPoints.%s.http.tls is not supported: ignored; set tls on the routers instead", name))
 		}
 	}
-	if c.API != nil && c.API.Debug {
-		out = append(out, "static configuration: option api.debug is not supported: ignored")
-	}
 	if g := c.Global; g != nil && (g.CheckNewVersion || g.SendAnonymousUsage) {
 		out = append(out, "static configuration: options global.checkNewVersion and global.sendAnonymousUsage have no effect: Gantry never contacts the network on its own")
 	}

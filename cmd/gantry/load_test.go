@@ -318,11 +318,11 @@ func writeFile(t *testing.T, name, content string) {
 	}
 }
 
+// api.debug is supported (pprof and expvar on the API), so it must not warn.
 func TestUnsupportedKnownOptionsWarn(t *testing.T) {
 	l := load(t, []string{"--entrypoints.websecure.address=:443", "--entrypoints.websecure.http.tls=true", "--api.debug", "--global.checknewversion=true"})
 	want := []string{
 		"static configuration: option entryPoints.websecure.http.tls is not supported: ignored; set tls on the routers instead",
-		"static configuration: option api.debug is not supported: ignored",
 		"static configuration: options global.checkNewVersion and global.sendAnonymousUsage have no effect: Gantry never contacts the network on its own",
 	}
 	if !slices.Equal(l.Warnings, want) {

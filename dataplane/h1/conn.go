@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -59,9 +60,14 @@ func (s *Server) ServeConn(c net.Conn) {
 	}
 	s.state(c, http.StateNew)
 	bp := bufPool.Get().(*[]byte)
-	cs := &conn{srv: s, c: c, buf: *bp, remote: c.RemoteAddr().String(), base: (&http.Request{}).WithContext(ctx)}
+	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), base: (&http.Request{}).WithContext(ctx)}
+	if sc, ok := c.(syscall.Conn); ok {
+		cs.raw, _ = sc.SyscallConn()
+	}
 	handed := cs.serve()
-	bufPool.Put(bp)
+	if cs.bufp != nil {
+		bufPool.Put(cs.bufp)
+	}
 	if handed {
 		return
 	}
@@ -78,6 +84,9 @@ func (s *Server) state(c net.Conn, st http.ConnState) {
 type conn struct {
 	srv    *Server
 	c      net.Conn
+	raw    syscall.RawConn // nil when c exposes no file descriptor
+	served bool            // a request was served (c's own replay bytes are consumed)
+	bufp   *[]byte         // buf's pool entry; nil while idle without a buffer
 	buf    []byte
 	r, w   int // unread bytes are buf[r:w]
 	remote string
@@ -115,6 +124,7 @@ func (cs *conn) serve() (handed bool) {
 			return true
 		}
 		cs.r = end
+		cs.served = true
 		if !cs.serveOne(&h) {
 			return false
 		}
@@ -140,6 +150,16 @@ func (cs *conn) readHead() (end int, ok bool) {
 	if cs.r == cs.w {
 		cs.r, cs.w = 0, 0
 		cs.deadline(cs.srv.IdleTimeout)
+		if cs.raw != nil && cs.served {
+			// Between requests: wait holding no buffer (the idle cost of a
+			// keep-alive connection), and read into one once data arrives.
+			n, err := cs.readIdle()
+			if err != nil || n == 0 {
+				return 0, false
+			}
+			cs.w = n
+			cs.deadline(cs.srv.ReadHeaderTimeout)
+		}
 	} else {
 		cs.deadline(cs.srv.ReadHeaderTimeout)
 	}

@@ -67,7 +67,11 @@ func Build(c *static.Configuration) *config.Configuration {
 		}
 	}
 	if c.API != nil && c.API.Insecure {
-		add("api", DefaultEntryPoint, "PathPrefix(`/api`) || PathPrefix(`/dashboard`)", "api@internal", PriorityAPI)
+		rule := "PathPrefix(`/api`) || PathPrefix(`/dashboard`)"
+		if c.API.Debug {
+			rule += " || PathPrefix(`/debug`)" // api.debug: pprof and expvar
+		}
+		add("api", DefaultEntryPoint, rule, "api@internal", PriorityAPI)
 	}
 	if m := c.Metrics; m != nil && m.Prometheus != nil && !m.Prometheus.ManualRouting {
 		add("prometheus", m.Prometheus.EntryPoint, "PathPrefix(`/metrics`)", "prometheus@internal", PriorityMetrics)

@@ -1,0 +1,43 @@
+//go:build unix
+
+package h1
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// readIdle waits for the idle connection to become readable without
+// holding a read buffer, then reads into one taken from the pool. A read
+// that would block returns the buffer before the goroutine parks, so a
+// keep-alive connection waiting for its next request costs no buffer. It
+// makes no more syscalls than a plain Read. It returns the bytes read (0 at
+// end of file) or the read error (the read deadline applies).
+func (cs *conn) readIdle() (int, error) {
+	if cs.bufp != nil {
+		bufPool.Put(cs.bufp)
+		cs.bufp, cs.buf = nil, nil
+	}
+	var n int
+	var rerr error
+	err := cs.raw.Read(func(fd uintptr) bool {
+		bp := bufPool.Get().(*[]byte)
+		m, err := unix.Read(int(fd), *bp)
+		if errors.Is(err, unix.EAGAIN) {
+			bufPool.Put(bp)
+			return false
+		}
+		cs.bufp, cs.buf = bp, *bp
+		n, rerr = max(m, 0), err
+		return true
+	})
+	if cs.bufp == nil {
+		bp := bufPool.Get().(*[]byte) // the wait failed: keep the invariant buf != nil
+		cs.bufp, cs.buf = bp, *bp
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, rerr
+}
