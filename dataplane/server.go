@@ -148,6 +148,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
 		fallbackTLS:       defaultTLSPolicy(),
+		fastPath:          c.HTTP == nil || c.HTTP.FastPath == nil || *c.HTTP.FastPath,
 	}
 	if c.MaxHeaderBytes > 0 {
 		ep.maxHeaderBytes = c.MaxHeaderBytes

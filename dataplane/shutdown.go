@@ -23,7 +23,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (e *entryPoint) shutdown(ctx context.Context) {
-	e.draining.Store(true) // fast-path connections close after their response
 	if e.acceptGrace > 0 {
 		t := time.NewTimer(e.acceptGrace)
 		select {
@@ -34,6 +33,7 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	}
 	gctx, cancel := context.WithTimeout(ctx, e.grace)
 	defer cancel()
+	e.draining.Store(true) // fast-path connections close after their response
 	e.closeListeners()
 	// Connections accepted but silent so far are cut (as net/http does with
 	// new idle ones); those whose first byte arrived are handed to their

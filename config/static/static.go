@@ -80,6 +80,11 @@ type ForwardedHeaders struct {
 
 // EntryHTTP holds entrypoint-level HTTP options.
 type EntryHTTP struct {
+	// FastPath (Gantry's own, default true) serves plain bodyless HTTP/1.1
+	// requests with Gantry's HTTP/1.1 server loop (package dataplane/h1)
+	// and everything else with net/http; false sends every connection to
+	// net/http.
+	FastPath     *bool                   `json:"fastPath,omitempty"`
 	Redirections *Redirections           `json:"redirections,omitempty"`
 	Middlewares  []string                `json:"middlewares,omitempty"`
 	TLS          *config.RouterTLSConfig `json:"tls,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -58,9 +59,16 @@ func (s *Server) ServeConn(c net.Conn) {
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, c)
 	}
+	// The connection's context is cancelled when the client goes away
+	// while a request is in progress (see watch), so upstream requests
+	// made for it stop (499), as with net/http.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	s.state(c, http.StateNew)
 	bp := bufPool.Get().(*[]byte)
-	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), base: (&http.Request{}).WithContext(ctx)}
+	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), base: (&http.Request{}).WithContext(ctx), cancel: cancel, watchDone: make(chan struct{}, 1)}
+	cs.watchTimer = time.AfterFunc(time.Hour, cs.watch)
+	cs.watchTimer.Stop()
 	if sc, ok := c.(syscall.Conn); ok {
 		cs.raw, _ = sc.SyscallConn()
 	}
@@ -91,12 +99,67 @@ type conn struct {
 	r, w   int // unread bytes are buf[r:w]
 	remote string
 	base   *http.Request // carries the connection context
+
+	// Client-gone detection for slow requests: watchTimer starts watch
+	// when a handler runs longer than watchAfter.
+	cancel     context.CancelFunc
+	watchTimer *time.Timer
+	watchDone  chan struct{}
+	peerGone   bool
+}
+
+// watchAfter is how long a handler runs before the connection is watched
+// for the client going away. Fast requests (most) never pay for a watch;
+// slow ones (long polls, streams, a slow upstream) get net/http's
+// behaviour: the request context is cancelled when the client leaves.
+const watchAfter = 100 * time.Millisecond
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// watch runs on the timer's goroutine while the handler runs: a read that
+// ends in EOF or an error means the client is gone (cancel the context); a
+// read that returns bytes keeps them (a pipelined request); the deadline
+// set by endWatch ends it quietly.
+func (cs *conn) watch() {
+	defer func() { cs.watchDone <- struct{}{} }()
+	if cs.w >= len(cs.buf) {
+		return // the buffer is full of pipelined bytes: nothing to watch
+	}
+	n, err := cs.c.Read(cs.buf[cs.w:])
+	cs.w += n
+	if n == 0 && err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return
+		}
+		cs.peerGone = true
+		cs.cancel()
+	}
+}
+
+// endWatch stops the watch of the request that just finished, waiting for
+// a running one to end.
+func (cs *conn) endWatch() {
+	if cs.watchTimer.Stop() {
+		return
+	}
+	_ = cs.c.SetReadDeadline(aLongTimeAgo)
+	<-cs.watchDone
+	_ = cs.c.SetReadDeadline(time.Time{})
 }
 
 // replayConn replays pending bytes before reading from the connection.
 type replayConn struct {
 	net.Conn
 	pending []byte
+}
+
+// CloseWrite half-closes the connection when the underlying one can, so a
+// handed-over upgraded connection (WebSocket) can still pass half-close on.
+func (c *replayConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.New("h1: connection cannot half-close")
 }
 
 func (c *replayConn) Read(p []byte) (int, error) {
@@ -111,9 +174,8 @@ func (c *replayConn) Read(p []byte) (int, error) {
 // serve is the keep-alive loop; it reports whether c was handed over.
 func (cs *conn) serve() (handed bool) {
 	for {
-		if d := cs.srv.Draining; d != nil && d() {
-			return false
-		}
+		// A request that has arrived is always served (with Connection:
+		// close while draining); shutdown cuts idle waits by deadline.
 		end, ok := cs.readHead()
 		if !ok {
 			return false
@@ -226,7 +288,10 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 		bw.Reset(nil)
 		writerPool.Put(bw)
 	}()
-	if !cs.run(w, r) {
+	cs.watchTimer.Reset(watchAfter)
+	ok := cs.run(w, r)
+	cs.endWatch()
+	if !ok || cs.peerGone {
 		return false
 	}
 	if cs.srv.Draining != nil && cs.srv.Draining() {

@@ -448,3 +448,60 @@ func BenchmarkFastPath(b *testing.B) {
 		})
 	}
 }
+
+// A client that leaves while its request is in progress cancels the
+// request's context, as with net/http, so the upstream request stops.
+func TestClientGoneCancelsSlowRequest(t *testing.T) {
+	cancelled := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(10 * time.Second):
+		}
+	})
+	addr := startFast(t, h, h)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	time.Sleep(2 * watchAfter) // the point of the test: the request is now slow
+	c.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("request context not cancelled after the client left")
+	}
+}
+
+// A pipelined request that arrives while a slow one runs is kept and served.
+func TestPipelinedBytesDuringSlowRequestAreKept(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(3 * watchAfter)
+		}
+		io.WriteString(w, r.URL.Path)
+	})
+	addr := startFast(t, h, h)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	time.Sleep(2 * watchAfter) // the watch is running when the next request arrives
+	io.WriteString(c, "GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+	br := bufio.NewReader(c)
+	for _, want := range []string{"/slow", "/next"} {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", want, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != want {
+			t.Fatalf("got %q, want %q", b, want)
+		}
+	}
+}
