@@ -11,10 +11,10 @@ import (
 	"sync"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/rule"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/providers"
-	"github.com/gantry-proxy/gantry/router/rule"
 )
 
 // InternalProvider is the provider name of Gantry's own routers (the

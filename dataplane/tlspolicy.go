@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/router/rule"
+	"github.com/gantry-proxy/gantry/config/rule"
 )
 
 // tlsPolicy is one resolved TLS options set (tls.options.<name>): what a

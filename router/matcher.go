@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gantry-proxy/gantry/router/rule"
+	"github.com/gantry-proxy/gantry/config/rule"
 )
 
 // kind is the type of a matcher node.

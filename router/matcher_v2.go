@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gantry-proxy/gantry/router/rule"
+	"github.com/gantry-proxy/gantry/config/rule"
 )
 
 // v2Names are the matchers of Traefik v2's rule syntax, still accepted per

@@ -36,13 +36,13 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 export PATH="$PATH:/usr/sbin"
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs" >&2; exit 1; }
-ulimit -n 65536 || true
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 ( cd "$ROOT" && CGO_ENABLED=0 go build -o "$RUN/gantry" ./cmd/gantry && go build -o "$RUN/tlsload" ./integration/bench/tlsload && go build -o "$RUN/idleconns" ./integration/bench/idleconns )
 head -c 1024 /dev/zero | tr '\0' 'x' > "$RUN/www/index.html"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench.local -addext subjectAltName=DNS:bench.local \
   -keyout "$RUN/rsa.key" -out "$RUN/rsa.crt" 2>/dev/null
 cat "$RUN/rsa.crt" "$RUN/rsa.key" > "$RUN/rsa.pem"
-{ echo "date: $(date -u)"; echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"; nginx -v 2>&1; haproxy -v | head -1; wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version; } > "$OUT/versions.txt"
+{ echo "date: $(date -u)"; echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"; nginx -v 2>&1; haproxy -v | head -1; wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version; } > "$OUT/versions.txt" || true
 
 # --- configs ------------------------------------------------------------
 nginx_conf() { # name port workers [tlsport] -> config path; origin when name=origin
@@ -52,7 +52,7 @@ nginx_conf() { # name port workers [tlsport] -> config path; origin when name=or
   else
     body="upstream origin { server 127.0.0.1:$ORIGIN; keepalive 64; keepalive_requests 1000000; }
     server { listen 127.0.0.1:$port default_server backlog=4096; ${tport:+listen 127.0.0.1:$tport ssl default_server backlog=4096;} server_name _; return 404; }
-    server { listen 127.0.0.1:$port backlog=4096; ${tport:+listen 127.0.0.1:$tport ssl backlog=4096;} server_name bench.local;
+    server { listen 127.0.0.1:$port; ${tport:+listen 127.0.0.1:$tport ssl;} server_name bench.local;
       location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
   fi
   cat > "$RUN/$name.conf" <<NGX
@@ -70,7 +70,7 @@ haproxy_conf() { # threads
   cat > "$RUN/haproxy.cfg" <<HAP
 global
     nbthread $1
-    maxconn 30000
+    maxconn 9000
     tune.ssl.cachesize 0
     ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets
     ssl-default-bind-ciphers ECDHE-RSA-AES256-GCM-SHA384

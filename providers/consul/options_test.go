@@ -20,7 +20,7 @@ func TestNewCatalogRejectsBadOptions(t *testing.T) {
 		want string
 	}{
 		{"constraint syntax", static.ConsulCatalog{Constraints: "Tag(`a`) &&"}, "constraints"},
-		{"constraint function", static.ConsulCatalog{Constraints: "Label(`a`, `b`)"}, "unknown function Label"},
+		{"constraint function", static.ConsulCatalog{Constraints: "Label(`a`, `b`)"}, `unknown function "Label"`},
 		{"constraint regexp", static.ConsulCatalog{Constraints: "TagRegex(`(`)"}, "TagRegex"},
 		{"default rule", static.ConsulCatalog{DefaultRule: "Host(`{{ .Name `)"}, "defaultRule"},
 		{"strict checks", static.ConsulCatalog{StrictChecks: []string{"passing", "ok"}}, `strictChecks "ok"`},

@@ -48,12 +48,12 @@ func TestConstraintsErrors(t *testing.T) {
 	tests := []struct{ expr, want string }{
 		{"Label(`env`)", "Label takes 2 arguments, got 1"},
 		{"Tag(`x`, `y`)", `unknown function "Tag"`},
-		{"Label(`env`, `prod`", "want ',' or ')'"},
-		{"Label(`env`, `prod`) &&", "want Label(...)"},
+		{"Label(`env`, `prod`", "missing ')'"},
+		{"Label(`env`, `prod`) &&", "offset 23: unexpected end of expression"},
 		{"Label(`env`, `prod`) Label(`a`, `b`)", "unexpected"},
 		{"LabelRegex(`env`, `(`)", "LabelRegex"},
-		{"Label(env, prod)", "want a string"},
-		{"(Label(`a`, `b`)", "missing ')'"},
+		{"Label(env, prod)", "must be quoted"},
+		{"(Label(`a`, `b`)", "expected ')' to close the '('"},
 		{"Label(`a`, `b)", "unterminated string"},
 	}
 	for _, tt := range tests {
