@@ -40,6 +40,9 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	prepareForwarded(r, trusted, e.hostname)
+	if e.sanitize {
+		sanitizePath(r.URL)
+	}
 	if e.redirect != nil {
 		e.redirect.ServeHTTP(w, r)
 		return

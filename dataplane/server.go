@@ -40,7 +40,8 @@ const (
 // byte decides TLS (0x16) or plain HTTP, so one port serves both, like
 // Traefik. TLS certificates come from the live table (Table.Certificate), so
 // a certificate change needs no restart and drops no connection; ALPN offers
-// h2 and http/1.1. Plain connections speak HTTP/1.1 only (no h2c).
+// h2 and http/1.1. Plain connections speak HTTP/1.1, and HTTP/2 with prior
+// knowledge (h2c); an Upgrade: h2c request is refused.
 type Server struct {
 	log    *slog.Logger
 	active *router.Active
@@ -76,6 +77,9 @@ type entryPoint struct {
 	// (entryPoints.<name>.http.fastPath, default true); draining tells it
 	// to close connections after the response in progress.
 	fastPath bool
+	// sanitize cleans request paths before routing
+	// (entryPoints.<name>.http.sanitizePath, default true).
+	sanitize bool
 	draining atomic.Bool
 	sniffers atomic.Int64 // connections whose first byte is awaited or being handed over
 	loops    atomic.Int64 // running accept loops
@@ -149,6 +153,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		conns:             map[*trackedConn]struct{}{},
 		fallbackTLS:       defaultTLSPolicy(),
 		fastPath:          c.HTTP == nil || c.HTTP.FastPath == nil || *c.HTTP.FastPath,
+		sanitize:          c.HTTP == nil || c.HTTP.SanitizePath == nil || *c.HTTP.SanitizePath,
 	}
 	if c.MaxHeaderBytes > 0 {
 		ep.maxHeaderBytes = c.MaxHeaderBytes
@@ -331,8 +336,12 @@ func (e *entryPoint) httpServer(secure bool) *http.Server {
 		},
 	}
 	if !secure {
+		// HTTP/1.1, and HTTP/2 with prior knowledge (h2c, as Traefik serves
+		// for plaintext gRPC clients). The Upgrade: h2c dance is never
+		// honoured (reliability.md §3.1, v32).
 		var p http.Protocols
 		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
 		srv.Protocols = &p
 	}
 	if e.obs != nil {

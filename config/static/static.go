@@ -84,7 +84,11 @@ type EntryHTTP struct {
 	// requests with Gantry's HTTP/1.1 server loop (package dataplane/h1)
 	// and everything else with net/http; false sends every connection to
 	// net/http.
-	FastPath     *bool                   `json:"fastPath,omitempty"`
+	FastPath *bool `json:"fastPath,omitempty"`
+	// SanitizePath (default true) removes ".", ".." and empty segments
+	// from request paths before routing, as Traefik does.
+	// Source: https://doc.traefik.io/traefik/security/request-path/
+	SanitizePath *bool                   `json:"sanitizePath,omitempty"`
 	Redirections *Redirections           `json:"redirections,omitempty"`
 	Middlewares  []string                `json:"middlewares,omitempty"`
 	TLS          *config.RouterTLSConfig `json:"tls,omitempty"`
