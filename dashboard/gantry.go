@@ -99,6 +99,11 @@ func (a *API) problems(v *view) []providers.Problem {
 		s := v.status.Middlewares[n]
 		add("middleware", n, s.Status, s.Errors)
 	}
+	// Certificates, TLS options and stores that failed to load (a missing
+	// certFile): the rest of TLS keeps working, the problem is shown here.
+	for _, e := range v.status.TLS {
+		out = append(out, providers.Problem{Source: "tls", Message: e, Severity: providers.SeverityError})
+	}
 	return out
 }
 
