@@ -146,52 +146,32 @@ func validate(c *config.Configuration, at func(kind, name string) string) []prov
 	return out
 }
 
-// withoutInvalid returns c without the objects config.Validate rejects
-// (c itself when there are none; c is never modified).
+// withoutInvalid returns c without the TLS certificates config.Validate
+// rejects (c itself when there are none; c is never modified). Invalid
+// routers, services and middlewares stay: router.Compile validates them
+// again and shows each as disabled with its error in the API, so a router
+// using a service with a bad server URL says why (instead of "service does
+// not exist"), and the Problem from validate gives the file and line.
 func withoutInvalid(c *config.Configuration) *config.Configuration {
-	errs := config.Validate(c)
 	drop := map[string]bool{}
-	for _, e := range errs {
-		switch e.Kind {
-		case "tcp", "udp":
-		case "tls":
+	for _, e := range config.Validate(c) {
+		if e.Kind == "tls" {
 			drop["tls "+e.Field] = true
-		default:
-			drop[e.Kind+" "+e.Name] = true
 		}
 	}
-	if len(drop) == 0 {
+	if len(drop) == 0 || c.TLS == nil {
 		return c
 	}
 	cp := *c
-	if h := c.HTTP; h != nil {
-		hc := *h
-		hc.Routers = filter(h.Routers, "router", drop)
-		hc.Services = filter(h.Services, "service", drop)
-		hc.Middlewares = filter(h.Middlewares, "middleware", drop)
-		cp.HTTP = &hc
-	}
-	if t := c.TLS; t != nil {
-		tc := *t
-		tc.Certificates = nil
-		for i, cert := range t.Certificates {
-			if !drop[fmt.Sprintf("tls [%d]", i)] {
-				tc.Certificates = append(tc.Certificates, cert)
-			}
+	tc := *c.TLS
+	tc.Certificates = nil
+	for i, cert := range c.TLS.Certificates {
+		if !drop[fmt.Sprintf("tls [%d]", i)] {
+			tc.Certificates = append(tc.Certificates, cert)
 		}
-		cp.TLS = &tc
 	}
+	cp.TLS = &tc
 	return &cp
-}
-
-func filter[V any](m map[string]V, kind string, drop map[string]bool) map[string]V {
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		if !drop[kind+" "+k] {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // mergeFile adds c's objects to out, skipping (with a warning) names some

@@ -122,14 +122,16 @@ func TestDuplicatesFirstFileWins(t *testing.T) {
 	}
 }
 
-func TestInvalidObjectsAreLeftOut(t *testing.T) {
+// Invalid objects stay in the snapshot (router.Compile disables them and
+// the API shows each with its error); the Problem gives file and line.
+func TestInvalidObjectsAreKeptWithProblems(t *testing.T) {
 	b := newBuilder(discard, false)
 	s := b.build([]input{read(t, "invalid-objects.yml")})
-	if got := routerNames(s); !slices.Equal(got, []string{"good"}) {
-		t.Errorf("routers %v, want [good]", got)
+	if got := routerNames(s); !slices.Equal(got, []string{"good", "noservice"}) {
+		t.Errorf("routers %v, want [good noservice]", got)
 	}
-	if _, ok := s.Config.HTTP.Services["bad"]; ok {
-		t.Errorf("invalid service kept")
+	if _, ok := s.Config.HTTP.Services["bad"]; !ok {
+		t.Errorf("invalid service dropped: the API could not show its error")
 	}
 	want := []string{
 		"error invalid-objects.yml:6:5: router noservice: service: empty; a router needs a service",
