@@ -22,6 +22,9 @@ RUN CGO_ENABLED=0 go build -trimpath \
 
 FROM scratch
 COPY --from=build /out/gantry /gantry
+# CA roots, so https:// servers and forwardAuth with public certificates
+# verify.
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 # The working directory holds gantry.db, the last good configuration; mount
 # a volume on /data to keep it across container restarts.
 COPY --from=build /out/data /data
