@@ -505,3 +505,34 @@ func TestPipelinedBytesDuringSlowRequestAreKept(t *testing.T) {
 		}
 	}
 }
+
+// After a first request the connection waits for the next one without a
+// buffer (readIdle); the idle timeout still closes it.
+func TestIdleTimeoutAfterARequest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := &Server{Handler: echo("fast"), Fallback: func(c net.Conn) { c.Close() }, IdleTimeout: 100 * time.Millisecond}
+	done := make(chan struct{})
+	go func() {
+		c, _ := ln.Accept()
+		s.ServeConn(c)
+		close(done)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle connection not closed after its first request")
+	}
+}
