@@ -82,8 +82,12 @@ func (a *API) problems(v *view) []providers.Problem {
 		if msg == "" {
 			msg = status
 		}
+		src := kind + " " + name
+		if o := v.merged.Origins[src]; o != "" {
+			src = o + " (" + src + ")" // where the provider found it
+		}
 		out = append(out, providers.Problem{
-			Provider: providers.ProviderOf(name), Source: kind + " " + name,
+			Provider: providers.ProviderOf(name), Source: src,
 			Objects: []string{kind + " " + name}, Message: msg, Severity: sev,
 		})
 	}

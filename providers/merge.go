@@ -55,6 +55,12 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 	for _, pname := range slices.Sorted(maps.Keys(snaps)) {
 		s := snaps[pname]
 		m.Problems = append(m.Problems, s.Problems...)
+		for k, v := range s.Origins {
+			if m.Origins == nil {
+				m.Origins = map[string]string{}
+			}
+			m.Origins[k+"@"+pname] = v
+		}
 		c := s.Config
 		if c == nil {
 			continue
@@ -135,7 +141,7 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 		delete(out.TLS.Stores, DefaultTLSName)
 		m.Problems = append(m.Problems, multiDefault("store", defStores))
 	}
-	v, err := VersionOf(out, m.Problems)
+	v, err := VersionOf(out, m.Problems, m.Origins)
 	if err != nil {
 		return nil, err
 	}
@@ -143,13 +149,13 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 	return m, nil
 }
 
-// VersionOf is Hash(c) when there are no problems, else the hash of c and
-// the problems together: a change in problems alone (a container that went
+// VersionOf is Hash(c) when there are no problems and no origins, else the
+// hash of c, the problems and the origins (optional) together: a change in problems alone (a container that went
 // from starting to unhealthy, a file that broke while its objects keep
 // their last good content) is a new version, so it reaches the API, the
 // dashboard and the store like any other change.
-func VersionOf(c *config.Configuration, problems []Problem) (string, error) {
-	if len(problems) == 0 {
+func VersionOf(c *config.Configuration, problems []Problem, origins ...map[string]string) (string, error) {
+	if len(problems) == 0 && (len(origins) == 0 || len(origins[0]) == 0) {
 		return Hash(c)
 	}
 	h := sha256.New()
@@ -159,6 +165,11 @@ func VersionOf(c *config.Configuration, problems []Problem) (string, error) {
 	}
 	if err := enc.Encode(problems); err != nil {
 		return "", fmt.Errorf("providers: hash problems: %w", err)
+	}
+	if len(origins) > 0 && len(origins[0]) > 0 {
+		if err := enc.Encode(origins[0]); err != nil {
+			return "", fmt.Errorf("providers: hash origins: %w", err)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

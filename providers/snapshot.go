@@ -51,6 +51,12 @@ func (p Problem) String() string {
 type Snapshot struct {
 	Config   *config.Configuration
 	Problems []Problem
+	// Origins optionally locates objects in the source, keyed "router web",
+	// "service api", "middleware auth" (unqualified names), e.g.
+	// "/etc/gantry/app.yml:12:5". The API shows it with routing problems
+	// (a rule that does not parse, a missing service), which only
+	// router.Compile finds. May be nil.
+	Origins map[string]string `json:"Origins,omitempty"`
 }
 
 // Provider watches one source of configuration.
@@ -90,6 +96,9 @@ type Merged struct {
 	Config   *config.Configuration  `json:"config"`
 	Problems []Problem              `json:"problems,omitempty"`
 	Sources  map[string]SourceState `json:"sources,omitempty"`
+	// Origins maps "router web@file" (kind and qualified name) to where the
+	// object is defined, from the providers' Snapshot.Origins.
+	Origins map[string]string `json:"origins,omitempty"`
 	// TLSOrigins names the provider of each merged TLS object whose name is
 	// not qualified, so that a stored Merged can be split back per provider
 	// (Aggregator.Seed).

@@ -21,6 +21,14 @@ func Split(m *Merged, provider string) Snapshot {
 			s.Problems = append(s.Problems, p)
 		}
 	}
+	for k, v := range m.Origins {
+		if name, ok := strings.CutSuffix(k, suffix); ok {
+			if s.Origins == nil {
+				s.Origins = map[string]string{}
+			}
+			s.Origins[name] = v
+		}
+	}
 	c := m.Config
 	if h := c.HTTP; h != nil {
 		pick(out.HTTP.Routers, h.Routers, suffix)

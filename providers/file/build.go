@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
@@ -43,17 +44,22 @@ func newBuilder(log *slog.Logger, debugTemplate bool) *builder {
 // gets a warning Problem. Files no longer present are forgotten.
 func (b *builder) build(files []input) providers.Snapshot {
 	out := config.New()
-	snap := providers.Snapshot{Config: out}
+	snap := providers.Snapshot{Config: out, Origins: map[string]string{}}
 	seen := map[string]bool{}
 	owner := map[string]string{} // "router x" -> defining file
 	for _, in := range files {
 		seen[in.path] = true
 		c, probs, rendered := b.decodeFile(in)
+		fresh := c != nil && b.good[in.path] != nil && probsFresh(probs)
 		snap.Problems = append(snap.Problems, probs...)
 		if c == nil {
 			continue
 		}
 		snap.Problems = append(snap.Problems, mergeFile(out, c, in.path, rendered, owner)...)
+		if !fresh {
+			rendered = nil // the objects are the last good content: lines unknown
+		}
+		recordOrigins(snap.Origins, c, in.path, rendered, owner)
 	}
 	for p := range b.good {
 		if !seen[p] {
@@ -211,6 +217,43 @@ func mergeFile(out, c *config.Configuration, path string, rendered []byte, owner
 		out.UDP = addAny(out.UDP, section, v)
 	}
 	return probs
+}
+
+// probsFresh reports whether none of a file's problems says its last good
+// content is being used instead of what it holds now.
+func probsFresh(probs []providers.Problem) bool {
+	for _, p := range probs {
+		if strings.Contains(p.Message, "keeping the last good content") || strings.Contains(p.Message, "keeping its last good content") {
+			return false
+		}
+	}
+	return true
+}
+
+// recordOrigins notes where each router, service and middleware that c
+// contributed (not a skipped duplicate) is defined: "file:line:col" for
+// YAML, the file name otherwise (or when the text is the last good content).
+func recordOrigins(origins map[string]string, c *config.Configuration, path string, rendered []byte, owner map[string]string) {
+	if c.HTTP == nil {
+		return
+	}
+	f, _ := config.FormatOf(path)
+	var at map[string]pos
+	if rendered != nil {
+		at = objectPositions(rendered, f)
+	}
+	note := func(kind string, names []string) {
+		for _, n := range names {
+			key := kind + " " + n
+			if owner[key] != path {
+				continue
+			}
+			origins[key] = path + at[key].String()
+		}
+	}
+	note("router", slices.Collect(maps.Keys(c.HTTP.Routers)))
+	note("service", slices.Collect(maps.Keys(c.HTTP.Services)))
+	note("middleware", slices.Collect(maps.Keys(c.HTTP.Middlewares)))
 }
 
 func add[V any](dst, src map[string]V, kind string, dup func(kind, name string) bool) {

@@ -228,3 +228,25 @@ func TestTruncatedToEmptyKeepsLastGood(t *testing.T) {
 		t.Errorf("problems %v for a new empty file", problems(s))
 	}
 }
+
+// Each object's origin (file:line:col for YAML) travels with the snapshot,
+// so routing problems found later (a bad rule, a missing service) can name
+// where the object is defined.
+func TestOriginsLocateObjects(t *testing.T) {
+	b := newBuilder(discard, false)
+	s := b.build([]input{read(t, "invalid-objects.yml"), read(t, "dup2.toml")})
+	want := map[string]string{
+		"router good":      "invalid-objects.yml:3:5",
+		"router noservice": "invalid-objects.yml:6:5",
+		"service s":        "invalid-objects.yml:9:5",
+		"service bad":      "invalid-objects.yml:12:5",
+	}
+	for k, v := range want {
+		if s.Origins[k] != v {
+			t.Errorf("origin of %s: got %q, want %q", k, s.Origins[k], v)
+		}
+	}
+	if got := s.Origins["router other"]; got != "dup2.toml" {
+		t.Errorf("TOML origin: got %q, want the file name", got)
+	}
+}

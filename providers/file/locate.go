@@ -207,6 +207,28 @@ func objectPos(data []byte, f config.Format, kind, name string) pos {
 	}
 }
 
+// objectPositions locates every router, service and middleware of a YAML
+// file in one parse, keyed "router web"; nil for other formats (the file
+// name alone then locates them).
+func objectPositions(data []byte, f config.Format) map[string]pos {
+	if f != config.YAML {
+		return nil
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return nil
+	}
+	out := map[string]pos{}
+	for _, kind := range []string{"router", "service", "middleware"} {
+		section, parent := sectionOf(kind)
+		n := child(child(root.Content[0], parent, true), section, true)
+		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			out[kind+" "+n.Content[i].Value] = pos{n.Content[i].Line, n.Content[i].Column}
+		}
+	}
+	return out
+}
+
 func sectionOf(kind string) (section, parent string) {
 	switch kind {
 	case "router":
