@@ -205,8 +205,13 @@ func (p *Provider) read() (files []input, dirs []string, missing *providers.Prob
 	if err != nil {
 		real = p.root
 	}
+	var rootErr error
 	_ = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
 		shown := p.root + strings.TrimPrefix(path, real)
+		if err != nil && path == real {
+			rootErr = err // removed between Stat and the walk (rm -rf racing us)
+			return filepath.SkipAll
+		}
 		if err != nil {
 			files = append(files, input{path: shown, err: err})
 			return nil
@@ -238,6 +243,12 @@ func (p *Provider) read() (files []input, dirs []string, missing *providers.Prob
 		files[len(files)-1].path = shown
 		return nil
 	})
+	if rootErr != nil {
+		return nil, nil, &providers.Problem{
+			Provider: name, Source: p.root, Severity: providers.SeverityError,
+			Message: fmt.Sprintf("cannot read: %v; keeping the last configuration read from it", rootErr),
+		}
+	}
 	return files, dirs, nil
 }
 
