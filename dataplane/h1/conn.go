@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -59,14 +60,9 @@ func (s *Server) ServeConn(c net.Conn) {
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, c)
 	}
-	// The connection's context is cancelled when the client goes away
-	// while a request is in progress (see watch), so upstream requests
-	// made for it stop (499), as with net/http.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	s.state(c, http.StateNew)
 	bp := bufPool.Get().(*[]byte)
-	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), base: (&http.Request{}).WithContext(ctx), cancel: cancel, watchDone: make(chan struct{}, 1)}
+	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), ctx: ctx, watchDone: make(chan struct{}, 1)}
 	cs.watchTimer = time.AfterFunc(time.Hour, cs.watch)
 	cs.watchTimer.Stop()
 	if sc, ok := c.(syscall.Conn); ok {
@@ -98,14 +94,15 @@ type conn struct {
 	buf    []byte
 	r, w   int // unread bytes are buf[r:w]
 	remote string
-	base   *http.Request // carries the connection context
+	ctx    context.Context // the connection's; each request gets a child
 
 	// Client-gone detection for slow requests: watchTimer starts watch
 	// when a handler runs longer than watchAfter.
-	cancel     context.CancelFunc
+	reqCancel  context.CancelFunc // cancels the current request's context
 	watchTimer *time.Timer
 	watchDone  chan struct{}
-	peerGone   bool
+	peerGone   bool // the connection failed: no response can be sent
+	halfClosed bool // the client sent EOF: answer, then close
 }
 
 // watchAfter is how long a handler runs before the connection is watched
@@ -116,10 +113,12 @@ const watchAfter = 100 * time.Millisecond
 
 var aLongTimeAgo = time.Unix(1, 0)
 
-// watch runs on the timer's goroutine while the handler runs: a read that
-// ends in EOF or an error means the client is gone (cancel the context); a
-// read that returns bytes keeps them (a pipelined request); the deadline
-// set by endWatch ends it quietly.
+// watch runs on the timer's goroutine while the handler runs. A read that
+// returns bytes keeps them (a pipelined request). End of file (the client
+// half-closed, or left) cancels the request's context, as net/http does,
+// and the response is still sent before the connection closes; an error
+// (reset) cancels it and no response is attempted. The deadline set by
+// endWatch ends a watch quietly.
 func (cs *conn) watch() {
 	defer func() { cs.watchDone <- struct{}{} }()
 	if cs.w >= len(cs.buf) {
@@ -131,8 +130,12 @@ func (cs *conn) watch() {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			return
 		}
-		cs.peerGone = true
-		cs.cancel()
+		if errors.Is(err, io.EOF) {
+			cs.halfClosed = true
+		} else {
+			cs.peerGone = true
+		}
+		cs.reqCancel()
 	}
 }
 
@@ -272,8 +275,12 @@ func (cs *conn) deadline(d time.Duration) {
 
 // serveOne runs the handler for one request; false means close.
 func (cs *conn) serveOne(h *head) (keep bool) {
-	r := new(http.Request)
-	*r = *cs.base
+	// A context per request, cancelled when the handler returns (as with
+	// net/http) or when the client goes away (see watch).
+	ctx, cancel := context.WithCancel(cs.ctx)
+	defer cancel()
+	cs.reqCancel = cancel
+	r := (&http.Request{}).WithContext(ctx)
 	r.Method, r.URL, r.RequestURI, r.Host = h.method, h.url, h.target, h.host
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
 	r.Header, r.Body, r.Close, r.RemoteAddr = h.header, http.NoBody, h.close, cs.remote
@@ -294,7 +301,7 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	if !ok || cs.peerGone {
 		return false
 	}
-	if cs.srv.Draining != nil && cs.srv.Draining() {
+	if cs.halfClosed || cs.srv.Draining != nil && cs.srv.Draining() {
 		w.closeAfter = true
 	}
 	if err := w.finish(); err != nil {

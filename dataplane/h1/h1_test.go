@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -534,5 +535,36 @@ func TestIdleTimeoutAfterARequest(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("idle connection not closed after its first request")
+	}
+}
+
+// A client that sends its request and then half-closes (nc -N, some health
+// checkers) still gets the response of a slow handler, as with net/http.
+func TestHalfClosedClientGetsTheResponse(t *testing.T) {
+	var ctxAfter context.Context
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(3 * watchAfter) // slow: the watch sees the half-close
+		ctxAfter = r.Context()
+		io.WriteString(w, "hello")
+	})
+	addr := startFast(t, h, h)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no response after half-close: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "hello" || !resp.Close {
+		t.Fatalf("got %q close=%v, want hello and Connection: close", b, resp.Close)
+	}
+	if ctxAfter.Err() == nil {
+		t.Fatal("the request context outlived its handler")
 	}
 }

@@ -198,18 +198,31 @@ func (w *response) writeTrailers() {
 	for _, name := range w.header["Trailer"] {
 		for _, k := range strings.Split(name, ",") {
 			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+			if !trailerAllowed(k) {
+				continue
+			}
 			for _, v := range w.header[k] {
 				writeField(w.bw, k, v)
 			}
 		}
 	}
 	for k, vs := range w.header {
-		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok && trailerAllowed(name) {
 			for _, v := range vs {
 				writeField(w.bw, name, v)
 			}
 		}
 	}
+}
+
+// trailerAllowed rejects names that are not tokens and the framing fields
+// a trailer must not carry (RFC 9110 §6.5.1), as net/http does.
+func trailerAllowed(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Content-Length", "Transfer-Encoding", "Trailer", "Host", "Connection":
+		return false
+	}
+	return httpguts.ValidHeaderFieldName(k)
 }
 
 func (w *response) writeStatusLine(code int) {

@@ -9,9 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// alive reports whether an idle pooled connection is still open: a
+// alive reports whether an idle pooled connection is still usable: a
 // non-blocking MSG_PEEK read that finds nothing to read (EAGAIN) means yes;
-// end of file (the server closed it while idle) or unexpected bytes mean no.
+// end of file (the server closed it while idle), a reset, or bytes the
+// server sent unasked mean no.
 // It costs one syscall and never waits.
 func alive(c net.Conn) bool {
 	sc, ok := c.(syscall.Conn)
@@ -25,11 +26,10 @@ func alive(c net.Conn) bool {
 	ok = true
 	var b [1]byte
 	err = rc.Read(func(fd uintptr) bool {
-		n, _, rerr := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		ok = n < 0 || n == 0 && rerr == unix.EAGAIN || rerr == unix.EAGAIN
-		if n == 0 && rerr == nil {
-			ok = false // orderly shutdown by the server
-		}
+		// Only "nothing to read yet" means alive: end of file (closed),
+		// any error (reset) and unexpected bytes all mean dead.
+		_, _, rerr := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		ok = rerr == unix.EAGAIN
 		return true
 	})
 	return ok && err == nil

@@ -8,12 +8,15 @@
 // issue 9 note for the profile). Here the request goroutine does the
 // write, the read and the body hand-back itself, and nothing else runs.
 //
-// Scope: http:// URLs, no Upgrade, no Expect: 100-continue, no request
-// trailers. Everything else (https, h2c, WebSocket and other upgrades) goes
-// to the Fallback transport, the standard library's. Responses are parsed
-// by net/http's strict parser (http.ReadResponse), so framing rules are
-// the standard library's: conflicting Content-Length, bad chunking and
-// oversized headers are errors, never forwarded.
+// Scope: bodyless requests to http:// URLs, no Upgrade, no Expect, no
+// trailers. Everything else (request bodies, https, h2c, WebSocket and
+// other upgrades) goes to the Fallback transport, the standard library's,
+// which writes a body while it reads the response. Responses are parsed by
+// net/http's strict parser (http.ReadResponse), so framing rules are the
+// standard library's: conflicting Content-Length and bad chunking are
+// errors, never forwarded. A pooled connection is reused only when nothing
+// is left in its buffer and a non-blocking peek finds it open and silent,
+// so bytes a backend sends beyond a response never reach another request.
 //
 // Concurrency: a Transport is safe for concurrent use. A connection is owned
 // by exactly one request from the moment it leaves the idle pool until its

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -76,34 +75,30 @@ func Handles(r *http.Request) bool {
 	if len(r.Trailer) > 0 || r.Header.Get("Upgrade") != "" || r.Header.Get("Expect") != "" {
 		return false
 	}
-	return true
+	// Requests with a body go to the standard Transport: it writes the body
+	// while it reads the response, so a backend that answers early (413,
+	// 401) without reading the upload gets its answer through instead of
+	// deadlocking the write (review of the fast path).
+	return r.Body == nil || r.Body == http.NoBody
 }
 
 // RoundTrip sends r and returns the response; see http.RoundTripper. Errors
 // are the dial, write or read error; a context cancellation returns the
 // context's error, and an expired response-header timeout returns a
-// net.Error whose Timeout() is true. A request on a reused connection that
-// the server had closed is retried once on a new connection when its body
-// is empty or replayable (GetBody).
+// net.Error whose Timeout() is true. A request that failed on a reused
+// connection the server had closed before answering is retried once on a
+// new connection when it is replayable as net/http defines it (GET, HEAD,
+// OPTIONS or TRACE, or an Idempotency-Key header).
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !Handles(r) {
 		return t.Fallback.RoundTrip(r)
 	}
 	ctx := r.Context()
 	hp := t.pool(r.URL.Host)
-	hasBody := r.Body != nil && r.Body != http.NoBody
 	for attempt := 0; ; attempt++ {
 		pc, err := t.get(ctx, hp, r.URL.Host)
 		if err != nil {
 			return nil, err
-		}
-		if pc.reused && hasBody && !alive(pc.c) {
-			// A body cannot be replayed after a failed write: make sure the
-			// idle connection was not closed by the server meanwhile.
-			pc.c.Close()
-			if pc, err = t.dial(ctx, r.URL.Host); err != nil {
-				return nil, err
-			}
 		}
 		resp, err := t.exchange(ctx, hp, pc, r)
 		if err == nil {
@@ -112,21 +107,25 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if errors.Is(err, errStaleConn) && attempt == 0 {
-			if r.Body == nil || r.Body == http.NoBody {
-				continue
-			}
-			if r.GetBody != nil {
-				b, gerr := r.GetBody()
-				if gerr == nil {
-					r = r.Clone(ctx)
-					r.Body = b
-					continue
-				}
-			}
+		if errors.Is(err, errStaleConn) && attempt == 0 && replayable(r) {
+			continue
 		}
 		return nil, err
 	}
+}
+
+// replayable reports whether a bodyless request may be sent again after
+// it possibly reached the server (net/http's Request.isReplayable).
+func replayable(r *http.Request) bool {
+	switch r.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, ok := r.Header["Idempotency-Key"]
+	if !ok {
+		_, ok = r.Header["X-Idempotency-Key"]
+	}
+	return ok
 }
 
 func (t *Transport) pool(host string) *hostPool {
@@ -142,7 +141,10 @@ func (t *Transport) get(ctx context.Context, hp *hostPool, host string) (*pconn,
 	for {
 		select {
 		case pc := <-hp.idle:
-			if time.Since(pc.idleAt) > t.idleTimeout {
+			// An idle connection the server closed, reset, or wrote to
+			// (bytes nobody asked for must never become the next client's
+			// response) is dropped; one non-blocking peek tells.
+			if time.Since(pc.idleAt) > t.idleTimeout || pc.br.Buffered() > 0 || !alive(pc.c) {
 				pc.c.Close()
 				continue
 			}
@@ -164,6 +166,10 @@ func (t *Transport) dial(ctx context.Context, host string) (*pconn, error) {
 
 // put returns pc to the idle pool, or closes it when the pool is full.
 func (t *Transport) put(hp *hostPool, pc *pconn) {
+	if pc.br.Buffered() > 0 {
+		pc.c.Close() // bytes beyond the response: the framing cannot be trusted
+		return
+	}
 	pc.idleAt = time.Now()
 	select {
 	case hp.idle <- pc:
@@ -235,6 +241,12 @@ func (t *Transport) exchange(ctx context.Context, hp *hostPool, pc *pconn, r *ht
 	}
 	if t.respHeaderTimeout > 0 {
 		pc.c.SetReadDeadline(time.Time{})
+		if ctx.Err() != nil {
+			// cancelled while the deadline was being cleared: the AfterFunc's
+			// past deadline may have been overwritten
+			resp.Body.Close()
+			return fail(ctx.Err())
+		}
 	}
 	keep := !resp.Close && !r.Close && t.maxIdle > 0
 	if resp.Body == http.NoBody {
@@ -300,52 +312,8 @@ func (b *body) finish(complete bool) {
 
 var errInvalidHeader = errors.New("upstream: invalid header")
 
-var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// copyBody streams a request body: every read from the client is written
-// and flushed at once (as a chunk when chunked), so an upload reaches the
-// backend as it arrives, as http.Transport does. want is the exact length
-// for a Content-Length body (a shorter body is an error), -1 otherwise.
-func copyBody(w *bufio.Writer, body io.Reader, want int64, chunked bool) error {
-	bp := bodyBufs.Get().(*[]byte)
-	defer bodyBufs.Put(bp)
-	buf := *bp
-	var n int64
-	for {
-		m, rerr := body.Read(buf)
-		if m > 0 {
-			n += int64(m)
-			if chunked {
-				w.WriteString(strconv.FormatInt(int64(m), 16))
-				w.WriteString("\r\n")
-			}
-			w.Write(buf[:m])
-			if chunked {
-				w.WriteString("\r\n")
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return fmt.Errorf("upstream: request body: %w", rerr)
-		}
-	}
-	if want >= 0 && n != want {
-		return fmt.Errorf("upstream: request body: got %d of %d bytes: %w", n, want, io.ErrUnexpectedEOF)
-	}
-	if chunked {
-		w.WriteString("0\r\n\r\n")
-	}
-	return w.Flush()
-}
-
-// writeRequest serialises r as an HTTP/1.1 request (RFC 9112 §3, §6).
-// Header names and values are validated; Content-Length is written for a
-// known length, chunked encoding for an unknown one.
+// writeRequest serialises r, a bodyless request, as an HTTP/1.1 request
+// head (RFC 9112 §3). Header names and values are validated.
 func writeRequest(w *bufio.Writer, r *http.Request, closeConn bool) error {
 	host := r.Host
 	if host == "" {
@@ -389,22 +357,12 @@ func writeRequest(w *bufio.Writer, r *http.Request, closeConn bool) error {
 	if closeConn || r.Close {
 		w.WriteString("Connection: close\r\n")
 	}
-	hasBody := r.Body != nil && r.Body != http.NoBody
-	switch {
-	case hasBody && r.ContentLength > 0:
-		w.WriteString("Content-Length: ")
-		w.WriteString(strconv.FormatInt(r.ContentLength, 10))
-		w.WriteString("\r\n\r\n")
-		return copyBody(w, io.LimitReader(r.Body, r.ContentLength), r.ContentLength, false)
-	case hasBody && r.ContentLength < 0:
-		w.WriteString("Transfer-Encoding: chunked\r\n\r\n")
-		return copyBody(w, r.Body, -1, true)
-	default:
-		switch method {
-		case http.MethodPost, http.MethodPut, http.MethodPatch:
-			w.WriteString("Content-Length: 0\r\n")
-		}
-		w.WriteString("\r\n")
+	// Only bodyless requests get here (Handles); POST, PUT and PATCH still
+	// announce their empty body.
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		w.WriteString("Content-Length: 0\r\n")
 	}
+	w.WriteString("\r\n")
 	return w.Flush()
 }

@@ -59,8 +59,7 @@ func TestReusesConnectionsAndForwardsRequest(t *testing.T) {
 		want               string
 	}{
 		{"get", "GET", "", 0, `GET /p?q=1 host=example.test x=1 ua="" body= cl=0 te=[]`},
-		{"post known length", "POST", "hello", 5, `POST /p?q=1 host=example.test x=1 ua="" body=hello cl=5 te=[]`},
-		{"post unknown length is chunked", "POST", "chunky", -1, `POST /p?q=1 host=example.test x=1 ua="" body=chunky cl=-1 te=[chunked]`},
+		{"delete", "DELETE", "", 0, `DELETE /p?q=1 host=example.test x=1 ua="" body= cl=0 te=[]`},
 		{"post empty", "POST", "", 0, `POST /p?q=1 host=example.test x=1 ua="" body= cl=0 te=[]`},
 	}
 	for _, tc := range tests {
@@ -199,36 +198,139 @@ func TestStaleKeepAliveConnectionIsRetried(t *testing.T) {
 	}
 }
 
-// An upload must not be lost to an idle connection the server closed
-// (Node.js closes idle keep-alive connections after 5s): the body cannot be
-// replayed, so the pooled connection is checked before it is used.
-func TestUploadAfterServerClosedIdleConnection(t *testing.T) {
-	closed := make(chan struct{}, 8)
-	var conns atomic.Int64
-	u := rawBackend(t, func(c net.Conn) {
-		defer func() { c.Close(); closed <- struct{}{} }()
-		conns.Add(1)
-		r, err := http.ReadRequest(bufio.NewReader(c))
-		if err != nil {
+// Requests with a body go to the standard Transport, which writes the body
+// while reading the response: a backend that answers 413 early without
+// reading a large upload gets its answer through.
+func TestBodiesGoToFallback(t *testing.T) {
+	s, _ := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/early" {
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
-	})
-	tr := newTransport()
-	for i, body := range []string{"first", "second"} {
-		r, _ := http.NewRequest("POST", u, io.NopCloser(strings.NewReader(body)))
-		r.ContentLength = int64(len(body)) // no GetBody: not replayable
+		fmt.Fprintf(w, "%s cl=%d te=%v", b, r.ContentLength, r.TransferEncoding)
+	}))
+	var fallback atomic.Int64
+	tr := New(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		fallback.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	}), Options{})
+	for _, tc := range []struct {
+		body   string
+		length int64
+		want   string
+	}{{"hello", 5, "hello cl=5 te=[]"}, {"chunky", -1, "chunky cl=-1 te=[chunked]"}} {
+		r, _ := http.NewRequest("POST", s.URL, io.NopCloser(strings.NewReader(tc.body)))
+		r.ContentLength = tc.length
 		resp, err := tr.RoundTrip(r)
 		if err != nil {
-			t.Fatalf("upload %d: %v", i, err)
+			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if string(b) != body {
-			t.Fatalf("upload %d: echoed %q", i, b)
+		if string(b) != tc.want {
+			t.Fatalf("got %q, want %q", b, tc.want)
 		}
-		<-closed
+	}
+	r, _ := http.NewRequest("POST", s.URL+"/early", io.NopCloser(io.LimitReader(neverEnding('x'), 64<<20)))
+	r.ContentLength = 64 << 20
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, err := tr.RoundTrip(r)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
+		if resp != nil && resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status %d, want 413", resp.StatusCode)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an early 413 did not come back while the upload was being written")
+	}
+	if fallback.Load() != 3 {
+		t.Fatalf("fallback used %d times, want 3 (every request with a body)", fallback.Load())
+	}
+}
+
+type neverEnding byte
+
+func (b neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}
+
+// Bytes a backend sends beyond a response (here a body on a HEAD answer
+// that contains a whole second response) must never be read as the next
+// request's response: the connection is not reused.
+func TestLeftoverBytesNeverReachTheNextRequest(t *testing.T) {
+	u := rawBackend(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if r.Method == http.MethodHead {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 37\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET")
+				continue
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	tr := newTransport()
+	r, _ := http.NewRequest("HEAD", u+"/a", nil)
+	resp, err := tr.RoundTrip(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	time.Sleep(50 * time.Millisecond) // the stray bytes are on their way: the point of the test
+	r, _ = http.NewRequest("GET", u+"/b", nil)
+	resp, err = tr.RoundTrip(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "ok" {
+		t.Fatalf("second request got %q: another response's bytes", b)
+	}
+}
+
+// A pooled connection the backend reset while idle is not used.
+func TestResetIdleConnectionIsNotReused(t *testing.T) {
+	reset := make(chan struct{}, 4)
+	var conns atomic.Int64
+	u := rawBackend(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			c.Close()
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close() // RST
+		reset <- struct{}{}
+	})
+	tr := newTransport()
+	for i := range 2 {
+		r, _ := http.NewRequest("DELETE", u, nil) // not replayable: must not need a retry
+		resp, err := tr.RoundTrip(r)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		<-reset
+		time.Sleep(20 * time.Millisecond) // let the RST arrive: the point of the test
 	}
 	if conns.Load() != 2 {
 		t.Fatalf("got %d connections, want 2", conns.Load())
