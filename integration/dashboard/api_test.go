@@ -68,7 +68,8 @@ func TestRouterErrorsAreVisible(t *testing.T) {
 			t.Errorf("router hub@file lacks %s: %s", want, r.Body)
 		}
 	}
-	harness.TryGet(t, 10*time.Second, e.admin+"/api/problems", harness.BodyContains(`"source":"router hub@file"`))
+	// The routing problem names where the router is defined (file:line:col).
+	harness.TryGet(t, 10*time.Second, e.admin+"/api/problems", harness.BodyContains(`broken.yml:3:5 (router hub@file)"`))
 	harness.TryGet(t, 10*time.Second, e.admin+"/api/overview", harness.BodyContains(`"routers":{"errors":1`))
 	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(200))
 	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("hub.example"), harness.StatusIs(404))
