@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,23 @@ func value[T any](t *testing.T, ctx context.Context, what string, timeout time.D
 	return v
 }
 
+// textOf reads a property ("innerText" or "textContent") of the element
+// sel in one script evaluation, polling until it is non-empty: the live
+// dashboard re-renders its tables on WebSocket messages, so a node found by
+// one call may be gone by the next (chromedp.Text's "No node with given id").
+func textOf(t *testing.T, ctx context.Context, what, sel, prop string) string {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.%s.trim() : "" })()`, sel, prop)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v := value(t, ctx, what, 5*time.Second, chromedp.Evaluate[string](js))
+		if v != "" || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestDashboardInBrowser opens the dashboard of a real gantry, sees the
 // router list, adds a router by editing the file configuration and sees it
 // appear without a page reload, runs the route simulator, and saves a
@@ -87,8 +105,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="first@file"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
 	)
-	rule := value(t, ctx, "read first@file's rule", 5*time.Second,
-		chromedp.Text(chromedp.CSS(`#routers tbody tr[data-name="first@file"] td.rule`)))
+	rule := textOf(t, ctx, "read first@file's rule", `#routers tbody tr[data-name="first@file"] td.rule`, "innerText")
 	if rule != "Host(`first.example`)" {
 		t.Errorf("first@file rule shows %q", rule)
 	}
@@ -101,7 +118,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if marker := value(t, ctx, "read the marker", 5*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
 		t.Errorf("the page was reloaded (marker %d): the new router must arrive over the WebSocket", marker)
 	}
-	changelog := value(t, ctx, "read the change log", 5*time.Second, chromedp.TextContent(chromedp.CSS(`#changelog`)))
+	changelog := textOf(t, ctx, "read the change log", `#changelog`, "textContent")
 	if !strings.Contains(changelog, "added router second@file") {
 		t.Errorf("change log %q lacks the added router", changelog)
 	}
@@ -117,7 +134,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#sim-run`)),
 		chromedp.WaitVisible(chromedp.CSS(`#sim-result .winner strong`)),
 	)
-	winner := value(t, ctx, "read the winner", 5*time.Second, chromedp.Text(chromedp.CSS(`#sim-result .winner strong`)))
+	winner := textOf(t, ctx, "read the winner", `#sim-result .winner strong`, "innerText")
 	if winner != "second@file" {
 		t.Errorf("simulator winner %q, want second@file", winner)
 	}
@@ -132,7 +149,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#diff-btn`)),
 		chromedp.WaitVisible(chromedp.CSS(`#diff-table`)),
 	)
-	diff := value(t, ctx, "read the diff", 5*time.Second, chromedp.TextContent(chromedp.CSS(`#diff-table`)))
+	diff := textOf(t, ctx, "read the diff", `#diff-table`, "textContent")
 	if !strings.Contains(diff, "added") || !strings.Contains(diff, "second@file") {
 		t.Errorf("diff view %q, want second@file added", diff)
 	}
