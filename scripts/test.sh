@@ -6,7 +6,8 @@
 #   3. go vet ./...
 #   4. go test -race        on the core packages (config, router, providers,
 #                           dataplane, store, dashboard)
-#   5. go test              on every other package, integration included
+#   5. go test              the allocation assertions once without -race
+#   6. go test              on every other package, integration included
 # Every step runs even when an earlier one failed; the script ends with one
 # summary line and exits non-zero if any step failed.
 #
@@ -63,6 +64,11 @@ step "go test -race (core: ${core[*]})"
 
 # -count=1: integration tests run binaries built by the harness, whose
 # sources the test cache does not see, so a cached "ok" could be stale.
+# Allocation assertions are skipped under the race detector (sync.Pool
+# drops items at random there): run them once without it.
+step "go test (allocation assertions, no race detector)"
+"$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... || failed+=("go test allocations")
+
 step "go test (rest, integration included)"
 "$GO" test -count=1 -timeout 40m "${extra[@]}" "${rest[@]}" || failed+=("go test rest")
 
