@@ -90,8 +90,12 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	var last *providers.Snapshot
 	load := func() {
 		files, dirs, missing := p.read()
-		if w != nil {
-			p.syncWatches(w, dirs)
+		// A directory watched only now may have gained files between the
+		// read and the watch: read again until no new watch was needed, so
+		// a file written right after startup (or into a new sub-directory)
+		// is never missed.
+		for i := 0; w != nil && p.syncWatches(w, dirs) && i < 3; i++ {
+			files, dirs, missing = p.read()
 		}
 		if missing != nil {
 			if last == nil {
@@ -161,23 +165,29 @@ func (p *Provider) relevant(ev fsnotify.Event) bool {
 }
 
 // syncWatches watches the parent of the root (to see the root deleted and
-// recreated, or a single file replaced) and every directory of the tree.
-func (p *Provider) syncWatches(w *fsnotify.Watcher, dirs []string) {
+// recreated, or a single file replaced) and every directory of the tree. It
+// reports whether it added a watch.
+func (p *Provider) syncWatches(w *fsnotify.Watcher, dirs []string) (added bool) {
 	want := append([]string{filepath.Dir(p.root)}, dirs...)
 	have := w.WatchList()
 	for _, d := range want {
 		if slices.Contains(have, d) {
 			continue
 		}
-		if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.log.Warn("cannot watch directory", "path", d, "error", err)
+		if err := w.Add(d); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				p.log.Warn("cannot watch directory", "path", d, "error", err)
+			}
+			continue
 		}
+		added = true
 	}
 	for _, d := range have {
 		if !slices.Contains(want, d) {
 			_ = w.Remove(d) // already gone with its directory, usually
 		}
 	}
+	return added
 }
 
 // read returns the configuration files in name order, the directories to
