@@ -263,10 +263,15 @@ func (a *API) getRouters(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getRouter(w http.ResponseWriter, r *http.Request) {
+	getOne(w, r, "router", a.view().router)
+}
+
+// getOne answers one object by the {name} path value, or 404 naming it.
+func getOne[T any](w http.ResponseWriter, r *http.Request, kind string, lookup func(name string, full bool) (T, bool)) {
 	name := r.PathValue("name")
-	it, ok := a.view().router(name, true)
+	it, ok := lookup(name, true)
 	if !ok {
-		writeError(w, http.StatusNotFound, "router not found: "+name)
+		writeError(w, http.StatusNotFound, kind+" not found: "+name)
 		return
 	}
 	writeJSON(w, http.StatusOK, it)
@@ -285,13 +290,7 @@ func (a *API) getServices(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getService(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	it, ok := a.view().service(name, true)
-	if !ok {
-		writeError(w, http.StatusNotFound, "service not found: "+name)
-		return
-	}
-	writeJSON(w, http.StatusOK, it)
+	getOne(w, r, "service", a.view().service)
 }
 
 func (a *API) getMiddlewares(w http.ResponseWriter, r *http.Request) {
@@ -307,13 +306,7 @@ func (a *API) getMiddlewares(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getMiddleware(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	it, ok := a.view().middleware(name, true)
-	if !ok {
-		writeError(w, http.StatusNotFound, "middleware not found: "+name)
-		return
-	}
-	writeJSON(w, http.StatusOK, it)
+	getOne(w, r, "middleware", a.view().middleware)
 }
 
 func listResponse[T any](w http.ResponseWriter, r *http.Request, items []T) {

@@ -38,11 +38,11 @@ func consulBin(t testing.TB) string {
 	}
 	cache, err := os.UserCacheDir() // $XDG_CACHE_HOME or $HOME/.cache, as in the script
 	if err != nil {
-		t.Skipf("consul agent not built: run scripts/setup/consul.sh (%v)", err)
+		harness.MissingTool(t, fmt.Sprintf("consul agent not built: run scripts/setup/consul.sh (%v)", err))
 	}
 	p := filepath.Join(cache, "gantry", "consul-"+consulVersion, "consul")
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("consul agent not built: run scripts/setup/consul.sh (looked for $GANTRY_CONSUL_BIN and %s)", p)
+		harness.MissingTool(t, fmt.Sprintf("consul agent not built: run scripts/setup/consul.sh (looked for $GANTRY_CONSUL_BIN and %s)", p))
 	}
 	return p
 }

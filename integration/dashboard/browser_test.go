@@ -23,7 +23,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("chromium not installed: run scripts/setup/chromium.sh")
+	harness.MissingTool(t, "chromium not installed: run scripts/setup/chromium.sh")
 	return ""
 }
 

@@ -33,7 +33,7 @@ func TestComposeFile(t *testing.T) {
 	needDocker(t)
 	compose := composeCommand()
 	if compose == nil {
-		t.Skip("docker-compose not installed: run scripts/setup/docker.sh")
+		harness.MissingTool(t, "docker-compose not installed: run scripts/setup/docker.sh")
 	}
 	e := getEnv(t)
 	file, err := filepath.Abs(filepath.Join("..", "..", "docker-compose.yml"))

@@ -56,11 +56,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needDocker skips the test when dockerd is missing.
+// needDocker stops the test when dockerd is missing (a skip, or a failure
+// under CI; see harness.MissingTool).
 func needDocker(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("dockerd"); err != nil {
-		t.Skip("dockerd not installed: run scripts/setup/docker.sh")
+		harness.MissingTool(t, "dockerd not installed: run scripts/setup/docker.sh")
 	}
 }
 
