@@ -14,7 +14,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/gantry/consul-$version
 bin=$cache/consul
 
-if [ -x "$bin" ] && "$bin" version 2>/dev/null | grep -q "^Consul v$version\$"; then
+# grep reads the whole output (no -q): with -q it exits at the first line and
+# the agent, still writing, dies of SIGPIPE, which pipefail reports as failure.
+if [ -x "$bin" ] && "$bin" version 2>/dev/null | grep "^Consul v$version\$" >/dev/null; then
 	echo "$bin"
 	exit 0
 fi
@@ -23,7 +25,7 @@ mkdir -p "$cache"
 tmp=$(mktemp "$cache/consul.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 (cd "$root/integration/consulagent" && go build -trimpath -o "$tmp" .) >&2
-"$tmp" version | grep -q "^Consul v$version\$" || {
+"$tmp" version | grep "^Consul v$version\$" >/dev/null || {
 	echo "consul.sh: built binary does not report Consul v$version" >&2
 	exit 1
 }
