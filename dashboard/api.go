@@ -38,7 +38,8 @@ type Options struct {
 	// Version and StartDate are reported by /api/version.
 	Version   string
 	StartDate time.Time
-	// StatsInterval is how often WebSocket clients get rates; default 1s.
+	// StatsInterval is how often live rates are sampled (the charts'
+	// resolution) and pushed to WebSocket clients; default 1s.
 	StatsInterval time.Duration
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
@@ -50,6 +51,7 @@ type API struct {
 	log     *slog.Logger
 	tables  Tables
 	health  Health
+	sampler *sampler // nil without Options.Live
 	sec     *security
 	handler http.Handler
 
@@ -89,6 +91,10 @@ func New(opts Options) (*API, error) {
 	}
 	a := &API{opts: opts, log: opts.Log, tables: opts.Tables, health: opts.Health, sec: sec}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
+	if opts.Live != nil {
+		a.sampler = newSampler(opts.Live, opts.StatsInterval, opts.Now)
+		a.wg.Go(func() { a.sampler.run(a.ctx.Done()) })
+	}
 	a.handler = a.routes()
 	return a, nil
 }
@@ -129,6 +135,7 @@ func (a *API) routes() http.Handler {
 	get("/api/revisions/{version}", a.getRevision)
 	get("/api/revisions/{a}/diff/{b}", a.getDiff)
 	mux.HandleFunc("POST /api/simulate", a.postSimulate)
+	get("/api/series", a.getSeries)
 	get("/api/ws", a.serveWS)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found: "+r.Method+" "+r.URL.Path)

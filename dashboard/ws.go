@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -25,8 +26,10 @@ const wsWriteTimeout = 10 * time.Second
 //     overview and problem list.
 //   - "health": a server changed state. Servers is the full list,
 //     HealthChanges the servers whose up/down state flipped.
-//   - "stats": every StatsInterval, per-router rates since the previous
-//     stats message (Routers) and each server's in-flight requests (Servers).
+//   - "stats": every StatsInterval, the rates of the last sample (Stats:
+//     the proxy total, each router and each service, as stored for the
+//     charts of /api/series), each router's rates again as Routers (for
+//     older clients) and each server's in-flight requests (Servers).
 //   - "providers": a provider's state changed without a new configuration
 //     (its source failed, it restarted); Providers is the full list. Checked
 //     every StatsInterval.
@@ -41,6 +44,7 @@ type WSMessage struct {
 	Servers       []Server                `json:"servers,omitempty"`
 	HealthChanges []HealthChange          `json:"healthChanges,omitempty"`
 	Routers       map[string]observe.Rate `json:"routers,omitempty"`
+	Stats         *Stats                  `json:"stats,omitempty"`
 	Providers     []providerItem          `json:"providers,omitempty"`
 }
 
@@ -111,17 +115,21 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !send(a.configMessage(tbl, "", nil)) {
 		return
 	}
-	var stats <-chan time.Time
-	var prev observe.Snapshot
-	if a.opts.Live != nil || a.health != nil || a.opts.Sources != nil {
+	// With live statistics the loop wakes at each sample, so every client
+	// gets every sample once; without, on its own ticker.
+	var tick <-chan time.Time
+	var sampled <-chan struct{}
+	switch {
+	case a.sampler != nil:
+		sampled = a.sampler.Changed()
+	case a.health != nil || a.opts.Sources != nil:
 		t := time.NewTicker(a.opts.StatsInterval)
 		defer t.Stop()
-		stats = t.C
-		if a.opts.Live != nil {
-			prev = a.opts.Live.Snapshot(a.opts.Now())
-		}
+		tick = t.C
 	}
 	for {
+		var stats bool
+
 		select {
 		case <-ctx.Done():
 			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "closing"), time.Now().Add(time.Second))
@@ -129,9 +137,11 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		case <-tbl.Replaced():
 			next := a.tables.Current()
 			ch := store.Diff(tbl.Merged().Config, next.Merged().Config)
-			if a.opts.Live != nil {
+			if a.sampler != nil {
 				if h := next.Merged().Config; h != nil && h.HTTP != nil {
-					a.opts.Live.Forget(func(name string) bool { _, ok := h.HTTP.Routers[name]; return ok })
+					a.sampler.forget(
+						func(n string) bool { _, ok := h.HTTP.Routers[n]; return ok || strings.HasSuffix(n, "@internal") },
+						func(n string) bool { _, ok := h.HTTP.Services[n]; return ok || strings.HasSuffix(n, "@internal") })
 				}
 			}
 			if !send(a.configMessage(next, tbl.Version(), &ch)) {
@@ -152,7 +162,13 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 			if !send(WSMessage{Type: "health", At: a.opts.Now(), Version: tbl.Version(), Servers: servers, HealthChanges: changes}) {
 				return
 			}
-		case <-stats:
+		case <-tick:
+			stats = true
+		case <-sampled:
+			sampled = a.sampler.Changed() // re-arm first
+			stats = true
+		}
+		if stats {
 			if k := a.sourcesKey(); k != lastSources {
 				lastSources = k
 				if !send(WSMessage{Type: "providers", At: a.opts.Now(), Version: tbl.Version(), Providers: a.providerList(a.viewOf(tbl))}) {
@@ -163,10 +179,9 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			m := WSMessage{Type: "stats", At: a.opts.Now(), Version: tbl.Version()}
-			if a.opts.Live != nil {
-				cur := a.opts.Live.Snapshot(m.At)
-				m.Routers = observe.Rates(prev, cur)
-				prev = cur
+			if a.sampler != nil {
+				st := a.sampler.Latest()
+				m.At, m.Stats, m.Routers = st.At, &st, st.Routers
 			}
 			if a.health != nil {
 				m.Servers = a.health.Servers()

@@ -1,42 +1,11 @@
 package dataplane
 
-import (
-	"net/http"
-	"time"
+import "github.com/gantry-proxy/gantry/dataplane/observe"
+
+// RequestEvent and Observer live in dataplane/observe (below the dataplane,
+// so the observers need not import it); these aliases keep the dataplane's
+// own names.
+type (
+	RequestEvent = observe.RequestEvent
+	Observer     = observe.Observer
 )
-
-// RequestEvent describes one finished request, as seen by the per-router
-// wrapper (or by the entry handler when no router matched: Router is "").
-// Header and ResponseHeader are the live maps: an Observer must read them
-// during the call only, never keep them.
-type RequestEvent struct {
-	Start          time.Time
-	Duration       time.Duration
-	EntryPoint     string
-	Router         string // qualified, "web@docker"; "" when no router matched
-	Service        string // qualified; "" when none was reached
-	Upstream       string // URL of the server that answered, "" if none
-	Method         string
-	Host           string
-	Path           string // request URI path as received
-	Proto          string // "HTTP/1.1", "HTTP/2.0"
-	ClientAddr     string // peer "ip:port"
-	Status         int    // as sent to the client; 499 when the client went away
-	BytesOut       int64  // response body bytes written to the client
-	Retries        int
-	TLS            bool
-	Header         http.Header
-	ResponseHeader http.Header
-}
-
-// Observer receives request events and connection counts from the dataplane:
-// access log, Prometheus metrics and the dashboard's live statistics
-// implement it. Methods are called on the request path: they must not block
-// and must be safe for concurrent use.
-type Observer interface {
-	// Request is called once per finished request.
-	Request(ev *RequestEvent)
-	// Conn is called with +1 when a client connection opens on entryPoint
-	// and -1 when it closes (protocol "http" or "https").
-	Conn(entryPoint, protocol string, delta int)
-}

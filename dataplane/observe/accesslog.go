@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 )
 
 // Field modes of accessLog.fields (Traefik:
@@ -127,8 +126,8 @@ func putBuf(b *[]byte) {
 // Dropped returns how many lines were dropped because the writer was behind.
 func (a *AccessLog) Dropped() int64 { return a.dropped.Load() }
 
-// Request implements dataplane.Observer.
-func (a *AccessLog) Request(ev *dataplane.RequestEvent) {
+// Request implements Observer.
+func (a *AccessLog) Request(ev *RequestEvent) {
 	n := a.count.Add(1)
 	if !a.filter.keep(ev) {
 		return
@@ -147,7 +146,7 @@ func (a *AccessLog) Request(ev *dataplane.RequestEvent) {
 	}
 }
 
-// Conn implements dataplane.Observer; the access log ignores connections.
+// Conn implements Observer; the access log ignores connections.
 func (a *AccessLog) Conn(string, string, int) {}
 
 // filter is accessLog.filters: an entry is kept when any configured filter
@@ -184,7 +183,7 @@ func newFilter(f *static.AccessLogFilters) (filter, error) {
 	return out, nil
 }
 
-func (f filter) keep(ev *dataplane.RequestEvent) bool {
+func (f filter) keep(ev *RequestEvent) bool {
 	if !f.set {
 		return true
 	}

@@ -3,7 +3,7 @@
 // Prometheus metrics under Traefik's metric names, and live per-router
 // statistics for the dashboard.
 //
-// Each type implements dataplane.Observer; Tee combines them. Everything
+// Each type implements Observer; Tee combines them. Everything
 // reachable from the request path (Request, Conn) is lock-free or uses the
 // Prometheus client's own concurrent vectors; nothing there blocks on I/O.
 // The access log formats on the request goroutine and hands finished lines

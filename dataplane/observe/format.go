@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gantry-proxy/gantry/dataplane"
 )
 
 // Redacted replaces values in redact mode.
@@ -50,7 +48,7 @@ const (
 //	<client> - <user> [<time>] "<method> <path> <proto>" <status> <size> "<referer>" "<user agent>" <count> "<router>" "<server URL>" <ms>ms
 //
 // Absent or dropped values print as "-"; redacted ones as REDACTED.
-func (a *AccessLog) appendCommon(b []byte, ev *dataplane.RequestEvent, count int64) []byte {
+func (a *AccessLog) appendCommon(b []byte, ev *RequestEvent, count int64) []byte {
 	str := func(b []byte, f int, val string) []byte {
 		switch a.clf[f] {
 		case ModeDrop:
@@ -106,7 +104,7 @@ func (a *AccessLog) appendCommon(b []byte, ev *dataplane.RequestEvent, count int
 // formatJSON renders one JSON object with Traefik's access-log field names,
 // plus request_<Header> and downstream_<Header> for kept headers. Duration
 // is in nanoseconds, sizes in bytes.
-func (a *AccessLog) formatJSON(ev *dataplane.RequestEvent, count int64) []byte {
+func (a *AccessLog) formatJSON(ev *RequestEvent, count int64) []byte {
 	clientHost, clientPort, _ := splitHostPort(ev.ClientAddr)
 	reqHost, reqPort, _ := splitHostPort(ev.Host)
 	if reqHost == "" {

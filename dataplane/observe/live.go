@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gantry-proxy/gantry/dataplane"
 )
 
 // latencyBounds are the upper bounds of Live's latency buckets, growing by
@@ -21,93 +19,137 @@ var latencyBounds = func() []time.Duration {
 	return b
 }()
 
-// Live keeps cumulative per-router counters for the dashboard's live view:
-// requests, server errors (status >= 500) and a latency histogram. Request
-// does one sync.Map lookup and a few atomic adds; it never locks once a
-// router has been seen. Readers take a Snapshot and compute rates and
-// percentiles from the difference of two snapshots (Rates).
+// Live keeps cumulative counters for the dashboard's live view, for the
+// whole proxy, each router and each service: requests, client errors
+// (4xx), server errors (5xx) and a latency histogram. Request does at most
+// two sync.Map lookups and a few atomic adds; it never locks or allocates
+// once a router and service have been seen. Readers take a Snapshot and
+// compute rates and percentiles from the difference of two (Rates).
+//
+// The proxy total counts every request the entrypoints answered, routed or
+// not, except those served by Gantry's own services (…@internal: the
+// dashboard's API calls, metric scrapes), as Traefik's addInternals=false.
 type Live struct {
-	routers sync.Map // router name -> *routerStats
+	total    stats
+	routers  sync.Map // router name -> *stats
+	services sync.Map // service name -> *stats
 }
 
-type routerStats struct {
-	requests atomic.Int64
-	errors   atomic.Int64
-	buckets  []atomic.Int64 // len(latencyBounds)+1
+type stats struct {
+	requests, client, server atomic.Int64
+	buckets                  [numBuckets]atomic.Int64
+}
+
+// numBuckets is len(latencyBounds)+1 (overflow); checked in init.
+const numBuckets = 67
+
+func init() {
+	if len(latencyBounds)+1 != numBuckets {
+		panic("observe: numBuckets must be len(latencyBounds)+1")
+	}
+}
+
+func (s *stats) add(status int, bucket int) {
+	s.requests.Add(1)
+	switch {
+	case status >= 500:
+		s.server.Add(1)
+	case status >= 400:
+		s.client.Add(1)
+	}
+	s.buckets[bucket].Add(1)
+}
+
+func (s *stats) counts() Counts {
+	c := Counts{Requests: s.requests.Load(), ClientErrors: s.client.Load(), Errors: s.server.Load(), Buckets: make([]int64, numBuckets)}
+	for i := range s.buckets {
+		c.Buckets[i] = s.buckets[i].Load()
+	}
+	return c
 }
 
 // NewLive returns an empty Live.
 func NewLive() *Live { return &Live{} }
 
-// Request implements dataplane.Observer. Requests that matched no router are
-// not counted.
-func (l *Live) Request(ev *dataplane.RequestEvent) {
-	if ev.Router == "" {
-		return
-	}
-	v, ok := l.routers.Load(ev.Router)
+func lookup(m *sync.Map, name string) *stats {
+	v, ok := m.Load(name)
 	if !ok {
-		v, _ = l.routers.LoadOrStore(ev.Router, &routerStats{buckets: make([]atomic.Int64, len(latencyBounds)+1)})
+		v, _ = m.LoadOrStore(name, &stats{})
 	}
-	s := v.(*routerStats)
-	s.requests.Add(1)
-	if ev.Status >= 500 {
-		s.errors.Add(1)
-	}
-	i, _ := slices.BinarySearch(latencyBounds, ev.Duration)
-	s.buckets[i].Add(1)
+	return v.(*stats)
 }
 
-// Conn implements dataplane.Observer; Live ignores connections.
+// Request implements Observer.
+func (l *Live) Request(ev *RequestEvent) {
+	i, _ := slices.BinarySearch(latencyBounds, ev.Duration)
+	if ev.Router != "" {
+		lookup(&l.routers, ev.Router).add(ev.Status, i)
+	}
+	if ev.Service != "" {
+		lookup(&l.services, ev.Service).add(ev.Status, i)
+	}
+	if !ev.Internal() {
+		l.total.add(ev.Status, i)
+	}
+}
+
+// Conn implements Observer; Live ignores connections.
 func (l *Live) Conn(string, string, int) {}
 
-// Forget drops the counters of routers not in keep; the dashboard calls it
-// after a swap so removed routers do not accumulate.
-func (l *Live) Forget(keep func(router string) bool) {
-	l.routers.Range(func(k, _ any) bool {
-		if !keep(k.(string)) {
-			l.routers.Delete(k)
-		}
-		return true
-	})
+// Forget drops the counters of routers and services for which keep returns
+// false; the dashboard calls it after a swap so removed objects do not
+// accumulate. kind is "router" or "service".
+func (l *Live) Forget(keep func(kind, name string) bool) {
+	for kind, m := range map[string]*sync.Map{"router": &l.routers, "service": &l.services} {
+		m.Range(func(k, _ any) bool {
+			if !keep(kind, k.(string)) {
+				m.Delete(k)
+			}
+			return true
+		})
+	}
 }
 
-// Counts is one router's cumulative counters at one moment.
+// Counts is one object's cumulative counters at one moment.
 type Counts struct {
-	Requests int64
-	Errors   int64
-	Buckets  []int64 // per latency bucket
+	Requests     int64
+	ClientErrors int64   // status 400-499
+	Errors       int64   // status >= 500
+	Buckets      []int64 // per latency bucket
 }
 
-// Snapshot is every router's cumulative counters at At.
+// Snapshot is every counter at At.
 type Snapshot struct {
-	At      time.Time
-	Routers map[string]Counts
+	At       time.Time
+	Total    Counts
+	Routers  map[string]Counts
+	Services map[string]Counts
 }
 
 // Snapshot copies the current counters. It allocates and may run
 // concurrently with Request.
 func (l *Live) Snapshot(at time.Time) Snapshot {
-	s := Snapshot{At: at, Routers: map[string]Counts{}}
-	l.routers.Range(func(k, v any) bool {
-		rs := v.(*routerStats)
-		c := Counts{Requests: rs.requests.Load(), Errors: rs.errors.Load(), Buckets: make([]int64, len(rs.buckets))}
-		for i := range rs.buckets {
-			c.Buckets[i] = rs.buckets[i].Load()
-		}
-		s.Routers[k.(string)] = c
-		return true
-	})
+	s := Snapshot{At: at, Total: l.total.counts(), Routers: map[string]Counts{}, Services: map[string]Counts{}}
+	copyAll := func(m *sync.Map, out map[string]Counts) {
+		m.Range(func(k, v any) bool {
+			out[k.(string)] = v.(*stats).counts()
+			return true
+		})
+	}
+	copyAll(&l.routers, s.Routers)
+	copyAll(&l.services, s.Services)
 	return s
 }
 
-// Rate is one router's traffic between two snapshots.
+// Rate is one object's traffic between two snapshots.
 type Rate struct {
-	// RequestsPerSecond and ErrorsPerSecond are rates over the interval;
-	// ErrorRatio is errors/requests (0 when there were no requests).
-	RequestsPerSecond float64 `json:"rps"`
-	ErrorsPerSecond   float64 `json:"errorsPerSecond"`
-	ErrorRatio        float64 `json:"errorRatio"`
+	// RequestsPerSecond, ClientErrorsPerSecond (4xx) and ErrorsPerSecond
+	// (5xx) are rates over the interval; ErrorRatio is 5xx/requests (0 when
+	// there were no requests).
+	RequestsPerSecond     float64 `json:"rps"`
+	ClientErrorsPerSecond float64 `json:"clientErrorsPerSecond"`
+	ErrorsPerSecond       float64 `json:"errorsPerSecond"`
+	ErrorRatio            float64 `json:"errorRatio"`
 	// P50Ms and P99Ms are latency percentiles in milliseconds, as the upper
 	// bound of the bucket holding that rank (at most 25% above the truth);
 	// 0 when there were no requests.
@@ -119,35 +161,46 @@ type Rate struct {
 // prev). Routers with no traffic in the interval are included with zero
 // rates when they exist in cur.
 func Rates(prev, cur Snapshot) map[string]Rate {
-	secs := cur.At.Sub(prev.At).Seconds()
-	out := make(map[string]Rate, len(cur.Routers))
-	for name, c := range cur.Routers {
-		p := prev.Routers[name]
-		reqs := c.Requests - p.Requests
-		errs := c.Errors - p.Errors
-		if reqs < 0 { // counters were reset (Forget, then seen again)
-			p, reqs, errs = Counts{}, c.Requests, c.Errors
-		}
-		var r Rate
-		if secs > 0 {
-			r.RequestsPerSecond = float64(reqs) / secs
-			r.ErrorsPerSecond = float64(errs) / secs
-		}
-		if reqs > 0 {
-			r.ErrorRatio = float64(errs) / float64(reqs)
-			delta := make([]int64, len(c.Buckets))
-			for i := range c.Buckets {
-				delta[i] = c.Buckets[i]
-				if i < len(p.Buckets) {
-					delta[i] -= p.Buckets[i]
-				}
-			}
-			r.P50Ms = percentile(delta, reqs, 0.50)
-			r.P99Ms = percentile(delta, reqs, 0.99)
-		}
-		out[name] = r
+	return RatesOf(cur.At.Sub(prev.At), prev.Routers, cur.Routers)
+}
+
+// RatesOf returns the rate of each object in cur against prev over d.
+func RatesOf(d time.Duration, prev, cur map[string]Counts) map[string]Rate {
+	out := make(map[string]Rate, len(cur))
+	for name, c := range cur {
+		out[name] = RateOf(d, prev[name], c)
 	}
 	return out
+}
+
+// RateOf is the rate from p to c over d. A counter that went backwards
+// (Forget, then seen again) counts from zero.
+func RateOf(d time.Duration, p, c Counts) Rate {
+	secs := d.Seconds()
+	reqs := c.Requests - p.Requests
+	if reqs < 0 {
+		p, reqs = Counts{}, c.Requests
+	}
+	cerrs, errs := c.ClientErrors-p.ClientErrors, c.Errors-p.Errors
+	var r Rate
+	if secs > 0 {
+		r.RequestsPerSecond = float64(reqs) / secs
+		r.ClientErrorsPerSecond = float64(cerrs) / secs
+		r.ErrorsPerSecond = float64(errs) / secs
+	}
+	if reqs > 0 {
+		r.ErrorRatio = float64(errs) / float64(reqs)
+		delta := make([]int64, len(c.Buckets))
+		for i := range c.Buckets {
+			delta[i] = c.Buckets[i]
+			if i < len(p.Buckets) {
+				delta[i] -= p.Buckets[i]
+			}
+		}
+		r.P50Ms = percentile(delta, reqs, 0.50)
+		r.P99Ms = percentile(delta, reqs, 0.99)
+	}
+	return r
 }
 
 func percentile(buckets []int64, total int64, q float64) float64 {

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 )
 
 // DefaultBuckets are Traefik's default request-duration histogram buckets,
@@ -203,8 +202,8 @@ func (m *Metrics) children(k reqKey) *children {
 	return v.(*children)
 }
 
-// Request implements dataplane.Observer.
-func (m *Metrics) Request(ev *dataplane.RequestEvent) {
+// Request implements Observer.
+func (m *Metrics) Request(ev *RequestEvent) {
 	c := m.children(reqKey{code: ev.Status, method: methodLabel(ev.Method), proto: protocolLabel(ev.Header), ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
 	secs := ev.Duration.Seconds()
 	bytes := float64(ev.BytesOut)
@@ -228,7 +227,7 @@ func (m *Metrics) Request(ev *dataplane.RequestEvent) {
 	}
 }
 
-// Conn implements dataplane.Observer: it moves traefik_open_connections.
+// Conn implements Observer: it moves traefik_open_connections.
 func (m *Metrics) Conn(entryPoint, protocol string, delta int) {
 	m.openConns.WithLabelValues(entryPoint, protocol).Add(float64(delta))
 }

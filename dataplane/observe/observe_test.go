@@ -19,15 +19,14 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 
-func event(router string, status int, d time.Duration) *dataplane.RequestEvent {
-	return &dataplane.RequestEvent{
+func event(router string, status int, d time.Duration) *RequestEvent {
+	return &RequestEvent{
 		Start: t0, Duration: d, EntryPoint: "web", Router: router, Service: "api@file",
 		Upstream: "http://10.0.0.1:80", Method: "GET", Host: "example.com:8000", Path: "/a?b=c",
 		Proto: "HTTP/1.1", ClientAddr: "192.0.2.7:5555", Status: status, BytesOut: 42,
@@ -155,7 +154,7 @@ func (s *syncBuffer) String() string {
 
 // runLog feeds events through a running AccessLog and returns its output
 // once Run has drained the queue.
-func runLog(t *testing.T, c *static.AccessLog, evs ...*dataplane.RequestEvent) string {
+func runLog(t *testing.T, c *static.AccessLog, evs ...*RequestEvent) string {
 	t.Helper()
 	var buf syncBuffer
 	a, err := NewAccessLog(&buf, c)
@@ -346,7 +345,7 @@ func TestLiveRates(t *testing.T) {
 	if idle != (Rate{}) {
 		t.Errorf("idle interval: got %+v, want zero", idle)
 	}
-	l.Forget(func(string) bool { return false })
+	l.Forget(func(string, string) bool { return false })
 	if n := len(l.Snapshot(t0).Routers); n != 0 {
 		t.Errorf("after Forget: %d routers", n)
 	}
@@ -419,5 +418,36 @@ func TestRequestPathDoesNotAllocate(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { l.Request(ev) }); n != 0 {
 		t.Errorf("Live.Request: %v allocs, want 0", n)
+	}
+}
+
+// TestLiveTotalsServicesAndClientErrors: the proxy total counts routed and
+// unrouted requests but not internal ones; services are counted on their
+// own; 4xx and 5xx are separate.
+func TestLiveTotalsServicesAndClientErrors(t *testing.T) {
+	l := NewLive()
+	prev := l.Snapshot(t0)
+	l.Request(event("web@file", 200, time.Millisecond))
+	l.Request(event("web@file", 404, time.Millisecond))
+	l.Request(event("web@file", 503, time.Millisecond))
+	unrouted := event("", 404, time.Millisecond)
+	unrouted.Service = ""
+	l.Request(unrouted)
+	internal := event("api@internal", 200, time.Millisecond)
+	internal.Service = "api@internal"
+	l.Request(internal)
+	cur := l.Snapshot(t0.Add(2 * time.Second))
+	tot := RateOf(2*time.Second, prev.Total, cur.Total)
+	if tot.RequestsPerSecond != 2 || tot.ClientErrorsPerSecond != 1 || tot.ErrorsPerSecond != 0.5 {
+		t.Errorf("total %+v, want 2 rps, 1 4xx/s, 0.5 5xx/s (internal request left out)", tot)
+	}
+	svc := RatesOf(2*time.Second, prev.Services, cur.Services)
+	if svc["api@file"].RequestsPerSecond != 1.5 || svc["api@internal"].RequestsPerSecond != 0.5 {
+		t.Errorf("services %+v", svc)
+	}
+	l.Forget(func(kind, name string) bool { return kind == "service" && name == "api@file" })
+	s := l.Snapshot(t0)
+	if len(s.Routers) != 0 || len(s.Services) != 1 {
+		t.Errorf("after Forget: routers %v services %v", s.Routers, s.Services)
 	}
 }

@@ -1,11 +1,9 @@
 package observe
 
-import "github.com/gantry-proxy/gantry/dataplane"
-
 // Tee returns an Observer that passes every call to each non-nil observer
 // in obs, in order. It returns nil when obs holds none, so callers can pass
 // the result straight to the dataplane (which accepts a nil Observer).
-func Tee(obs ...dataplane.Observer) dataplane.Observer {
+func Tee(obs ...Observer) Observer {
 	var list multi
 	for _, o := range obs {
 		if o != nil {
@@ -21,9 +19,9 @@ func Tee(obs ...dataplane.Observer) dataplane.Observer {
 	return list
 }
 
-type multi []dataplane.Observer
+type multi []Observer
 
-func (m multi) Request(ev *dataplane.RequestEvent) {
+func (m multi) Request(ev *RequestEvent) {
 	for _, o := range m {
 		o.Request(ev)
 	}
@@ -32,5 +30,14 @@ func (m multi) Request(ev *dataplane.RequestEvent) {
 func (m multi) Conn(entryPoint, protocol string, delta int) {
 	for _, o := range m {
 		o.Conn(entryPoint, protocol, delta)
+	}
+}
+
+// Attempt passes a to each observer that counts attempts.
+func (m multi) Attempt(a *Attempt) {
+	for _, o := range m {
+		if ao, ok := o.(AttemptObserver); ok {
+			ao.Attempt(a)
+		}
 	}
 }

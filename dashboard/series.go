@@ -1,0 +1,276 @@
+package dashboard
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/observe"
+)
+
+// Ring sizes of the live charts: the last 15 minutes at one sample per
+// StatsInterval (one second by default), and the last 24 hours at one
+// sample per minute.
+const (
+	fineSamples   = 15 * 60
+	coarseSamples = 24 * 60
+	coarseStep    = time.Minute
+)
+
+// MaxSeries bounds how many objects (routers and services) keep a chart
+// history; each costs (fineSamples+coarseSamples)×20 bytes ≈ 46 KiB. Objects
+// beyond it still get live rates on the WebSocket, without history.
+const MaxSeries = 1024
+
+// point is one sample of one series; float32 halves the ring's memory and
+// is far finer than a chart's pixels.
+type point struct{ rps, c4xx, c5xx, p50, p99 float32 }
+
+func pointOf(r observe.Rate) point {
+	return point{float32(r.RequestsPerSecond), float32(r.ClientErrorsPerSecond), float32(r.ErrorsPerSecond), float32(r.P50Ms), float32(r.P99Ms)}
+}
+
+// ring is a fixed-size circular buffer of samples shared by every series:
+// times[i] is when sample i of every series was taken.
+type ring struct {
+	times  []int64 // unix milliseconds; 0 = empty slot
+	next   int     // slot the next sample goes to
+	series map[string][]point
+}
+
+func newRing(n int) *ring { return &ring{times: make([]int64, n), series: map[string][]point{}} }
+
+// add records rates (by series key) taken at at. Series not in rates get a
+// zero sample; series beyond MaxSeries are not kept.
+func (r *ring) add(at time.Time, rates map[string]observe.Rate) {
+	i := r.next
+	r.times[i] = at.UnixMilli()
+	r.next = (i + 1) % len(r.times)
+	for k, pts := range r.series {
+		if _, ok := rates[k]; !ok {
+			pts[i] = point{}
+		}
+	}
+	for k, rate := range rates {
+		pts, ok := r.series[k]
+		if !ok {
+			if len(r.series) >= MaxSeries {
+				continue
+			}
+			pts = make([]point, len(r.times))
+			r.series[k] = pts
+		}
+		pts[i] = pointOf(rate)
+	}
+}
+
+// drop removes series for which keep is false.
+func (r *ring) drop(keep func(key string) bool) {
+	for k := range r.series {
+		if !keep(k) {
+			delete(r.series, k)
+		}
+	}
+}
+
+// Series is one chart's data, oldest first, as columns: T are unix
+// milliseconds; RPS, ClientErrors (4xx/s) and ServerErrors (5xx/s) are
+// rates per second over the step; P50 and P99 are latencies in ms.
+type Series struct {
+	Key          string    `json:"series"`
+	StepMs       int64     `json:"stepMs"`
+	T            []int64   `json:"t"`
+	RPS          []float32 `json:"rps"`
+	ClientErrors []float32 `json:"e4xx"`
+	ServerErrors []float32 `json:"e5xx"`
+	P50          []float32 `json:"p50"`
+	P99          []float32 `json:"p99"`
+}
+
+func (r *ring) read(key string, step time.Duration) Series {
+	s := Series{Key: key, StepMs: step.Milliseconds(), T: []int64{}, RPS: []float32{}, ClientErrors: []float32{}, ServerErrors: []float32{}, P50: []float32{}, P99: []float32{}}
+	pts := r.series[key]
+	for j := range len(r.times) {
+		i := (r.next + j) % len(r.times)
+		if r.times[i] == 0 {
+			continue
+		}
+		var p point
+		if pts != nil {
+			p = pts[i]
+		}
+		s.T = append(s.T, r.times[i])
+		s.RPS = append(s.RPS, p.rps)
+		s.ClientErrors = append(s.ClientErrors, p.c4xx)
+		s.ServerErrors = append(s.ServerErrors, p.c5xx)
+		s.P50 = append(s.P50, p.p50)
+		s.P99 = append(s.P99, p.p99)
+	}
+	return s
+}
+
+// Series keys: the proxy total, and one per router and per service.
+const keyTotal = "total"
+
+func routerKey(name string) string  { return "router:" + name }
+func serviceKey(name string) string { return "service:" + name }
+
+// Stats is one sampling of every live rate: what a "stats" WebSocket
+// message carries, and what one slot of the fine ring holds.
+type Stats struct {
+	At       time.Time               `json:"at"`
+	Total    observe.Rate            `json:"total"`
+	Routers  map[string]observe.Rate `json:"routers"`
+	Services map[string]observe.Rate `json:"services"`
+}
+
+// sampler turns Live's counters into the chart rings: every interval it
+// takes a snapshot, computes the rates since the previous one, stores them
+// and wakes the WebSocket loops. Every coarseStep it also stores the rates
+// over the whole minute (percentiles from the minute's histogram, not an
+// average of per-second percentiles).
+type sampler struct {
+	live     *observe.Live
+	interval time.Duration
+	now      func() time.Time
+
+	mu        sync.Mutex
+	fine      *ring
+	coarse    *ring
+	prev      observe.Snapshot // last fine sample
+	minute    observe.Snapshot // start of the current coarse step
+	latest    Stats
+	changed   chan struct{} // closed and replaced at each sample
+	keepAlive func(key string) bool
+}
+
+func newSampler(live *observe.Live, interval time.Duration, now func() time.Time) *sampler {
+	s := &sampler{live: live, interval: interval, now: now, fine: newRing(fineSamples), coarse: newRing(coarseSamples), changed: make(chan struct{})}
+	s.prev = live.Snapshot(now())
+	s.minute = s.prev
+	return s
+}
+
+func ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[string]observe.Rate, Stats) {
+	st := Stats{
+		At:       cur.At,
+		Total:    observe.RateOf(d, prev.Total, cur.Total),
+		Routers:  observe.RatesOf(d, prev.Routers, cur.Routers),
+		Services: observe.RatesOf(d, prev.Services, cur.Services),
+	}
+	keys := make(map[string]observe.Rate, 1+len(st.Routers)+len(st.Services))
+	keys[keyTotal] = st.Total
+	for n, r := range st.Routers {
+		keys[routerKey(n)] = r
+	}
+	for n, r := range st.Services {
+		keys[serviceKey(n)] = r
+	}
+	return keys, st
+}
+
+// sample takes one sample now.
+func (s *sampler) sample() {
+	cur := s.live.Snapshot(s.now())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys, st := ratesByKey(cur.At.Sub(s.prev.At), s.prev, cur)
+	s.fine.add(cur.At, keys)
+	s.prev, s.latest = cur, st
+	if d := cur.At.Sub(s.minute.At); d >= coarseStep {
+		ck, _ := ratesByKey(d, s.minute, cur)
+		s.coarse.add(cur.At, ck)
+		s.minute = cur
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// run samples every interval until done is closed.
+func (s *sampler) run(done <-chan struct{}) {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			s.sample()
+		}
+	}
+}
+
+// Changed returns a channel closed at the next sample.
+func (s *sampler) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// Latest returns the last sample's rates.
+func (s *sampler) Latest() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest
+}
+
+// forget drops the live counters and chart history of routers and services
+// that no longer exist (after a swap).
+func (s *sampler) forget(routerExists, serviceExists func(string) bool) {
+	s.live.Forget(func(kind, name string) bool {
+		if kind == "router" {
+			return routerExists(name)
+		}
+		return serviceExists(name)
+	})
+	keep := func(k string) bool {
+		switch {
+		case k == keyTotal:
+			return true
+		case len(k) > 7 && k[:7] == "router:":
+			return routerExists(k[7:])
+		case len(k) > 8 && k[:8] == "service:":
+			return serviceExists(k[8:])
+		}
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fine.drop(keep)
+	s.coarse.drop(keep)
+}
+
+// read returns a series: rng "15m" (the fine ring, default) or "24h".
+func (s *sampler) read(key, rng string) Series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rng == "24h" {
+		return s.coarse.read(key, coarseStep)
+	}
+	return s.fine.read(key, s.interval)
+}
+
+// getSeries is GET /api/series?router=NAME | service=NAME [&range=15m|24h]:
+// the chart history of one router, one service, or (with neither) the
+// whole proxy. An object with no traffic yet reads as zeros; 503 without
+// live statistics.
+func (a *API) getSeries(w http.ResponseWriter, r *http.Request) {
+	if a.sampler == nil {
+		writeError(w, http.StatusServiceUnavailable, "no live statistics")
+		return
+	}
+	q := r.URL.Query()
+	rng := q.Get("range")
+	if rng != "" && rng != "15m" && rng != "24h" {
+		writeError(w, http.StatusBadRequest, "range: "+rng+" is not 15m or 24h")
+		return
+	}
+	key := keyTotal
+	switch {
+	case q.Get("router") != "":
+		key = routerKey(q.Get("router"))
+	case q.Get("service") != "":
+		key = serviceKey(q.Get("service"))
+	}
+	writeJSON(w, http.StatusOK, a.sampler.read(key, rng))
+}

@@ -1,0 +1,72 @@
+package observe
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// RequestEvent describes one finished request, as seen by the per-router
+// wrapper (or by the entry handler when no router matched: Router is "").
+// Header and ResponseHeader are the live maps: an Observer must read them
+// during the call only, never keep them.
+type RequestEvent struct {
+	Start          time.Time
+	Duration       time.Duration
+	EntryPoint     string
+	Router         string // qualified, "web@docker"; "" when no router matched
+	Service        string // qualified; "" when none was reached
+	Upstream       string // URL of the server that answered, "" if none
+	Method         string
+	Host           string
+	Path           string // request URI path as received
+	Proto          string // "HTTP/1.1", "HTTP/2.0"
+	ClientAddr     string // peer "ip:port"
+	Status         int    // as sent to the client; 499 when the client went away
+	BytesOut       int64  // response body bytes written to the client
+	Retries        int
+	TLS            bool
+	Header         http.Header
+	ResponseHeader http.Header
+}
+
+// Internal reports whether the request was served by one of Gantry's own
+// services (api@internal, prometheus@internal, ping@internal…) or routed by
+// an internal router. Traefik's addInternals (default false) leaves these
+// out of access logs, metrics and traces.
+func (ev *RequestEvent) Internal() bool {
+	return strings.HasSuffix(ev.Service, "@internal") || strings.HasSuffix(ev.Router, "@internal")
+}
+
+// Observer receives request events and connection counts from the
+// dataplane: access log, Prometheus metrics and the dashboard's live
+// statistics implement it. Methods are called on the request path: they
+// must not block and must be safe for concurrent use.
+type Observer interface {
+	// Request is called once per finished request.
+	Request(ev *RequestEvent)
+	// Conn is called with +1 when a client connection opens on entryPoint
+	// and -1 when it closes (protocol "http" or "https").
+	Conn(entryPoint, protocol string, delta int)
+}
+
+// Attempt is one try of a request against a service's server, for
+// observers that count per attempt (Traefik's service metrics are recorded
+// inside the retry loop: two attempts are two traefik_service_requests_total).
+type Attempt struct {
+	Service  string // qualified
+	Upstream string // server URL
+	Method   string
+	Proto    string
+	Header   http.Header // the request's; read during the call only
+	Status   int         // the upstream's answer; 502 when none came
+	Duration time.Duration
+	BytesOut int64
+}
+
+// AttemptObserver is implemented by observers that want each attempt that
+// was retried (Metrics does). The dataplane calls Attempt for every attempt
+// but the last; the last one is part of the RequestEvent.
+type AttemptObserver interface {
+	Attempt(a *Attempt)
+}
