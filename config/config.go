@@ -60,6 +60,13 @@ type Router struct {
 	TLS *RouterTLSConfig `json:"tls,omitempty"`
 	// Observability toggles access logs, metrics and tracing for the router.
 	Observability *RouterObservability `json:"observability,omitempty"`
+	// ParentRefs names parent routers (Traefik v3.6 multi-layer routing):
+	// a router with parents is not attached to entrypoints itself; it is
+	// tried, by priority, after a parent's rule and middlewares have run,
+	// on requests that parent matched. A router with children (a parent)
+	// has no service. Not available from labels (Traefik: label:"-").
+	// Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/routing/multi-layer-routing/
+	ParentRefs []string `json:"parentRefs,omitempty"`
 }
 
 // RouterTLSConfig is a router's TLS block. An empty block (tls: {} or the
@@ -84,9 +91,14 @@ type RouterObservability struct {
 	TraceVerbosity string `json:"traceVerbosity,omitempty"`
 }
 
-// Service is a tagged union: exactly one of its fields is set (Validate checks).
+// Service is a tagged union: exactly one of LoadBalancer, Weighted,
+// Mirroring and Failover is set (Validate checks). Middlewares (Traefik
+// v3.7 "services middlewares") run inside the service, after the router's
+// middlewares, for every router that uses the service, and also when the
+// service is reached as the child of another service.
 // Source: https://doc.traefik.io/traefik/routing/services/
 type Service struct {
+	Middlewares  []string             `json:"middlewares,omitempty"`
 	LoadBalancer *ServersLoadBalancer `json:"loadBalancer,omitempty"`
 	Weighted     *WeightedRoundRobin  `json:"weighted,omitempty"`
 	Mirroring    *Mirroring           `json:"mirroring,omitempty"`
@@ -106,8 +118,6 @@ type ServersLoadBalancer struct {
 	PassHostHeader     *bool               `json:"passHostHeader,omitempty"`
 	ResponseForwarding *ResponseForwarding `json:"responseForwarding,omitempty"`
 	ServersTransport   string              `json:"serversTransport,omitempty"`
-	// Middlewares run inside the service, after the router's middlewares.
-	Middlewares []string `json:"middlewares,omitempty"`
 }
 
 // PassHost reports the effective passHostHeader (default true).
@@ -215,11 +225,24 @@ type MirrorService struct {
 	Percent int    `json:"percent,omitempty"`
 }
 
-// Failover sends requests to Service while it has an available server, else to Fallback.
+// Failover sends requests to Service while it has an available server, else
+// to Fallback; with Errors, also a request whose answer from Service has a
+// status in Errors.Status (Traefik v3.7).
+// Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/load-balancing/service/#failover
 type Failover struct {
-	Service     string    `json:"service,omitempty"`
-	Fallback    string    `json:"fallback,omitempty"`
-	HealthCheck *struct{} `json:"healthCheck,omitempty"`
+	Service     string          `json:"service,omitempty"`
+	Fallback    string          `json:"fallback,omitempty"`
+	HealthCheck *struct{}       `json:"healthCheck,omitempty"`
+	Errors      *FailoverErrors `json:"errors,omitempty"`
+}
+
+// FailoverErrors is failover.errors: Status lists codes and ranges ("503",
+// "500-504", "502,504") whose answer from the main service is replaced by
+// the fallback's; MaxRequestBodyBytes bounds the request body kept to
+// replay to the fallback (nil or negative: unlimited, Traefik's default -1).
+type FailoverErrors struct {
+	Status              []string `json:"status,omitempty"`
+	MaxRequestBodyBytes *int64   `json:"maxRequestBodyBytes,omitempty"`
 }
 
 // ServersTransport configures connections from Gantry to servers.

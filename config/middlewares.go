@@ -117,11 +117,16 @@ type Headers struct {
 // ErrorPage serves the response of Service (with Query, where {status} and
 // {url} are replaced) when the upstream status is in one of the Status
 // ranges ("500-599", "404").
+//
+// ErrorRequestHeaders lists the request headers sent to the error page
+// service: nil (unset) sends all of the client's headers, an empty list
+// none (Traefik v3.7).
 type ErrorPage struct {
-	Status         []string       `json:"status,omitempty"`
-	StatusRewrites map[string]int `json:"statusRewrites,omitempty"`
-	Service        string         `json:"service,omitempty"`
-	Query          string         `json:"query,omitempty"`
+	Status              []string       `json:"status,omitempty"`
+	StatusRewrites      map[string]int `json:"statusRewrites,omitempty"`
+	Service             string         `json:"service,omitempty"`
+	Query               string         `json:"query,omitempty"`
+	ErrorRequestHeaders []string       `json:"errorRequestHeaders,omitzero"`
 }
 
 // SourceCriterion chooses what a rate or in-flight limit counts by:
@@ -261,14 +266,28 @@ type TLSClientCertificateIssuerDN struct {
 	DomainComponent bool `json:"domainComponent,omitempty"`
 }
 
-// Retry re-sends a request up to Attempts times when no backend received it
-// (network errors), waiting InitialInterval, doubled each time; an
-// InitialInterval of 0 retries at once.
-// Source: https://doc.traefik.io/traefik/middlewares/http/retry/
+// Retry re-sends a request, Attempts tries in all: after a network error
+// that left nothing at the backend (unless DisableRetryOnNetworkError), and
+// after an answer whose status is in Status ("503", "500-504") for
+// idempotent methods (POST, PATCH and LOCK too with
+// RetryNonIdempotentMethod). InitialInterval starts an exponential backoff
+// (0: retry at once); Timeout (0: none) ends retrying once elapsed since the
+// first try. MaxRequestBodyBytes (nil: 2 MiB) bounds the body kept for
+// status retries; a larger body disables them for that request.
+// Source: https://doc.traefik.io/traefik/middlewares/http/retry/ (v3.7)
 type Retry struct {
-	Attempts        int      `json:"attempts,omitempty"`
-	InitialInterval Duration `json:"initialInterval,omitempty"`
+	Attempts                   int      `json:"attempts,omitempty"`
+	InitialInterval            Duration `json:"initialInterval,omitempty"`
+	Timeout                    Duration `json:"timeout,omitempty"`
+	Status                     []string `json:"status,omitempty"`
+	DisableRetryOnNetworkError bool     `json:"disableRetryOnNetworkError,omitempty"`
+	RetryNonIdempotentMethod   bool     `json:"retryNonIdempotentMethod,omitempty"`
+	MaxRequestBodyBytes        *int64   `json:"maxRequestBodyBytes,omitempty"`
 }
+
+// RetryDefaultMaxRequestBodyBytes is Traefik's retry.maxRequestBodyBytes
+// default (2 MiB, PR 12827).
+const RetryDefaultMaxRequestBodyBytes int64 = 2 << 20
 
 // ContentType controls Content-Type auto-detection (off by default in v3).
 type ContentType struct {

@@ -246,21 +246,29 @@ func (g *Generation) Service(ctx context.Context, name string) (http.Handler, er
 	return h, err
 }
 
+// buildService builds the handler of service kind s and wraps it in the
+// service's own middlewares (Traefik v3.7 services middlewares), built once
+// here, so every router and parent service using it shares one chain. The
+// wrapped handler keeps reporting the service's availability to parents.
 func (g *Generation) buildService(ctx context.Context, name string, s *config.Service) (http.Handler, error) {
+	h, err := g.buildKind(ctx, name, s)
+	if err != nil || len(s.Middlewares) == 0 {
+		return h, err
+	}
+	wrapped, err := g.chain(ctx, s.Middlewares, h)
+	if err != nil {
+		return nil, fmt.Errorf("middlewares: %w", err)
+	}
+	if a, ok := h.(availabler); ok {
+		return availWrap{Handler: wrapped, a: a}, nil
+	}
+	return wrapped, nil
+}
+
+func (g *Generation) buildKind(ctx context.Context, name string, s *config.Service) (http.Handler, error) {
 	switch {
 	case s.LoadBalancer != nil:
-		h, err := g.buildLB(name, s.LoadBalancer)
-		if err != nil {
-			return nil, err
-		}
-		if len(s.LoadBalancer.Middlewares) == 0 {
-			return h, nil
-		}
-		wrapped, err := g.chain(ctx, s.LoadBalancer.Middlewares, h)
-		if err != nil {
-			return nil, err
-		}
-		return availWrap{Handler: wrapped, a: h}, nil
+		return g.buildLB(name, s.LoadBalancer)
 	case s.Weighted != nil:
 		wh := &weightedHandler{}
 		var weights []int
@@ -353,9 +361,9 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		flush = rf.FlushInterval.D()
 	}
 	switch lb.Strategy {
-	case "", "wrr", "p2c", "hrw":
+	case "", "wrr", "p2c", "hrw", "leasttime":
 	default:
-		return nil, fmt.Errorf("loadBalancer.strategy %q is not supported (want wrr, p2c or hrw)", lb.Strategy)
+		return nil, fmt.Errorf("loadBalancer.strategy %q is not supported (want wrr, p2c, hrw or leasttime)", lb.Strategy)
 	}
 	h := &lbHandler{name: name, pool: g.pool, log: g.log}
 	for i, srv := range lb.Servers {
@@ -408,6 +416,13 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		h.picker = &p2cPicker{targets: live}
 	case "hrw":
 		h.picker = newHRW(live)
+	case "leasttime":
+		stats := make([]*latencyStats, len(live))
+		for i, t := range live {
+			stats[i] = g.pool.latencyOf(t.backend)
+		}
+		lt := newLeastTime(live, stats)
+		h.picker, h.leastTime = lt, lt
 	default:
 		h.picker = newWRR(h.targets)
 	}

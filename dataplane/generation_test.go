@@ -27,11 +27,13 @@ http:
     strat@file: {rule: "Host(`+"`strat`"+`)", service: strat@file}
     internal@file: {rule: "Host(`+"`internal`"+`)", service: api@internal}
     chained@file: {rule: "Host(`+"`chained`"+`)", service: s@file, middlewares: [chain@file]}
+    svcmw@file: {rule: "Host(`+"`svcmw`"+`)", service: svcmw@file}
   services:
     s@file: {loadBalancer: {servers: [{url: %[1]q}]}}
     loop@file: {weighted: {services: [{name: loop2@file}]}}
     loop2@file: {weighted: {services: [{name: loop@file}]}}
-    strat@file: {loadBalancer: {strategy: leasttime, servers: [{url: %[1]q}]}}
+    strat@file: {loadBalancer: {strategy: random, servers: [{url: %[1]q}]}}
+    svcmw@file: {middlewares: [bad@file], loadBalancer: {servers: [{url: %[1]q}]}}
   middlewares:
     bad@file: {stripPrefixRegex: {regex: ["(["]}}
     chain@file: {chain: {middlewares: [bad@file]}}
@@ -41,7 +43,8 @@ http:
 		{"nosvc@file", `"missing@file" does not exist`},
 		{"badmw@file", "middleware bad@file: "},
 		{"loop@file", "reference cycle"},
-		{"strat@file", `strategy "leasttime" is not supported`},
+		{"strat@file", `"random" is not one of wrr, p2c, hrw, leasttime`},
+		{"svcmw@file", "middleware bad@file: "},
 		{"internal@file", "service api@internal: internal service is not enabled"},
 		{"chained@file", "middleware chain@file: "},
 	}
@@ -101,7 +104,7 @@ http:
     w@file: {weighted: {services: [{name: a@file, weight: 2}, {name: b@file, weight: 1}, {name: none@file, weight: 5}]}}
     f@file: {failover: {service: none@file, fallback: b@file}}
     m@file: {mirroring: {service: a@file, mirrors: [{name: mirror@file, percent: 50}]}}
-    withmw@file: {loadBalancer: {middlewares: [tag@file], servers: [{url: %q}]}}
+    withmw@file: {middlewares: [tag@file], loadBalancer: {servers: [{url: %q}]}}
   middlewares:
     tag@file: {headers: {customRequestHeaders: {X-Tag: svc}}}
     ep@file: {headers: {customRequestHeaders: {X-Ep: admin}}}

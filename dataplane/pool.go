@@ -52,6 +52,7 @@ type Pool struct {
 	backends   map[string]*backend
 	checkers   map[string]*checker
 	transports map[string]*sharedTransport
+	latencies  map[string]*latencyStats // by backend key, for leasttime; dropped with the backend
 
 	changed atomic.Pointer[chan struct{}] // closed and replaced at each health change
 }
@@ -91,6 +92,7 @@ func NewPool(log *slog.Logger, opts PoolOptions) *Pool {
 		backends:   map[string]*backend{},
 		checkers:   map[string]*checker{},
 		transports: map[string]*sharedTransport{},
+		latencies:  map[string]*latencyStats{},
 	}
 	ch := make(chan struct{})
 	p.changed.Store(&ch)
@@ -223,7 +225,21 @@ func (p *Pool) releaseBackend(b *backend, service string) {
 	}
 	if b.refs <= 0 {
 		delete(p.backends, b.key)
+		delete(p.latencies, b.key)
 	}
+}
+
+// latencyOf returns the TTFB record of backend b (held by the caller's
+// reference to b), creating it on first use.
+func (p *Pool) latencyOf(b *backend) *latencyStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.latencies[b.key]
+	if s == nil {
+		s = &latencyStats{}
+		p.latencies[b.key] = s
+	}
+	return s
 }
 
 // acquireChecker returns the running checker for (server origin, spec,

@@ -34,9 +34,12 @@ type lbHandler struct {
 	targets []*target
 	live    int // targets with weight > 0
 	picker  picker
-	sticky  *stickyCookie
-	pool    *Pool
-	log     *slog.Logger
+	// leastTime is picker when the strategy is leasttime: forward feeds it
+	// each attempt's time to first byte.
+	leastTime *leastTimePicker
+	sticky    *stickyCookie
+	pool      *Pool
+	log       *slog.Logger
 }
 
 func (h *lbHandler) available() bool {
@@ -117,6 +120,12 @@ func (h *lbHandler) forward(t *target, w http.ResponseWriter, r *http.Request, m
 		rec.upstream = t.url.String()
 	}
 	b := t.backend
+	var tw *ttfbWriter
+	if h.leastTime != nil {
+		tw = &ttfbWriter{ResponseWriter: w}
+		w = tw
+	}
+	start := time.Now()
 	b.inflight.Add(1)
 	pw := &proxyWriter{ResponseWriter: w, mayRetry: mayRetry}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -125,6 +134,9 @@ func (h *lbHandler) forward(t *target, w http.ResponseWriter, r *http.Request, m
 	}
 	t.proxy.ServeHTTP(pw, r)
 	b.inflight.Add(-1)
+	if tw != nil {
+		h.leastTime.record(t, tw, pw.err, start)
+	}
 	if pw.err != nil && pw.status != StatusClientClosedRequest {
 		if b.recordFailure(t.passive, time.Now(), pw.err) {
 			h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", pw.err)

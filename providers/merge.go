@@ -224,6 +224,7 @@ func qualifyRouter(r *config.Router, p string) *config.Router {
 	c := *r
 	c.Service = Qualify(r.Service, p)
 	c.Middlewares = qualifyAll(r.Middlewares, p)
+	c.ParentRefs = qualifyAll(r.ParentRefs, p)
 	if r.TLS != nil && r.TLS.Options != "" && r.TLS.Options != DefaultTLSName {
 		t := *r.TLS
 		t.Options = Qualify(t.Options, p)
@@ -237,11 +238,11 @@ func qualifyService(s *config.Service, p string) *config.Service {
 		return nil
 	}
 	c := *s
+	c.Middlewares = qualifyAll(s.Middlewares, p)
 	switch {
 	case s.LoadBalancer != nil:
 		lb := *s.LoadBalancer
 		lb.ServersTransport = Qualify(lb.ServersTransport, p)
-		lb.Middlewares = qualifyAll(lb.Middlewares, p)
 		c.LoadBalancer = &lb
 	case s.Weighted != nil:
 		w := *s.Weighted

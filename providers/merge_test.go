@@ -34,8 +34,8 @@ func case011() map[string]providers.Snapshot {
 	docker.HTTP.Middlewares["errs"] = &config.Middleware{Errors: &config.ErrorPage{Service: "pages", Status: []string{"500-599"}}}
 	docker.HTTP.Middlewares["sso"] = &config.Middleware{ForwardAuth: &config.ForwardAuth{Address: "http://sso:9091/verify"}}
 	docker.HTTP.Services["app"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{
-		Servers: []config.Server{{URL: "http://10.0.0.2:80"}}, ServersTransport: "insecure", Middlewares: []string{"strip"},
-	}}
+		Servers: []config.Server{{URL: "http://10.0.0.2:80"}}, ServersTransport: "insecure",
+	}, Middlewares: []string{"strip"}}
 	docker.HTTP.Services["split"] = &config.Service{Weighted: &config.WeightedRoundRobin{Services: []config.WRRService{{Name: "app"}, {Name: "nas@file"}}}}
 	docker.HTTP.Services["mirror"] = &config.Service{Mirroring: &config.Mirroring{Service: "app", Mirrors: []config.MirrorService{{Name: "shadow", Percent: 10}}}}
 	docker.HTTP.Services["fo"] = &config.Service{Failover: &config.Failover{Service: "app", Fallback: "nas@file"}}
@@ -66,7 +66,7 @@ func TestMergeQualifiesNamesAndReferences(t *testing.T) {
 		{"chain", h.Middlewares["local-chain@docker"].Chain.Middlewares, []string{"strip@docker", "errs@docker"}},
 		{"errors service", h.Middlewares["errs@docker"].Errors.Service, "pages@docker"},
 		{"serversTransport", h.Services["app@docker"].LoadBalancer.ServersTransport, "insecure@docker"},
-		{"service middlewares", h.Services["app@docker"].LoadBalancer.Middlewares, []string{"strip@docker"}},
+		{"service middlewares", h.Services["app@docker"].Middlewares, []string{"strip@docker"}},
 		{"weighted", h.Services["split@docker"].Weighted.Services, []config.WRRService{{Name: "app@docker"}, {Name: "nas@file"}}},
 		{"mirroring service", h.Services["mirror@docker"].Mirroring.Service, "app@docker"},
 		{"mirrors", h.Services["mirror@docker"].Mirroring.Mirrors, []config.MirrorService{{Name: "shadow@docker", Percent: 10}}},
