@@ -20,7 +20,8 @@ import (
 // chunked HTTP/1 request (Go deletes Content-Length when Transfer-Encoding
 // is present, so a request that carried both, RFC 9112 §6.1, cannot be told
 // apart; closing after every chunked request is the safe superset), applies
-// the forwarded-headers policy, and the entrypoint redirection.
+// the forwarded-headers policy, answers pending ACME HTTP-01 challenges
+// (SetChallenges), and applies the entrypoint redirection.
 func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
@@ -42,6 +43,9 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	prepareForwarded(r, trusted, e.hostname)
 	if e.sanitize {
 		sanitizePath(r.URL)
+	}
+	if e.challenges != nil && e.serveChallenge(w, r) {
+		return
 	}
 	if e.redirect != nil {
 		e.redirect.ServeHTTP(w, r)

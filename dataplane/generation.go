@@ -31,6 +31,8 @@ type GenerationOptions struct {
 	// of entryPoints.<ep>.http.middlewares; they run before the router's
 	// own, on requests arriving on that entrypoint only.
 	EntryPointMiddlewares map[string][]string
+	// Challenges answers ACME TLS-ALPN-01 handshakes; nil means none.
+	Challenges Challenges
 }
 
 // Generation builds the handlers of one merged configuration. It

@@ -71,6 +71,7 @@ type entryPoint struct {
 	keepAliveMaxRequests                                      int64
 	keepAliveMaxTime                                          time.Duration
 	fallbackTLS                                               *tlsPolicy
+	challenges                                                Challenges // ACME; see SetChallenges
 
 	inflight atomic.Int64
 	// fastPath serves plain HTTP/1.1 connections with package h1 first

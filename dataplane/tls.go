@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -73,6 +72,8 @@ type certStore struct {
 	// tls.options.default (or Gantry's default).
 	policies  map[string]*tlsPolicy
 	defPolicy *tlsPolicy
+	// challenges answers TLS-ALPN-01 validation handshakes (may be nil).
+	challenges Challenges
 }
 
 // add indexes c under its DNS SANs (or its CN when it has none) and IP SANs.
@@ -95,12 +96,20 @@ func (s *certStore) add(c *tls.Certificate) {
 	}
 }
 
-// get is a tls.Config.GetCertificate. A hello without SNI, or with a name
+// get is a tls.Config.GetCertificate. A TLS-ALPN-01 validation
+// handshake (ALPN acme-tls/1, challenge pending) gets the challenge
+// certificate and only that protocol. A hello without SNI, or with a name
 // no certificate covers, gets the default certificate, unless the TLS
 // options of that name set sniStrict. When the handshake runs on a Server
 // connection, the TLS options chosen for the name are left in the
 // connection's connInfo for the Server to apply.
 func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if c := challengeCert(s.challenges, hello); c != nil {
+		if ci := helloConnInfo(hello); ci != nil {
+			ci.tlsPolicy = acmePolicy
+		}
+		return c, nil
+	}
 	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
 	p := s.policyFor(name)
 	if ci := helloConnInfo(hello); ci != nil {
@@ -128,7 +137,9 @@ func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 // BuildTLS implements router.TLSBuilder. It loads every certificate of
 // tls.certificates (file paths or inline PEM) into one store chosen by SNI,
 // and takes the default certificate from tls.stores.default
-// (defaultCertificate) or else the Pool's generated ECDSA P-256 certificate.
+// (defaultCertificate), or the certificate covering defaultGeneratedCert's
+// domain once its resolver has one, or else the Pool's generated ECDSA
+// P-256 certificate.
 // Each unreadable certificate is returned as an error naming its file and
 // is left out; the others still serve. TLS options (min/max version, cipher
 // suites, curves, client authentication, sniStrict, ALPN) apply per SNI
@@ -150,9 +161,6 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 				continue
 			}
 			s.add(cert)
-		}
-		if st := c.Stores["default"]; st != nil && st.DefaultGeneratedCert != nil {
-			errs = append(errs, errors.New("tls.stores.default.defaultGeneratedCert: not supported (no ACME resolvers); the generated default certificate is used"))
 		}
 		if st := c.Stores["default"]; st != nil && st.DefaultCertificate != nil {
 			cert, err := loadLeaf(*st.DefaultCertificate)
@@ -186,6 +194,12 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 		}
 	}
 	g.mu.Unlock()
+	if c != nil && s.def == nil {
+		if st := c.Stores["default"]; st != nil && st.DefaultGeneratedCert != nil {
+			s.def = s.generatedDefault(st.DefaultGeneratedCert)
+		}
+	}
+	s.challenges = g.opts.Challenges
 	if s.def == nil {
 		def, err := g.pool.certs.get()
 		if err != nil {
@@ -194,6 +208,26 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 		s.def = def
 	}
 	return s.get, errs
+}
+
+// generatedDefault returns the loaded certificate that covers every name
+// of gc.Domain (the resolver's certificate, which providers/acme adds to
+// tls.certificates once it has it), or nil while there is none: the
+// generated certificate serves meanwhile.
+// Source: https://doc.traefik.io/traefik/https/tls/#certificates-stores
+func (s *certStore) generatedDefault(gc *config.GeneratedCert) *tls.Certificate {
+	if gc.Domain == nil || gc.Domain.Main == "" {
+		return nil
+	}
+	var found *tls.Certificate
+	for _, n := range append([]string{gc.Domain.Main}, gc.Domain.SANs...) {
+		c := s.exact[strings.ToLower(n)]
+		if c == nil || (found != nil && c != found) {
+			return nil
+		}
+		found = c
+	}
+	return found
 }
 
 // loadLeaf loads a key pair and parses its leaf.

@@ -175,9 +175,6 @@ func routerHosts(r *config.Router) []string {
 // noteTLSOptions records, for a router with tls.options, which options its
 // hosts use. An unknown options name is an error (the router is disabled).
 func (g *Generation) noteTLSOptions(name string, r *config.Router) error {
-	if r.TLS != nil && r.TLS.CertResolver != "" {
-		g.log.Warn("tls.certResolver is not supported (no ACME); the router is served with tls.certificates", "router", name, "certResolver", r.TLS.CertResolver)
-	}
 	if r.TLS == nil || r.TLS.Options == "" || r.TLS.Options == "default" {
 		return nil
 	}

@@ -19,6 +19,9 @@ type Configuration struct {
 	AccessLog        *AccessLog             `json:"accessLog,omitempty"`
 	Metrics          *Metrics               `json:"metrics,omitempty"`
 	Core             *Core                  `json:"core,omitempty"`
+	// CertificatesResolvers holds the ACME resolvers routers name in
+	// tls.certResolver.
+	CertificatesResolvers map[string]*CertificateResolver `json:"certificatesResolvers,omitempty"`
 	// Store is Gantry's own section: where the last good configuration and
 	// its history are kept.
 	Store *Store `json:"store,omitempty"`

@@ -1,0 +1,72 @@
+package dataplane
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Challenges answers ACME challenges ahead of routing: HTTP-01 (RFC 8555
+// §8.3) on the entrypoints it names and TLS-ALPN-01 (RFC 8737) on every
+// TLS handshake that offers only the "acme-tls/1" protocol. providers/acme
+// implements it. Both methods are called on the request path: they must be
+// safe for concurrent use and must not block on the network.
+type Challenges interface {
+	// HTTP01 returns the key authorization to answer for token when a
+	// challenge for host (lower-case, no port) is pending on entryPoint.
+	HTTP01(entryPoint, host, token string) (keyAuth string, ok bool)
+	// TLSALPN01 returns the validation certificate for serverName
+	// (lower-case), or nil when no TLS-ALPN-01 challenge is pending for it.
+	TLSALPN01(serverName string) *tls.Certificate
+}
+
+// ACMEChallengePath is where HTTP-01 tokens are fetched (RFC 8555 §8.3).
+const ACMEChallengePath = "/.well-known/acme-challenge/"
+
+// acmeTLSALPN is the ALPN protocol of TLS-ALPN-01 (RFC 8737 §6.2).
+const acmeTLSALPN = "acme-tls/1"
+
+// SetChallenges makes every entrypoint answer the ACME challenges of c
+// ahead of any router and ahead of entrypoint redirections, as Traefik
+// does. Call it before Start; nil turns answering off.
+func (s *Server) SetChallenges(c Challenges) {
+	for _, ep := range s.eps {
+		ep.challenges = c
+	}
+}
+
+// serveChallenge answers r when it fetches a pending HTTP-01 token of this
+// entrypoint, and reports whether it did. Any other request (another path,
+// an unknown token) goes on to routing unchanged.
+func (e *entryPoint) serveChallenge(w http.ResponseWriter, r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.URL.Path, ACMEChallengePath)
+	if !ok || token == "" || strings.Contains(token, "/") {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	keyAuth, ok := e.challenges.HTTP01(e.name, strings.ToLower(host), token)
+	if !ok {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte(keyAuth))
+	return true
+}
+
+// acmePolicy is the TLS configuration of a TLS-ALPN-01 validation
+// handshake: only acme-tls/1 is negotiated (RFC 8737 §3).
+var acmePolicy = &tlsPolicy{minVersion: tls.VersionTLS12, alpn: []string{acmeTLSALPN}}
+
+// challengeCert returns the TLS-ALPN-01 validation certificate when hello
+// asks for acme-tls/1 and a challenge for its server name is pending.
+func challengeCert(c Challenges, hello *tls.ClientHelloInfo) *tls.Certificate {
+	if c == nil || !slices.Contains(hello.SupportedProtos, acmeTLSALPN) {
+		return nil
+	}
+	return c.TLSALPN01(strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")))
+}
