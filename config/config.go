@@ -3,15 +3,59 @@ package config
 // Configuration is one complete dynamic configuration: what a provider
 // publishes in a snapshot, and (with names qualified "name@provider") what the
 // aggregator merges. The zero value is an empty, valid configuration.
-//
-// TCP and UDP sections are accepted so that Traefik files decode, but Gantry
-// serves HTTP only; Validate reports a non-empty TCP or UDP section as a
-// warning problem.
+// TCP and UDP are nil unless the source declares them (New leaves them
+// nil, so configurations without them encode and hash as before); use
+// EnsureTCP and EnsureUDP to fill them.
 type Configuration struct {
 	HTTP *HTTPConfiguration `json:"http,omitempty" toml:"http,omitempty" yaml:"http,omitempty"`
-	TCP  map[string]any     `json:"tcp,omitempty" toml:"tcp,omitempty" yaml:"tcp,omitempty"`
-	UDP  map[string]any     `json:"udp,omitempty" toml:"udp,omitempty" yaml:"udp,omitempty"`
+	TCP  *TCPConfiguration  `json:"tcp,omitempty" toml:"tcp,omitempty" yaml:"tcp,omitempty"`
+	UDP  *UDPConfiguration  `json:"udp,omitempty" toml:"udp,omitempty" yaml:"udp,omitempty"`
 	TLS  *TLSConfiguration  `json:"tls,omitempty" toml:"tls,omitempty" yaml:"tls,omitempty"`
+}
+
+// EnsureTCP returns c.TCP, allocating it and its maps when nil.
+func (c *Configuration) EnsureTCP() *TCPConfiguration {
+	if c.TCP == nil {
+		c.TCP = &TCPConfiguration{}
+	}
+	t := c.TCP
+	if t.Routers == nil {
+		t.Routers = map[string]*TCPRouter{}
+	}
+	if t.Services == nil {
+		t.Services = map[string]*TCPService{}
+	}
+	if t.Middlewares == nil {
+		t.Middlewares = map[string]*TCPMiddleware{}
+	}
+	if t.ServersTransports == nil {
+		t.ServersTransports = map[string]*TCPServersTransport{}
+	}
+	return t
+}
+
+// EnsureUDP returns c.UDP, allocating it and its maps when nil.
+func (c *Configuration) EnsureUDP() *UDPConfiguration {
+	if c.UDP == nil {
+		c.UDP = &UDPConfiguration{}
+	}
+	if c.UDP.Routers == nil {
+		c.UDP.Routers = map[string]*UDPRouter{}
+	}
+	if c.UDP.Services == nil {
+		c.UDP.Services = map[string]*UDPService{}
+	}
+	return c.UDP
+}
+
+// Empty reports whether t declares no object (nil included).
+func (t *TCPConfiguration) Empty() bool {
+	return t == nil || len(t.Routers)+len(t.Services)+len(t.Middlewares)+len(t.ServersTransports) == 0
+}
+
+// Empty reports whether u declares no object (nil included).
+func (u *UDPConfiguration) Empty() bool {
+	return u == nil || len(u.Routers)+len(u.Services) == 0
 }
 
 // HTTPConfiguration holds the HTTP objects, each map keyed by object name.

@@ -16,7 +16,7 @@ const MaxPriority = math.MaxInt - 1000
 // ValidationError is one problem found by Validate: the object (kind and
 // name), the field path inside it, and what is wrong.
 type ValidationError struct {
-	Kind  string // "router", "service", "middleware", "serversTransport", "tls"
+	Kind  string // "router", "service", "middleware", "serversTransport", "tls", or a Kind* constant (TCP, UDP)
 	Name  string // the object's name as it appears in the configuration
 	Field string // dotted field path, e.g. "loadBalancer.servers[0].url"
 	Msg   string
@@ -51,12 +51,8 @@ func Validate(c *Configuration) []ValidationError {
 			errs = append(errs, validateMiddleware(name, c.HTTP.Middlewares[name])...)
 		}
 	}
-	if len(c.TCP) > 0 {
-		errs = append(errs, ValidationError{Kind: "tcp", Name: "*", Msg: "TCP routing is not supported by Gantry; section ignored"})
-	}
-	if len(c.UDP) > 0 {
-		errs = append(errs, ValidationError{Kind: "udp", Name: "*", Msg: "UDP routing is not supported by Gantry; section ignored"})
-	}
+	errs = append(errs, validateTCP(c.TCP)...)
+	errs = append(errs, validateUDP(c.UDP)...)
 	if c.TLS != nil {
 		for i, cert := range c.TLS.Certificates {
 			if cert == nil || cert.CertFile == "" || cert.KeyFile == "" {

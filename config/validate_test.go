@@ -35,7 +35,16 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c.HTTP.Middlewares["both"] = &Middleware{AddPrefix: &AddPrefix{Prefix: "/a"}, Compress: &Compress{}}
 	c.HTTP.Middlewares["plug"] = &Middleware{Plugin: map[string]any{"x": nil}}
 	c.HTTP.Middlewares["fine"] = &Middleware{StripPrefix: &StripPrefix{Prefixes: []string{"/a"}}}
-	c.TCP = map[string]any{"routers": map[string]any{}}
+	tc := c.EnsureTCP()
+	tc.Routers["r"] = &TCPRouter{Priority: MaxPriority + 1}
+	tc.Services["s"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{Servers: []TCPServer{{Address: "db"}, {Address: "db:0"}, {}}}}
+	tc.Services["w"] = &TCPService{Weighted: &TCPWeightedRoundRobin{}}
+	tc.Middlewares["m"] = &TCPMiddleware{IPAllowList: &TCPIPAllowList{SourceRange: []string{"10.0.0.0/8", "nope"}}}
+	tc.Middlewares["n"] = &TCPMiddleware{InFlightConn: &TCPInFlightConn{}}
+	tc.ServersTransports["st"] = &TCPServersTransport{ProxyProtocol: &ProxyProtocol{Version: 3}}
+	u := c.EnsureUDP()
+	u.Routers["ur"] = &UDPRouter{}
+	u.Services["us"] = &UDPService{LoadBalancer: &UDPServersLoadBalancer{Servers: []UDPServer{{Address: "[::1]:53"}, {Address: ":53"}}}}
 	c.TLS.Certificates = []*CertAndStores{{Certificate: Certificate{CertFile: "/a.crt"}}, nil}
 
 	var got []string
@@ -70,7 +79,18 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"middleware both: more than one kind set (addPrefix, compress); want exactly one",
 		"middleware empty: no kind set; want exactly one (stripPrefix, headers, …)",
 		"middleware plug: plugin: plugins are not supported by Gantry",
-		"tcp *: TCP routing is not supported by Gantry; section ignored",
+		"tcpRouter r: rule: empty; a TCP router needs a rule (HostSNI(`*`) matches every connection)",
+		"tcpRouter r: service: empty; a router needs a service",
+		"tcpRouter r: priority: 9223372036854774808 is above the maximum 9223372036854774807",
+		`tcpService s: loadBalancer.servers[0].address: "db": want host:port: address db: missing port in address`,
+		`tcpService s: loadBalancer.servers[1].address: "db:0": port must be a number within 1-65535`,
+		"tcpService s: loadBalancer.servers[2].address: empty",
+		"tcpService w: weighted.services: empty",
+		`tcpMiddleware m: ipAllowList.sourceRange[1]: "nope" is neither an IP nor a CIDR`,
+		"tcpMiddleware n: inFlightConn.amount: 0: want at least 1",
+		"tcpServersTransport st: proxyProtocol.version: 3 is not 1 or 2",
+		"udpRouter ur: service: empty; a router needs a service",
+		`udpService us: loadBalancer.servers[1].address: ":53": no host`,
 		"tls certificates: [0]: certFile and keyFile are both required",
 		"tls certificates: [1]: certFile and keyFile are both required",
 	}

@@ -98,12 +98,8 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 				}
 			}
 		}
-		if len(c.TCP) > 0 {
-			out.TCP = mergeAny(out.TCP, c.TCP, pname)
-		}
-		if len(c.UDP) > 0 {
-			out.UDP = mergeAny(out.UDP, c.UDP, pname)
-		}
+		mergeTCP(out, c.TCP, pname, bad)
+		mergeUDP(out, c.UDP, pname, bad)
 		if t := c.TLS; t != nil {
 			for _, cert := range t.Certificates {
 				out.TLS.Certificates = append(out.TLS.Certificates, cert)
@@ -180,30 +176,6 @@ func multiDefault(what string, ps []string) Problem {
 		Objects: []string{"tls" + what + " default"},
 		Message: fmt.Sprintf("TLS %s %q defined by more than one provider (%s); none is used", what, DefaultTLSName, strings.Join(ps, ", ")),
 	}
-}
-
-// mergeAny copies the TCP or UDP section (kept only so that the dashboard can
-// show what was ignored) with object names qualified one level down.
-func mergeAny(dst, src map[string]any, pname string) map[string]any {
-	if dst == nil {
-		dst = map[string]any{}
-	}
-	for section, v := range src {
-		objs, ok := v.(map[string]any)
-		if !ok {
-			dst[section+"@"+pname] = v
-			continue
-		}
-		d, _ := dst[section].(map[string]any)
-		if d == nil {
-			d = map[string]any{}
-			dst[section] = d
-		}
-		for n, o := range objs {
-			d[Qualify(n, pname)] = o
-		}
-	}
-	return dst
 }
 
 func qualifyAll(names []string, p string) []string {
@@ -289,7 +261,7 @@ func qualifyMiddleware(m *config.Middleware, p string) *config.Middleware {
 // Hash returns the hex SHA-256 of the canonical JSON of c: encoding/json
 // writes struct fields in declaration order and map keys sorted, and empty
 // sections are omitted, so equal configurations hash equal. It fails only
-// when c holds a value JSON cannot encode (such as a NaN in a TCP section).
+// when c holds a value JSON cannot encode (such as a NaN in plugin options).
 func Hash(c *config.Configuration) (string, error) {
 	h := sha256.New()
 	if err := json.NewEncoder(h).Encode(c); err != nil {

@@ -36,12 +36,7 @@ func Split(m *Merged, provider string) Snapshot {
 		pick(out.HTTP.Middlewares, h.Middlewares, suffix)
 		pick(out.HTTP.ServersTransports, h.ServersTransports, suffix)
 	}
-	for section, v := range c.TCP {
-		splitAny(&out.TCP, section, v, suffix)
-	}
-	for section, v := range c.UDP {
-		splitAny(&out.UDP, section, v, suffix)
-	}
+	splitTCP(out, c, suffix)
 	if t := c.TLS; t != nil {
 		for i, cert := range t.Certificates {
 			if i < len(m.TLSOrigins.Certificates) && m.TLSOrigins.Certificates[i] == provider {
@@ -66,31 +61,4 @@ func pick[V any](dst, src map[string]V, suffix string) {
 			dst[base] = v
 		}
 	}
-}
-
-func splitAny(dst *map[string]any, section string, v any, suffix string) {
-	if base, ok := strings.CutSuffix(section, suffix); ok {
-		if *dst == nil {
-			*dst = map[string]any{}
-		}
-		(*dst)[base] = v
-		return
-	}
-	objs, ok := v.(map[string]any)
-	if !ok {
-		return
-	}
-	d := map[string]any{}
-	for n, o := range objs {
-		if base, ok := strings.CutSuffix(n, suffix); ok {
-			d[base] = o
-		}
-	}
-	if len(d) == 0 {
-		return
-	}
-	if *dst == nil {
-		*dst = map[string]any{}
-	}
-	(*dst)[section] = d
 }

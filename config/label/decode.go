@@ -19,7 +19,12 @@ type fieldError struct {
 
 var (
 	durationType = reflect.TypeFor[config.Duration]()
-	lbType       = reflect.TypeFor[config.ServersLoadBalancer]()
+	// lbTypes take Traefik's label-slice-as-struct "server" key.
+	lbTypes = map[reflect.Type]bool{
+		reflect.TypeFor[config.ServersLoadBalancer]():    true,
+		reflect.TypeFor[config.TCPServersLoadBalancer](): true,
+		reflect.TypeFor[config.UDPServersLoadBalancer](): true,
+	}
 )
 
 // section is one object map of the model that labels can fill.
@@ -35,6 +40,12 @@ var sections = []section{
 	{path: []string{"http", "services"}, kind: "service"},
 	{path: []string{"http", "middlewares"}, kind: "middleware"},
 	{path: []string{"http", "serverstransports"}, kind: "serversTransport"},
+	{path: []string{"tcp", "routers"}, kind: "tcp router"},
+	{path: []string{"tcp", "services"}, kind: "tcp service"},
+	{path: []string{"tcp", "middlewares"}, kind: "tcp middleware"},
+	{path: []string{"tcp", "serverstransports"}, kind: "tcp serversTransport"},
+	{path: []string{"udp", "routers"}, kind: "udp router"},
+	{path: []string{"udp", "services"}, kind: "udp service"},
 	{path: []string{"tls", "stores"}, kind: "tls store", only: "default"},
 	{path: []string{"tls", "options"}, kind: "tls options", all: true},
 }
@@ -111,23 +122,6 @@ func decode(labels map[string]string, prefixes []string, all bool) (*config.Conf
 			}
 		}
 	}
-	for _, proto := range []string{"tcp", "udp"} {
-		n := root.get(proto)
-		if n == nil {
-			continue
-		}
-		known[n] = true
-		m, ok := generic(n).(map[string]any)
-		if !ok {
-			errs = append(errs, KeyError{Key: n.key, Err: fmt.Errorf("%s is a section, not a value", proto)})
-			continue
-		}
-		if proto == "tcp" {
-			c.TCP = m
-		} else {
-			c.UDP = m
-		}
-	}
 	errs = append(errs, unknownKeys(root, known)...)
 	for i, e := range errs {
 		if name, ok := canonical[strings.ToLower(e.Object)]; ok {
@@ -150,9 +144,14 @@ func unknownKeys(root *node, known map[*node]bool) []KeyError {
 		}
 		p := strings.ToLower(path)
 		report := func(k string) {
-			if p == "http" || strings.HasPrefix(p, "http.") {
+			switch {
+			case p == "http" || strings.HasPrefix(p, "http."):
 				errs = append(errs, KeyError{Key: k, Err: errors.New("unknown section: under http only routers, services, middlewares and serverstransports are read")})
-			} else {
+			case p == "tcp" || strings.HasPrefix(p, "tcp."):
+				errs = append(errs, KeyError{Key: k, Err: errors.New("unknown section: under tcp only routers, services, middlewares and serverstransports are read")})
+			case p == "udp" || strings.HasPrefix(p, "udp."):
+				errs = append(errs, KeyError{Key: k, Err: errors.New("unknown section: under udp only routers and services are read")})
+			default:
 				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("only http, tcp, udp and tls.stores.default are read (Traefik v1 keys such as port or frontend.rule are not): %w", ErrIgnored)})
 			}
 		}
@@ -196,6 +195,18 @@ func newObject(c *config.Configuration, sec section) reflect.Value {
 		return reflect.ValueOf(&config.Middleware{})
 	case "serversTransport":
 		return reflect.ValueOf(&config.ServersTransport{})
+	case "tcp router":
+		return reflect.ValueOf(&config.TCPRouter{})
+	case "tcp service":
+		return reflect.ValueOf(&config.TCPService{})
+	case "tcp middleware":
+		return reflect.ValueOf(&config.TCPMiddleware{})
+	case "tcp serversTransport":
+		return reflect.ValueOf(&config.TCPServersTransport{})
+	case "udp router":
+		return reflect.ValueOf(&config.UDPRouter{})
+	case "udp service":
+		return reflect.ValueOf(&config.UDPService{})
 	case "tls store":
 		return reflect.ValueOf(&config.TLSStore{})
 	default:
@@ -218,6 +229,18 @@ func storeObject(c *config.Configuration, sec section, name string, v reflect.Va
 		c.HTTP.Middlewares[name] = o
 	case *config.ServersTransport:
 		c.HTTP.ServersTransports[name] = o
+	case *config.TCPRouter:
+		c.EnsureTCP().Routers[name] = o
+	case *config.TCPService:
+		c.EnsureTCP().Services[name] = o
+	case *config.TCPMiddleware:
+		c.EnsureTCP().Middlewares[name] = o
+	case *config.TCPServersTransport:
+		c.EnsureTCP().ServersTransports[name] = o
+	case *config.UDPRouter:
+		c.EnsureUDP().Routers[name] = o
+	case *config.UDPService:
+		c.EnsureUDP().Services[name] = o
 	case *config.TLSStore:
 		if c.TLS.Stores == nil {
 			c.TLS.Stores = map[string]*config.TLSStore{}
@@ -344,7 +367,7 @@ func setStruct(v reflect.Value, n *node, top bool) []fieldError {
 		errs = append(errs, fieldError{n.key, fmt.Errorf("%q is a block: set its fields, not a value", n.name)})
 	}
 	for _, c := range n.children {
-		if v.Type() == lbType && strings.EqualFold(c.name, "server") {
+		if lbTypes[v.Type()] && strings.EqualFold(c.name, "server") {
 			// Traefik's label-slice-as-struct: loadbalancer.server.x is servers[0].x.
 			errs = append(errs, setElems(v.FieldByName("Servers"), []elem{{0, c}})...)
 			continue

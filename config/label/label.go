@@ -23,7 +23,9 @@ type KeyError struct {
 	Key string
 	// Object is the object the key belongs to and that was left out because
 	// of it: "router web", "service api", "middleware m",
-	// "serversTransport t", "tls store default", "tls options o". Empty when
+	// "serversTransport t", "tls store default", "tls options o",
+	// "tcp router r", "tcp service s", "tcp middleware m",
+	// "tcp serversTransport t", "udp router r", "udp service s". Empty when
 	// the key belongs to no object (an unknown root or section) and nothing
 	// was disabled.
 	Object string
@@ -66,8 +68,10 @@ func (e KeyError) Unwrap() error { return e.Err }
 // sticky.cookie=true, compress=true). The singular "loadbalancer.server.x"
 // means servers[0] (Traefik's label-slice-as-struct). Gantry extension:
 // weighted, mirroring and failover services decode too (Traefik forbids them
-// in labels). TCP and UDP sections decode to generic maps; Gantry does not
-// serve them and config.Validate warns.
+// in labels). TCP and UDP objects decode into config.TCPConfiguration and
+// config.UDPConfiguration (Object "tcp router r", "udp service s", …),
+// with the same rules; loadbalancer.server.port, .address and .tls fill
+// servers[0].
 //
 // Decode returns the configuration built from every object whose keys all
 // decoded (never nil; HTTP maps allocated), plus one KeyError per bad key, in

@@ -145,23 +145,27 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 			objs = []string{ke.Object}
 			kind, obj, _ := strings.Cut(ke.Object, " ")
 			declared[kind] = true
+			if kind == "tcp" || kind == "udp" {
+				sub, _, _ := strings.Cut(obj, " ")
+				declared[kind+" "+sub] = true // "tcp service"
+			}
 			if kind == "service" && !slices.Contains(failed, obj) {
 				failed = append(failed, obj)
 			}
 		}
 		ps = append(ps, in.problem("tag "+ke.Key, sev, objs, ke.Err.Error()))
 	}
-	if len(cfg.TCP) > 0 || len(cfg.UDP) > 0 {
-		ps = append(ps, in.problem("tags", providers.SeverityWarning, nil, "tcp and udp configuration is not served by gantry; ignored"))
-		cfg.TCP, cfg.UDP = nil, nil
-		h := cfg.HTTP
-		if len(h.Routers) == 0 && len(h.Services) == 0 && len(h.Middlewares) == 0 && !declared["router"] && !declared["service"] {
-			return nil, ps // Traefik: declaring only TCP/UDP suppresses the default HTTP objects
-		}
-	}
-
 	svcName := serviceName(name, e.Service.Tags, strings.EqualFold(prov["consulcatalog.canary"], "true"))
 	h := cfg.HTTP
+	// TCP and UDP first: as in Traefik, declaring only them suppresses the
+	// default HTTP router and service.
+	if cfg.TCP != nil || cfg.UDP != nil || declared["tcp"] || declared["udp"] {
+		ps = append(ps, buildTCPUDP(in, cfg, e, svcName, declared)...)
+		if len(h.Routers) == 0 && len(h.Services) == 0 && len(h.Middlewares) == 0 && !declared["router"] && !declared["service"] && !declared["middleware"] {
+			return &item{key: e.Node.Node + "\x00" + e.Service.ID, from: origin{name, e.Node.Node + "/" + e.Service.ID},
+				cfg: cfg, forms: itemForms(cfg)}, ps
+		}
+	}
 	if len(h.Services) == 0 && !declared["service"] {
 		h.Services[svcName] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
 	}

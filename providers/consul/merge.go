@@ -70,6 +70,7 @@ func itemForms(cfg *config.Configuration) map[string][]byte {
 			add(kindStore, n, s)
 		}
 	}
+	tcpForms(cfg, add)
 	return forms
 }
 
@@ -105,6 +106,7 @@ func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
 	ps = append(ps, middlewares.result(out.HTTP.Middlewares)...)
 	ps = append(ps, transports.result(out.HTTP.ServersTransports)...)
 	ps = append(ps, stores.result(out.TLS.Stores)...)
+	ps = append(ps, mergeTCPItems(items, out)...)
 	return out, ps
 }
 

@@ -52,6 +52,8 @@ type piece struct {
 	container string // container name, for problems
 	sortKey   string
 	http      *config.HTTPConfiguration
+	tcp       *config.TCPConfiguration // nil when the container declares none
+	udp       *config.UDPConfiguration
 	stores    map[string]*config.TLSStore
 }
 
@@ -193,15 +195,6 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 		return n
 	}
 
-	// TCP and UDP labels: Gantry serves HTTP only. As in Traefik, declaring
-	// them suppresses the default HTTP router and service.
-	if len(cfg.TCP) > 0 || len(cfg.UDP) > 0 {
-		b.add(providers.SeverityWarning, src, "tcp and udp labels are not supported by Gantry; ignored")
-		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+len(broken) == 0 {
-			return piece{}, false
-		}
-	}
-
 	name := serviceName(c)
 	healthy := c.Health == "" || c.Health == "healthy"
 	if !healthy && !b.s.allowEmptyServices {
@@ -212,10 +205,18 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 		b.add(providers.SeverityPending, src, b.healthReason(c)+": its services have no servers until the health check passes (allowEmptyServices)", objectsOf(h, name)...)
 	}
 
+	withServers := healthy && running
+	// TCP and UDP first: as in Traefik, declaring them suppresses the
+	// default HTTP router and service unless HTTP objects are declared too.
+	if hasTCPUDP(cfg, broken) {
+		b.tcpUDP(c, cfg, name, self, withServers, broken)
+		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+brokenOf("router")+brokenOf("service")+brokenOf("middleware")+brokenOf("serversTransport") == 0 {
+			return piece{container: c.Name, sortKey: name + "-" + c.ID, http: h, tcp: cfg.TCP, udp: cfg.UDP}, true
+		}
+	}
 	if len(h.Services) == 0 && brokenOf("service") == 0 {
 		h.Services[name] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
 	}
-	withServers := healthy && running
 	for _, sn := range slices.Sorted(maps.Keys(h.Services)) {
 		lb := h.Services[sn].LoadBalancer
 		if lb == nil {
@@ -233,7 +234,7 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	}
 	b.routers(c, h, name, brokenOf("service"), brokenOf("router"))
 
-	p := piece{container: c.Name, sortKey: name + "-" + c.ID, http: h}
+	p := piece{container: c.Name, sortKey: name + "-" + c.ID, http: h, tcp: cfg.TCP, udp: cfg.UDP}
 	if cfg.TLS != nil {
 		p.stores = cfg.TLS.Stores
 	}

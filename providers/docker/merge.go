@@ -49,6 +49,7 @@ func (b *builder) merge(pieces []piece) *config.Configuration {
 	out.HTTP.Routers = rts.result(b)
 	out.HTTP.Middlewares = mws.result(b)
 	out.HTTP.ServersTransports = sts.result(b)
+	b.mergeTCPUDP(out, pieces)
 	if st := stores.result(b); len(st) > 0 {
 		out.TLS = &config.TLSConfiguration{Stores: st}
 	}

@@ -127,7 +127,7 @@ func empty(c *config.Configuration) bool {
 	if t := c.TLS; t != nil {
 		e = e && len(t.Certificates)+len(t.Options)+len(t.Stores) == 0
 	}
-	return e && len(c.TCP)+len(c.UDP) == 0
+	return e && c.TCP.Empty() && c.UDP.Empty()
 }
 
 // validate returns config.Validate's findings as Problems, with the source
@@ -137,9 +137,6 @@ func validate(c *config.Configuration, at func(kind, name string) string) []prov
 	for _, e := range config.Validate(c) {
 		p := providers.Problem{Provider: name, Message: e.Error(), Severity: providers.SeverityError}
 		switch e.Kind {
-		case "tcp", "udp":
-			p.Severity = providers.SeverityWarning
-			p.Source = at("", "")
 		case "tls":
 			p.Objects = []string{"tls certificate " + e.Field}
 			p.Source = at(e.Kind, e.Field)
@@ -210,11 +207,17 @@ func mergeFile(out, c *config.Configuration, path string, rendered []byte, owner
 		add(out.TLS.Options, t.Options, "tlsOptions", dup)
 		add(out.TLS.Stores, t.Stores, "tlsStore", dup)
 	}
-	for section, v := range c.TCP {
-		out.TCP = addAny(out.TCP, section, v)
+	if t := c.TCP; !t.Empty() {
+		o := out.EnsureTCP()
+		add(o.Routers, t.Routers, config.KindTCPRouter, dup)
+		add(o.Services, t.Services, config.KindTCPService, dup)
+		add(o.Middlewares, t.Middlewares, config.KindTCPMiddleware, dup)
+		add(o.ServersTransports, t.ServersTransports, config.KindTCPServersTransport, dup)
 	}
-	for section, v := range c.UDP {
-		out.UDP = addAny(out.UDP, section, v)
+	if u := c.UDP; !u.Empty() {
+		o := out.EnsureUDP()
+		add(o.Routers, u.Routers, config.KindUDPRouter, dup)
+		add(o.Services, u.Services, config.KindUDPService, dup)
 	}
 	return probs
 }
@@ -262,27 +265,4 @@ func add[V any](dst, src map[string]V, kind string, dup func(kind, name string) 
 			dst[n] = src[n]
 		}
 	}
-}
-
-// addAny merges a TCP/UDP section (kept only to be reported as ignored).
-func addAny(dst map[string]any, section string, v any) map[string]any {
-	if dst == nil {
-		dst = map[string]any{}
-	}
-	objs, ok := v.(map[string]any)
-	cur, ok2 := dst[section].(map[string]any)
-	if !ok || !ok2 {
-		if _, exists := dst[section]; !exists {
-			dst[section] = v
-		}
-		return dst
-	}
-	merged := maps.Clone(cur)
-	for k, o := range objs {
-		if _, exists := merged[k]; !exists {
-			merged[k] = o
-		}
-	}
-	dst[section] = merged
-	return dst
 }

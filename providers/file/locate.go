@@ -241,6 +241,18 @@ func sectionOf(kind string) (section, parent string) {
 		return "serversTransports", "http"
 	case "tls":
 		return "certificates", "tls"
+	case config.KindTCPRouter:
+		return "routers", "tcp"
+	case config.KindTCPService:
+		return "services", "tcp"
+	case config.KindTCPMiddleware:
+		return "middlewares", "tcp"
+	case config.KindTCPServersTransport:
+		return "serversTransports", "tcp"
+	case config.KindUDPRouter:
+		return "routers", "udp"
+	case config.KindUDPService:
+		return "services", "udp"
 	}
 	return "", ""
 }

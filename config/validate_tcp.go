@@ -1,0 +1,262 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// The ValidationError kinds of TCP and UDP objects.
+const (
+	KindTCPRouter           = "tcpRouter"
+	KindTCPService          = "tcpService"
+	KindTCPMiddleware       = "tcpMiddleware"
+	KindTCPServersTransport = "tcpServersTransport"
+	KindUDPRouter           = "udpRouter"
+	KindUDPService          = "udpService"
+)
+
+func validateTCP(t *TCPConfiguration) []ValidationError {
+	if t == nil {
+		return nil
+	}
+	var errs []ValidationError
+	for _, name := range sortedKeys(t.Routers) {
+		errs = append(errs, validateTCPRouter(name, t.Routers[name])...)
+	}
+	for _, name := range sortedKeys(t.Services) {
+		errs = append(errs, validateTCPService(name, t.Services[name])...)
+	}
+	for _, name := range sortedKeys(t.Middlewares) {
+		errs = append(errs, validateTCPMiddleware(name, t.Middlewares[name])...)
+	}
+	for _, name := range sortedKeys(t.ServersTransports) {
+		st := t.ServersTransports[name]
+		if st == nil {
+			continue
+		}
+		if pp := st.ProxyProtocol; pp != nil && pp.Version != 0 && pp.Version != 1 && pp.Version != 2 {
+			errs = append(errs, ValidationError{Kind: KindTCPServersTransport, Name: name, Field: "proxyProtocol.version", Msg: fmt.Sprintf("%d is not 1 or 2", pp.Version)})
+		}
+	}
+	return errs
+}
+
+func validateTCPRouter(name string, r *TCPRouter) []ValidationError {
+	e := func(field, format string, a ...any) ValidationError {
+		return ValidationError{Kind: KindTCPRouter, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	if r == nil {
+		return []ValidationError{e("", "empty definition")}
+	}
+	var errs []ValidationError
+	if strings.TrimSpace(r.Rule) == "" {
+		errs = append(errs, e("rule", "empty; a TCP router needs a rule (HostSNI(`*`) matches every connection)"))
+	}
+	if r.Service == "" {
+		errs = append(errs, e("service", "empty; a router needs a service"))
+	}
+	if r.Priority > MaxPriority {
+		errs = append(errs, e("priority", "%d is above the maximum %d", r.Priority, MaxPriority))
+	}
+	switch r.RuleSyntax {
+	case "", "v2", "v3":
+	default:
+		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", r.RuleSyntax))
+	}
+	for i, m := range r.Middlewares {
+		if m == "" {
+			errs = append(errs, e(fmt.Sprintf("middlewares[%d]", i), "empty name"))
+		}
+	}
+	return errs
+}
+
+// validHostPort checks "host:port" with a numeric port in 1-65535.
+func validHostPort(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port: %w", a, err)
+	}
+	if host == "" {
+		return fmt.Errorf("%q: no host", a)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port must be a number within 1-65535", a)
+	}
+	return nil
+}
+
+func validateTCPService(name string, s *TCPService) []ValidationError {
+	e := func(field, format string, a ...any) ValidationError {
+		return ValidationError{Kind: KindTCPService, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case s == nil:
+		return []ValidationError{e("", "empty definition")}
+	case s.LoadBalancer == nil && s.Weighted == nil:
+		return []ValidationError{e("", "no kind set; want one of loadBalancer, weighted")}
+	case s.LoadBalancer != nil && s.Weighted != nil:
+		return []ValidationError{e("", "more than one kind set (loadBalancer, weighted); want exactly one")}
+	}
+	var errs []ValidationError
+	if lb := s.LoadBalancer; lb != nil {
+		for i, srv := range lb.Servers {
+			f := fmt.Sprintf("loadBalancer.servers[%d]", i)
+			if srv.Address == "" {
+				errs = append(errs, e(f+".address", "empty"))
+			} else if err := validHostPort(srv.Address); err != nil {
+				errs = append(errs, e(f+".address", "%v", err))
+			}
+			if srv.Weight != nil && *srv.Weight < 0 {
+				errs = append(errs, e(f+".weight", "%d is negative", *srv.Weight))
+			}
+		}
+		if pp := lb.ProxyProtocol; pp != nil && pp.Version != 0 && pp.Version != 1 && pp.Version != 2 {
+			errs = append(errs, e("loadBalancer.proxyProtocol.version", "%d is not 1 or 2", pp.Version))
+		}
+		if hc := lb.HealthCheck; hc != nil {
+			if hc.Interval < 0 || hc.Timeout < 0 {
+				errs = append(errs, e("loadBalancer.healthCheck", "interval and timeout must not be negative"))
+			}
+			if hc.Port < 0 || hc.Port > 65535 {
+				errs = append(errs, e("loadBalancer.healthCheck.port", "%d is out of range", hc.Port))
+			}
+		}
+	}
+	if w := s.Weighted; w != nil {
+		errs = append(errs, validateWRR(e, w.Services)...)
+	}
+	return errs
+}
+
+func validateWRR(e func(field, format string, a ...any) ValidationError, svcs []WRRService) []ValidationError {
+	var errs []ValidationError
+	if len(svcs) == 0 {
+		errs = append(errs, e("weighted.services", "empty"))
+	}
+	for i, c := range svcs {
+		if c.Name == "" {
+			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].name", i), "empty"))
+		}
+		if c.Weight != nil && *c.Weight < 0 {
+			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].weight", i), "%d is negative", *c.Weight))
+		}
+	}
+	return errs
+}
+
+func validateTCPMiddleware(name string, m *TCPMiddleware) []ValidationError {
+	e := func(field, format string, a ...any) ValidationError {
+		return ValidationError{Kind: KindTCPMiddleware, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	if m == nil {
+		return []ValidationError{e("", "empty definition")}
+	}
+	var kinds []string
+	if m.InFlightConn != nil {
+		kinds = append(kinds, "inFlightConn")
+	}
+	if m.IPAllowList != nil {
+		kinds = append(kinds, "ipAllowList")
+	}
+	if m.IPWhiteList != nil {
+		kinds = append(kinds, "ipWhiteList")
+	}
+	switch len(kinds) {
+	case 0:
+		return []ValidationError{e("", "no kind set; want one of inFlightConn, ipAllowList")}
+	case 1:
+	default:
+		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(kinds, ", "))}
+	}
+	var errs []ValidationError
+	if c := m.InFlightConn; c != nil && c.Amount <= 0 {
+		errs = append(errs, e("inFlightConn.amount", "%d: want at least 1", c.Amount))
+	}
+	for _, l := range []*TCPIPAllowList{m.IPAllowList, m.IPWhiteList} {
+		if l == nil {
+			continue
+		}
+		if len(l.SourceRange) == 0 {
+			errs = append(errs, e(kinds[0]+".sourceRange", "empty; it would refuse every connection"))
+		}
+		for i, r := range l.SourceRange {
+			if _, err := ParseIPRange(r); err != nil {
+				errs = append(errs, e(fmt.Sprintf("%s.sourceRange[%d]", kinds[0], i), "%v", err))
+			}
+		}
+	}
+	return errs
+}
+
+// ParseIPRange parses an IP ("10.0.0.1", "::1") or a CIDR ("10.0.0.0/8")
+// into a prefix; a bare IP is a single-address prefix. IPv4-mapped IPv6
+// addresses are unmapped.
+func ParseIPRange(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if p, err := netip.ParsePrefix(s); err == nil {
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither an IP nor a CIDR", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func validateUDP(u *UDPConfiguration) []ValidationError {
+	if u == nil {
+		return nil
+	}
+	var errs []ValidationError
+	for _, name := range sortedKeys(u.Routers) {
+		r := u.Routers[name]
+		switch {
+		case r == nil:
+			errs = append(errs, ValidationError{Kind: KindUDPRouter, Name: name, Msg: "empty definition"})
+		case r.Service == "":
+			errs = append(errs, ValidationError{Kind: KindUDPRouter, Name: name, Field: "service", Msg: "empty; a router needs a service"})
+		}
+	}
+	for _, name := range sortedKeys(u.Services) {
+		s := u.Services[name]
+		e := func(field, format string, a ...any) ValidationError {
+			return ValidationError{Kind: KindUDPService, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+		}
+		switch {
+		case s == nil:
+			errs = append(errs, e("", "empty definition"))
+			continue
+		case s.LoadBalancer == nil && s.Weighted == nil:
+			errs = append(errs, e("", "no kind set; want one of loadBalancer, weighted"))
+			continue
+		case s.LoadBalancer != nil && s.Weighted != nil:
+			errs = append(errs, e("", "more than one kind set (loadBalancer, weighted); want exactly one"))
+			continue
+		}
+		if lb := s.LoadBalancer; lb != nil {
+			for i, srv := range lb.Servers {
+				f := fmt.Sprintf("loadBalancer.servers[%d]", i)
+				if srv.Address == "" {
+					errs = append(errs, e(f+".address", "empty"))
+				} else if err := validHostPort(srv.Address); err != nil {
+					errs = append(errs, e(f+".address", "%v", err))
+				}
+				if srv.Weight != nil && *srv.Weight < 0 {
+					errs = append(errs, e(f+".weight", "%d is negative", *srv.Weight))
+				}
+			}
+		}
+		if w := s.Weighted; w != nil {
+			errs = append(errs, validateWRR(e, w.Services)...)
+		}
+	}
+	return errs
+}

@@ -1,0 +1,263 @@
+package consul
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// Object kinds of TCP and UDP objects, as in problems ("tcp router db").
+const (
+	kindTCPRouter     = "tcp router"
+	kindTCPService    = "tcp service"
+	kindTCPMiddleware = "tcp middleware"
+	kindTCPTransport  = "tcp serversTransport"
+	kindUDPRouter     = "udp router"
+	kindUDPService    = "udp service"
+)
+
+// buildTCPUDP completes an instance's TCP and UDP objects as Traefik's
+// Consul catalog provider does (buildTCPServiceConfiguration,
+// BuildTCPRouterConfiguration and the UDP twins): without a declared
+// service, one named svcName is created; each load balancer's first server
+// gets the instance's address and port (loadbalancer.server.port, else the
+// registered port); a TCP router without a rule is left out; a router
+// without a service is linked to the only service. declared holds the
+// kinds whose tags failed to decode (a failed service counts as declared).
+func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, svcName string, declared map[string]bool) []providers.Problem {
+	var ps []providers.Problem
+	if cfg.TCP != nil || declared["tcp"] {
+		t := cfg.EnsureTCP()
+		if len(t.Services) == 0 && !declared["tcp service"] {
+			t.Services[svcName] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
+		}
+		for _, sn := range slices.Sorted(maps.Keys(t.Services)) {
+			lb := t.Services[sn].LoadBalancer
+			if lb == nil {
+				continue
+			}
+			if len(lb.Servers) == 0 {
+				lb.Servers = []config.TCPServer{{}}
+			}
+			addr, err := instanceAddress(e, lb.Servers[0].Address, lb.Servers[0].Port)
+			if err != nil {
+				delete(t.Services, sn)
+				ps = append(ps, in.problem(kindTCPService+" "+sn, providers.SeverityError, []string{kindTCPService + " " + sn}, err.Error()))
+				continue
+			}
+			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
+			lb.Servers = lb.Servers[:1]
+		}
+		for _, rn := range slices.Sorted(maps.Keys(t.Routers)) {
+			r := t.Routers[rn]
+			obj := kindTCPRouter + " " + rn
+			if strings.TrimSpace(r.Rule) == "" {
+				delete(t.Routers, rn)
+				ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out"))
+				continue
+			}
+			if r.Service == "" {
+				if len(t.Services) != 1 {
+					delete(t.Routers, rn)
+					ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no service, and it cannot be linked automatically with several services; left out"))
+					continue
+				}
+				for sn := range t.Services {
+					r.Service = sn
+				}
+			}
+		}
+	}
+	if cfg.UDP != nil || declared["udp"] {
+		u := cfg.EnsureUDP()
+		if len(u.Services) == 0 && !declared["udp service"] {
+			u.Services[svcName] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
+		}
+		for _, sn := range slices.Sorted(maps.Keys(u.Services)) {
+			lb := u.Services[sn].LoadBalancer
+			if lb == nil {
+				continue
+			}
+			if len(lb.Servers) == 0 {
+				lb.Servers = []config.UDPServer{{}}
+			}
+			addr, err := instanceAddress(e, lb.Servers[0].Address, lb.Servers[0].Port)
+			if err != nil {
+				delete(u.Services, sn)
+				ps = append(ps, in.problem(kindUDPService+" "+sn, providers.SeverityError, []string{kindUDPService + " " + sn}, err.Error()))
+				continue
+			}
+			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
+			lb.Servers = lb.Servers[:1]
+		}
+		for _, rn := range slices.Sorted(maps.Keys(u.Routers)) {
+			r := u.Routers[rn]
+			if r.Service != "" {
+				continue
+			}
+			if len(u.Services) != 1 {
+				obj := kindUDPRouter + " " + rn
+				delete(u.Routers, rn)
+				ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no service, and it cannot be linked automatically with several services; left out"))
+				continue
+			}
+			for sn := range u.Services {
+				r.Service = sn
+			}
+		}
+	}
+	return ps
+}
+
+// instanceAddress is "addr:port" for a TCP or UDP server of instance e.
+func instanceAddress(e *api.ServiceEntry, addr, port string) (string, error) {
+	if addr != "" {
+		if port != "" {
+			return "", errors.New("loadbalancer.server.address excludes loadbalancer.server.port")
+		}
+		return addr, nil
+	}
+	host := e.Service.Address
+	if host == "" {
+		host = e.Node.Address
+	}
+	if host == "" {
+		return "", errors.New("instance has neither a service address nor a node address")
+	}
+	if port == "" && e.Service.Port > 0 {
+		port = strconv.Itoa(e.Service.Port)
+	}
+	if port == "" {
+		return "", errors.New("no port: register the service with a port or set loadbalancer.server.port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return "", fmt.Errorf("port %q: want 1-65535", port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// tcpForms adds the comparable forms of cfg's TCP and UDP objects to add;
+// load balancers without their servers, which are merged.
+func tcpForms(cfg *config.Configuration, add func(kind, name string, v any)) {
+	if t := cfg.TCP; t != nil {
+		for n, r := range t.Routers {
+			add(kindTCPRouter, n, r)
+		}
+		for n, s := range t.Services {
+			if s.LoadBalancer != nil {
+				lb := *s.LoadBalancer
+				lb.Servers = nil
+				add(kindTCPService, n, &config.TCPService{LoadBalancer: &lb})
+			} else {
+				add(kindTCPService, n, s)
+			}
+		}
+		for n, m := range t.Middlewares {
+			add(kindTCPMiddleware, n, m)
+		}
+		for n, st := range t.ServersTransports {
+			add(kindTCPTransport, n, st)
+		}
+	}
+	if u := cfg.UDP; u != nil {
+		for n, r := range u.Routers {
+			add(kindUDPRouter, n, r)
+		}
+		for n, s := range u.Services {
+			if s.LoadBalancer != nil {
+				add(kindUDPService, n, &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}})
+			} else {
+				add(kindUDPService, n, s)
+			}
+		}
+	}
+}
+
+// mergeTCPItems merges the items' TCP and UDP objects into out (see
+// mergeItems).
+func mergeTCPItems(items []item, out *config.Configuration) []providers.Problem {
+	trs := newMerger[*config.TCPRouter](kindTCPRouter, nil, nil)
+	tss := newMerger(kindTCPService, func(s *config.TCPService) *config.TCPService {
+		c := *s
+		if s.LoadBalancer != nil {
+			lb := *s.LoadBalancer
+			lb.Servers = slices.Clone(lb.Servers)
+			c.LoadBalancer = &lb
+		}
+		return &c
+	}, func(dst, src *config.TCPService) {
+		if dst.LoadBalancer == nil || src.LoadBalancer == nil {
+			return
+		}
+		for _, s := range src.LoadBalancer.Servers {
+			if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.TCPServer) bool { return d.Address == s.Address }) {
+				dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
+			}
+		}
+	})
+	tms := newMerger[*config.TCPMiddleware](kindTCPMiddleware, nil, nil)
+	tts := newMerger[*config.TCPServersTransport](kindTCPTransport, nil, nil)
+	urs := newMerger[*config.UDPRouter](kindUDPRouter, nil, nil)
+	uss := newMerger(kindUDPService, func(s *config.UDPService) *config.UDPService {
+		c := *s
+		if s.LoadBalancer != nil {
+			lb := *s.LoadBalancer
+			lb.Servers = slices.Clone(lb.Servers)
+			c.LoadBalancer = &lb
+		}
+		return &c
+	}, func(dst, src *config.UDPService) {
+		if dst.LoadBalancer == nil || src.LoadBalancer == nil {
+			return
+		}
+		for _, s := range src.LoadBalancer.Servers {
+			if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.UDPServer) bool { return d.Address == s.Address }) {
+				dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
+			}
+		}
+	})
+	seenTCP, seenUDP := false, false
+	for _, it := range items {
+		if t := it.cfg.TCP; t != nil {
+			seenTCP = true
+			trs.addAll(t.Routers, it)
+			tss.addAll(t.Services, it)
+			tms.addAll(t.Middlewares, it)
+			tts.addAll(t.ServersTransports, it)
+		}
+		if u := it.cfg.UDP; u != nil {
+			seenUDP = true
+			urs.addAll(u.Routers, it)
+			uss.addAll(u.Services, it)
+		}
+	}
+	var ps []providers.Problem
+	if seenTCP {
+		t := out.EnsureTCP()
+		ps = append(ps, trs.result(t.Routers)...)
+		ps = append(ps, tss.result(t.Services)...)
+		ps = append(ps, tms.result(t.Middlewares)...)
+		ps = append(ps, tts.result(t.ServersTransports)...)
+		if t.Empty() {
+			out.TCP = nil
+		}
+	}
+	if seenUDP {
+		u := out.EnsureUDP()
+		ps = append(ps, urs.result(u.Routers)...)
+		ps = append(ps, uss.result(u.Services)...)
+		if u.Empty() {
+			out.UDP = nil
+		}
+	}
+	return ps
+}

@@ -1,0 +1,263 @@
+package docker
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// hasTCPUDP reports whether the container's labels declare TCP or UDP
+// objects, including ones left out by decode errors.
+func hasTCPUDP(cfg *config.Configuration, broken map[string]bool) bool {
+	if !cfg.TCP.Empty() || !cfg.UDP.Empty() {
+		return true
+	}
+	for o := range broken {
+		if strings.HasPrefix(o, "tcp ") || strings.HasPrefix(o, "udp ") {
+			return true
+		}
+	}
+	return false
+}
+
+// tcpUDP completes the container's TCP and UDP objects as Traefik's
+// DynConfBuilder does (buildTCPServiceConfiguration,
+// BuildTCPRouterConfiguration and their UDP twins, pkg/provider/docker):
+// without a declared service, one named after the container's service name
+// is created (the implicit TCP service per container); each load balancer's
+// first server gets the container's address and port
+// (loadbalancer.server.port, else the lowest exposed port) unless it has an
+// address already; a router without a service is linked to the only
+// service, and left out with a problem when there are several. withServers
+// false (not running, or not healthy with allowEmptyServices) keeps the
+// services with no server, as Traefik does.
+func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string, self map[string]bool, withServers bool, broken map[string]bool) {
+	src := "container " + c.Name
+	if t := cfg.TCP; t != nil || brokenKind(broken, "tcp ") {
+		t = cfg.EnsureTCP()
+		if len(t.Services) == 0 && !brokenKind(broken, "tcp service ") {
+			t.Services[name] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
+		}
+		for _, sn := range slices.Sorted(maps.Keys(t.Services)) {
+			lb := t.Services[sn].LoadBalancer
+			if lb == nil {
+				continue
+			}
+			if !withServers {
+				lb.Servers = nil
+				continue
+			}
+			if len(lb.Servers) == 0 {
+				lb.Servers = []config.TCPServer{{}}
+			}
+			addr, err := b.serverAddress(c, "tcp", sn, lb.Servers[0].Address, lb.Servers[0].Port, self)
+			if err != nil {
+				b.add(providers.SeverityError, err.source, err.msg+"; tcp service "+sn+" left out", "tcp service "+sn)
+				delete(t.Services, sn)
+				broken["tcp service "+sn] = true
+				continue
+			}
+			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
+		}
+		b.linkTCP(src, t, broken)
+	}
+	if u := cfg.UDP; u != nil || brokenKind(broken, "udp ") {
+		u = cfg.EnsureUDP()
+		if len(u.Services) == 0 && !brokenKind(broken, "udp service ") {
+			u.Services[name] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
+		}
+		for _, sn := range slices.Sorted(maps.Keys(u.Services)) {
+			lb := u.Services[sn].LoadBalancer
+			if lb == nil {
+				continue
+			}
+			if !withServers {
+				lb.Servers = nil
+				continue
+			}
+			if len(lb.Servers) == 0 {
+				lb.Servers = []config.UDPServer{{}}
+			}
+			addr, err := b.serverAddress(c, "udp", sn, lb.Servers[0].Address, lb.Servers[0].Port, self)
+			if err != nil {
+				b.add(providers.SeverityError, err.source, err.msg+"; udp service "+sn+" left out", "udp service "+sn)
+				delete(u.Services, sn)
+				broken["udp service "+sn] = true
+				continue
+			}
+			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
+		}
+		for _, rn := range slices.Sorted(maps.Keys(u.Routers)) {
+			r := u.Routers[rn]
+			if r.Service != "" {
+				continue
+			}
+			if len(u.Services) != 1 || brokenKind(broken, "udp service ") {
+				b.add(providers.SeverityError, src, fmt.Sprintf("udp router %s has no service and cannot be linked automatically with several services; left out", rn), "udp router "+rn)
+				delete(u.Routers, rn)
+				continue
+			}
+			for sn := range u.Services {
+				r.Service = sn
+			}
+		}
+	}
+}
+
+// linkTCP drops TCP routers without a rule and links a router without a
+// service to the only service (Traefik BuildTCPRouterConfiguration).
+func (b *builder) linkTCP(src string, t *config.TCPConfiguration, broken map[string]bool) {
+	for _, rn := range slices.Sorted(maps.Keys(t.Routers)) {
+		r := t.Routers[rn]
+		if strings.TrimSpace(r.Rule) == "" {
+			b.add(providers.SeverityError, src, fmt.Sprintf("tcp router %s has no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out", rn), "tcp router "+rn)
+			delete(t.Routers, rn)
+			continue
+		}
+		if r.Service != "" {
+			continue
+		}
+		if len(t.Services) != 1 || brokenKind(broken, "tcp service ") {
+			b.add(providers.SeverityError, src, fmt.Sprintf("tcp router %s has no service and cannot be linked automatically with several services; left out", rn), "tcp router "+rn)
+			delete(t.Routers, rn)
+			continue
+		}
+		for sn := range t.Services {
+			r.Service = sn
+		}
+	}
+}
+
+func brokenKind(broken map[string]bool, prefix string) bool {
+	for o := range broken {
+		if strings.HasPrefix(o, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverAddress returns "ip:port" for a TCP or UDP server: addr when the
+// labels gave one, else the container's address with port (or its lowest
+// exposed port). Errors name the label.
+func (b *builder) serverAddress(c containerInfo, proto, svc, addr, port string, self map[string]bool) (string, *serverError) {
+	src := "container " + c.Name
+	key := b.protoLabel(c, proto, svc, "port")
+	if addr != "" {
+		if port != "" {
+			return "", &serverError{src + " label " + key, "defining port is not allowed when address is defined"}
+		}
+		return addr, nil
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", &serverError{src + " label " + key, fmt.Sprintf("invalid port %q: want a number from 1 to 65535", port)}
+		}
+	}
+	ip, p, err := b.address(c, port, self)
+	if err != nil {
+		if port == "" {
+			err.msg = strings.Replace(err.msg, ".http.services.", "."+proto+".services.", 1)
+		}
+		return "", err
+	}
+	return net.JoinHostPort(ip, p), nil
+}
+
+// protoLabel is labelFor for tcp and udp services.
+func (b *builder) protoLabel(c containerInfo, proto, svc, field string) string {
+	suffix := strings.ToLower("." + proto + ".services." + svc + ".loadbalancer.server." + field)
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+		if strings.HasSuffix(strings.ToLower(k), suffix) {
+			return k
+		}
+	}
+	return b.s.prefixes[0] + "." + proto + ".services." + svc + ".loadbalancer.server." + field
+}
+
+// mergeTCPService merges same-named TCP load balancers of several
+// containers (scaled replicas) whose other settings are equal, unioning
+// servers by address (Traefik TCPServersLoadBalancer.Merge).
+func mergeTCPService(into, v *config.TCPService) bool {
+	if into.LoadBalancer == nil || v.LoadBalancer == nil {
+		return false
+	}
+	a, c := *into.LoadBalancer, *v.LoadBalancer
+	a.Servers, c.Servers = nil, nil
+	if !sameJSON(a, c) {
+		return false
+	}
+	for _, s := range v.LoadBalancer.Servers {
+		if !slices.ContainsFunc(into.LoadBalancer.Servers, func(x config.TCPServer) bool { return x.Address == s.Address }) {
+			into.LoadBalancer.Servers = append(into.LoadBalancer.Servers, s)
+		}
+	}
+	return true
+}
+
+// mergeUDPService is mergeTCPService for UDP.
+func mergeUDPService(into, v *config.UDPService) bool {
+	if into.LoadBalancer == nil || v.LoadBalancer == nil {
+		return false
+	}
+	for _, s := range v.LoadBalancer.Servers {
+		if !slices.ContainsFunc(into.LoadBalancer.Servers, func(x config.UDPServer) bool { return x.Address == s.Address }) {
+			into.LoadBalancer.Servers = append(into.LoadBalancer.Servers, s)
+		}
+	}
+	return true
+}
+
+// mergeTCPUDP merges the pieces' TCP and UDP objects into out.
+func (b *builder) mergeTCPUDP(out *config.Configuration, pieces []piece) {
+	trs := newTable[*config.TCPRouter]("tcp router")
+	tss := newTable[*config.TCPService]("tcp service")
+	tms := newTable[*config.TCPMiddleware]("tcp middleware")
+	tts := newTable[*config.TCPServersTransport]("tcp serversTransport")
+	urs := newTable[*config.UDPRouter]("udp router")
+	uss := newTable[*config.UDPService]("udp service")
+	seen := false
+	for _, p := range pieces {
+		if t := p.tcp; t != nil {
+			seen = true
+			for _, n := range slices.Sorted(maps.Keys(t.Routers)) {
+				trs.add(n, p.container, t.Routers[n], nil)
+			}
+			for _, n := range slices.Sorted(maps.Keys(t.Services)) {
+				tss.add(n, p.container, t.Services[n], mergeTCPService)
+			}
+			for _, n := range slices.Sorted(maps.Keys(t.Middlewares)) {
+				tms.add(n, p.container, t.Middlewares[n], nil)
+			}
+			for _, n := range slices.Sorted(maps.Keys(t.ServersTransports)) {
+				tts.add(n, p.container, t.ServersTransports[n], nil)
+			}
+		}
+		if u := p.udp; u != nil {
+			seen = true
+			for _, n := range slices.Sorted(maps.Keys(u.Routers)) {
+				urs.add(n, p.container, u.Routers[n], nil)
+			}
+			for _, n := range slices.Sorted(maps.Keys(u.Services)) {
+				uss.add(n, p.container, u.Services[n], mergeUDPService)
+			}
+		}
+	}
+	if !seen {
+		return
+	}
+	t := &config.TCPConfiguration{Routers: trs.result(b), Services: tss.result(b), Middlewares: tms.result(b), ServersTransports: tts.result(b)}
+	if !t.Empty() {
+		out.TCP = t
+	}
+	u := &config.UDPConfiguration{Routers: urs.result(b), Services: uss.result(b)}
+	if !u.Empty() {
+		out.UDP = u
+	}
+}
