@@ -257,9 +257,20 @@ func (a *Aggregator) publish(name string, s Snapshot) {
 		s.Config = &config.Configuration{}
 	}
 	a.mu.Lock()
-	a.snaps[name] = s
 	st := a.states[name]
-	st.State = StateOK
+	keepStored := false
+	if s.KeepConfig {
+		prev := a.snaps[name]
+		s.Config, s.Origins, s.KeepConfig = prev.Config, prev.Origins, false
+		if s.Config == nil {
+			s.Config = &config.Configuration{}
+		}
+		keepStored = st.State == StateStored
+	}
+	a.snaps[name] = s
+	if !keepStored {
+		st.State = StateOK
+	}
 	st.LastPublish = time.Now()
 	st.Problems = len(s.Problems)
 	a.states[name] = st

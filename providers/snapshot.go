@@ -57,6 +57,12 @@ type Snapshot struct {
 	// (a rule that does not parse, a missing service), which only
 	// router.Compile finds. May be nil.
 	Origins map[string]string `json:"Origins,omitempty"`
+	// KeepConfig says the provider cannot read its source (a file
+	// provider's directory missing or unreadable at startup): the aggregator
+	// keeps the Config and Origins it has for the provider (the stored ones,
+	// or the last published) and shows Problems with them. Config is
+	// ignored.
+	KeepConfig bool `json:"-"`
 }
 
 // Provider watches one source of configuration.

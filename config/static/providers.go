@@ -20,6 +20,15 @@ type File struct {
 	Filename                  string `json:"filename,omitempty"`
 	Watch                     *bool  `json:"watch,omitempty"` // default true
 	DebugLogGeneratedTemplate bool   `json:"debugLogGeneratedTemplate,omitempty"`
+	// Limits (Gantry's; Traefik has none). Each file over a limit is a
+	// problem naming it, and its last good content stays in effect.
+	// MaxFileSize bounds a file as read and as rendered by its template,
+	// in bytes (default 16 MiB); MaxValueSize bounds any one string value
+	// in it (default 1 MiB); TemplateTimeout bounds rendering one file
+	// (default 5s).
+	MaxFileSize     int64           `json:"maxFileSize,omitempty"`
+	MaxValueSize    int64           `json:"maxValueSize,omitempty"`
+	TemplateTimeout config.Duration `json:"templateTimeout,omitempty"`
 }
 
 // Docker is providers.docker.

@@ -102,6 +102,8 @@ func TestRestartServesFromStore(t *testing.T) {
 	if state != "stored" {
 		t.Errorf("/api/providers = %s, want the file provider in state stored", r.Body)
 	}
+	// ... and /api/problems says why, not only the log (issue 15).
+	harness.TryGet(t, pollTimeout, g2.URL(t, "traefik", "/api/problems"), harness.BodyContains(dyn), harness.BodyContains("does not exist; keeping the last configuration"))
 
 	// The directory comes back with new content: the provider, which kept
 	// watching the parent, applies it.

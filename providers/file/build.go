@@ -2,13 +2,18 @@ package file
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
 )
 
@@ -27,11 +32,40 @@ type input struct {
 type builder struct {
 	log           *slog.Logger
 	debugTemplate bool
+	limits        limits
 	good          map[string]*config.Configuration // path -> last content that decoded
 }
 
 func newBuilder(log *slog.Logger, debugTemplate bool) *builder {
-	return &builder{log: log, debugTemplate: debugTemplate, good: map[string]*config.Configuration{}}
+	return &builder{log: log, debugTemplate: debugTemplate, limits: defaultLimits, good: map[string]*config.Configuration{}}
+}
+
+// limits bound what one file may cost (providers.file.maxFileSize,
+// maxValueSize, templateTimeout).
+type limits struct {
+	fileSize        int64 // bytes read, and bytes a template renders
+	valueSize       int   // bytes of any one string (key or value) decoded
+	templateTimeout time.Duration
+}
+
+// defaultLimits are far above any real configuration: 16 MiB holds some
+// 50 000 routers; 1 MiB holds a long CA bundle given inline.
+var defaultLimits = limits{fileSize: 16 << 20, valueSize: 1 << 20, templateTimeout: 5 * time.Second}
+
+// limitsOf returns opts' limits, with defaults for unset (zero or negative)
+// ones.
+func limitsOf(opts static.File) limits {
+	l := defaultLimits
+	if opts.MaxFileSize > 0 {
+		l.fileSize = opts.MaxFileSize
+	}
+	if opts.MaxValueSize > 0 {
+		l.valueSize = int(min(opts.MaxValueSize, math.MaxInt32))
+	}
+	if opts.TemplateTimeout > 0 {
+		l.templateTimeout = opts.TemplateTimeout.D()
+	}
+	return l
 }
 
 // build decodes files (already in name order) and merges them into one
@@ -42,14 +76,16 @@ func newBuilder(log *slog.Logger, debugTemplate bool) *builder {
 // config.Validate are left out with an error Problem; warnings are kept.
 // An object defined by an earlier file wins over a later duplicate, which
 // gets a warning Problem. Files no longer present are forgotten.
-func (b *builder) build(files []input) providers.Snapshot {
+//
+// ctx bounds the rendering of templates (shutdown stops a render at once).
+func (b *builder) build(ctx context.Context, files []input) providers.Snapshot {
 	out := config.New()
 	snap := providers.Snapshot{Config: out, Origins: map[string]string{}}
 	seen := map[string]bool{}
 	owner := map[string]string{} // "router x" -> defining file
 	for _, in := range files {
 		seen[in.path] = true
-		c, probs, rendered := b.decodeFile(in)
+		c, probs, rendered := b.decodeFile(ctx, in)
 		fresh := c != nil && b.good[in.path] != nil && probsFresh(probs)
 		snap.Problems = append(snap.Problems, probs...)
 		if c == nil {
@@ -72,13 +108,15 @@ func (b *builder) build(files []input) providers.Snapshot {
 // decodeFile returns the configuration of one file with invalid objects
 // removed (or its last good configuration, or nil), its problems, and the
 // rendered text (nil when rendering failed).
-func (b *builder) decodeFile(in input) (*config.Configuration, []providers.Problem, []byte) {
+func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configuration, []providers.Problem, []byte) {
 	f, _ := config.FormatOf(in.path)
 	fail := func(p pos, msg string) (*config.Configuration, []providers.Problem) {
 		prob := providers.Problem{Provider: name, Source: in.path + p.String(), Severity: providers.SeverityError, Message: msg}
 		prev, ok := b.good[in.path]
-		if !ok {
-			prob.Message += "; nothing from this file is used"
+		if !ok || empty(prev) {
+			// Never read with content (a new file seen while being
+			// written counts as empty first): say so, not "keeping".
+			prob.Message += "; no usable content was read from this file yet: nothing from this file is used"
 			return nil, []providers.Problem{prob}
 		}
 		prob.Message += "; keeping the last good content of this file"
@@ -97,7 +135,13 @@ func (b *builder) decodeFile(in input) (*config.Configuration, []providers.Probl
 			Message: "file is empty; keeping its last good content (delete the file to remove its objects)",
 		}}, nil
 	}
-	rendered, err := render(in.path, in.data)
+	if int64(len(in.data)) > b.limits.fileSize {
+		c, probs := fail(pos{}, fmt.Sprintf("file is larger than providers.file.maxFileSize (%d bytes)", b.limits.fileSize))
+		return c, probs, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, b.limits.templateTimeout)
+	rendered, err := render(rctx, in.path, in.data, int(min(b.limits.fileSize, math.MaxInt32)))
+	cancel()
 	if err != nil {
 		c, probs := fail(templatePos(err), err.Error())
 		return c, probs, nil
@@ -109,6 +153,10 @@ func (b *builder) decodeFile(in input) (*config.Configuration, []providers.Probl
 	if err != nil {
 		p, msg := decodeError(err, rendered, f)
 		c, probs := fail(p, msg)
+		return c, probs, rendered
+	}
+	if at, n := longValue(reflect.ValueOf(c), b.limits.valueSize, ""); at != "" {
+		c, probs := fail(pos{}, fmt.Sprintf("%s is %d bytes, over providers.file.maxValueSize (%d)", at, n, b.limits.valueSize))
 		return c, probs, rendered
 	}
 	b.good[in.path] = c
@@ -265,4 +313,69 @@ func add[V any](dst, src map[string]V, kind string, dup func(kind, name string) 
 			dst[n] = src[n]
 		}
 	}
+}
+
+// longValue returns the path (as in the file: "http.middlewares.h.headers.
+// customRequestHeaders.X-Big") and length of the first string under v longer
+// than max bytes, map keys included; "" when there is none.
+func longValue(v reflect.Value, max int, at string) (string, int) {
+	join := func(k string) string {
+		if at == "" {
+			return k
+		}
+		return at + "." + k
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if v.Len() > max {
+			return at, v.Len()
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return longValue(v.Elem(), max, at)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if n == "" || n == "-" {
+				n = f.Name
+			}
+			sub := join(n)
+			if f.Anonymous && f.Tag.Get("json") == "" {
+				sub = at // embedded: its fields are the parent's
+			}
+			if p, l := longValue(v.Field(i), max, sub); p != "" {
+				return p, l
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			k := fmt.Sprint(it.Key().Interface())
+			if len(k) > max {
+				return join(k[:32] + "…"), len(k)
+			}
+			if p, l := longValue(it.Value(), max, join(k)); p != "" {
+				return p, l
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			if v.Len() > max {
+				return at, v.Len()
+			}
+			return "", 0
+		}
+		for i := range v.Len() {
+			if p, l := longValue(v.Index(i), max, fmt.Sprintf("%s[%d]", at, i)); p != "" {
+				return p, l
+			}
+		}
+	}
+	return "", 0
 }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -53,7 +54,7 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 	a, good := read(t, "case022/a.yml"), as(read(t, "case022/b.yml"), "b.yml")
 	a.path = "a.yml"
 
-	s := b.build([]input{a, good})
+	s := b.build(context.Background(), []input{a, good})
 	if got := routerNames(s); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("routers %v, want [a b]", got)
 	}
@@ -69,7 +70,7 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 		{"case022/b-unknown.yml", "b.yml:9:7", `unknown field "domains"`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			s := b.build([]input{a, as(read(t, tc.file), "b.yml")})
+			s := b.build(context.Background(), []input{a, as(read(t, tc.file), "b.yml")})
 			if got := routerNames(s); !slices.Equal(got, []string{"a", "b"}) {
 				t.Errorf("routers %v, want [a b] (b kept from its last good content)", got)
 			}
@@ -90,7 +91,7 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 	// Fixed: the new content applies.
 	fixed := as(read(t, "case022/b.yml"), "b.yml")
 	fixed.data = []byte(strings.Replace(string(fixed.data), "192.0.2.71", "192.0.2.72", 1))
-	s = b.build([]input{a, fixed})
+	s = b.build(context.Background(), []input{a, fixed})
 	if url := s.Config.HTTP.Services["b"].LoadBalancer.Servers[0].URL; url != "http://192.0.2.72" || len(s.Problems) != 0 {
 		t.Errorf("after fix: url %s, problems %v; want 192.0.2.72 and none", url, problems(s))
 	}
@@ -98,7 +99,7 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 	// Cold start with b broken: a loads, b contributes nothing (issue 6020:
 	// the later fix must still apply, covered by the watch tests).
 	cold := newBuilder(discard, false)
-	s = cold.build([]input{a, as(read(t, "case022/b-unknown.yml"), "b.yml")})
+	s = cold.build(context.Background(), []input{a, as(read(t, "case022/b-unknown.yml"), "b.yml")})
 	if got := routerNames(s); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("cold start routers %v, want [a]", got)
 	}
@@ -109,7 +110,7 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 
 func TestDuplicatesFirstFileWins(t *testing.T) {
 	b := newBuilder(discard, false)
-	s := b.build([]input{read(t, "dup1.yml"), read(t, "dup2.toml")})
+	s := b.build(context.Background(), []input{read(t, "dup1.yml"), read(t, "dup2.toml")})
 	if got := s.Config.HTTP.Routers["shared"].Rule; got != "Path(`/first`)" {
 		t.Errorf("shared rule %s, want the first file's", got)
 	}
@@ -126,7 +127,7 @@ func TestDuplicatesFirstFileWins(t *testing.T) {
 // the API shows each with its error); the Problem gives file and line.
 func TestInvalidObjectsAreKeptWithProblems(t *testing.T) {
 	b := newBuilder(discard, false)
-	s := b.build([]input{read(t, "invalid-objects.yml")})
+	s := b.build(context.Background(), []input{read(t, "invalid-objects.yml")})
 	if got := routerNames(s); !slices.Equal(got, []string{"good", "noservice"}) {
 		t.Errorf("routers %v, want [good noservice]", got)
 	}
@@ -152,7 +153,7 @@ func TestDecodeErrorLocations(t *testing.T) {
 		{"badtemplate.yml", "badtemplate.yml:4", `template: badtemplate.yml:4: unexpected "}" in operand`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			s := newBuilder(discard, false).build([]input{read(t, tc.file)})
+			s := newBuilder(discard, false).build(context.Background(), []input{read(t, tc.file)})
 			if len(s.Problems) != 1 {
 				t.Fatalf("problems %v, want 1", problems(s))
 			}
@@ -167,7 +168,7 @@ func TestDecodeErrorLocations(t *testing.T) {
 func TestTemplate(t *testing.T) {
 	t.Setenv("GANTRY_TEST_HOSTS", "a.example.com, b.example.com")
 	t.Setenv("GANTRY_TEST_SERVICE", "")
-	s := newBuilder(discard, false).build([]input{read(t, "template.yml")})
+	s := newBuilder(discard, false).build(context.Background(), []input{read(t, "template.yml")})
 	if len(s.Problems) != 0 {
 		t.Fatalf("problems %v", problems(s))
 	}
@@ -195,7 +196,7 @@ func TestTemplateFuncs(t *testing.T) {
 		{`{{ quote "a\"b" }}`, `"a\"b"`},
 		{`{{ trimPrefix "/" "/x" }}`, "x"},
 	} {
-		got, err := render("t", []byte(tc.in))
+		got, err := render(context.Background(), "t", []byte(tc.in), 1<<20)
 		if err != nil || string(got) != tc.want {
 			t.Errorf("render(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
@@ -205,8 +206,8 @@ func TestTemplateFuncs(t *testing.T) {
 func TestReadErrorKeepsLastGood(t *testing.T) {
 	b := newBuilder(discard, false)
 	in := read(t, "dup1.yml")
-	b.build([]input{in})
-	s := b.build([]input{{path: in.path, err: os.ErrPermission}})
+	b.build(context.Background(), []input{in})
+	s := b.build(context.Background(), []input{{path: in.path, err: os.ErrPermission}})
 	if _, ok := s.Config.HTTP.Routers["shared"]; !ok || len(s.Problems) != 1 {
 		t.Errorf("routers %v problems %v; want shared kept and one problem", routerNames(s), problems(s))
 	}
@@ -217,13 +218,13 @@ func TestReadErrorKeepsLastGood(t *testing.T) {
 func TestTruncatedToEmptyKeepsLastGood(t *testing.T) {
 	b := newBuilder(discard, false)
 	in := read(t, "dup1.yml")
-	b.build([]input{in})
-	s := b.build([]input{{path: in.path, data: []byte("\n")}})
+	b.build(context.Background(), []input{in})
+	s := b.build(context.Background(), []input{{path: in.path, data: []byte("\n")}})
 	if _, ok := s.Config.HTTP.Routers["shared"]; !ok || len(s.Problems) != 1 || s.Problems[0].Severity != providers.SeverityWarning {
 		t.Errorf("routers %v problems %v; want shared kept and one warning", routerNames(s), problems(s))
 	}
 	// A file that was empty from the start is just empty.
-	s = newBuilder(discard, false).build([]input{{path: "new.yml"}})
+	s = newBuilder(discard, false).build(context.Background(), []input{{path: "new.yml"}})
 	if len(s.Problems) != 0 {
 		t.Errorf("problems %v for a new empty file", problems(s))
 	}
@@ -234,7 +235,7 @@ func TestTruncatedToEmptyKeepsLastGood(t *testing.T) {
 // where the object is defined.
 func TestOriginsLocateObjects(t *testing.T) {
 	b := newBuilder(discard, false)
-	s := b.build([]input{read(t, "invalid-objects.yml"), read(t, "dup2.toml")})
+	s := b.build(context.Background(), []input{read(t, "invalid-objects.yml"), read(t, "dup2.toml")})
 	want := map[string]string{
 		"router good":      "invalid-objects.yml:3:5",
 		"router noservice": "invalid-objects.yml:6:5",

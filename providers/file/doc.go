@@ -23,7 +23,16 @@
 // without a .yml, .yaml, .toml or .json extension. A configured path that
 // is missing keeps the last configuration read from it (at boot: nothing
 // is published, so the configuration restored from the store stays).
-// Reload (SIGHUP) forces a re-read.
+// Reload (SIGHUP) forces a re-read. At startup a missing or unreadable path
+// publishes only its Problem with Snapshot.KeepConfig, so the configuration
+// restored from the store stays and /api/problems says why. Events are read
+// once a burst has been quiet for 100ms, so "rm -rf" is seen as the directory
+// gone (routes kept), not as its files deleted one by one. Dangling symbolic
+// links and link loops are problems naming the file (case 021).
+//
+// Limits (issue 15): maxFileSize, maxValueSize and templateTimeout (see
+// static.File), and a template's steps and printf widths (template.go). A
+// file over one is a problem naming it; its last good content stays.
 //
 // Run owns its caller's goroutine plus fsnotify's. Decoding happens in
 // builder.build, which touches no file system, so most tests target it.

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func FuzzBuild(f *testing.F) {
 			t.Skip("template loops can be made arbitrarily long")
 		}
 		b := newBuilder(discard, false)
-		s := b.build([]input{{path: "f" + ext, data: data}})
+		s := b.build(context.Background(), []input{{path: "f" + ext, data: data}})
 		if s.Config == nil || s.Config.HTTP == nil {
 			t.Fatal("nil configuration")
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -26,8 +28,18 @@ type Provider struct {
 	isDir  bool
 	watch  bool
 	debug  bool
+	limits limits
 	reload chan struct{}
 }
+
+// settleQuiet and settleMax bound how long Run waits for a burst of file
+// system events to end before reading: an "rm -rf" of the directory is seen
+// as the directory gone (its last good configuration stays), not as its
+// files deleted one by one (routes dropped).
+const (
+	settleQuiet = 100 * time.Millisecond
+	settleMax   = time.Second
+)
 
 // New returns a file provider for opts (providers.file in the static
 // configuration). Exactly one of opts.Filename and opts.Directory must be
@@ -38,6 +50,7 @@ func New(opts static.File, log *slog.Logger) (*Provider, error) {
 		log:    log.With("provider", name),
 		watch:  opts.Watch == nil || *opts.Watch,
 		debug:  opts.DebugLogGeneratedTemplate,
+		limits: limitsOf(opts),
 		reload: make(chan struct{}, 1),
 	}
 	switch {
@@ -79,6 +92,7 @@ func (p *Provider) Reload() {
 // when the file system watcher cannot be created.
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	b := newBuilder(p.log, p.debug)
+	b.limits = p.limits
 	var w *fsnotify.Watcher
 	if p.watch {
 		var err error
@@ -99,14 +113,17 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 		}
 		if missing != nil {
 			if last == nil {
-				p.log.Warn("configuration path does not exist; nothing published yet", "path", p.root)
+				// At startup: the configuration restored from the store
+				// (if any) stays, and /api/problems says why.
+				p.log.Warn("cannot read the configuration path; keeping the stored configuration", "path", p.root, "problem", missing.Message)
+				publish(providers.Snapshot{KeepConfig: true, Problems: []providers.Problem{*missing}})
 				return
 			}
-			s := providers.Snapshot{Config: last.Config, Problems: append([]providers.Problem{*missing}, last.Problems...)}
+			s := providers.Snapshot{Config: last.Config, Origins: last.Origins, Problems: append([]providers.Problem{*missing}, last.Problems...)}
 			publish(s)
 			return
 		}
-		s := b.build(files)
+		s := b.build(ctx, files)
 		last = &s
 		publish(s)
 	}
@@ -126,7 +143,9 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 			if !p.relevant(ev) {
 				continue
 			}
-			p.drain(w)
+			if !p.settle(ctx, w) {
+				return nil
+			}
 		case err := <-errs:
 			// An overflowed event queue loses events: re-read everything.
 			p.log.Warn("file watcher error; re-reading", "error", err)
@@ -135,23 +154,33 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 }
 
-// drain consumes the events already queued, so that a burst (an editor's
-// save, a ConfigMap swap) costs one re-read.
-func (p *Provider) drain(w *fsnotify.Watcher) {
+// settle consumes events until none has arrived for settleQuiet (at most
+// settleMax), so that a burst (an editor's save, a ConfigMap swap, rm -rf)
+// costs one re-read and is read once it is over. It returns false when ctx
+// is done.
+func (p *Provider) settle(ctx context.Context, w *fsnotify.Watcher) bool {
+	quiet := time.NewTimer(settleQuiet)
+	defer quiet.Stop()
+	limit := time.NewTimer(settleMax)
+	defer limit.Stop()
 	for {
 		select {
+		case <-ctx.Done():
+			return false
 		case <-w.Events:
-		default:
-			return
+			quiet.Reset(settleQuiet)
+		case <-quiet.C:
+			return true
+		case <-limit.C:
+			return true
 		}
 	}
 }
 
 // relevant reports whether ev may change the configuration.
 func (p *Provider) relevant(ev fsnotify.Event) bool {
-	if ev.Op == fsnotify.Chmod {
-		return false
-	}
+	// Chmod counts: a file or directory made unreadable, or readable
+	// again, is noticed without SIGHUP.
 	if p.isDir {
 		return ev.Name == p.root || strings.HasPrefix(ev.Name, p.root+string(filepath.Separator))
 	}
@@ -195,13 +224,10 @@ func (p *Provider) syncWatches(w *fsnotify.Watcher, dirs []string) (added bool) 
 func (p *Provider) read() (files []input, dirs []string, missing *providers.Problem) {
 	st, err := os.Stat(p.root)
 	if err != nil {
-		return nil, nil, &providers.Problem{
-			Provider: name, Source: p.root, Severity: providers.SeverityError,
-			Message: fmt.Sprintf("cannot read: %v; keeping the last configuration read from it", err),
-		}
+		return nil, nil, p.unreadable(err)
 	}
 	if !p.isDir {
-		return []input{readFile(p.root)}, nil, nil
+		return []input{readFile(p.root, p.limits.fileSize)}, nil, nil
 	}
 	if !st.IsDir() {
 		return nil, nil, &providers.Problem{
@@ -243,26 +269,74 @@ func (p *Provider) read() (files []input, dirs []string, missing *providers.Prob
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+			// A dangling link (a ConfigMap key removed, or mid-swap) or a
+			// loop is a problem naming the file, not a silent skip (case
+			// 021); its last good content stays meanwhile.
+			st, err := os.Stat(path)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				files = append(files, input{path: shown, err: fmt.Errorf("symbolic link to a missing file (%s)", linkTarget(path))})
 				return nil
+			case err != nil:
+				files = append(files, input{path: shown, err: fmt.Errorf("symbolic link cannot be followed: %w", err)})
+				return nil
+			case !st.Mode().IsRegular():
+				return nil // a link to a directory: not followed, as by Traefik
 			}
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		files = append(files, readFile(path))
+		files = append(files, readFile(path, p.limits.fileSize))
 		files[len(files)-1].path = shown
 		return nil
 	})
 	if rootErr != nil {
-		return nil, nil, &providers.Problem{
-			Provider: name, Source: p.root, Severity: providers.SeverityError,
-			Message: fmt.Sprintf("cannot read: %v; keeping the last configuration read from it", rootErr),
-		}
+		return nil, nil, p.unreadable(rootErr)
 	}
 	return files, dirs, nil
 }
 
-func readFile(path string) input {
-	data, err := os.ReadFile(path)
+// unreadable is the Problem for a configured path that cannot be read,
+// saying which of "does not exist" and "permission denied" it is.
+func (p *Provider) unreadable(err error) *providers.Problem {
+	var why string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		why = "cannot be read: permission denied (check its owner and mode, and those of its parent directories)"
+	default:
+		why = fmt.Sprintf("cannot be read: %v", err)
+	}
+	return &providers.Problem{
+		Provider: name, Source: p.root, Severity: providers.SeverityError,
+		Message: why + "; keeping the last configuration read from it (at startup: the one kept in the store, if any)",
+	}
+}
+
+// linkTarget returns what the symbolic link path points to, for messages.
+func linkTarget(path string) string {
+	t, err := os.Readlink(path)
+	if err != nil {
+		return "?"
+	}
+	return t
+}
+
+// readFile reads path, failing without reading it all when it is larger
+// than max bytes.
+func readFile(path string, max int64) input {
+	f, err := os.Open(path)
+	if err != nil {
+		return input{path: path, err: err}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		return input{path: path, err: fmt.Errorf("file is %d bytes, over providers.file.maxFileSize (%d)", st.Size(), max)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("file is over providers.file.maxFileSize (%d bytes)", max)
+	}
 	return input{path: path, data: data, err: err}
 }

@@ -3,11 +3,13 @@ package file
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,6 +106,9 @@ func (r *recorder) waitFor(t *testing.T, what string, ok func(providers.Snapshot
 // (router name -> backend URL).
 func serves(want map[string]string) func(providers.Snapshot) bool {
 	return func(s providers.Snapshot) bool {
+		if s.Config == nil {
+			return false
+		}
 		h := s.Config.HTTP
 		if h == nil || len(h.Routers) != len(want) {
 			return false
@@ -366,12 +371,23 @@ func TestWatchDirectoryDeletedAndRecreated(t *testing.T) {
 	write(t, filepath.Join(dir, "app.yml"), routersYAML(map[string]string{"b": "http://192.0.2.102"}))
 	r.waitFor(t, "edit after recreation", serves(map[string]string{"b": "http://192.0.2.102"}))
 
-	// rm -rf removes the files first (an empty directory is an empty
-	// configuration), then the directory.
+	// rm -rf removes the files first, then the directory: seen as one
+	// event burst, it is the directory gone (its routes stay, issue 15),
+	// not its files deleted one by one.
+	for i := range 30 {
+		write(t, filepath.Join(dir, fmt.Sprintf("more%02d.yml", i)), routersYAML(map[string]string{fmt.Sprintf("m%02d", i): "http://192.0.2.104"}))
+	}
+	r.waitFor(t, "more files", func(s providers.Snapshot) bool { return len(s.Config.HTTP.Routers) == 31 })
+	before := r.count()
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	r.waitFor(t, "rm -rf", func(s providers.Snapshot) bool { return len(s.Problems) == 1 })
+	for _, s := range r.all()[before:] {
+		if n := len(s.Config.HTTP.Routers); n != 31 {
+			t.Errorf("during rm -rf: published %d routers, problems %v; want all 31 kept", n, problems(s))
+		}
+	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -381,13 +397,15 @@ func TestWatchDirectoryDeletedAndRecreated(t *testing.T) {
 	})
 }
 
-// A missing directory at start publishes nothing (the configuration
-// restored from the store stays, issue 4's restart test), even on Reload,
-// and its later creation is picked up.
+// A missing directory at start publishes only its problem, asking the
+// aggregator to keep what it has (the configuration restored from the
+// store, issue 4's restart test), even on Reload, so /api/problems says why
+// (issue 15); its later creation is picked up.
 func TestMissingAtStart(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "later")
 	p, r := run(t, static.File{Directory: dir})
+	r.waitFor(t, "missing reported", func(s providers.Snapshot) bool { return s.KeepConfig })
 	p.Reload()
 	staged := filepath.Join(parent, "staged")
 	if err := os.Mkdir(staged, 0o755); err != nil {
@@ -399,6 +417,12 @@ func TestMissingAtStart(t *testing.T) {
 	}
 	r.waitFor(t, "created", serves(map[string]string{"a": "http://192.0.2.110"}))
 	for _, s := range r.all() {
+		if s.KeepConfig {
+			if len(s.Problems) != 1 || s.Problems[0].Source != dir || !strings.HasPrefix(s.Problems[0].Message, "does not exist;") {
+				t.Errorf("while missing: problems %v; want one on %s saying it does not exist", problems(s), dir)
+			}
+			continue
+		}
 		if len(s.Config.HTTP.Routers) == 0 {
 			t.Errorf("published an empty snapshot while the directory was missing")
 		}
@@ -479,6 +503,65 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	for _, o := range []static.File{{}, {Filename: "a.yml", Directory: "d"}, {Filename: "a.txt"}} {
 		if _, err := New(o, discard); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
+		}
+	}
+}
+
+// Case 021 / issue 15: in directory mode a dangling symbolic link and a
+// symbolic link loop are each a problem naming the file; the other files
+// apply.
+func TestDanglingAndLoopingSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yml"), routersYAML(map[string]string{"a": "http://192.0.2.130"}))
+	dangling, loop := filepath.Join(dir, "gone.yml"), filepath.Join(dir, "loop.yml")
+	if err := os.Symlink(filepath.Join(dir, "nowhere.yml"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	_, r := run(t, static.File{Directory: dir})
+	s := r.waitFor(t, "initial", serves(map[string]string{"a": "http://192.0.2.130"}))
+	got := map[string]string{}
+	for _, p := range s.Problems {
+		got[p.Source] = p.Message
+	}
+	if m := got[dangling]; !strings.Contains(m, "symbolic link to a missing file") {
+		t.Errorf("dangling link: %q; problems %v", m, problems(s))
+	}
+	if m := got[loop]; !strings.Contains(m, "symbolic link cannot be followed") || !strings.Contains(m, "too many levels") {
+		t.Errorf("link loop: %q; problems %v", m, problems(s))
+	}
+}
+
+// Issue 15: a permission change (chmod) is noticed without SIGHUP: it
+// causes a re-read.
+func TestChmodCausesReread(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.yml")
+	write(t, app, routersYAML(map[string]string{"a": "http://192.0.2.140"}))
+	_, r := run(t, static.File{Directory: dir})
+	r.waitFor(t, "initial", serves(map[string]string{"a": "http://192.0.2.140"}))
+	n := r.count()
+	if err := os.Chmod(app, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, "re-read after chmod", func(providers.Snapshot) bool { return r.count() > n })
+}
+
+// Issue 15: an unreadable path is not reported as missing.
+func TestUnreadableIsNotMissing(t *testing.T) {
+	p, err := New(static.File{Directory: "/etc/gantry-test"}, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err, want := range map[error]string{
+		&fs.PathError{Op: "open", Path: p.root, Err: syscall.EACCES}: "cannot be read: permission denied",
+		&fs.PathError{Op: "stat", Path: p.root, Err: syscall.ENOENT}: "does not exist",
+		&fs.PathError{Op: "stat", Path: p.root, Err: syscall.EIO}:    "cannot be read: stat /etc/gantry-test: input/output error",
+	} {
+		if m := p.unreadable(err).Message; !strings.HasPrefix(m, want) {
+			t.Errorf("%v: %q, want prefix %q", err, m, want)
 		}
 	}
 }
