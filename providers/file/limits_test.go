@@ -122,4 +122,3 @@ func TestNeverGoodWording(t *testing.T) {
 		t.Errorf("problems %v", problems(s))
 	}
 }
-
