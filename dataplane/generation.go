@@ -318,7 +318,7 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		if err != nil {
 			return nil, fmt.Errorf("failover: %w", err)
 		}
-		return &failoverHandler{main: main, fallback: fb}, nil
+		return newFailover(main, fb, s.Failover)
 	}
 	return nil, errors.New("no kind set; want one of loadBalancer, weighted, mirroring, failover")
 }

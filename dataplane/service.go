@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"io"
 	"log/slog"
 	"net/http"
@@ -86,6 +87,7 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		retries--
 		next := h.other(r, t)
 		if next == nil {
+			middleware.AttemptOf(r.Context()).NothingSent()
 			proxyError(w, r, pw.err)
 			return
 		}
@@ -125,9 +127,18 @@ func (h *lbHandler) forward(t *target, w http.ResponseWriter, r *http.Request, m
 		tw = &ttfbWriter{ResponseWriter: w}
 		w = tw
 	}
+	var aw *attemptWriter
+	if a := middleware.AttemptOf(r.Context()); a != nil {
+		a.Reached()
+		aw = &attemptWriter{ResponseWriter: w, a: a}
+		w = aw
+	}
 	start := time.Now()
 	b.inflight.Add(1)
 	pw := &proxyWriter{ResponseWriter: w, mayRetry: mayRetry}
+	if aw != nil {
+		aw.pw = pw
+	}
 	if r.Body != nil && r.Body != http.NoBody {
 		pw.body = &clientBody{ReadCloser: r.Body}
 		r.Body = pw.body
@@ -262,23 +273,6 @@ func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.Error(w, "no available server", http.StatusServiceUnavailable)
-}
-
-// failoverHandler sends requests to main while it has an available server,
-// else to fallback.
-// Source: https://doc.traefik.io/traefik/routing/services/#failover-service
-type failoverHandler struct{ main, fallback http.Handler }
-
-func (h *failoverHandler) available() bool {
-	return handlerAvailable(h.main) || handlerAvailable(h.fallback)
-}
-
-func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if handlerAvailable(h.main) {
-		h.main.ServeHTTP(w, r)
-		return
-	}
-	h.fallback.ServeHTTP(w, r)
 }
 
 // mirrorHandler sends every request to main and a share of them to each

@@ -28,15 +28,9 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 	if len(c.Status) == 0 {
 		return nil, &fieldError{Field: "status", Err: errors.New("empty")}
 	}
-	var ranges []statusRange
-	for i, s := range c.Status {
-		for part := range strings.SplitSeq(s, ",") {
-			sr, err := parseStatusRange(part)
-			if err != nil {
-				return nil, errField(fmt.Sprintf("status[%d]", i), "%w", err)
-			}
-			ranges = append(ranges, sr)
-		}
+	ranges, err := parseStatusList("status", c.Status)
+	if err != nil {
+		return nil, err
 	}
 	type rewrite struct {
 		statusRange

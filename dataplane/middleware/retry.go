@@ -1,26 +1,94 @@
 package middleware
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
+	"net"
 	"net/http"
-	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 )
 
-// newRetry re-sends a request that did not reach a backend — the answer
-// is 502, 503 or 504 and the transport never wrote the request headers
-// (dial errors, no available server, seen through httptrace) — up to
-// c.Attempts tries in all. Any other answer (a 401 from an inner
-// middleware, a backend's own error) is passed on at once. Between tries it
-// waits c.InitialInterval, doubling each time up to twice the initial value
-// (0: retry at once). A request is never retried once a backend received
-// it, once a response started, or once its body was read, so a retry never
-// replays anything a backend could have acted on. Each try gets a fresh
-// copy of the original headers, so inner middlewares edit their own copy.
-// Source: https://doc.traefik.io/traefik/middlewares/http/retry/
+// Attempt is what the proxy stage tells the retry middleware about one
+// try. The retry middleware puts a fresh Attempt in each try's context; the
+// service's forwarding code (package dataplane) calls Reached when the try
+// gets to a server's proxy and NothingSent, before writing its own error
+// answer, when the connection to the server was never established, so no
+// byte of the request reached it. Both are safe on a nil *Attempt and for
+// concurrent use.
+type Attempt struct {
+	reached, unsent atomic.Bool
+}
+
+type attemptKey struct{}
+
+// AttemptOf returns the Attempt of the current try, or nil outside a retry.
+func AttemptOf(ctx context.Context) *Attempt {
+	a, _ := ctx.Value(attemptKey{}).(*Attempt)
+	return a
+}
+
+// Reached records that the try reached the proxy stage (a server was
+// picked): answers written before that (a 401 from an auth middleware, a
+// 503 "no available server") are never network errors.
+func (a *Attempt) Reached() {
+	if a != nil {
+		a.reached.Store(true)
+		a.unsent.Store(false)
+	}
+}
+
+// NothingSent records that the answer about to be written is the proxy's
+// own for a connection that never opened.
+func (a *Attempt) NothingSent() {
+	if a != nil {
+		a.unsent.Store(true)
+	}
+}
+
+func (a *Attempt) networkRetryable() bool { return a.reached.Load() && a.unsent.Load() }
+
+// newRetry is Traefik v3.7's retry middleware: up to c.Attempts tries in
+// all, the last passed through untouched.
+//
+//   - Network errors (unless c.DisableRetryOnNetworkError): a try is
+//     repeated when it reached a server's proxy and the connection failed
+//     before any byte of the request was sent (the dial failed), for any
+//     method; a reset or timeout after the request went out is answered
+//     (502/504), never replayed.
+//   - Status (c.Status, codes and ranges as in the errors middleware): a
+//     try whose answer has a listed status is repeated, for idempotent
+//     methods only unless c.RetryNonIdempotentMethod (POST, PATCH and LOCK
+//     are not idempotent, as in Traefik). The body is kept for replay up to
+//     c.MaxRequestBodyBytes (default 2 MiB, negative: unlimited); every try
+//     gets the same bytes. A larger body disables status retries for that
+//     request and is streamed once.
+//   - Discarded tries leave nothing at the client: their headers (a
+//     Set-Cookie, say) are dropped with them. 1xx answers are forwarded; a
+//     101 or a hijacked connection ends retrying.
+//   - Backoff: no wait when c.InitialInterval is 0; else the k-th wait
+//     (k from 0) is InitialInterval × 2^(k/(Attempts-1)) ±50 % jitter, so
+//     the nominal wait reaches twice InitialInterval at the last try (the
+//     progression Traefik builds with cenkalti/backoff).
+//   - c.Timeout (0: none): once it has elapsed since the first try, the
+//     next answer goes to the client whatever it is.
+//
+// Each try re-enters the service, so the load balancer picks again. The
+// request's headers are copied per try, so inner middlewares edit their
+// own copy. Errors: Attempts < 1; negative InitialInterval or Timeout; an
+// unparsable status; status empty with network retries disabled (nothing
+// to retry on, as Traefik rejects it).
+// Source: https://doc.traefik.io/traefik/middlewares/http/retry/ and
+// pkg/middlewares/retry/retry.go (v3.7).
 func newRetry(c *config.Retry) (Middleware, error) {
 	if c.Attempts <= 0 {
 		return nil, errField("attempts", "%d: want at least 1", c.Attempts)
@@ -28,53 +96,160 @@ func newRetry(c *config.Retry) (Middleware, error) {
 	if c.InitialInterval < 0 {
 		return nil, errField("initialInterval", "%s is negative", c.InitialInterval)
 	}
-	attempts, initial := c.Attempts, c.InitialInterval.D()
+	if c.Timeout < 0 {
+		return nil, errField("timeout", "%s is negative", c.Timeout)
+	}
+	ranges, err := parseStatusList("status", c.Status)
+	if err != nil {
+		return nil, err
+	}
+	if len(ranges) == 0 && c.DisableRetryOnNetworkError {
+		return nil, errField("status", "empty while disableRetryOnNetworkError is set: nothing to retry on")
+	}
+	rt := &retrier{
+		attempts: c.Attempts,
+		initial:  c.InitialInterval.D(),
+		timeout:  c.Timeout.D(),
+		status:   ranges,
+		network:  !c.DisableRetryOnNetworkError,
+		anyMeth:  c.RetryNonIdempotentMethod,
+		maxBody:  config.RetryDefaultMaxRequestBodyBytes,
+	}
+	if c.MaxRequestBodyBytes != nil {
+		rt.maxBody = *c.MaxRequestBodyBytes
+	}
 	return func(next http.Handler) http.Handler {
-		if attempts == 1 {
+		if rt.attempts == 1 {
 			return next
 		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var body *readTracker
-			if r.Body != nil && r.Body != http.NoBody {
-				body = &readTracker{rc: r.Body}
-			}
-			wait := initial
-			for try := 1; ; try++ {
-				var sent atomic.Bool
-				trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
-				req := r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
-				req.Header = r.Header.Clone()
-				if body != nil {
-					req.Body = body
-				}
-				last := try >= attempts
-				rw := &retryWriter{w: w, header: http.Header{}, retry: func(code int) bool {
-					return !last && gatewayFailure(code) && !sent.Load() && (body == nil || !body.read.Load())
-				}}
-				next.ServeHTTP(rw, req)
-				if !rw.discarded {
-					return
-				}
-				if wait > 0 {
-					t := time.NewTimer(wait)
-					select {
-					case <-t.C:
-					case <-r.Context().Done():
-						t.Stop()
-						w.WriteHeader(rw.code) // the client is gone; this is for the access log
-						return
-					}
-					wait = min(wait*2, 2*initial)
-				}
-			}
-		})
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rt.serve(next, w, r) })
 	}, nil
 }
 
-// gatewayFailure reports whether code is what the proxy answers when it
-// could not get a response from a backend.
-func gatewayFailure(code int) bool {
-	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+// parseStatusList parses status entries, each a code, a range or a comma
+// list of them ("500,502,505-599").
+func parseStatusList(field string, list []string) ([]statusRange, error) {
+	var ranges []statusRange
+	for i, s := range list {
+		for part := range strings.SplitSeq(s, ",") {
+			sr, err := parseStatusRange(part)
+			if err != nil {
+				return nil, errField(fmt.Sprintf("%s[%d]", field, i), "%w", err)
+			}
+			ranges = append(ranges, sr)
+		}
+	}
+	return ranges, nil
+}
+
+type retrier struct {
+	attempts         int
+	initial, timeout time.Duration
+	status           []statusRange
+	network, anyMeth bool
+	maxBody          int64
+}
+
+func idempotent(method string) bool {
+	return method != http.MethodPost && method != http.MethodPatch && method != "LOCK"
+}
+
+func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	status := rt.status
+	if !rt.anyMeth && !idempotent(r.Method) {
+		status = nil
+	}
+	var replay []byte // the whole body, for status retries
+	var stream *readTracker
+	if r.Body != nil && r.Body != http.NoBody {
+		if len(status) > 0 {
+			buf, whole, err := readUpTo(r.Body, rt.maxBody)
+			if err != nil {
+				http.Error(w, "bad request body", http.StatusBadRequest)
+				return
+			}
+			if whole {
+				replay = buf
+			} else {
+				status = nil // too big to keep: streamed once
+				stream = &readTracker{rc: struct {
+					io.Reader
+					io.Closer
+				}{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}}
+			}
+		} else {
+			stream = &readTracker{rc: r.Body}
+		}
+	}
+	start := time.Now()
+	for try := 0; ; try++ {
+		req := r.Clone(r.Context())
+		switch {
+		case replay != nil:
+			req.Body = io.NopCloser(bytes.NewReader(replay))
+		case stream != nil:
+			req.Body = stream
+		}
+		if try+1 >= rt.attempts {
+			next.ServeHTTP(w, req)
+			return
+		}
+		a := &Attempt{}
+		req = req.WithContext(context.WithValue(req.Context(), attemptKey{}, a))
+		rw := &retryWriter{w: w, header: http.Header{}}
+		rw.retry = func(code int) bool {
+			if rt.timeout > 0 && time.Since(start) >= rt.timeout {
+				return false
+			}
+			if rt.network && a.networkRetryable() && (stream == nil || !stream.read.Load()) {
+				return true
+			}
+			for _, s := range status {
+				if s.contains(code) {
+					return true
+				}
+			}
+			return false
+		}
+		next.ServeHTTP(rw, req)
+		if !rw.discarded || rw.hijacked {
+			return
+		}
+		if d := rt.wait(try); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				w.WriteHeader(rw.code) // the client is gone; this is for the access log
+				return
+			}
+		}
+	}
+}
+
+// wait returns the pause after try (0-based).
+func (rt *retrier) wait(try int) time.Duration {
+	if rt.initial <= 0 {
+		return 0
+	}
+	nominal := float64(rt.initial) * math.Pow(2, float64(try)/float64(rt.attempts-1))
+	return time.Duration(nominal * (0.5 + rand.Float64()))
+}
+
+// readUpTo reads body up to limit bytes (limit < 0: all). whole reports
+// whether that was the entire body; when not, buf holds what was read.
+func readUpTo(body io.Reader, limit int64) (buf []byte, whole bool, err error) {
+	var b bytes.Buffer
+	if limit < 0 {
+		_, err = b.ReadFrom(body)
+		return b.Bytes(), err == nil, err
+	}
+	n, err := b.ReadFrom(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	return b.Bytes(), n <= limit, nil
 }
 
 // readTracker records whether any byte of the body was read. Close does
@@ -106,6 +281,7 @@ type retryWriter struct {
 	code      int
 	wrote     bool
 	discarded bool
+	hijacked  bool
 }
 
 func (rw *retryWriter) Header() http.Header {
@@ -124,7 +300,7 @@ func (rw *retryWriter) WriteHeader(code int) {
 		return
 	}
 	rw.wrote, rw.code = true, code
-	if rw.retry(code) {
+	if code != http.StatusSwitchingProtocols && rw.retry(code) {
 		rw.discarded = true
 		return
 	}
@@ -154,5 +330,33 @@ func (rw *retryWriter) Flush() {
 	}
 }
 
-// Unwrap exposes the client's writer (hijacking for upgrades, deadlines).
+// Hijack hands the connection over (an upgrade): retrying ends.
+func (rw *retryWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if rw.discarded {
+		return nil, nil, errors.New("retry: hijack of a discarded attempt")
+	}
+	rw.hijacked = true
+	dst := rw.w.Header()
+	for k, v := range rw.header {
+		dst[k] = v
+	}
+	return http.NewResponseController(rw.w).Hijack()
+}
+
+// Unwrap exposes the client's writer (deadlines).
 func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.w }
+
+// ParseStatusRanges parses status entries as the errors and retry
+// middlewares read them (codes, "lo-hi" ranges, comma lists) into
+// inclusive [lo, hi] pairs; the error names the entry ("status[1]: …").
+func ParseStatusRanges(list []string) ([][2]int, error) {
+	rs, err := parseStatusList("status", list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][2]int, len(rs))
+	for i, r := range rs {
+		out[i] = [2]int{r.lo, r.hi}
+	}
+	return out, nil
+}
