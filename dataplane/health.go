@@ -26,6 +26,7 @@ const (
 
 // healthSpec is a ServerHealthCheck resolved to defaults for one server.
 type healthSpec struct {
+	mode              string   // "http" or "grpc"
 	url               *url.URL // request URL: scheme, host:port and path of the check
 	method            string
 	hostname          string
@@ -38,10 +39,15 @@ type healthSpec struct {
 }
 
 // newHealthSpec resolves hc for the server at origin. It returns an error
-// for options Gantry does not support (mode grpc) or a bad path.
+// for an unknown mode or a bad path.
 func newHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*healthSpec, error) {
-	if hc.Mode != "" && hc.Mode != "http" {
-		return nil, fmt.Errorf("healthCheck.mode %q is not supported (want http)", hc.Mode)
+	mode := strings.ToLower(hc.Mode)
+	switch mode {
+	case "", "http":
+		mode = "http"
+	case "grpc":
+	default:
+		return nil, fmt.Errorf("healthCheck.mode %q is not one of http, grpc", hc.Mode)
 	}
 	u := &url.URL{Scheme: origin.Scheme, Host: origin.Host}
 	if u.Scheme == "h2c" {
@@ -63,6 +69,7 @@ func newHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*healthSpec, 
 	}
 	u.Path, u.RawPath, u.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
 	s := &healthSpec{
+		mode:            mode,
 		url:             u,
 		method:          strings.ToUpper(hc.Method),
 		hostname:        hc.Hostname,
@@ -141,6 +148,9 @@ func (c *checker) run(ctx context.Context) {
 func (c *checker) check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.spec.timeout)
 	defer cancel()
+	if c.spec.mode == "grpc" {
+		return c.checkGRPC(ctx)
+	}
 	req, err := http.NewRequestWithContext(ctx, c.spec.method, c.spec.url.String(), nil)
 	if err != nil {
 		return fmt.Errorf("health check request: %w", err)

@@ -248,13 +248,14 @@ func (p *Pool) latencyOf(b *backend) *latencyStats {
 func (p *Pool) acquireChecker(o *url.URL, spec *healthSpec, trKey string, rt http.RoundTripper) *checker {
 	sk, _ := json.Marshal(struct {
 		U        string
+		Mode     string
 		M, H     string
 		Hd       map[string]string
 		S        int
 		I, UI, T time.Duration
 		F        bool
 		Tr       string
-	}{spec.url.String(), spec.method, spec.hostname, spec.headers, spec.status, spec.interval, spec.unhealthyInterval, spec.timeout, spec.followRedirects, trKey})
+	}{spec.url.String(), spec.mode, spec.method, spec.hostname, spec.headers, spec.status, spec.interval, spec.unhealthyInterval, spec.timeout, spec.followRedirects, trKey})
 	key := o.String() + " " + string(sk)
 	p.mu.Lock()
 	defer p.mu.Unlock()
