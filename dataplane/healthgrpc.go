@@ -80,4 +80,3 @@ func (c *checker) grpcTLS() *tls.Config {
 	tc.NextProtos = []string{"h2"}
 	return tc
 }
-
