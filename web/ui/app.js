@@ -1,28 +1,23 @@
-// Gantry dashboard. Plain ES module, no dependencies. Everything shown comes
-// from ../api/ (REST) and is refreshed live from ../api/ws: a "config"
-// message re-reads the lists, "health" re-reads services, "stats" updates
-// the rate columns in place. Values are inserted with textContent only
-// (names come from Docker labels and files: never trusted as HTML).
+// Gantry dashboard. Plain ES modules, no dependencies, no build step.
+// Everything shown comes from ../api/ (REST) and is refreshed live from
+// ../api/ws: a "config" message re-reads the lists, "health" recolours
+// servers and re-reads services, "stats" (one per second) extends the
+// charts and updates rates and in-flight counts in place. Values are
+// inserted with textContent only (names come from Docker labels and files:
+// never trusted as HTML).
+
+import { el } from './dom.js';
+import { ChartPair } from './chart.js';
+import { routeFlow, serviceFlow, updateServers } from './flow.js';
+import { compare, lineDiff, hunks } from './diff.js';
 
 const api = (p) => new URL('../api/' + p, location.href);
 
-const state = { version: '', rates: {}, servers: [], changes: [] };
-
-// el builds an element: el('td', {class: 'x'}, 'text', child, ...).
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null) continue;
-    if (k === 'class') e.className = v;
-    else if (k.startsWith('data-')) e.setAttribute(k, v);
-    else e[k] = v;
-  }
-  for (const k of kids.flat()) {
-    if (k === undefined || k === null) continue;
-    e.append(k instanceof Node ? k : document.createTextNode(String(k)));
-  }
-  return e;
-}
+const state = {
+  version: '', rates: {}, servers: [], changes: [], problems: [],
+  routers: [], services: [], middlewares: [], entrypoints: [],
+  recent: {}, // router name -> last 10 samples of its rate
+};
 
 async function getJSON(path) {
   const r = await fetch(api(path), { headers: { Accept: 'application/json' } });
@@ -30,91 +25,214 @@ async function getJSON(path) {
   return r.json();
 }
 
-function fill(tbody, rows) {
-  tbody.replaceChildren(...rows);
+const byName = (list) => Object.fromEntries(list.map((x) => [x.name, x]));
+const enc = encodeURIComponent;
+
+function fill(tbody, rows) { tbody.replaceChildren(...rows); }
+function statusCell(s) { return el('td', { class: 'status ' + (s || '') }, s || ''); }
+function errorsCell(errs) { return el('td', {}, (errs || []).map((e) => el('div', { class: 'err' }, e))); }
+function link(kind, name) { return el('a', { href: `#${kind}/${enc(name)}`, class: 'mono' }, name); }
+
+// ---- pages ----
+// The hash is a tab ("#routers") or an object page ("#router/web@docker").
+function route() {
+  const h = decodeURIComponent((location.hash || '#overview').slice(1));
+  const i = h.indexOf('/');
+  return i < 0 ? { tab: h } : { tab: 'detail', kind: h.slice(0, i), name: h.slice(i + 1) };
 }
 
-function statusCell(s) {
-  return el('td', { class: 'status ' + (s || '') }, s || '');
-}
-
-function errorsCell(errs) {
-  return el('td', {}, (errs || []).map((e) => el('div', { class: 'err' }, e)));
-}
-
-// ---- tabs ----
 function showTab() {
-  const name = (location.hash || '#overview').slice(1);
-  for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === name);
-  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === name);
+  const r = route();
+  const tabFor = { router: 'routers', service: 'services', middleware: 'middlewares', entrypoint: 'overview' };
+  const nav = r.tab === 'detail' ? tabFor[r.kind] : r.tab;
+  for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === r.tab);
+  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === nav);
+  if (r.tab === 'detail') renderDetail();
+  else detail = null;
 }
 window.addEventListener('hashchange', showTab);
 
+// ---- charts ----
+// A chart pair shows one series of /api/series: the proxy total ("") or
+// "router=NAME" / "service=NAME"; range 15m follows the WebSocket, 24h is
+// re-read each minute.
+class LiveCharts {
+  constructor(id, query) {
+    this.pair = new ChartPair(id);
+    this.query = query;
+    this.range = '15m';
+    this.loaded = 0;
+    this.el = this.pair.el;
+    this.load();
+  }
+  async load() {
+    const q = (this.query ? this.query + '&' : '') + 'range=' + this.range;
+    try {
+      const s = await getJSON('series?' + q);
+      this.pair.set(s, this.range === '24h' ? 1440 : 900);
+      this.el.dataset.loaded = 'true';
+    } catch { /* no live statistics: charts stay empty */ }
+    this.loaded = Date.now();
+  }
+  setRange(r) { this.range = r; this.load(); }
+  push(t, rate) {
+    if (this.range === '15m') this.pair.pushRate(t, rate);
+    else if (Date.now() - this.loaded > 60000) this.load();
+  }
+}
+
+let overviewCharts = null;
+function rangeButtons(span, charts) {
+  for (const b of span.querySelectorAll('button')) {
+    b.onclick = () => {
+      for (const x of span.querySelectorAll('button')) x.classList.toggle('on', x === b);
+      charts.setRange(b.dataset.range);
+    };
+  }
+}
+
 // ---- overview ----
-function renderOverview(o, problems) {
-  const card = (title, sec, extra) => el('div', { class: 'card' },
+function renderOverview(o) {
+  const card = (title, sec, href) => el('a', { class: 'card', href },
     el('div', {}, title),
     el('div', { class: 'n' }, sec ? sec.total : 0),
     el('div', { class: 'sub' },
       el('span', { class: 'status warning' }, (sec ? sec.warnings : 0) + ' warnings'),
-      el('span', { class: 'status disabled' }, (sec ? sec.errors : 0) + ' errors')),
-    extra);
+      el('span', { class: 'status disabled' }, (sec ? sec.errors : 0) + ' errors')));
   const cards = [
-    card('Routers', o.http.routers),
-    card('Services', o.http.services),
-    card('Middlewares', o.http.middlewares),
+    card('Routers', o.http.routers, '#routers'),
+    card('Services', o.http.services, '#services'),
+    card('Middlewares', o.http.middlewares, '#middlewares'),
   ];
   if (o.servers) {
-    cards.push(el('div', { class: 'card', id: 'card-servers' }, el('div', {}, 'Servers'),
+    cards.push(el('a', { class: 'card', id: 'card-servers', href: '#services' }, el('div', {}, 'Servers'),
       el('div', { class: 'n' }, o.servers.total),
       el('div', { class: 'sub' }, el('span', { class: o.servers.down ? 'down' : 'up' }, o.servers.down + ' down'))));
   }
-  cards.push(el('div', { class: 'card' }, el('div', {}, 'Problems'), el('div', { class: 'n' + (o.problems ? ' error' : '') }, o.problems),
+  cards.push(el('a', { class: 'card', href: '#problems' }, el('div', {}, 'Problems'), el('div', { class: 'n' + (o.problems ? ' error' : '') }, o.problems),
     el('div', { class: 'sub' }, 'providers: ' + ((o.providers || []).join(', ') || 'none'))));
   document.getElementById('cards').replaceChildren(...cards);
-  fill(document.querySelector('#problems tbody'), (problems || []).map((p) => el('tr', {},
-    el('td', { class: p.severity }, p.severity), el('td', {}, p.provider), el('td', { class: 'mono' }, p.source), el('td', {}, p.message))));
+}
+
+// failing lists the routers someone should look at, worst first, each with
+// why: disabled (its error), servers down (which, and their last error),
+// or answering 5xx (share over the last 10 seconds).
+function renderFailing() {
+  const services = byName(state.services);
+  const live = Object.fromEntries(state.servers.map((s) => [s.url, s]));
+  const downOf = (name, depth = 0) => {
+    const s = services[name];
+    if (!s || depth > 8) return [];
+    const kids = s.weighted ? s.weighted.services.map((c) => c.name)
+      : s.mirroring ? [s.mirroring.service] : s.failover ? [s.failover.service, s.failover.fallback].filter(Boolean) : [];
+    if (kids.length) return kids.flatMap((k) => downOf(k, depth + 1));
+    return ((s.loadBalancer && s.loadBalancer.servers) || []).map((x) => x.url)
+      .filter((u) => (live[u] ? !live[u].up : (s.serverStatus || {})[u] === 'DOWN')).map((u) => live[u] || { url: u });
+  };
+  const rows = [];
+  for (const r of state.routers) {
+    if (r.name.endsWith('@internal')) continue;
+    const why = [];
+    let score = 0;
+    if (r.status === 'disabled') { why.push('disabled: ' + ((r.error || []).join('; ') || 'error')); score += 3; }
+    const down = downOf(r.service);
+    if (down.length) { why.push(down.map((s) => `server ${s.url} DOWN${s.lastError ? ' (' + s.lastError + ')' : ''}`).join('; ')); score += 2; }
+    const rec = state.recent[r.name] || [];
+    const req = rec.reduce((a, x) => a + x.rps, 0), e5 = rec.reduce((a, x) => a + x.errorsPerSecond, 0);
+    if (e5 > 0) { why.push(`${(100 * e5 / req).toFixed(0)}% of responses are 5xx (last ${rec.length}s)`); score += 1 + e5 / req; }
+    if (why.length) rows.push({ r, why, score });
+  }
+  rows.sort((a, b) => b.score - a.score || a.r.name.localeCompare(b.r.name));
+  const box = document.getElementById('failing');
+  box.replaceChildren(rows.length
+    ? el('ul', { class: 'failing' }, rows.map((x) => el('li', { 'data-router': x.r.name }, el('span', { class: 'status disabled' }, '●'), ' ', link('router', x.r.name), ' — ', x.why.join(' · '))))
+    : el('p', { class: 'empty ok' }, 'Every router is healthy.'));
+}
+
+function changeParts(ch) {
+  const parts = [];
+  for (const kind of ['routers', 'services', 'middlewares']) {
+    const c = (ch || {})[kind] || {};
+    for (const what of ['added', 'removed', 'changed']) {
+      for (const n of c[what] || []) parts.push(el('span', { class: what }, `${what} ${kind.slice(0, -1)} ${n}; `));
+    }
+  }
+  return parts;
 }
 
 function renderChangelog() {
   const ul = document.getElementById('changelog');
-  ul.replaceChildren(...state.changes.slice(0, 20).map((c) => {
-    const parts = [];
-    for (const kind of ['routers', 'services', 'middlewares']) {
-      const ch = c.changes[kind] || {};
-      for (const what of ['added', 'removed', 'changed']) {
-        for (const n of ch[what] || []) parts.push(el('span', { class: what }, `${what} ${kind.slice(0, -1)} ${n}; `));
-      }
-    }
-    return el('li', {}, el('span', { class: 'mono' }, new Date(c.at).toLocaleTimeString() + ' ' + c.version.slice(0, 12) + ' '), parts.length ? parts : 'no object changes');
+  const seen = new Set();
+  const list = state.changes.filter((c) => !seen.has(c.version) && seen.add(c.version));
+  ul.replaceChildren(...(list.length ? list.slice(0, 20).map((c) => {
+    const parts = changeParts(c.changes);
+    return el('li', { 'data-version': c.version }, el('span', { class: 'mono' }, new Date(c.at).toLocaleString() + ' ' + c.version.slice(0, 12) + ' '), parts.length ? parts : 'no object changes');
+  }) : [el('li', { class: 'empty' }, 'no changes recorded yet')]));
+}
+
+// loadHistory fills the recent changes from the stored revisions, so the
+// list is not empty after a reload of the page or of Gantry.
+async function loadHistory() {
+  let revs;
+  try { revs = await getJSON('revisions?limit=11'); } catch { return; }
+  const diffs = await Promise.all(revs.slice(0, -1).map((r, i) =>
+    getJSON(`revisions/${enc(revs[i + 1].version)}/diff/${enc(r.version)}`).then((d) => ({ at: r.at, version: r.version, changes: d.changes })).catch(() => null)));
+  const have = new Set(state.changes.map((c) => c.version));
+  for (const d of diffs) if (d && !have.has(d.version)) state.changes.push(d);
+  state.changes.sort((a, b) => new Date(b.at) - new Date(a.at));
+  renderChangelog();
+}
+
+// ---- problems ----
+function renderProblems() {
+  const ps = state.problems || [];
+  const badge = document.getElementById('problem-badge');
+  badge.textContent = ps.length;
+  badge.className = 'count ' + (ps.length ? 'some' : 'zero');
+  const groups = {};
+  for (const p of ps) {
+    const prov = p.provider || 'gantry';
+    const src = p.source || '';
+    ((groups[prov] ||= {})[src] ||= []).push(p);
+  }
+  const box = document.getElementById('problem-groups');
+  if (!ps.length) { box.replaceChildren(el('p', { class: 'empty ok' }, 'no problems')); return; }
+  box.replaceChildren(...Object.keys(groups).sort().map((prov) => {
+    const srcs = groups[prov];
+    const n = Object.values(srcs).reduce((a, l) => a + l.length, 0);
+    return el('div', { class: 'pgroup', 'data-provider': prov },
+      el('h3', {}, prov, ' ', el('span', { class: 'count some' }, n)),
+      Object.keys(srcs).sort().map((src) => el('div', { class: 'psource', 'data-source': src },
+        el('div', { class: 'mono src' }, src || '(no source)'),
+        el('ul', {}, srcs[src].map((p) => el('li', { class: p.severity },
+          el('span', { class: 'sev ' + p.severity }, p.severity), ' ',
+          (p.objects || []).map((o) => { const [k, ...rest] = o.split(' '); return [objLink(k, rest.join(' ')), ' ']; }),
+          p.message))))));
   }));
 }
 
+function objLink(kind, name) {
+  return ['router', 'service', 'middleware'].includes(kind) ? link(kind, name) : el('span', { class: 'mono' }, kind + ' ' + name);
+}
+
 // ---- routers ----
-// priorityText shows the effective priority: the configured one, else the
-// rule's length (Traefik's default); internal routers sit at the top of the
-// range, beyond what a JavaScript number holds exactly.
 function priorityText(r) {
   if (r.priority > 1e15) return 'max (internal)';
   if (r.priority) return String(r.priority);
   return (r.rule || '').length + ' (rule length)';
 }
 
-let routers = [];
 function renderRouters() {
   const q = document.getElementById('router-search').value.toLowerCase();
-  const tbody = document.querySelector('#routers tbody');
-  fill(tbody, routers.filter((r) => !q || r.name.toLowerCase().includes(q) || (r.rule || '').toLowerCase().includes(q)).map((r) => {
-    return el('tr', { 'data-name': r.name },
-      statusCell(r.status),
-      el('td', { class: 'mono name' }, r.name, (r.error || []).map((e) => el('div', { class: 'err' }, e))),
-      el('td', { class: 'mono rule' }, r.rule || ''),
-      el('td', {}, (r.using || r.entryPoints || []).join(', ')),
-      el('td', { class: 'mono' }, (r.middlewares || []).join(', ')),
-      el('td', { class: 'mono' }, r.service || ''),
-      el('td', { class: 'priority' }, priorityText(r)),
-      el('td', { class: 'rps' }), el('td', { class: 'errors' }), el('td', { class: 'latency' }));
-  }));
+  fill(document.querySelector('#routers tbody'), state.routers.filter((r) => !q || r.name.toLowerCase().includes(q) || (r.rule || '').toLowerCase().includes(q)).map((r) => el('tr', { 'data-name': r.name },
+    statusCell(r.status),
+    el('td', { class: 'mono name' }, link('router', r.name), (r.error || []).map((e) => el('div', { class: 'err' }, e))),
+    el('td', { class: 'mono rule' }, r.rule || ''),
+    el('td', {}, (r.using || r.entryPoints || []).join(', ')),
+    el('td', {}, (r.middlewares || []).map((m) => [link('middleware', m), ' '])),
+    el('td', {}, r.service ? link('service', r.service) : ''),
+    el('td', { class: 'priority' }, priorityText(r)),
+    el('td', { class: 'rps' }), el('td', { class: 'errors' }), el('td', { class: 'latency' }))));
   renderRates();
 }
 
@@ -128,33 +246,104 @@ function renderRates() {
 }
 
 // ---- services ----
-let services = [];
-function inflight(url) {
-  const s = state.servers.find((x) => x.url === url || url.startsWith(x.url));
-  return s ? s.inFlight : 0;
-}
+function liveServer(url) { return state.servers.find((x) => x.url === url); }
 function renderServices() {
-  fill(document.querySelector('#services tbody'), services.map((s) => el('tr', { 'data-name': s.name },
+  fill(document.querySelector('#services tbody'), state.services.map((s) => el('tr', { 'data-name': s.name },
     statusCell(s.status),
-    el('td', { class: 'mono' }, s.name),
+    el('td', {}, link('service', s.name)),
     el('td', {}, s.type || ''),
     el('td', {}, Object.entries(s.serverStatus || {}).map(([url, st]) => el('div', { class: 'server', 'data-url': url },
       el('span', { class: st === 'UP' ? 'up' : 'down' }, st), ' ', el('span', { class: 'mono' }, url), ' ',
-      el('span', { class: 'inflight' }, inflight(url) + ' in flight')))),
-    el('td', { class: 'mono' }, (s.usedBy || []).join(', ')),
+      el('span', { class: 'inflight' }, ((liveServer(url) || {}).inFlight || 0) + ' in flight')))),
+    el('td', {}, (s.usedBy || []).map((n) => [link('router', n), ' '])),
     errorsCell(s.error))));
 }
 function renderInflight() {
   for (const d of document.querySelectorAll('#services .server')) {
-    d.querySelector('.inflight').textContent = inflight(d.dataset.url) + ' in flight';
+    d.querySelector('.inflight').textContent = ((liveServer(d.dataset.url) || {}).inFlight || 0) + ' in flight';
   }
 }
 
 // ---- middlewares ----
-function renderMiddlewares(list) {
-  fill(document.querySelector('#middlewares tbody'), list.map((m) => el('tr', { 'data-name': m.name },
-    statusCell(m.status), el('td', { class: 'mono' }, m.name), el('td', {}, m.type || ''),
-    el('td', { class: 'mono' }, (m.usedBy || []).join(', ')), errorsCell(m.error))));
+function renderMiddlewares() {
+  fill(document.querySelector('#middlewares tbody'), state.middlewares.map((m) => el('tr', { 'data-name': m.name },
+    statusCell(m.status), el('td', {}, link('middleware', m.name)), el('td', {}, m.type || ''),
+    el('td', {}, (m.usedBy || []).map((n) => [link('router', n), ' '])), errorsCell(m.error))));
+}
+
+// ---- object pages ----
+// detail is the object page being shown: {kind, name, charts}.
+let detail = null;
+
+function definition(item) {
+  const skip = new Set(['name', 'provider', 'status', 'error', 'usedBy', 'using', 'serverStatus', 'serverDetails', 'type']);
+  const o = {};
+  for (const [k, v] of Object.entries(item || {})) if (!skip.has(k)) o[k] = v;
+  return el('pre', { class: 'mono def' }, JSON.stringify(o, null, 2));
+}
+
+function header(kind, item, name) {
+  return el('div', { class: 'dhead' },
+    el('h2', {}, el('span', { class: 'kind' }, kind), ' ', el('span', { class: 'mono' }, name), ' ',
+      item ? el('span', { class: 'status ' + item.status }, item.status || '') : el('span', { class: 'status disabled' }, 'not found')),
+    item && item.error && item.error.length ? el('div', { class: 'errbox' }, item.error.map((e) => el('div', {}, e))) : null);
+}
+
+function chartBlock(charts) {
+  const span = el('span', { class: 'ranges' }, el('button', { type: 'button', class: 'on', 'data-range': '15m' }, '15 min'), el('button', { type: 'button', 'data-range': '24h' }, '24 h'));
+  rangeButtons(span, charts);
+  return [el('div', { class: 'chart-head' }, el('h3', {}, 'Traffic'), span), charts.el];
+}
+
+function renderDetail() {
+  const r = route();
+  if (r.tab !== 'detail') return;
+  const body = document.getElementById('detail-body');
+  const same = detail && detail.kind === r.kind && detail.name === r.name;
+  const charts = same ? detail.charts : null;
+  const ctx = { middlewares: byName(state.middlewares), services: byName(state.services), live: Object.fromEntries(state.servers.map((s) => [s.url, s])) };
+  let parts = [];
+  let newCharts = charts;
+  switch (r.kind) {
+    case 'router': {
+      const it = state.routers.find((x) => x.name === r.name);
+      parts = [header('router', it, r.name)];
+      if (it) {
+        newCharts = charts || new LiveCharts('router', 'router=' + enc(r.name));
+        parts.push(el('h3', {}, 'Route'), routeFlow(it, ctx), chartBlock(newCharts), el('h3', {}, 'Definition'), definition(it));
+      }
+      break;
+    }
+    case 'service': {
+      const it = ctx.services[r.name];
+      parts = [header('service', it, r.name)];
+      if (it) {
+        newCharts = charts || new LiveCharts('service', 'service=' + enc(r.name));
+        parts.push(el('p', {}, 'Used by: ', (it.usedBy || []).map((n) => [link('router', n), ' '])));
+        parts.push(el('h3', {}, 'Sends to'), serviceFlow(r.name, ctx));
+        parts.push(chartBlock(newCharts), el('h3', {}, 'Definition'), definition(it));
+      }
+      break;
+    }
+    case 'middleware': {
+      const it = ctx.middlewares[r.name];
+      parts = [header('middleware', it, r.name)];
+      if (it) parts.push(el('p', {}, 'Type: ', it.type || '', ' · used by: ', (it.usedBy || []).map((n) => [link('router', n), ' '])), el('h3', {}, 'Definition'), definition(it));
+      break;
+    }
+    case 'entrypoint': {
+      const it = state.entrypoints.find((x) => x.name === r.name);
+      parts = [header('entrypoint', it ? { status: 'enabled' } : null, r.name)];
+      if (it) {
+        parts.push(el('p', {}, 'Address: ', el('span', { class: 'mono' }, it.address || '')));
+        parts.push(el('p', {}, 'Routers: ', state.routers.filter((x) => (x.using || x.entryPoints || []).includes(r.name)).map((x) => [link('router', x.name), ' '])));
+        parts.push(el('h3', {}, 'Definition'), definition(it));
+      }
+      break;
+    }
+  }
+  detail = { kind: r.kind, name: r.name, charts: newCharts };
+  body.replaceChildren(...parts.flat());
 }
 
 // ---- providers ----
@@ -163,9 +352,7 @@ function renderProviders(list) {
     el('h3', {}, p.name, ' ', el('span', { class: 'status ' + (p.state === 'ok' ? 'enabled' : p.state === 'error' ? 'disabled' : 'warning') }, p.state)),
     el('div', {}, 'Last update: ', p.lastPublish ? new Date(p.lastPublish).toLocaleString() : 'never', ' · restarts: ', p.restarts || 0),
     p.lastError ? el('div', { class: 'err' }, 'Last error: ', p.lastError) : null,
-    el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, el('th', {}, 'Severity'), el('th', {}, 'Source'), el('th', {}, 'Objects'), el('th', {}, 'Message'))),
-      el('tbody', {}, (p.problemList || []).map((x) => el('tr', {}, el('td', { class: x.severity }, x.severity), el('td', { class: 'mono' }, x.source),
-        el('td', { class: 'mono' }, (x.objects || []).join(', ')), el('td', {}, x.message))))))));
+    (p.problemList || []).length ? el('p', {}, el('a', { href: '#problems' }, (p.problemList || []).length + ' problems')) : null)));
 }
 
 // ---- revisions ----
@@ -179,47 +366,35 @@ async function loadRevisions() {
     el('td', {}, new Date(r.at).toLocaleString()), el('td', {}, r.routers), el('td', {}, r.services), el('td', {}, r.middlewares), el('td', {}, r.problems))));
 }
 
-// showDiff compares two revisions: the object-level changes from the API,
-// and for each object its JSON before and after (both already redacted).
+// showDiff compares two revisions' merged configurations: one block per
+// object that differs, headed by what changed and the provider that caused
+// it, with a unified diff of its definition (both already redacted).
 async function showDiff() {
   const a = document.querySelector('input[name=rev-a]:checked');
   const b = document.querySelector('input[name=rev-b]:checked');
   const out = document.getElementById('diff');
   if (!a || !b) { out.textContent = 'Pick two revisions.'; return; }
-  const [d, ra, rb] = await Promise.all([
-    getJSON(`revisions/${encodeURIComponent(a.value)}/diff/${encodeURIComponent(b.value)}`),
-    getJSON(`revisions/${encodeURIComponent(a.value)}`),
-    getJSON(`revisions/${encodeURIComponent(b.value)}`),
-  ]);
-  const obj = (rev, kind, name) => {
-    const h = (rev.config && rev.config.http) || {};
-    const v = (h[kind] || {})[name];
-    return v === undefined ? '' : JSON.stringify(v, null, 2);
-  };
-  const rows = [];
-  for (const kind of ['routers', 'services', 'middlewares']) {
-    const ch = d.changes[kind] || {};
-    for (const what of ['added', 'removed', 'changed']) {
-      for (const n of ch[what] || []) {
-        rows.push(el('tr', { 'data-object': n },
-          el('td', { class: what }, what), el('td', {}, kind), el('td', { class: 'mono' }, n),
-          el('td', {}, el('pre', { class: 'mono before' }, obj(ra, kind, n))),
-          el('td', {}, el('pre', { class: 'mono after' }, obj(rb, kind, n)))));
-      }
-    }
-  }
-  out.replaceChildren(el('h3', {}, `${d.from.slice(0, 12)} → ${d.to.slice(0, 12)}`),
-    rows.length
-      ? el('table', { class: 'grid', id: 'diff-table' },
-        el('thead', {}, el('tr', {}, el('th', {}, 'Change'), el('th', {}, 'Kind'), el('th', {}, 'Name'), el('th', {}, 'Before (A)'), el('th', {}, 'After (B)'))),
-        el('tbody', {}, rows))
-      : el('p', {}, 'No object changes.'));
+  const [ra, rb] = await Promise.all([getJSON(`revisions/${enc(a.value)}`), getJSON(`revisions/${enc(b.value)}`)]);
+  const full = document.getElementById('diff-full').checked;
+  const changes = compare(ra.config, rb.config);
+  const blocks = changes.map((c) => {
+    let lines = lineDiff(c.before, c.after);
+    if (!full) lines = hunks(lines);
+    return el('div', { class: 'dblock', 'data-object': c.key },
+      el('div', { class: 'dtitle' }, el('span', { class: c.kind }, c.kind), ' ', el('span', { class: 'mono' }, c.key), ' ',
+        el('span', { class: 'provider-tag' }, 'by ' + (c.provider || 'unknown'))),
+      el('pre', { class: 'mono udiff' }, lines.map((l) => el('div', { class: 'l' + (l.op === '+' ? ' add' : l.op === '-' ? ' del' : l.op === '@' ? ' cut' : '') }, (l.op === '@' ? '' : l.op + ' ') + l.text))));
+  });
+  out.replaceChildren(
+    el('h3', {}, `${ra.version.slice(0, 12)} (${new Date(ra.at).toLocaleString()}) → ${rb.version.slice(0, 12)} (${new Date(rb.at).toLocaleString()})`),
+    blocks.length ? el('div', { id: 'diff-table' }, blocks) : el('p', { class: 'empty' }, 'No differences.'));
 }
 
 // ---- simulator ----
 async function loadEntryPoints() {
   let eps = [];
   try { eps = await getJSON('entrypoints'); } catch { /* keep empty */ }
+  state.entrypoints = eps;
   const sel = document.getElementById('sim-ep');
   const cur = sel.value;
   sel.replaceChildren(...eps.map((e) => el('option', { value: e.name, selected: e.name === cur }, e.name)));
@@ -247,7 +422,7 @@ async function simulate(ev) {
     el('p', { class: 'winner' }, res.winner ? ['Winner: ', el('strong', { class: 'mono' }, res.winner)] : 'No router matches: the request gets 404.'),
     el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, el('th', {}, '#'), el('th', {}, 'Router'), el('th', {}, 'Priority'), el('th', {}, 'Rule'), el('th', {}, 'Matched'), el('th', {}, 'Why'))),
       el('tbody', {}, res.candidates.map((c, i) => el('tr', { 'data-router': c.router },
-        el('td', {}, i + 1), el('td', { class: 'mono' }, c.router), el('td', {}, c.priority), el('td', { class: 'mono' }, c.rule),
+        el('td', {}, i + 1), el('td', {}, link('router', c.router)), el('td', {}, c.priority), el('td', { class: 'mono' }, c.rule),
         el('td', { class: c.matched ? 'up' : 'down' }, c.matched ? 'yes' : 'no'), el('td', {}, c.reason))))));
 }
 
@@ -257,19 +432,57 @@ async function loadAll() {
     getJSON('overview'), getJSON('problems'), getJSON('http/routers?per_page=1000'),
     getJSON('http/services?per_page=1000'), getJSON('http/middlewares?per_page=1000'), getJSON('providers'),
   ]);
-  renderOverview(ov, probs);
-  routers = rs; renderRouters();
-  services = ss; renderServices();
-  renderMiddlewares(ms);
+  state.problems = probs;
+  state.routers = rs;
+  state.services = ss;
+  state.middlewares = ms;
+  renderOverview(ov);
+  renderProblems();
+  renderRouters();
+  renderServices();
+  renderMiddlewares();
   renderProviders(ps);
+  renderFailing();
+  renderDetail();
   if (ov.version) document.getElementById('version').textContent = ov.version.slice(0, 12);
   document.body.dataset.version = ov.version || '';
+}
+
+async function refreshHealth() {
+  const [ov, probs, ss] = await Promise.all([getJSON('overview'), getJSON('problems'), getJSON('http/services?per_page=1000')]);
+  state.problems = probs;
+  state.services = ss;
+  renderOverview(ov);
+  renderProblems();
+  renderServices();
+  renderFailing();
 }
 
 let reloadTimer = null;
 function scheduleReload() {
   clearTimeout(reloadTimer);
   reloadTimer = setTimeout(() => { loadAll().catch(console.error); loadRevisions(); loadEntryPoints(); }, 50);
+}
+
+function onStats(m) {
+  const st = m.stats;
+  state.rates = m.routers || {};
+  renderRates();
+  renderInflight();
+  if (!st) return;
+  const t = Date.parse(st.at);
+  overviewCharts.push(t, st.total);
+  for (const [name, r] of Object.entries(st.routers || {})) {
+    const rec = (state.recent[name] ||= []);
+    rec.push(r);
+    if (rec.length > 10) rec.shift();
+  }
+  for (const name of Object.keys(state.recent)) if (!(st.routers || {})[name]) delete state.recent[name];
+  if (detail && detail.charts) {
+    const src = detail.kind === 'router' ? st.routers : st.services;
+    detail.charts.push(t, (src || {})[detail.name]);
+  }
+  renderFailing();
 }
 
 function connect() {
@@ -284,24 +497,25 @@ function connect() {
   };
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
-    if (m.servers) state.servers = m.servers;
+    if (m.servers) {
+      state.servers = m.servers;
+      updateServers(document.getElementById('detail-body'), m.servers);
+    }
     switch (m.type) {
       case 'config':
         if (m.changes) { state.changes.unshift({ at: m.at, version: m.version, changes: m.changes }); renderChangelog(); }
+        if (m.problems) { state.problems = m.problems; renderProblems(); }
         if (m.version !== state.version) { state.version = m.version; scheduleReload(); }
         break;
       case 'health':
-        getJSON('http/services?per_page=1000').then((ss) => { services = ss; renderServices(); });
-        getJSON('overview').then((ov) => getJSON('problems').then((p) => renderOverview(ov, p)));
+        refreshHealth().catch(console.error);
         break;
       case 'providers':
         renderProviders(m.providers || []);
-        getJSON('overview').then((ov) => getJSON('problems').then((p) => renderOverview(ov, p)));
+        refreshHealth().catch(console.error);
         break;
       case 'stats':
-        state.rates = m.routers || {};
-        renderRates();
-        renderInflight();
+        onStats(m);
         break;
     }
   };
@@ -310,8 +524,12 @@ function connect() {
 document.getElementById('router-search').addEventListener('input', renderRouters);
 document.getElementById('diff-btn').addEventListener('click', () => showDiff().catch((e) => { document.getElementById('diff').textContent = String(e); }));
 document.getElementById('sim-form').addEventListener('submit', (e) => simulate(e).catch((err) => { document.getElementById('sim-result').textContent = String(err); }));
-showTab();
+overviewCharts = new LiveCharts('overview', '');
+document.getElementById('overview-charts').append(overviewCharts.el);
+rangeButtons(document.querySelector('.ranges[data-for=overview]'), overviewCharts);
+renderChangelog();
+loadEntryPoints().then(showTab);
 loadAll().catch(console.error);
 loadRevisions();
-loadEntryPoints();
+loadHistory();
 connect();

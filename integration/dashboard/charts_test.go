@@ -1,0 +1,283 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// load sends rate requests per second to url with Host host for d, paced
+// by the clock (a late request is sent at once, not skipped), one at a
+// time. It returns how many got 200.
+func load(t *testing.T, url, host string, rate int, d time.Duration) int {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	n := int(d.Seconds()) * rate
+	start := time.Now()
+	ok := 0
+	for i := range n {
+		if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+			time.Sleep(wait)
+		}
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Host = host
+		resp, err := client.Do(req)
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			ok++
+		}
+	}
+	return ok
+}
+
+// TestOverviewChartFollowsLoad: 50 requests per second for 10 seconds read
+// as 45–55 requests/s in the data the overview chart plots (the page's
+// own samples, pushed over the WebSocket each second), and the plotted
+// polyline has one point per sample.
+func TestOverviewChartFollowsLoad(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, "load")
+	step(t, ctx, "open the overview", 30*time.Second,
+		chromedp.Navigate(e.admin+"/dashboard/#overview"),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-charts="overview"] figure.chart svg`)),
+	)
+	before := value(t, ctx, "count samples", 5*time.Second, chromedp.Evaluate[int](`window.gantryCharts['overview-rates'].t.length`))
+	if got := load(t, e.g.URL(t, "web", "/"), "load.example", 50, 10*time.Second); got != 500 {
+		t.Fatalf("load: %d of 500 requests answered 200", got)
+	}
+	time.Sleep(2500 * time.Millisecond) // the last partial second reaches the page
+	rps := value(t, ctx, "read the chart's data", 5*time.Second,
+		chromedp.Evaluate[[]float64](`window.gantryCharts['overview-rates'].rps.slice(`+fmt.Sprint(before)+`)`))
+	var busy []float64
+	for _, v := range rps {
+		if v > 0 {
+			busy = append(busy, v)
+		}
+	}
+	t.Logf("plotted requests/s since the load began: %v", rps)
+	if len(busy) < 10 {
+		t.Fatalf("chart shows %d seconds with traffic, want at least 10: %v", len(busy), rps)
+	}
+	// The first and last busy seconds are partial (the load does not start
+	// on a sampling boundary); every full second in between reads 45–55.
+	inner := busy[1 : len(busy)-1]
+	var sum float64
+	for _, v := range inner {
+		sum += v
+		if v < 45 || v > 55 {
+			t.Errorf("a full second of the load is plotted as %.1f requests/s, want 45–55 (all: %v)", v, busy)
+		}
+	}
+	if mean := sum / float64(len(inner)); mean < 45 || mean > 55 {
+		t.Errorf("mean plotted rate %.1f, want 45–55", mean)
+	}
+	var total float64
+	for _, v := range busy {
+		total += v
+	}
+	if total < 480 || total > 520 { // each sample covers about one second
+		t.Errorf("the samples add up to %.0f requests, want about 500", total)
+	}
+	points := value(t, ctx, "count plotted points", 5*time.Second, chromedp.Evaluate[[]int](`[
+		document.querySelector('[data-charts="overview"] polyline[data-line="rps"]').getAttribute('points').trim().split(/\s+/).length,
+		window.gantryCharts['overview-rates'].t.length]`))
+	if points[0] != points[1] {
+		t.Errorf("the polyline has %d points for %d samples", points[0], points[1])
+	}
+	shot(t, ctx, "overview-chart-load.png")
+}
+
+// shopConfig is a router with two middlewares in front of a weighted
+// service of two load-balanced services, each with one health-checked
+// server.
+func shopConfig(blue, green string) string {
+	return fmt.Sprintf(`http:
+  routers:
+    shop:
+      entryPoints: [web]
+      rule: Host(`+"`shop.example`"+`)
+      middlewares: [strip, tag]
+      service: split
+  middlewares:
+    strip:
+      stripPrefix:
+        prefixes: [/shop]
+    tag:
+      headers:
+        customRequestHeaders:
+          X-Shop: "1"
+  services:
+    split:
+      weighted:
+        services:
+          - name: blue
+            weight: 3
+          - name: green
+            weight: 1
+    blue:
+      loadBalancer:
+        healthCheck: {path: /health, interval: 200ms, timeout: 1s}
+        servers:
+          - url: "%s"
+    green:
+      loadBalancer:
+        healthCheck: {path: /health, interval: 200ms, timeout: 1s}
+        servers:
+          - url: "%s"
+`, blue, green)
+}
+
+// boxes lists the route picture's boxes in document order as "kind name
+// classes".
+func boxes(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	return value(t, ctx, "list the boxes", 5*time.Second, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#detail-body .flow a.box')].map(b => b.dataset.kind + ' ' + b.dataset.name + ' ' + b.className + ' ' + b.getAttribute('href'))`))
+}
+
+// TestRouterPageDrawsTheRoute opens the page of a router with two
+// middlewares and a weighted service: every box is drawn, in order, each
+// linking to its page; then one server stops and its box turns red
+// without a reload, and the overview names the router as failing.
+func TestRouterPageDrawsTheRoute(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	blue := harness.StartWhoamiProc(t, "blue")
+	green := harness.StartWhoamiProc(t, "green")
+	harness.WriteFile(t, dir, "dynamic.yml", shopConfig(blue.URL(), green.URL()))
+	g := harness.Start(t, staticConfig(harness.FreeAddr(t), harness.FreeAddr(t), dir))
+	e := &env{g: g, dir: dir, admin: g.URL(t, "traefik", "")}
+	e.waitRouters(t, "shop")
+	harness.TryGet(t, 10*time.Second, g.URL(t, "web", "/shop/"), harness.Host("shop.example"), harness.StatusIs(200))
+	if n := load(t, g.URL(t, "web", "/shop/"), "shop.example", 20, 3*time.Second); n != 60 {
+		t.Fatalf("load: %d of 60 answered 200", n)
+	}
+
+	step(t, ctx, "open the router's page", 30*time.Second,
+		chromedp.Navigate(e.admin+"/dashboard/#router/shop@file"),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"][data-server="`+green.URL()+`"].up`)),
+		chromedp.WaitVisible(chromedp.CSS(`#detail-body [data-charts="router"][data-loaded="true"]`)),
+	)
+	if busy := value(t, ctx, "read the router's chart", 5*time.Second, chromedp.Evaluate[float64](
+		`window.gantryCharts['router-rates'].rps.reduce((a, v) => a + v, 0)`)); busy < 50 || busy > 70 {
+		t.Errorf("the router's chart adds up to %.0f requests, want about 60", busy)
+	}
+	got := boxes(t, ctx)
+	want := []string{
+		"entrypoint web", "router shop@file", "middleware strip@file", "middleware tag@file",
+		"service split@file", "service blue@file", "server " + blue.URL(), "service green@file", "server " + green.URL(),
+	}
+	if len(got) != len(want) {
+		t.Fatalf("route picture boxes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	hrefs := map[string]string{"entrypoint": "#entrypoint/", "router": "#router/", "middleware": "#middleware/", "service": "#service/", "server": "#service/"}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w+" ") {
+			t.Errorf("box %d is %q, want %q", i, got[i], w)
+		}
+		kind := strings.Fields(w)[0]
+		if !strings.Contains(got[i], " "+hrefs[kind]) {
+			t.Errorf("box %q does not link to a %s page", got[i], hrefs[kind])
+		}
+		if strings.Contains(got[i], " down") || strings.Contains(got[i], " disabled") {
+			t.Errorf("box %q is red before anything failed", got[i])
+		}
+	}
+	for _, lbl := range []string{"weight 3", "weight 1"} {
+		if !strings.Contains(textOf(t, ctx, "read the picture", `#detail-body .flow`, "innerText"), lbl) {
+			t.Errorf("picture lacks %q", lbl)
+		}
+	}
+	shot(t, ctx, "router-page.png")
+
+	step(t, ctx, "mark the page", 5*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
+	green.Stop(t)
+	step(t, ctx, "see green's server box turn red", 15*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server="`+green.URL()+`"].down`)))
+	if marker := value(t, ctx, "read the marker", 5*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
+		t.Errorf("the page was reloaded (marker %d): the server's state must arrive over the WebSocket", marker)
+	}
+	colour := value(t, ctx, "read the box colour", 5*time.Second, chromedp.Evaluate[string](
+		`getComputedStyle(document.querySelector('#detail-body a.box[data-server="`+green.URL()+`"]')).borderTopColor`))
+	if colour != "rgb(198, 40, 40)" { // --err
+		t.Errorf("down server's box border is %s, want red rgb(198, 40, 40)", colour)
+	}
+	if still := boxes(t, ctx); strings.Contains(strings.Join(still, "\n"), blue.URL()+" box server down") {
+		t.Errorf("blue's server turned red too: %v", still)
+	}
+	shot(t, ctx, "router-page-server-down.png")
+
+	step(t, ctx, "the overview names the failing router", 15*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="shop@file"]`)))
+	why := textOf(t, ctx, "read why", `#failing li[data-router="shop@file"]`, "innerText")
+	if !strings.Contains(why, green.URL()) || !strings.Contains(why, "DOWN") {
+		t.Errorf("failing entry %q does not name the down server", why)
+	}
+	shot(t, ctx, "overview-failing.png")
+}
+
+// TestProblemsPage: problems are grouped by provider and source with the
+// count in the header badge on every page; with none, the page says so.
+func TestProblemsPage(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, "fine")
+	step(t, ctx, "open the problems page", 30*time.Second,
+		chromedp.Navigate(e.admin+"/dashboard/#problems"),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		chromedp.WaitVisible(chromedp.CSS(`#problem-groups .empty`)))
+	if s := textOf(t, ctx, "read the empty state", `#problem-groups`, "innerText"); s != "no problems" {
+		t.Errorf("empty problems page says %q", s)
+	}
+	bad := strings.Replace(dynamicConfig(e.backend, "fine"), "  routers:\n", "  routers:\n    bad:\n      rule: Host(`bad.example`\n      service: whoami\n    lost:\n      rule: Host(`lost.example`)\n      service: missing\n", 1)
+	bad = strings.Replace(bad, "Host(`fine.example`)", "Host(`fine.example`) || Host(`www.fine.example`)", 1)
+	harness.WriteFile(t, e.dir, "dynamic.yml", bad)
+	step(t, ctx, "see the problems grouped", 15*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#problem-groups .pgroup[data-provider="file"]`)))
+	badge := textOf(t, ctx, "read the badge", `#problem-badge`, "innerText")
+	n := value(t, ctx, "count problems", 5*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#problem-groups li').length`))
+	if badge != fmt.Sprint(n) || n < 2 {
+		t.Errorf("badge %q, %d problems listed (want the same, at least 2)", badge, n)
+	}
+	sources := value(t, ctx, "list sources", 5*time.Second, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#problem-groups .psource')].map(s => s.dataset.source)`))
+	if !sort.StringsAreSorted(sources) || len(sources) == 0 {
+		t.Errorf("sources %v, want sorted and not empty", sources)
+	}
+	for _, page := range []string{"routers", "revisions"} {
+		step(t, ctx, "show "+page, 10*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+page+`'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#`+page+`.active`)))
+		if b := textOf(t, ctx, "read the badge on "+page, `#problem-badge`, "innerText"); b != badge {
+			t.Errorf("badge on %s reads %q, want %q", page, b, badge)
+		}
+	}
+	step(t, ctx, "back to problems", 10*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#problems.active`)))
+	shot(t, ctx, "problems.png")
+
+	step(t, ctx, "compare the two revisions", 15*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
+		chromedp.Click(chromedp.CSS(`#diff-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#diff-table .dblock`)))
+	diff := textOf(t, ctx, "read the diff", `#diff-table`, "innerText")
+	for _, w := range []string{
+		"added http routers lost@file", "by file", `+   "service": "missing@file"`,
+		"changed http routers fine@file", "-   \"rule\": \"Host(`fine.example`)\",", "+   \"rule\": \"Host(`fine.example`) || Host(`www.fine.example`)\",",
+	} {
+		if !strings.Contains(diff, w) {
+			t.Errorf("diff lacks %q:\n%s", w, diff)
+		}
+	}
+	shot(t, ctx, "revisions-diff.png")
+}

@@ -1,0 +1,107 @@
+// The picture of one route: entrypoints → router → middlewares (in order)
+// → service (→ child services of weighted, mirroring and failover) →
+// servers with health and in-flight requests. Every box links to its page;
+// a disabled or missing object is drawn red with its error. Server boxes
+// carry data-server=<url> so health and in-flight updates recolour them in
+// place (updateServers), without a reload.
+
+import { el } from './dom.js';
+
+const MAX_DEPTH = 8;
+
+function box(kind, name, href, status, lines, errors) {
+  return el('a', { class: `box ${kind} ${status || ''}`, href, 'data-kind': kind, 'data-name': name, title: `${kind} ${name}` },
+    el('span', { class: 'kind' }, kind),
+    el('span', { class: 'bname mono' }, name),
+    (lines || []).map((l) => el('span', { class: 'meta' }, l)),
+    (errors || []).map((e) => el('span', { class: 'berr' }, e)));
+}
+
+function column(cls, ...kids) {
+  return el('div', { class: 'col ' + cls }, kids);
+}
+
+// serverBox draws one server; live is url → {up, inFlight} from the
+// WebSocket, status the API's "UP"/"DOWN".
+function serverBox(service, url, status, live) {
+  const s = live[url];
+  const up = s ? s.up : status !== 'DOWN';
+  const b = box('server', url, '#service/' + encodeURIComponent(service), up ? 'up' : 'down',
+    [el('span', {}, el('span', { class: 'health' }, up ? 'UP' : 'DOWN'), ' · ', el('span', { class: 'inflight' }, (s ? s.inFlight : 0) + ' in flight'))],
+    s && !up && s.lastError ? [s.lastError] : []);
+  b.dataset.server = url;
+  return b;
+}
+
+// serviceTree draws service name and what it sends to, recursively.
+function serviceTree(name, ctx, depth, label) {
+  const s = ctx.services[name];
+  const href = '#service/' + encodeURIComponent(name);
+  if (!s) {
+    if (name.endsWith('@internal')) return el('div', { class: 'tree' }, box('service', name, href, 'enabled', ['internal', label]));
+    return el('div', { class: 'tree' }, box('service', name, href, 'disabled', [label], ['service does not exist']));
+  }
+  const meta = [s.type || '', label];
+  const node = box('service', name, href, s.status, meta, s.error);
+  if (depth >= MAX_DEPTH) return el('div', { class: 'tree' }, node);
+  const kids = [];
+  if (s.weighted) {
+    for (const c of s.weighted.services || []) kids.push(serviceTree(c.name, ctx, depth + 1, 'weight ' + (c.weight ?? 1)));
+  } else if (s.mirroring) {
+    kids.push(serviceTree(s.mirroring.service, ctx, depth + 1, 'main'));
+    for (const m of s.mirroring.mirrors || []) kids.push(serviceTree(m.name, ctx, depth + 1, 'mirror ' + (m.percent ?? 0) + '%'));
+  } else if (s.failover) {
+    kids.push(serviceTree(s.failover.service, ctx, depth + 1, 'primary'));
+    if (s.failover.fallback) kids.push(serviceTree(s.failover.fallback, ctx, depth + 1, 'fallback'));
+  } else if (s.loadBalancer) {
+    const status = s.serverStatus || {};
+    for (const srv of s.loadBalancer.servers || []) {
+      const url = srv.url || srv.address || '';
+      kids.push(serverBox(name, url, status[url], ctx.live));
+    }
+  }
+  return el('div', { class: 'tree' }, node, kids.length ? el('div', { class: 'children' }, kids) : null);
+}
+
+// routeFlow draws router r; ctx = {middlewares, services, live} where the
+// first two map qualified names to API items and live maps server URLs to
+// their live state.
+export function routeFlow(r, ctx) {
+  const eps = (r.using && r.using.length ? r.using : r.entryPoints) || [];
+  const cols = [];
+  cols.push(column('eps', eps.length ? eps.map((ep) => box('entrypoint', ep, '#entrypoint/' + encodeURIComponent(ep), 'enabled', []))
+    : box('entrypoint', 'none', '#routers', 'disabled', [], ['no entrypoint'])));
+  cols.push(column('router', box('router', r.name, '#router/' + encodeURIComponent(r.name), r.status, [r.rule || ''], r.error)));
+  for (const name of r.middlewares || []) {
+    const m = ctx.middlewares[name];
+    const href = '#middleware/' + encodeURIComponent(name);
+    cols.push(column('mw', m ? box('middleware', name, href, m.status, [m.type || ''], m.error)
+      : box('middleware', name, href, 'disabled', [], ['middleware does not exist'])));
+  }
+  cols.push(column('svc', r.service ? serviceTree(r.service, ctx, 0, '') : box('service', 'none', '#services', 'disabled', [], ['no service'])));
+  return el('div', { class: 'flow', 'data-router': r.name }, cols);
+}
+
+// serviceFlow draws service name alone and what it sends to.
+export function serviceFlow(name, ctx) {
+  return el('div', { class: 'flow', 'data-service': name }, column('svc', serviceTree(name, ctx, 0, '')));
+}
+
+// updateServers recolours every server box from the live server list.
+export function updateServers(root, servers) {
+  const byURL = {};
+  for (const s of servers || []) byURL[s.url] = s;
+  for (const b of root.querySelectorAll('[data-server]')) {
+    const s = byURL[b.dataset.server];
+    if (!s) continue;
+    b.classList.toggle('up', s.up);
+    b.classList.toggle('down', !s.up);
+    b.querySelector('.health').textContent = s.up ? 'UP' : 'DOWN';
+    b.querySelector('.inflight').textContent = s.inFlight + ' in flight';
+    let err = b.querySelector('.berr');
+    if (!s.up && s.lastError) {
+      if (!err) { err = el('span', { class: 'berr' }); b.append(err); }
+      err.textContent = s.lastError;
+    } else if (err) err.remove();
+  }
+}
