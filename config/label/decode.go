@@ -151,11 +151,14 @@ func unknownKeys(root *node, known map[*node]bool) []KeyError {
 				errs = append(errs, KeyError{Key: k, Err: errors.New("unknown section: under tcp only routers, services, middlewares and serverstransports are read")})
 			case p == "udp" || strings.HasPrefix(p, "udp."):
 				errs = append(errs, KeyError{Key: k, Err: errors.New("unknown section: under udp only routers and services are read")})
+			case hasAnyPrefix(p, "http", "tcp", "udp"):
+				root, _, _ := strings.Cut(p, ".")
+				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("%w %q (want http, tcp or udp): the whole container or service is skipped, as by Traefik", ErrUnknownRoot, root)})
 			default:
 				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("only http, tcp, udp and tls.stores.default are read (Traefik v1 keys such as port or frontend.rule are not): %w", ErrIgnored)})
 			}
 		}
-		if !containsKnown(n, known) {
+		if !containsKnown(n, known) && path != "" {
 			for _, k := range n.keys() {
 				report(k)
 			}
@@ -473,4 +476,13 @@ func setMap(v reflect.Value, n *node) []fieldError {
 		}
 	}
 	return errs
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }

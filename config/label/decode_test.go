@@ -2,6 +2,8 @@ package label
 
 import (
 	"errors"
+	"maps"
+	"strconv"
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config"
@@ -138,5 +140,47 @@ func TestKeyErrorWording(t *testing.T) {
 	}
 	if e.Object != "router web" || errors.Is(e, ErrIgnored) {
 		t.Errorf("got object %q ignored %v, want router web, false", e.Object, errors.Is(e, ErrIgnored))
+	}
+}
+
+// Case 010: a root that begins like http, tcp or udp (Traefik's filter is a
+// string prefix match) is ErrUnknownRoot, so the provider skips the whole
+// container; a v1 key such as traefik.port is only ignored.
+func TestUnknownRootVsIgnored(t *testing.T) {
+	_, errs := Decode(map[string]string{
+		"traefik.https.routers.z.rule": "Host(`z.example.com`)",
+		"traefik.UDPx.services.u.x":    "1",
+		"traefik.port":                 "80",
+		"traefik.http.routers.w.rule":  "Host(`w.example.com`)",
+	}, "traefik")
+	got := map[string]string{}
+	for _, e := range errs {
+		switch {
+		case errors.Is(e.Err, ErrUnknownRoot):
+			got[e.Key] = "root"
+		case errors.Is(e.Err, ErrIgnored):
+			got[e.Key] = "ignored"
+		default:
+			got[e.Key] = e.Err.Error()
+		}
+	}
+	want := map[string]string{"traefik.https.routers.z.rule": "root", "traefik.UDPx.services.u.x": "root", "traefik.port": "ignored"}
+	if !maps.Equal(got, want) {
+		t.Errorf("errors %v, want %v", got, want)
+	}
+}
+
+// Case 036: booleans are strconv.ParseBool's spellings, without trimming.
+func TestBooleansAreParseBool(t *testing.T) {
+	for v, want := range map[string]string{"1": "false", "t": "false", "T": "false", "TRUE": "false", "0": "true", "f": "true", "F": "true", "False": "true", "yes": "error", " true": "error", "true\"": "error", "on": "error"} {
+		c, errs := Decode(map[string]string{"traefik.http.services.s.loadbalancer.passhostheader": v, "traefik.http.services.s.loadbalancer.server.port": "80"}, "traefik")
+		got := "error"
+		if len(errs) == 0 {
+			// passHostHeader inverted so the zero value is distinguishable.
+			got = strconv.FormatBool(!*c.HTTP.Services["s"].LoadBalancer.PassHostHeader)
+		}
+		if got != want {
+			t.Errorf("passhostheader=%q: got %s (%v), want %s", v, got, errs, want)
+		}
 	}
 }

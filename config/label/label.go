@@ -16,6 +16,14 @@ import (
 // ignored, as Traefik ignores them; callers report them as warnings.
 var ErrIgnored = errors.New("not a configuration key; ignored")
 
+// ErrUnknownRoot marks a key whose root begins like http, tcp or udp but is
+// none of them ("traefik.https.routers.z.rule"): Traefik's label filter
+// (a string prefix match on "<prefix>.http", ".tcp", ".udp") takes such a
+// key in, and its decoder then fails the whole container or Consul service
+// ("field not found, node: https"). Providers skip the whole container or
+// instance, as Traefik does (case 010), instead of routing it by defaults.
+var ErrUnknownRoot = errors.New("unknown root")
+
 // KeyError is one key that could not be decoded.
 type KeyError struct {
 	// Key is the full key as written, prefix included
@@ -56,12 +64,13 @@ func (e KeyError) Unwrap() error { return e.Err }
 // Only the roots http, tcp, udp and tls.stores.default are decoded, as in
 // Traefik (pkg/config/label). The provider namespaces enable, docker.*,
 // swarm.* and consulcatalog.* are skipped without error: read them with
-// ProviderKeys. Any other key under a prefix yields a KeyError wrapping
-// ErrIgnored.
+// ProviderKeys. A key whose root starts like http, tcp or udp but is none
+// of them (https, httpx) yields a KeyError wrapping ErrUnknownRoot; any
+// other key under a prefix yields a KeyError wrapping ErrIgnored.
 //
 // Values: strings are taken verbatim (no trimming: a router's default
-// priority is the rule's length); booleans are true or false in any case and
-// nothing else; integers are decimal; durations are config.Duration ("10s"
+// priority is the rule's length); booleans are strconv.ParseBool's spellings
+// (true, True, TRUE, t, T, 1 and the false ones; no trimming); integers are decimal; durations are config.Duration ("10s"
 // or seconds); []string fields take a comma list, each item trimmed, empty
 // items dropped; arrays take "[n]" (or ".n") indexes, ordered by number; a
 // struct block may be declared empty with "=true" (tls=true,

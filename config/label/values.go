@@ -62,15 +62,13 @@ func numError(err error) error {
 	return err
 }
 
-// parseBool accepts true and false in any case, and nothing else (Traefik
-// uses strconv.ParseBool, which also takes 1, t, T; we are strict so a typo
-// cannot flip a switch).
+// parseBool is strconv.ParseBool, as in Traefik's decoder (paerser): 1, t,
+// T, TRUE, true, True, 0, f, F, FALSE, false, False, nothing else and no
+// trimming (case 036: "true\"" and "yes" are errors).
 func parseBool(s string) (bool, error) {
-	switch {
-	case strings.EqualFold(s, "true"):
-		return true, nil
-	case strings.EqualFold(s, "false"):
-		return false, nil
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("invalid boolean %q: want true or false (or 1, t, T, TRUE, True, 0, f, F, FALSE, False)", s)
 	}
-	return false, fmt.Errorf("invalid boolean %q: want true or false", s)
+	return b, nil
 }

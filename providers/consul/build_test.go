@@ -120,6 +120,10 @@ func TestCatalogCases(t *testing.T) {
 		{"018-instances-conflict", "web", []string{"http://192.0.2.21:80", "http://192.0.2.22:80", "http://192.0.2.23:80"}, "web", false,
 			"consul service web instances n1/web, n2/web, n3/web: router web defined multiple times with different configurations"},
 		{"defaults", "my-api-v2", []string{"http://10.0.0.5:9000", "http://[2001:db8::2]:9000"}, "my-api-v2", true, ""},
+		{"010-tags", "y", nil, "y", false,
+			"consul service y instance n1/y-1 tag traefik.https.routers.y.rule: unknown root \"https\" (want http, tcp or udp): the whole container or service is skipped, as by Traefik; instance not routed"},
+		{"010-tags", "w", []string{"http://192.0.2.32:80"}, "w", true, "unknown root"},
+		{"010-tags", "t", []string{"http://192.0.2.33:80"}, "t", true, "unknown root"},
 		{"bad-tags", "api", []string{"http://192.0.2.61:8080"}, "broken", false,
 			"consul service api instance n1/api-1 tag traefik.http.routers.broken.priority: "},
 	}

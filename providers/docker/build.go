@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 	"unicode"
@@ -134,7 +135,7 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	pk := label.ProviderKeys(c.Labels, b.s.prefixes...)
 	enable := b.s.exposedByDefault
 	if v, ok := pk["enable"]; ok {
-		e, err := strictBool(v)
+		e, err := parseBool(v)
 		if err != nil {
 			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "enable"), err.Error()+"; container left out")
 			return piece{}, false
@@ -152,7 +153,7 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	}
 	allowNonRunning := false
 	if v, ok := pk["docker.allownonrunning"]; ok {
-		a, err := strictBool(v)
+		a, err := parseBool(v)
 		if err != nil {
 			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "docker.allownonrunning"), err.Error()+"; taken as false")
 		}
@@ -168,6 +169,12 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	}
 
 	cfg, kerrs := label.Decode(c.Labels, b.s.prefixes...)
+	if skip := unknownRoots(kerrs); len(skip) > 0 {
+		for _, e := range skip {
+			b.add(providers.SeverityError, src+" label "+e.Key, e.Err.Error()+"; container left out")
+		}
+		return piece{}, false
+	}
 	broken := map[string]bool{} // objects disabled by decode errors ("service api")
 	for _, e := range kerrs {
 		sev := providers.SeverityError
@@ -342,14 +349,13 @@ func (b *builder) labelFor(c containerInfo, svc, field string) string {
 	return b.s.prefixes[0] + ".http.services." + svc + ".loadbalancer.server." + field
 }
 
-func strictBool(v string) (bool, error) {
-	switch {
-	case strings.EqualFold(v, "true"):
-		return true, nil
-	case strings.EqualFold(v, "false"):
-		return false, nil
+// parseBool is strconv.ParseBool, as Traefik reads enable (case 036).
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("invalid boolean %q: want true or false (or 1, t, T, TRUE, True, 0, f, F, FALSE, False)", v)
 	}
-	return false, fmt.Errorf("invalid boolean %q: want true or false", v)
+	return b, nil
 }
 
 // providerKey returns a provider-specific label (such as docker.network)
@@ -357,4 +363,16 @@ func strictBool(v string) (bool, error) {
 func providerKey(c containerInfo, prefixes []string, key string) (string, bool) {
 	v, ok := label.ProviderKeys(c.Labels, prefixes...)[key]
 	return v, ok
+}
+
+// unknownRoots returns the errors that make Traefik skip a whole container
+// (label.ErrUnknownRoot, case 010).
+func unknownRoots(kerrs []label.KeyError) []label.KeyError {
+	var out []label.KeyError
+	for _, e := range kerrs {
+		if errors.Is(e.Err, label.ErrUnknownRoot) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -132,6 +132,20 @@ func (b *builder) ip(c containerInfo, self map[string]bool) (string, *serverErro
 		return netInfo{}, false
 	}
 	n, ok := pick()
+	if ok && want == "" {
+		// Deterministic, unlike Traefik, but still a guess: say so when it
+		// had to choose (case 013).
+		var cands []string
+		for _, x := range nets {
+			if x.IP != "" && (self[x.Name] || !self[n.Name]) {
+				cands = append(cands, x.Name)
+			}
+		}
+		if len(cands) > 1 {
+			b.add(providers.SeverityWarning, src, fmt.Sprintf("container is on networks %s and none is chosen: using %q (the first by name%s); set the label %s.docker.network or providers.docker.network",
+				strings.Join(cands, ", "), n.Name, map[bool]string{true: " among those Gantry shares", false: ""}[self[n.Name]], b.s.prefixes[0]))
+		}
+	}
 	switch {
 	case !ok && want != "":
 		return "", &serverError{src, fmt.Sprintf("unable to find the IP address of the container: it has no address on network %q (nor on any other) yet; it is added as soon as it has one", want)}
