@@ -1,59 +1,93 @@
 #!/usr/bin/env bash
-# Side-by-side load harness: the origin alone, nginx, HAProxy and Gantry in
-# front of one nginx origin serving a 1 KB file, measured with wrk on
-# 127.0.0.1 only, interleaved, ROUNDS rounds, every run bounded by wrk -d.
-# See README.md. Usage: integration/bench/run.sh   (knobs: env vars below)
+# Side-by-side load harness: the origins alone, nginx, HAProxy and Gantry in
+# front of the same origins, four routes (1 KiB GET, 4 KiB POST upload,
+# 64 KiB chunked response, WebSocket echo), two regimes (A pinned, B
+# unpinned), interleaved rounds, 127.0.0.1 only, every load bounded by its
+# duration. See README.md.
+# Usage: integration/bench/run.sh            (full run, about 15 minutes)
+#        QUICK=1 integration/bench/run.sh    (one short round, about 3 minutes)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-: "${ROUNDS:=3}" "${DURATION:=10}" "${WARMUP:=3}" "${CONNS:=50}"
-: "${REGIMES:=A B}"                      # A: proxy pinned to CPU 0, wrk+origin on CPU 1; B: unpinned
+if [ "${QUICK:-0}" = 1 ]; then
+  : "${ROUNDS:=1}" "${DURATION:=4}" "${WARMUP:=1}" "${DO_TLS:=0}" "${DO_ROUTERS:=0}" "${DO_IDLE:=0}"
+fi
+: "${ROUNDS:=3}" "${DURATION:=6}" "${WARMUP:=1}" "${CONNS:=50}"
+: "${REGIMES:=A B}"                      # A: proxy pinned to CPU 0, origins on CPU 1; B: unpinned
+: "${LOAD_CPU:=0}"                       # regime A: the load generator's CPU (0: with the proxy; 1: with the origins)
 : "${TARGETS:=direct nginx haproxy gantry}"
+: "${ROUTES:=get1k post4k chunk64k ws}"
 : "${DO_TLS:=1}" "${DO_ROUTERS:=1}" "${DO_IDLE:=1}"
-: "${IDLE_CONNS:=10000}" "${TLS_CONC:=32}"
+: "${IDLE_CONNS:=10000}" "${TLS_CONC:=32}" "${WS_SIZE:=1024}"
+: "${HEADROOM_MIN:=1.5}"
 : "${BASE_PORT:=19080}"
+: "${GANTRY_BIN:=}"                      # prebuilt Gantry to measure; default: build cmd/gantry from this tree
 : "${OUT:=$ROOT/integration/bench/out/$(date +%Y%m%d-%H%M%S)}"
+[ "$DURATION" -ge 4 ] || { echo "DURATION must be at least 4 (seconds)" >&2; exit 2; }
 
-ORIGIN=$BASE_PORT
-declare -A PORT=([direct]=$BASE_PORT [nginx]=$((BASE_PORT+1)) [haproxy]=$((BASE_PORT+2)) [gantry]=$((BASE_PORT+3)))
+ORIGIN=$BASE_PORT            # nginx origin: /1k (and /), /upload
+GORIGIN=$((BASE_PORT+5))     # Go origin (origin/): /chunk64k, /ws
+declare -A PORT=([nginx]=$((BASE_PORT+1)) [haproxy]=$((BASE_PORT+2)) [gantry]=$((BASE_PORT+3)))
 declare -A TPORT=([nginx]=$((BASE_PORT+11)) [haproxy]=$((BASE_PORT+12)) [gantry]=$((BASE_PORT+13)))
+# route -> path, the origin port that serves it, and the load client
+declare -A RPATH=([get1k]=/1k [post4k]=/upload [chunk64k]=/chunk64k [ws]=/ws)
+declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN)
 HZ=$(getconf CLK_TCK)
 RUN=$(mktemp -d -t gantrybench.XXXXXX); chmod 755 "$RUN"
-mkdir -p "$OUT" "$RUN/www" "$RUN/logs"
+mkdir -p "$OUT" "$RUN/logs"
 PIDS=()
 cleanup() { for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$RUN"; }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" | tee -a "$OUT/run.log" >&2; }
 
-# --- tools --------------------------------------------------------------
+# --- tools: Debian packages only when missing ----------------------------
 need=()
 for t in nginx:nginx haproxy:haproxy wrk:wrk openssl:openssl curl:curl taskset:util-linux python3:python3; do
   command -v "${t%%:*}" >/dev/null || [ -x "/usr/sbin/${t%%:*}" ] || need+=("${t#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"; apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}" >/dev/null
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  log "installing ${need[*]}"
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}" >/dev/null
 fi
 export PATH="$PATH:/usr/sbin"
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs" >&2; exit 1; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-( cd "$ROOT" && CGO_ENABLED=0 go build -o "$RUN/gantry" ./cmd/gantry && go build -o "$RUN/tlsload" ./integration/bench/tlsload && go build -o "$RUN/idleconns" ./integration/bench/idleconns )
-head -c 1024 /dev/zero | tr '\0' 'x' > "$RUN/www/index.html"
+(
+  cd "$ROOT"
+  if [ -z "$GANTRY_BIN" ]; then CGO_ENABLED=0 go build -o "$RUN/gantry" ./cmd/gantry; else cp "$GANTRY_BIN" "$RUN/gantry"; fi
+  for c in origin wsload tlsload idleconns; do CGO_ENABLED=0 go build -o "$RUN/$c" "./integration/bench/$c"; done
+)
+ONE_K=$(head -c 1024 /dev/zero | tr '\0' 'x')
+printf 'wrk.method = "POST"\nwrk.body = string.rep("p", 4096)\nwrk.headers["Content-Type"] = "application/octet-stream"\n' > "$RUN/post4k.lua"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench.local -addext subjectAltName=DNS:bench.local \
   -keyout "$RUN/rsa.key" -out "$RUN/rsa.crt" 2>/dev/null
 cat "$RUN/rsa.crt" "$RUN/rsa.key" > "$RUN/rsa.pem"
-{ echo "date: $(date -u)"; echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"; nginx -v 2>&1; haproxy -v | head -1; wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version; } > "$OUT/versions.txt" || true
+{ echo "date: $(date -u)"; echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) ${GANTRY_BIN:+(GANTRY_BIN=$GANTRY_BIN)}"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"; nginx -v 2>&1; haproxy -v | head -1
+  wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version
+  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES ROUTES=$ROUTES WS_SIZE=$WS_SIZE"; } > "$OUT/versions.txt" || true
 
 # --- configs ------------------------------------------------------------
-nginx_conf() { # name port workers [tlsport] -> config path; origin when name=origin
+nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin when name=origin
   local name=$1 port=$2 workers=$3 tport=${4:-} body
   if [ "$name" = origin ]; then
-    body="server { listen 127.0.0.1:$port backlog=4096; root $RUN/www; location / { } }"
+    # No file system on the request path: a fixed 1 KiB body from memory.
+    body="server { listen 127.0.0.1:$port backlog=4096;
+      location / { return 200 \"$ONE_K\"; }
+      location = /upload { client_body_buffer_size 64k; return 200 \"ok\\n\"; } }"
   else
     body="upstream origin { server 127.0.0.1:$ORIGIN; keepalive 64; keepalive_requests 1000000; }
+    upstream gorigin { server 127.0.0.1:$GORIGIN; keepalive 64; keepalive_requests 1000000; }
     server { listen 127.0.0.1:$port default_server backlog=4096; ${tport:+listen 127.0.0.1:$tport ssl default_server backlog=4096;} server_name _; return 404; }
     server { listen 127.0.0.1:$port; ${tport:+listen 127.0.0.1:$tport ssl;} server_name bench.local;
-      location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+      proxy_http_version 1.1; proxy_max_temp_file_size 0;
+      location / { proxy_pass http://origin; proxy_set_header Connection \"\"; }
+      location = /chunk64k { proxy_pass http://gorigin; proxy_set_header Connection \"\"; }
+      location = /ws { proxy_pass http://gorigin; proxy_set_header Upgrade \$http_upgrade; proxy_set_header Connection upgrade; } }"
   fi
   cat > "$RUN/$name.conf" <<NGX
 worker_processes $workers; worker_rlimit_nofile 65536; daemon off; pid $RUN/$name.pid; error_log $RUN/logs/$name.log warn;
@@ -79,14 +113,18 @@ defaults
     timeout connect 5s
     timeout client 60s
     timeout server 60s
+    timeout tunnel 60s
     option http-keep-alive
 frontend fe
     bind 127.0.0.1:${PORT[haproxy]} backlog 4096
     bind 127.0.0.1:${TPORT[haproxy]} ssl crt $RUN/rsa.pem backlog 4096
     http-request return status 404 unless { req.hdr(host),lower,word(1,:) -m str bench.local }
+    use_backend gbe if { path /chunk64k /ws }
     default_backend be
 backend be
     server origin 127.0.0.1:$ORIGIN
+backend gbe
+    server gorigin 127.0.0.1:$GORIGIN
 HAP
   echo "$RUN/haproxy.cfg"
 }
@@ -99,12 +137,11 @@ entryPoints:
 providers:
   file: {filename: "$RUN/$dyn", watch: false}
 log: {level: ERROR}
-store: {path: "$RUN/gantry-$RANDOM.db"}
+store: {path: "$RUN/gantry-$RANDOM$RANDOM.db"}
 GY
   if [ "$cert" = rsa ]; then
-    printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/rsa.crt" "$RUN/rsa.key" > "$RUN/tls.yml"
-  else : > "$RUN/tls.yml"; fi
-  cat "$RUN/tls.yml" >> "$RUN/$dyn"
+    printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/rsa.crt" "$RUN/rsa.key" >> "$RUN/$dyn"
+  fi
   echo "$RUN/gantry.yml"
 }
 dyn_one() {
@@ -112,9 +149,11 @@ dyn_one() {
 http:
   routers:
     bench: {rule: "Host(\`bench.local\`)", service: origin, entryPoints: [web]}
+    bench-go: {rule: "Host(\`bench.local\`) && (Path(\`/chunk64k\`) || Path(\`/ws\`))", service: gorigin, entryPoints: [web]}
     bench-tls: {rule: "Host(\`bench.local\`)", service: origin, entryPoints: [websecure], tls: {}}
   services:
     origin: {loadBalancer: {servers: [{url: "http://127.0.0.1:$ORIGIN"}]}}
+    gorigin: {loadBalancer: {servers: [{url: "http://127.0.0.1:$GORIGIN"}]}}
 DY
 }
 dyn_many() { # 10 000 routers: 2 500 hosts x (host, /api, /static, exact /admin) + bench.local
@@ -133,105 +172,166 @@ dyn_many() { # 10 000 routers: 2 500 hosts x (host, /api, /static, exact /admin)
 
 # --- processes ----------------------------------------------------------
 pin() { case "$1" in A) echo "taskset -c $2";; *) echo "";; esac; }
+gomax() { case "$1" in A) echo "env GOMAXPROCS=1";; *) echo "";; esac; }
 START_PID=
-start() { # regime target [variant]
+start() { # regime target [variant] -> START_PID
   local r=$1 t=$2 v=${3:-} c
   case $t in
     nginx) c=$(nginx_conf nginx "${PORT[nginx]}" "$([ "$r" = A ] && echo 1 || echo auto)" "${TPORT[nginx]}")
            $(pin "$r" 0) nginx -c "$c" -e "$RUN/logs/nginx.log" & ;;
-    haproxy) c=$(haproxy_conf "$([ "$r" = A ] && echo 1 || echo 2)"); $(pin "$r" 0) haproxy -f "$c" & ;;
+    haproxy) c=$(haproxy_conf "$([ "$r" = A ] && echo 1 || echo 2)"); $(pin "$r" 0) haproxy -f "$c" > "$RUN/logs/haproxy.log" 2>&1 & ;;
     gantry)
       if [ "$v" = many ]; then dyn_many; c=$(gantry_conf dyn-many.yml rsa)
       else dyn_one; c=$(gantry_conf dyn-one.yml "${v:-rsa}"); fi
-      if [ "$r" = A ]; then GOMAXPROCS=1 taskset -c 0 "$RUN/gantry" --configFile="$c" > "$RUN/logs/gantry.log" 2>&1 &
-      else "$RUN/gantry" --configFile="$c" > "$RUN/logs/gantry.log" 2>&1 & fi ;;
+      $(gomax "$r") $(pin "$r" 0) "$RUN/gantry" --configFile="$c" > "$RUN/logs/gantry.log" 2>&1 & ;;
     direct) START_PID=; return 0 ;;
   esac
   START_PID=$!; PIDS+=("$START_PID")
   for _ in $(seq 100); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: bench.local' "http://127.0.0.1:${PORT[$t]}/")" = 200 ] && return 0
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: bench.local' "http://127.0.0.1:${PORT[$t]}/1k")" = 200 ] && return 0
     sleep 0.1
   done
   log "$t did not answer 200; log:"; tail -20 "$RUN/logs/$t.log" >&2 || true; return 1
 }
+start_origins() { # regime -> OPID (nginx origin), GOPID (Go origin); both on CPU 1 in regime A
+  local r=$1 oc
+  oc=$(nginx_conf origin "$ORIGIN" "$([ "$r" = A ] && echo 1 || echo auto)")
+  $(pin "$r" 1) nginx -c "$oc" -e "$RUN/logs/origin.log" & OPID=$!; PIDS+=("$OPID")
+  $(gomax "$r") $(pin "$r" 1) "$RUN/origin" -addr "127.0.0.1:$GORIGIN" 2> "$RUN/logs/gorigin.log" & GOPID=$!; PIDS+=("$GOPID")
+  for _ in $(seq 50); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ORIGIN/1k")$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GORIGIN/1k")" = 200200 ] && return 0
+    sleep 0.1
+  done
+  log "origins did not come up"; exit 1
+}
 stop() { [ -n "${1:-}" ] || return 0; kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; sleep 0.3; }
-tree() { echo "$1"; ps -o pid= --ppid "$1" 2>/dev/null || true; }
+tree() { local p; for p in "$@"; do echo "$p"; ps -o pid= --ppid "$p" 2>/dev/null || true; done; }
 rss() { [ -n "${1:-}" ] || { echo 0; return; }; local s=0 p v; for p in $(tree "$1"); do v=$(awk '/^VmRSS:/{print $2}' "/proc/$p/status" 2>/dev/null || echo 0); s=$((s+${v:-0})); done; echo $s; }
-ticks() { [ -n "${1:-}" ] || { echo 0; return; }; local s=0 p v; for p in $(tree "$1"); do v=$(awk '{sub(/.*\) /,""); print $12+$13}' "/proc/$p/stat" 2>/dev/null || echo 0); s=$((s+${v:-0})); done; echo $s; }
+ticks() { # pids... -> "user system" clock ticks summed over their process trees
+  local u=0 s=0 p a b
+  for p in $(tree "$@"); do
+    read -r a b < <(awk '{sub(/.*\) /,""); print $12, $13}' "/proc/$p/stat" 2>/dev/null || echo "0 0")
+    u=$((u+${a:-0})); s=$((s+${b:-0}))
+  done
+  echo "$u $s"
+}
+pct() { awk -v a="$1" -v b="$2" -v hz="$HZ" -v el="$3" 'BEGIN{printf "%.1f", (b-a)/hz/el*100}'; }
 ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v }'; }
 
-measure() { # kind regime target pid port variant -> appends a CSV row
-  local kind=$1 r=$2 t=$3 pid=$4 port=$5 v=${6:-} w ri rl t0 t1 out
-  w=$(pin "$r" 1)
-  ri=$(rss "$pid")
-  $w wrk -t1 -c"$CONNS" -d"${WARMUP}s" -H 'Host: bench.local' "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
-  out="$RUN/wrk.out"
-  $w wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -H 'Host: bench.local' "http://127.0.0.1:$port/" > "$out" 2>&1 &
-  local wp=$!
-  sleep 1; t0=$(ticks "$pid"); sleep $((DURATION - 2)); t1=$(ticks "$pid"); rl=$(rss "$pid")
-  wait $wp || true
-  cp "$out" "$OUT/raw-$kind-$r-$t$v-$(date +%s%N).txt"
-  local rps p50 p99 cpu non2xx
-  rps=$(awk '/^Requests\/sec:/{print $2}' "$out")
-  p50=$(ms "$(awk '$1=="50%"{print $2}' "$out")"); p99=$(ms "$(awk '$1=="99%"{print $2}' "$out")")
-  non2xx=$(awk '/Non-2xx/{print $NF}' "$out"); non2xx=${non2xx:-0}
-  cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" -v d="$((DURATION - 2))" 'BEGIN{printf "%.1f", (b-a)/hz/d*100}')
-  echo "$kind,$r,$t$v,$rps,$p50,$p99,$ri,$rl,$cpu,$non2xx" >> "$OUT/runs.csv"
-  log "$kind $r $t$v: rps=$rps p50=${p50}ms p99=${p99}ms rss=${ri}/${rl}KiB cpu=${cpu}% non2xx=$non2xx"
-}
-measure_tls() { # regime target pid port variant(rsa|ecdsa) proto(tls12|tls13)
-  local r=$1 t=$2 pid=$3 port=$4 v=$5 proto=$6 w t0 t1 out rps cpu
-  w=$(pin "$r" 1)
-  $w env GOMAXPROCS=1 "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d 2s $([ "$proto" = tls12 ] && echo -tls12) >/dev/null 2>&1 || true
-  $w env GOMAXPROCS=1 "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${DURATION}s" $([ "$proto" = tls12 ] && echo -tls12) > "$RUN/tls.out" 2>&1 &
-  local wp=$!
-  sleep 1; t0=$(ticks "$pid"); sleep $((DURATION - 2)); t1=$(ticks "$pid")
-  wait $wp || true
-  rps=$(awk '{print $4}' "$RUN/tls.out"); rps=${rps:-0}
-  cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" -v d="$((DURATION - 2))" 'BEGIN{printf "%.1f", (b-a)/hz/d*100}')
-  echo "tls-$proto,$r,$t-$v,$rps,,,,,$cpu,$(awk '{print $6}' "$RUN/tls.out")" >> "$OUT/runs.csv"
-  log "tls $proto $r $t-$v: handshakes/s=$rps cpu=${cpu}% ($(cat "$RUN/tls.out"))"
+load() { # regime route port seconds outfile [latency] -> starts the load client in the background, LPID
+  local r=$1 route=$2 port=$3 d=$4 out=$5 lat=${6:-} w
+  w=$(pin "$r" "$LOAD_CPU")
+  case $route in
+    ws) $(gomax "$r") $w "$RUN/wsload" -addr "127.0.0.1:$port" -path /ws -c "$CONNS" -size "$WS_SIZE" -d "${d}s" > "$out" 2>&1 & ;;
+    post4k) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -s "$RUN/post4k.lua" -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
+    *) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
+  esac
+  LPID=$!
 }
 
-echo "kind,regime,target,rps,p50_ms,p99_ms,rss_idle_kb,rss_load_kb,cpu_pct,errors" > "$OUT/runs.csv"
+measure() { # route regime round target pid port [label] -> appends a CSV row
+  local route=$1 r=$2 round=$3 t=$4 pid=$5 port=$6 label=${7:-$4} ri rl out raw
+  ri=$(rss "$pid")
+  load "$r" "$route" "$port" "$WARMUP" "$RUN/warm.out"; wait "$LPID" || true
+  out="$RUN/load.out"
+  load "$r" "$route" "$port" "$DURATION" "$out" --latency; local lp=$LPID
+  sleep 1
+  local p0 o0 l0 p1 o1 l1 t0 t1 el
+  t0=$(date +%s.%N); p0=$(ticks "$pid"); o0=$(ticks "$OPID" "$GOPID"); l0=$(ticks "$lp")
+  sleep $((DURATION - 2))
+  t1=$(date +%s.%N); p1=$(ticks "$pid"); o1=$(ticks "$OPID" "$GOPID"); l1=$(ticks "$lp")
+  rl=$(rss "$pid")
+  wait "$lp" || true
+  raw="$OUT/raw/$route-$r-$round-$label.txt"; mkdir -p "$OUT/raw"; cp "$out" "$raw"
+  local rps p50 p99 errs
+  if [ "$route" = ws ]; then
+    read -r rps p50 p99 errs < <(awk '/^messages/{print $4, $6, $8, $10}' "$out")
+  else
+    rps=$(awk '/^Requests\/sec:/{print $2}' "$out")
+    p50=$(ms "$(awk '$1=="50%"{print $2}' "$out")"); p99=$(ms "$(awk '$1=="99%"{print $2}' "$out")")
+    errs=$(awk '/Non-2xx/{n+=$NF} /Socket errors/{gsub(",",""); n+=$4+$6+$8+$10} END{print n+0}' "$out")
+  fi
+  el=$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')
+  local pu ps cpu ocpu lcpu
+  pu=$(pct "${p0% *}" "${p1% *}" "$el"); ps=$(pct "${p0#* }" "${p1#* }" "$el")
+  cpu=$(awk -v a="$pu" -v b="$ps" 'BEGIN{printf "%.1f", a+b}')
+  ocpu=$(pct $(( ${o0% *} + ${o0#* } )) $(( ${o1% *} + ${o1#* } )) "$el")
+  lcpu=$(pct $(( ${l0% *} + ${l0#* } )) $(( ${l1% *} + ${l1#* } )) "$el")
+  echo "$route,$r,$round,$label,${rps:-0},${p50:-},${p99:-},$ri,$rl,$cpu,$pu,$ps,$ocpu,$lcpu,${errs:-0}" >> "$OUT/runs.csv"
+  log "$route $r #$round $label: rate=${rps:-0}/s p50=${p50:-}ms p99=${p99:-}ms proxy cpu=${cpu}% (usr $pu sys $ps) origins=${ocpu}% load=${lcpu}% rss=${ri}/${rl}KiB errors=${errs:-0}"
+}
+sanity() { # target port -> checks every route once, logs to sanity.txt
+  local t=$1 port=$2 a b c
+  a=$(curl -s -o /dev/null -w '%{http_code}/%{size_download}' -H 'Host: bench.local' "http://127.0.0.1:$port/1k")
+  b=$(curl -s -w '/%{http_code}' -H 'Host: bench.local' --data-binary "@$RUN/post4k.lua" "http://127.0.0.1:$port/upload" | tr -d '\n')
+  c=$(curl -s -o /dev/null -w '%{http_code}/%{size_download}' -H 'Host: bench.local' "http://127.0.0.1:$port/chunk64k")
+  echo "$t: /1k $a (want 200/1024), /upload $b (want ok/200), /chunk64k $c (want 200/65536)" >> "$OUT/sanity.txt"
+  [ "$a $b $c" = "200/1024 ok/200 200/65536" ] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
+}
+measure_tls() { # regime target pid port variant(rsa|ecdsa) proto(tls12|tls13)
+  local r=$1 t=$2 pid=$3 port=$4 v=$5 proto=$6 w t0 t1 p0 p1 out rps el pu ps
+  w=$(pin "$r" "$LOAD_CPU"); out="$RUN/tls.out"
+  $w env GOMAXPROCS=1 "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${WARMUP}s" $([ "$proto" = tls12 ] && echo -tls12) >/dev/null 2>&1 || true
+  $w env GOMAXPROCS=1 "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${DURATION}s" $([ "$proto" = tls12 ] && echo -tls12) > "$out" 2>&1 &
+  local wp=$!
+  sleep 1; t0=$(date +%s.%N); p0=$(ticks "$pid"); sleep $((DURATION - 2)); t1=$(date +%s.%N); p1=$(ticks "$pid")
+  wait $wp || true
+  rps=$(awk '{print $4}' "$out"); rps=${rps:-0}
+  el=$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')
+  pu=$(pct "${p0% *}" "${p1% *}" "$el"); ps=$(pct "${p0#* }" "${p1#* }" "$el")
+  echo "tls-$proto,$r,1,$t-$v,$rps,,,,,$(awk -v a="$pu" -v b="$ps" 'BEGIN{printf "%.1f", a+b}'),$pu,$ps,,,$(awk '{print $6}' "$out")" >> "$OUT/runs.csv"
+  log "tls $proto $r $t-$v: handshakes/s=$rps cpu usr=$pu% sys=$ps% ($(cat "$out"))"
+}
+
+echo "kind,regime,round,target,rps,p50_ms,p99_ms,rss_idle_kb,rss_load_kb,cpu_pct,usr_pct,sys_pct,origin_cpu_pct,load_cpu_pct,errors" > "$OUT/runs.csv"
+log "output in $OUT"
 for r in $REGIMES; do
-  # the origin: on CPU 1 with one worker in regime A, unpinned with auto workers in B
-  oc=$(nginx_conf origin "$ORIGIN" "$([ "$r" = A ] && echo 1 || echo auto)")
-  $(pin "$r" 1) nginx -c "$oc" -e "$RUN/logs/origin.log" & OPID=$!; PIDS+=("$OPID"); sleep 0.5
+  start_origins "$r"
   for round in $(seq "$ROUNDS"); do
     for t in $TARGETS; do
       start "$r" "$t" || continue; p=$START_PID
-      measure http "$r" "$t" "$p" "${PORT[$t]}"
+      if [ "$t" = direct ]; then
+        for route in $ROUTES; do
+          [ "${RORIGIN[$route]}" = "$ORIGIN" ] && op=$OPID || op=$GOPID
+          measure "$route" "$r" "$round" direct "$op" "${RORIGIN[$route]}"
+        done
+        continue
+      fi
+      [ "$round" = 1 ] && sanity "$t-$r" "${PORT[$t]}"
+      for route in $ROUTES; do measure "$route" "$r" "$round" "$t" "$p" "${PORT[$t]}"; done
       stop "$p"
     done
-    if [ "$DO_ROUTERS" = 1 ]; then
-      start "$r" gantry many && { p=$START_PID; measure routers10k "$r" gantry "$p" "${PORT[gantry]}" -10k; stop "$p"; }
-    fi
-    if [ "$DO_TLS" = 1 ] && [ "$r" = A ]; then
-      for t in nginx haproxy gantry; do
-        for proto in tls12 tls13; do
-          start "$r" "$t" rsa || continue; p=$START_PID; measure_tls "$r" "$t" "$p" "${TPORT[$t]}" rsa "$proto"; stop "$p"
-        done
-      done
-      for proto in tls12 tls13; do
-        start "$r" gantry ecdsa && { p=$START_PID; measure_tls "$r" gantry "$p" "${TPORT[gantry]}" ecdsa "$proto"; stop "$p"; }
-      done
-    fi
   done
-  stop "$OPID"
+  if [ "$DO_ROUTERS" = 1 ]; then
+    start "$r" gantry many && { p=$START_PID; measure get1k "$r" 1 gantry "$p" "${PORT[gantry]}" gantry-10k; stop "$p"; }
+  fi
+  if [ "$DO_TLS" = 1 ] && [ "$r" = A ]; then
+    for t in nginx haproxy gantry; do
+      for proto in tls12 tls13; do
+        start "$r" "$t" rsa || continue; p=$START_PID; measure_tls "$r" "$t" "$p" "${TPORT[$t]}" rsa "$proto"; stop "$p"
+      done
+    done
+    for proto in tls12 tls13; do
+      start "$r" gantry ecdsa && { p=$START_PID; measure_tls "$r" gantry "$p" "${TPORT[gantry]}" ecdsa "$proto"; stop "$p"; }
+    done
+  fi
+  stop "$OPID"; stop "$GOPID"
 done
 
 if [ "$DO_IDLE" = 1 ]; then
-  oc=$(nginx_conf origin "$ORIGIN" 1); nginx -c "$oc" -e "$RUN/logs/origin.log" & OPID=$!; PIDS+=("$OPID"); sleep 0.5
+  start_origins A
   for t in nginx gantry; do
     start A "$t" || continue; p=$START_PID; ri=$(rss "$p")
-    "$RUN/idleconns" -addr "127.0.0.1:${PORT[$t]}" -n "$IDLE_CONNS" -hold 20s > "$RUN/idle.out" 2>&1 & ip=$!
+    "$RUN/idleconns" -addr "127.0.0.1:${PORT[$t]}" -n "$IDLE_CONNS" -hold 15s > "$RUN/idle.out" 2>&1 & ip=$!
     for _ in $(seq 200); do grep -q '^open' "$RUN/idle.out" && break; sleep 0.2; done
     sleep 2; rl=$(rss "$p"); wait $ip || true
-    echo "idle,A,$t,,,,$ri,$rl,,$(awk '{print $2}' "$RUN/idle.out")" >> "$OUT/runs.csv"
+    echo "idle,A,1,$t,,,,$ri,$rl,,,,,,$(awk '{print $2}' "$RUN/idle.out")" >> "$OUT/runs.csv"
     log "idle $t: $(cat "$RUN/idle.out"); RSS ${ri} -> ${rl} KiB; $(( (rl - ri) * 1024 / IDLE_CONNS )) bytes/conn"
     stop "$p"
   done
-  stop "$OPID"
+  stop "$OPID"; stop "$GOPID"
 fi
-python3 "$HERE/summarize.py" "$OUT/runs.csv" "$IDLE_CONNS" | tee "$OUT/summary.md"
+cp "$OUT/versions.txt" "$OUT/summary.md"
+python3 "$HERE/summarize.py" "$OUT/runs.csv" "$IDLE_CONNS" "$HEADROOM_MIN" >> "$OUT/summary.md"
+cat "$OUT/summary.md"
+log "done: $OUT/summary.md"
