@@ -14,14 +14,15 @@ import (
 // ServeHTTP is the entry handler of an entrypoint. It loads the live table
 // once and keeps it for the whole request; it takes no lock.
 //
-// Before routing it answers 431 (and closes) for more than 100 header
-// fields, closes the connection after the response when the
-// connection reached keepAliveMaxRequests or keepAliveMaxTime, and for a
-// chunked HTTP/1 request (Go deletes Content-Length when Transfer-Encoding
-// is present, so a request that carried both, RFC 9112 §6.1, cannot be told
-// apart; closing after every chunked request is the safe superset), applies
-// the forwarded-headers policy, answers pending ACME HTTP-01 challenges
-// (SetChallenges), and applies the entrypoint redirection.
+// On arrival, before any middleware, it applies the arrival policy:
+// 431 (and close) for more than 100 header fields (h1 refuses them itself;
+// this covers HTTP/2), removal of the client's hop-by-hop fields
+// (removeHopByHop), Connection: close after the response when the
+// connection reached keepAliveMaxRequests or keepAliveMaxTime, the
+// forwarded-headers policy, path sanitising, pending ACME HTTP-01
+// challenges (SetChallenges) and the entrypoint redirection. Framing faults
+// (CL+TE, obs-fold, ...) never get here: h1 refuses them and closes the
+// connection.
 func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
@@ -30,9 +31,7 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many header fields", http.StatusRequestHeaderFieldsTooLarge)
 		return
 	}
-	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
-		w.Header().Set("Connection", "close")
-	}
+	removeHopByHop(r)
 	trusted := false
 	if ci := connInfoOf(r); ci != nil {
 		trusted = ci.trusted
@@ -69,6 +68,78 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Host: r.Host, Path: r.URL.Path, Proto: r.Proto, ClientAddr: r.RemoteAddr,
 		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
 	})
+}
+
+// removeHopByHop removes, once, the hop-by-hop fields of the client's
+// message (RFC 9110 §7.6.1, RFC 9113 §8.2.2): Connection and every field it
+// names, Keep-Alive, Proxy-Connection, Proxy-Authorization,
+// Transfer-Encoding, Trailer (the declared names stay in r.Trailer), TE
+// unless it asks for trailers (then exactly "TE: trailers", as gRPC needs),
+// and Upgrade and HTTP2-Settings unless the request is an HTTP/1.1
+// WebSocket upgrade (then Upgrade: websocket and Connection: Upgrade are
+// all that is kept; h2c and other protocols are never upgraded to,
+// reliability.md §3.1 v32).
+//
+// It runs before any middleware, so a field that Gantry itself adds later
+// (a headers middleware, X-Forwarded-*) survives whatever the client listed
+// in Connection (the CVE-2021-32813 class). The outbound side (package
+// upstream / proxy) must therefore NOT strip by the client's Connection list
+// again: only its own connection management fields.
+func removeHopByHop(r *http.Request) {
+	h := r.Header
+	upgrade := false
+	if conn, ok := h["Connection"]; ok {
+		for _, v := range conn {
+			for tok := range strings.SplitSeq(v, ",") {
+				tok = strings.TrimSpace(tok)
+				switch {
+				case tok == "":
+				case strings.EqualFold(tok, "upgrade"):
+					upgrade = true
+				default:
+					delete(h, http.CanonicalHeaderKey(tok))
+				}
+			}
+		}
+		delete(h, "Connection")
+	}
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+	if te, ok := h["Te"]; ok {
+		if headerValuesContain(te, "trailers") {
+			h["Te"] = []string{"trailers"}
+		} else {
+			delete(h, "Te")
+		}
+	}
+	if up, ok := h["Upgrade"]; ok {
+		if upgrade && r.ProtoMajor == 1 && r.ProtoMinor == 1 && len(up) == 1 && strings.EqualFold(strings.TrimSpace(up[0]), "websocket") {
+			h["Upgrade"] = []string{"websocket"}
+			h["Connection"] = []string{"Upgrade"}
+		} else {
+			delete(h, "Upgrade")
+		}
+	}
+	delete(h, "Http2-Settings")
+}
+
+// hopHeaders are removed on arrival whatever Connection says; TE and
+// Upgrade have their own rules (removeHopByHop).
+var hopHeaders = [...]string{"Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "Transfer-Encoding", "Trailer"}
+
+// headerValuesContain reports whether any comma-separated element of vs,
+// with its parameters cut off, equals tok (case-insensitive).
+func headerValuesContain(vs []string, tok string) bool {
+	for _, v := range vs {
+		for el := range strings.SplitSeq(v, ",") {
+			el, _, _ = strings.Cut(el, ";")
+			if strings.EqualFold(strings.TrimSpace(el), tok) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxHeaderFields caps the header fields of a request (field lines, not

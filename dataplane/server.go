@@ -31,6 +31,11 @@ const (
 	defaultGraceTimeout         = 10 * time.Second
 	defaultMaxHeaderBytes       = 64 << 10
 	defaultMaxConcurrentStreams = 100
+	// defaultMaxConnections is entryPoints.<name>.transport.maxConnections
+	// when unset: Envoy's edge guidance is 10 000 per listener and 50 000
+	// downstream connections overall; a Gantry entrypoint usually is the
+	// whole edge, so it gets the overall figure.
+	defaultMaxConnections = 50000
 )
 
 // Server serves every entrypoint from the live routing table.
@@ -40,8 +45,20 @@ const (
 // byte decides TLS (0x16) or plain HTTP, so one port serves both, like
 // Traefik. TLS certificates come from the live table (Table.Certificate), so
 // a certificate change needs no restart and drops no connection; ALPN offers
-// h2 and http/1.1. Plain connections speak HTTP/1.1, and HTTP/2 with prior
-// knowledge (h2c); an Upgrade: h2c request is refused.
+// h2 and http/1.1.
+//
+// HTTP/1.1 and HTTP/1.0, plain or TLS (ALPN http/1.1 or none), are served by
+// package h1 alone; HTTP/2 (ALPN h2, and h2c with prior knowledge on plain
+// connections) by the standard library's HTTP/2 server. Both call the same
+// entry handler (ServeHTTP) with the same connection facts. An Upgrade: h2c
+// request is never honoured.
+//
+// Each entrypoint holds at most maxConnections connections (accepted, not
+// yet closed, upgraded ones included); at the cap its accept loops stop
+// accepting, so new connections wait in the kernel's backlog instead of
+// being accepted and starved. The header timeout of a connection's first
+// request runs from its accept: the wait for the first byte, the TLS
+// handshake and the head share it.
 type Server struct {
 	log    *slog.Logger
 	active *router.Active
@@ -74,14 +91,17 @@ type entryPoint struct {
 	challenges                                                Challenges // ACME; see SetChallenges
 
 	inflight atomic.Int64
-	// fastPath serves plain HTTP/1.1 connections with package h1 first
-	// (entryPoints.<name>.http.fastPath, default true); draining tells it
-	// to close connections after the response in progress.
-	fastPath bool
+	// slots holds one token per open connection (maxConnections); stop
+	// ends accept loops waiting for a slot.
+	slots    chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	tlsConf  *tls.Config
 	// sanitize cleans request paths before routing
 	// (entryPoints.<name>.http.sanitizePath, default true).
 	sanitize bool
-	draining atomic.Bool
+	draining atomic.Bool  // h1 connections close after the response in progress
+	h1busy   atomic.Int64 // h1 connections reading or serving a request (shutdown waits for them)
 	sniffers atomic.Int64 // connections whose first byte is awaited or being handed over
 	loops    atomic.Int64 // running accept loops
 
@@ -106,6 +126,9 @@ func NewServer(log *slog.Logger, active *router.Active, eps map[string]*static.E
 			continue
 		}
 		ep.hostname, ep.active, ep.obs, ep.log = host, active, obs, log.With("entrypoint", name)
+		if c != nil && c.HTTP != nil && c.HTTP.FastPath != nil {
+			ep.log.Warn("entryPoints." + name + ".http.fastPath is deprecated and ignored: every HTTP/1.1 connection is served by Gantry's HTTP/1.1 server")
+		}
 		s.eps[name] = ep
 	}
 	if len(errs) > 0 {
@@ -142,6 +165,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 	if err != nil {
 		return nil, err
 	}
+	maxConns := 0
 	ep := &entryPoint{
 		name:              name,
 		address:           addr,
@@ -153,7 +177,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
 		fallbackTLS:       defaultTLSPolicy(),
-		fastPath:          c.HTTP == nil || c.HTTP.FastPath == nil || *c.HTTP.FastPath,
+		stop:              make(chan struct{}),
 		sanitize:          c.HTTP == nil || c.HTTP.SanitizePath == nil || *c.HTTP.SanitizePath,
 	}
 	if c.MaxHeaderBytes > 0 {
@@ -178,6 +202,10 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 				ep.readHeaderTimeout = rt.ReadHeaderTimeout.D()
 			}
 		}
+		if t.MaxConnections < 0 {
+			return nil, fmt.Errorf("transport.maxConnections %d: want a positive number (0 for the default %d)", t.MaxConnections, defaultMaxConnections)
+		}
+		maxConns = t.MaxConnections
 		ep.keepAliveMaxRequests = int64(max(0, t.KeepAliveMaxRequests))
 		ep.keepAliveMaxTime = max(0, t.KeepAliveMaxTime.D())
 		if lc := t.LifeCycle; lc != nil {
@@ -187,6 +215,10 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 			ep.acceptGrace = max(0, lc.RequestAcceptGraceTimeout.D())
 		}
 	}
+	if maxConns == 0 {
+		maxConns = defaultMaxConnections
+	}
+	ep.slots = make(chan struct{}, maxConns)
 	if ep.readTimeout > 0 && ep.readHeaderTimeout > ep.readTimeout {
 		ep.readHeaderTimeout = ep.readTimeout
 	}
@@ -285,6 +317,7 @@ func (e *entryPoint) listen(ctx context.Context) error {
 }
 
 func (e *entryPoint) closeListeners() {
+	e.stopOnce.Do(func() { close(e.stop) })
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, l := range e.listeners {
@@ -292,10 +325,10 @@ func (e *entryPoint) closeListeners() {
 	}
 }
 
-// serve starts, per listener, its accept loop and its plain and TLS
-// http.Servers. Every goroutine joins wg.
+// serve starts, per listener, its accept loop and its HTTP/2 server. Every
+// goroutine joins wg.
 func (e *entryPoint) serve(wg *sync.WaitGroup) {
-	tlsConf := &tls.Config{
+	e.tlsConf = &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		NextProtos:         []string{"h2", "http/1.1"},
 		GetConfigForClient: e.configForClient,
@@ -303,28 +336,27 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, l := range e.listeners {
-		plain, secure := newChanListener(l.Addr()), newChanListener(l.Addr())
-		ps, ts := e.httpServer(false), e.httpServer(true)
-		// Each server gets its own copy: Serve adjusts its TLSConfig for HTTP/2.
-		ts.TLSConfig = tlsConf.Clone()
-		e.servers = append(e.servers, ps, ts)
-		e.chans = append(e.chans, plain, secure)
-		wg.Go(func() { _ = ps.Serve(plain) })
-		wg.Go(func() { _ = ts.Serve(tls.NewListener(secure, ts.TLSConfig)) })
+		h2 := newChanListener(l.Addr())
+		hs := e.h2Server()
+		e.servers = append(e.servers, hs)
+		e.chans = append(e.chans, h2)
+		wg.Go(func() { _ = hs.Serve(h2) })
 		e.loops.Add(1)
-		fast := e.fastServer(plain)
-		wg.Go(func() { e.acceptLoop(l, plain, secure, fast, wg) })
+		h1s := e.h1Server(h2)
+		wg.Go(func() { e.acceptLoop(l, h2, h1s, wg) })
 	}
 }
 
-// httpServer returns one http.Server with the entrypoint's limits.
-func (e *entryPoint) httpServer(secure bool) *http.Server {
-	proto := "http"
-	if secure {
-		proto = "https"
-	}
+// h2Server returns the HTTP/2 server of one listener: it is fed TLS
+// connections that negotiated h2 (already handshaken) and plain ones that
+// start with the h2c preface, and serves nothing else.
+func (e *entryPoint) h2Server() *http.Server {
+	var p http.Protocols
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
 	srv := &http.Server{
 		Handler:           e,
+		Protocols:         &p,
 		ReadTimeout:       e.readTimeout,
 		ReadHeaderTimeout: e.readHeaderTimeout,
 		WriteTimeout:      e.writeTimeout,
@@ -332,40 +364,53 @@ func (e *entryPoint) httpServer(secure bool) *http.Server {
 		MaxHeaderBytes:    e.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: int(e.maxStreams)},
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return withConnInfo(ctx, &connInfo{entryPoint: e.name, tls: secure, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
-		},
-	}
-	if !secure {
-		// HTTP/1.1, and HTTP/2 with prior knowledge (h2c, as Traefik serves
-		// for plaintext gRPC clients). The Upgrade: h2c dance is never
-		// honoured (reliability.md §3.1, v32).
-		var p http.Protocols
-		p.SetHTTP1(true)
-		p.SetUnencryptedHTTP2(true)
-		srv.Protocols = &p
+		ConnContext:       e.connContext,
 	}
 	if e.obs != nil {
-		srv.ConnState = func(_ net.Conn, st http.ConnState) {
+		srv.ConnState = func(c net.Conn, st http.ConnState) {
 			switch st {
 			case http.StateNew:
-				e.obs.Conn(e.name, proto, 1)
+				e.obs.Conn(e.name, protoOf(c), 1)
 			case http.StateClosed, http.StateHijacked:
-				e.obs.Conn(e.name, proto, -1)
+				e.obs.Conn(e.name, protoOf(c), -1)
 			}
 		}
 	}
 	return srv
 }
 
-// acceptLoop accepts on one listener until it is closed. Temporary errors
+// connContext gives a connection's requests its connInfo, created at
+// accept (so the TLS handshake and every request share it).
+func (e *entryPoint) connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc := trackedOf(c); tc != nil {
+		return withConnInfo(ctx, tc.info)
+	}
+	return withConnInfo(ctx, &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
+}
+
+func protoOf(c net.Conn) string {
+	if tc := trackedOf(c); tc != nil && tc.info.tls {
+		return "https"
+	}
+	return "http"
+}
+
+// acceptLoop accepts on one listener until it is closed, holding one of
+// the entrypoint's connection slots for each connection: with every slot
+// taken it stops accepting until a connection closes. Temporary errors
 // (EMFILE) back off from 5ms to 1s, as net/http does.
-func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, fast *h1.Server, wg *sync.WaitGroup) {
+func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server, wg *sync.WaitGroup) {
 	defer e.loops.Add(-1)
 	var delay time.Duration
 	for {
+		select {
+		case e.slots <- struct{}{}:
+		case <-e.stop:
+			return
+		}
 		c, err := l.Accept()
 		if err != nil {
+			<-e.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -379,13 +424,15 @@ func (e *entryPoint) acceptLoop(l net.Listener, plain, secure *chanListener, fas
 			return
 		}
 		delay = 0
-		tc := &trackedConn{Conn: c, ep: e}
+		now := time.Now()
+		tc := &trackedConn{Conn: c, ep: e, accepted: now,
+			info: &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: now}}
 		if !e.track(tc) {
-			_ = c.Close()
+			_ = tc.Close()
 			continue
 		}
 		e.sniffers.Add(1)
-		wg.Go(func() { e.sniff(tc, plain, secure, fast) })
+		wg.Go(func() { e.sniff(tc, h2, h1s) })
 	}
 }
 
@@ -397,74 +444,87 @@ func isTemporary(err error) bool {
 	return ok && t.Temporary()
 }
 
-// sniff reads the first byte (bounded by the header timeout) and hands the
-// connection to the TLS server when it starts a handshake record (0x16),
-// else to the plain server. The caller counted it in e.sniffers.
-func (e *entryPoint) sniff(c *trackedConn, plain, secure *chanListener, fast *h1.Server) {
-	if !e.sniffFirst(c) {
+// sniff reads the first byte and, when it starts a TLS handshake record
+// (0x16), runs the handshake; a connection that negotiated h2 goes to the
+// HTTP/2 server, every other one is served by h1. The header timeout runs
+// from the accept for all of it. The caller counted c in e.sniffers.
+func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
+	deadline := c.accepted.Add(e.readHeaderTimeout)
+	if !e.sniffFirst(c, deadline) {
 		_ = c.Close()
 		return
 	}
-	switch {
-	case c.first[0] == 0x16:
-		secure.push(c)
-	case fast != nil:
-		fast.ServeConn(c) // hands over to plain what it does not serve
-	default:
-		plain.push(c)
+	if c.first[0] != 0x16 {
+		h1s.ServeConn(c, deadline)
+		return
 	}
+	c.info.tls = true
+	tc := tls.Server(c, e.tlsConf)
+	if err := tc.HandshakeContext(withConnInfo(context.Background(), c.info)); err != nil {
+		e.log.Debug("TLS handshake failed", "remote", c.RemoteAddr().String(), "error", err)
+		_ = c.Close()
+		return
+	}
+	if tc.ConnectionState().NegotiatedProtocol == "h2" {
+		_ = c.SetDeadline(time.Time{})
+		h2.push(tc)
+		return
+	}
+	h1s.ServeConn(tc, deadline)
 }
 
-// sniffFirst reads the first byte of c into c.first, bounded by the header
-// timeout, and ends c's count in e.sniffers.
-func (e *entryPoint) sniffFirst(c *trackedConn) bool {
+// sniffFirst reads the first byte of c into c.first, bounded by deadline
+// (kept for what follows), and ends c's count in e.sniffers.
+func (e *entryPoint) sniffFirst(c *trackedConn, deadline time.Time) bool {
 	defer e.sniffers.Add(-1)
-	_ = c.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
+	_ = c.SetReadDeadline(deadline)
 	var b [1]byte
 	if _, err := c.Conn.Read(b[:]); err != nil {
 		return false
 	}
 	c.sniffed.Store(true)
-	_ = c.SetReadDeadline(time.Time{})
 	c.first = b[:]
 	return true
 }
 
-// fastServer returns the fast-path server of one listener, handing
-// connections over to plain's http.Server, or nil when the fast path is
-// off. It runs the same entry handler with the same connection facts, so
-// routing, forwarded headers and observers do not depend on the path.
-func (e *entryPoint) fastServer(plain *chanListener) *h1.Server {
-	if !e.fastPath {
-		return nil
-	}
-	s := &h1.Server{
+// h1Server returns the HTTP/1 server of one listener; connections that
+// start with the h2c preface go to h2.
+func (e *entryPoint) h1Server(h2 *chanListener) *h1.Server {
+	return &h1.Server{
 		Handler:           e,
-		Fallback:          plain.push,
+		H2C:               h2.push,
 		ReadHeaderTimeout: e.readHeaderTimeout,
 		IdleTimeout:       e.idleTimeout,
+		ReadTimeout:       e.readTimeout,
 		WriteTimeout:      e.writeTimeout,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return withConnInfo(ctx, &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
+		MaxHeaderBytes:    e.maxHeaderBytes,
+		MaxHeaders:        maxHeaderFields,
+		ConnContext:       e.connContext,
+		Draining:          e.draining.Load,
+		Log:               e.log,
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if tc := trackedOf(c); tc != nil {
+				tc.idle.Store(st == http.StateIdle) // shutdown cuts idle waits
+				busy := st == http.StateNew || st == http.StateActive
+				if tc.busy.Swap(busy) != busy {
+					if busy {
+						e.h1busy.Add(1)
+					} else {
+						e.h1busy.Add(-1)
+					}
+				}
+			}
+			if e.obs == nil {
+				return
+			}
+			switch st {
+			case http.StateNew:
+				e.obs.Conn(e.name, protoOf(c), 1)
+			case http.StateClosed, http.StateHijacked:
+				e.obs.Conn(e.name, protoOf(c), -1)
+			}
 		},
-		Draining: e.draining.Load,
-		Log:      e.log,
 	}
-	s.ConnState = func(c net.Conn, st http.ConnState) {
-		if tc, ok := c.(*trackedConn); ok {
-			tc.fast.Store(st == http.StateNew) // shutdown cuts idle fast-path reads
-		}
-		if e.obs == nil {
-			return
-		}
-		switch st {
-		case http.StateNew:
-			e.obs.Conn(e.name, "http", 1)
-		case http.StateClosed, http.StateHijacked:
-			e.obs.Conn(e.name, "http", -1)
-		}
-	}
-	return s
 }
 
 // track adds c to the live set; false once shutdown closed the set.

@@ -33,7 +33,7 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	}
 	gctx, cancel := context.WithTimeout(ctx, e.grace)
 	defer cancel()
-	e.draining.Store(true) // fast-path connections close after their response
+	e.draining.Store(true) // h1 connections close after their response
 	e.closeListeners()
 	// Connections accepted but silent so far are cut (as net/http does with
 	// new idle ones); those whose first byte arrived are handed to their
@@ -53,10 +53,9 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	e.mu.Lock()
 	servers := slices.Clone(e.servers)
 	for c := range e.conns {
-		// Not sniffed yet, or idle on the fast path between requests (a
-		// fast-path request in progress is not reading; after its response
-		// the connection sees draining and closes).
-		if !c.sniffed.Load() || c.fast.Load() {
+		// Not sniffed yet, or idle in h1 between requests (after a
+		// request in progress the connection sees draining and closes).
+		if !c.sniffed.Load() || c.idle.Load() {
 			_ = c.Conn.SetReadDeadline(time.Now())
 		}
 	}
@@ -68,8 +67,9 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	}
 	wg.Wait()
 	// Shutdown does not wait for hijacked (upgraded) connections; their
-	// handlers are still counted in flight.
-	waitFor(func() bool { return e.inflight.Load() > 0 })
+	// handlers are still counted in flight. h1 connections are waited for
+	// until their response is written (the handler returns before that).
+	waitFor(func() bool { return e.inflight.Load() > 0 || e.h1busy.Load() > 0 })
 	e.mu.Lock()
 	left := make([]*trackedConn, 0, len(e.conns))
 	for c := range e.conns {

@@ -6,21 +6,42 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // trackedConn is an accepted connection whose first byte was read to tell
 // TLS (a handshake record starts with 0x16) from plain HTTP. It replays
-// that byte, and removes itself from its entrypoint's connection set when
-// closed, so Shutdown can close what is left (upgraded connections) at the
-// end of the grace period.
+// that byte, and when closed removes itself from its entrypoint's
+// connection set (so Shutdown can close what is left, upgraded connections,
+// at the end of the grace period) and frees its connection slot.
 type trackedConn struct {
-	// fast is set while the h1 fast path owns the connection.
-	fast atomic.Bool
+	// idle is set while h1 waits for the connection's next request.
+	idle atomic.Bool
+	// busy is set while h1 reads or serves a request on the connection.
+	busy atomic.Bool
 	net.Conn
-	first   []byte
-	ep      *entryPoint
-	closed  sync.Once
-	sniffed atomic.Bool // the first byte arrived
+	first    []byte
+	ep       *entryPoint
+	info     *connInfo // the connection's facts, for every request on it
+	accepted time.Time
+	closed   sync.Once
+	sniffed  atomic.Bool // the first byte arrived
+}
+
+// trackedOf returns the trackedConn under c (a TLS connection, or one
+// handed over by h1, expose theirs with NetConn), or nil.
+func trackedOf(c net.Conn) *trackedConn {
+	for range 4 {
+		switch v := c.(type) {
+		case *trackedConn:
+			return v
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 func (c *trackedConn) Read(b []byte) (int, error) {
@@ -32,8 +53,8 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 	return c.Conn.Read(b)
 }
 
-// SyscallConn exposes the socket, for the fast path's buffer-free wait
-// between requests (package h1).
+// SyscallConn exposes the socket, for h1's buffer-free wait between
+// requests.
 func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 	sc, ok := c.Conn.(syscall.Conn)
 	if !ok {
@@ -42,9 +63,12 @@ func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 	return sc.SyscallConn()
 }
 
-// Close closes the connection and forgets it.
+// Close closes the connection, forgets it and frees its slot.
 func (c *trackedConn) Close() error {
-	c.closed.Do(func() { c.ep.forget(c) })
+	c.closed.Do(func() {
+		c.ep.forget(c)
+		<-c.ep.slots
+	})
 	return c.Conn.Close()
 }
 
@@ -58,8 +82,8 @@ func (c *trackedConn) CloseWrite() error {
 	return nil
 }
 
-// chanListener is a net.Listener fed by the sniffing goroutines: the plain
-// and the TLS http.Server of a listener each Accept from one.
+// chanListener is a net.Listener fed by the sniffing goroutines and h1: the
+// HTTP/2 server of a listener Accepts from one.
 type chanListener struct {
 	addr net.Addr
 	ch   chan net.Conn

@@ -51,12 +51,16 @@ type EntryPoint struct {
 	MaxHeaderBytes int `json:"maxHeaderBytes,omitempty"`
 }
 
-// EntryTransport holds an entrypoint's timeouts.
+// EntryTransport holds an entrypoint's timeouts and connection cap.
 type EntryTransport struct {
-	RespondingTimeouts   *RespondingTimeouts `json:"respondingTimeouts,omitempty"`
-	LifeCycle            *LifeCycle          `json:"lifeCycle,omitempty"`
-	KeepAliveMaxRequests int                 `json:"keepAliveMaxRequests,omitempty"`
-	KeepAliveMaxTime     config.Duration     `json:"keepAliveMaxTime,omitempty"`
+	RespondingTimeouts *RespondingTimeouts `json:"respondingTimeouts,omitempty"`
+	// MaxConnections (Gantry's own) caps the entrypoint's open client
+	// connections; at the cap new ones wait in the kernel's backlog.
+	// 0 means the default, 50 000.
+	MaxConnections       int             `json:"maxConnections,omitempty"`
+	LifeCycle            *LifeCycle      `json:"lifeCycle,omitempty"`
+	KeepAliveMaxRequests int             `json:"keepAliveMaxRequests,omitempty"`
+	KeepAliveMaxTime     config.Duration `json:"keepAliveMaxTime,omitempty"`
 }
 
 // RespondingTimeouts bound client connections. Zero means Gantry's default:
@@ -83,10 +87,8 @@ type ForwardedHeaders struct {
 
 // EntryHTTP holds entrypoint-level HTTP options.
 type EntryHTTP struct {
-	// FastPath (Gantry's own, default true) serves plain bodyless HTTP/1.1
-	// requests with Gantry's HTTP/1.1 server loop (package dataplane/h1)
-	// and everything else with net/http; false sends every connection to
-	// net/http.
+	// FastPath is deprecated and ignored (a warning is logged): every
+	// HTTP/1.1 connection is served by Gantry's HTTP/1.1 server.
 	FastPath *bool `json:"fastPath,omitempty"`
 	// SanitizePath (default true) removes ".", ".." and empty segments
 	// from request paths before routing, as Traefik does.

@@ -4,47 +4,86 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// Limits of the fast path. A request head larger than BufferSize, or with
-// more than MaxHeaders fields, is handed to the standard library (which
-// applies the entrypoint's own, larger, limits).
+// Defaults of Server's limits.
 const (
+	// BufferSize is the read buffer of a connection while it reads a
+	// request head or body; a head that does not fit moves to a buffer of
+	// MaxHeaderBytes.
 	BufferSize = 4096
-	MaxHeaders = 100
+	// DefaultMaxHeaderBytes bounds a request head: request line, field
+	// lines and the final empty line, CRLFs included. A head of exactly
+	// this many bytes is served; one byte more is answered 431.
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultMaxHeaders bounds the field lines of a head (and of a
+	// trailer section): more are answered 431, like Envoy and HAProxy.
+	DefaultMaxHeaders = 100
 )
 
-// Server serves plain HTTP/1.1 connections on the fast path; see the
+// Server serves HTTP/1.1 (and HTTP/1.0) connections, plain or TLS; see the
 // package doc. Fields are read-only once ServeConn has been called.
 type Server struct {
-	// Handler serves every fast-path request. Required.
+	// Handler serves every request. Required.
 	Handler http.Handler
-	// Fallback receives a connection the fast path hands over, with the
-	// bytes already read replayed first. Required.
-	Fallback func(net.Conn)
-	// ReadHeaderTimeout bounds reading a request head once its first byte
-	// arrived; IdleTimeout bounds the wait for that first byte between
-	// requests; WriteTimeout bounds writing each response. 0 means none.
-	ReadHeaderTimeout, IdleTimeout, WriteTimeout time.Duration
+	// H2C, when set, receives a connection whose first bytes are the
+	// HTTP/2 prior-knowledge preface (RFC 9113 §3.4), with every byte read
+	// so far replayed; without it such a connection gets 505.
+	H2C func(net.Conn)
+	// ReadHeaderTimeout bounds reading a request head. For the first
+	// request it runs from the deadline given to ServeConn (the moment the
+	// connection was accepted, so the wait for the first byte, the TLS
+	// handshake and the head share it); for later ones from their first
+	// byte. IdleTimeout bounds the wait for that first byte between
+	// requests. ReadTimeout bounds each read of a request body (an
+	// inactivity timeout, re-armed on progress, so a steady large upload
+	// is never cut). WriteTimeout bounds writing each response. 0 means
+	// none.
+	ReadHeaderTimeout, IdleTimeout, ReadTimeout, WriteTimeout time.Duration
+	// MaxHeaderBytes (default DefaultMaxHeaderBytes) and MaxHeaders
+	// (default DefaultMaxHeaders) bound request heads; see those.
+	MaxHeaderBytes, MaxHeaders int
 	// ConnContext derives the base context of the connection's requests.
 	ConnContext func(context.Context, net.Conn) context.Context
-	// ConnState is told StateNew when ServeConn starts, StateHijacked when
-	// the connection is handed to Fallback, and StateClosed when it closes.
+	// ConnState is told StateNew when ServeConn starts, StateIdle when the
+	// connection waits for its next request and StateActive when that
+	// request's first bytes arrive, StateHijacked when a handler hijacks
+	// the connection or it is handed to H2C, and StateClosed when it
+	// closes.
 	ConnState func(net.Conn, http.ConnState)
 	// Draining, when it returns true, makes the connection close after the
 	// response in progress (graceful shutdown).
 	Draining func() bool
 	// Log receives handler panics other than http.ErrAbortHandler.
 	Log *slog.Logger
+
+	bigPool sync.Pool // buffers of MaxHeaderBytes
+}
+
+func (s *Server) maxHeaderBytes() int {
+	if s.MaxHeaderBytes > 0 {
+		return s.MaxHeaderBytes
+	}
+	return DefaultMaxHeaderBytes
+}
+
+func (s *Server) maxHeaders() int {
+	if s.MaxHeaders > 0 {
+		return s.MaxHeaders
+	}
+	return DefaultMaxHeaders
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, BufferSize); return &b }}
@@ -53,29 +92,38 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, BufferSize); return 
 // writes a response, so idle connections hold none.
 var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, BufferSize) }}
 
-// ServeConn serves c until it closes, fails, or is handed over. It blocks;
-// run it on the connection's own goroutine.
-func (s *Server) ServeConn(c net.Conn) {
-	ctx := context.Background()
+// ServeConn serves c until it closes, fails, or is hijacked. headDeadline
+// bounds the first request head (zero: ReadHeaderTimeout from now). It
+// blocks; run it on the connection's own goroutine.
+func (s *Server) ServeConn(c net.Conn, headDeadline time.Time) {
+	ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, c.LocalAddr())
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, c)
 	}
 	s.state(c, http.StateNew)
+	if headDeadline.IsZero() && s.ReadHeaderTimeout > 0 {
+		headDeadline = time.Now().Add(s.ReadHeaderTimeout)
+	}
 	bp := bufPool.Get().(*[]byte)
-	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), ctx: ctx, watchDone: make(chan struct{}, 1)}
+	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), ctx: ctx,
+		headDeadline: headDeadline, watchDone: make(chan struct{}, 1)}
+	cs.cw.cs = cs
+	cs.resp.cs = cs
 	cs.watchTimer = time.AfterFunc(time.Hour, cs.watch)
 	cs.watchTimer.Stop()
-	if sc, ok := c.(syscall.Conn); ok {
-		cs.raw, _ = sc.SyscallConn()
+	switch tc := c.(type) {
+	case *tls.Conn:
+		st := tc.ConnectionState()
+		cs.tlsState = &st
+	case syscall.Conn:
+		cs.raw, _ = tc.SyscallConn()
 	}
 	handed := cs.serve()
-	if cs.bufp != nil {
-		bufPool.Put(cs.bufp)
-	}
+	cs.releaseBuf()
 	if handed {
 		return
 	}
-	c.Close()
+	_ = c.Close()
 	s.state(c, http.StateClosed)
 }
 
@@ -86,23 +134,62 @@ func (s *Server) state(c net.Conn, st http.ConnState) {
 }
 
 type conn struct {
-	srv    *Server
-	c      net.Conn
-	raw    syscall.RawConn // nil when c exposes no file descriptor
-	served bool            // a request was served (c's own replay bytes are consumed)
-	bufp   *[]byte         // buf's pool entry; nil while idle without a buffer
-	buf    []byte
-	r, w   int // unread bytes are buf[r:w]
-	remote string
-	ctx    context.Context // the connection's; each request gets a child
+	srv      *Server
+	c        net.Conn
+	raw      syscall.RawConn // nil when c exposes no file descriptor (TLS)
+	tlsState *tls.ConnectionState
+	served   bool    // a request was read (the first head's deadline is used up)
+	bufp     *[]byte // buf's pool entry; nil while idle without a buffer
+	buf      []byte
+	r, w     int // unread bytes are buf[r:w]
+	remote   string
+	ctx      context.Context // the connection's; each request gets a child
 
-	// Client-gone detection for slow requests: watchTimer starts watch
-	// when a handler runs longer than watchAfter.
+	headDeadline     time.Time // of the first request head
+	skipCRLF         bool      // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
+	userReadDeadline bool      // the handler set a read deadline: armRead leaves it
+	hijacked         bool
+
+	resp response
+	cw   connWriter
+
+	// wmu orders writes to c: the response (through cw) and an automatic
+	// 100 Continue sent by a body Read on another goroutine.
+	wmu          sync.Mutex
+	continueSent bool        // under wmu
+	finalStarted atomic.Bool // the handler chose a final status: no 100 Continue any more
+
+	// Client-gone detection for slow bodyless requests: watchTimer starts
+	// watch when a handler runs longer than watchAfter.
 	reqCancel  context.CancelFunc // cancels the current request's context
 	watchTimer *time.Timer
 	watchDone  chan struct{}
+	watching   bool // watchTimer armed for this request
 	peerGone   bool // the connection failed: no response can be sent
 	halfClosed bool // the client sent EOF: answer, then close
+}
+
+// connWriter writes responses to the connection under wmu.
+type connWriter struct{ cs *conn }
+
+func (w connWriter) Write(p []byte) (int, error) {
+	w.cs.wmu.Lock()
+	defer w.cs.wmu.Unlock()
+	return w.cs.c.Write(p)
+}
+
+var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// sendContinue sends 100 Continue, once, unless the handler already chose
+// a final status (RFC 9110 §10.1.1, §15.2.1).
+func (cs *conn) sendContinue() {
+	cs.wmu.Lock()
+	defer cs.wmu.Unlock()
+	if cs.continueSent || cs.finalStarted.Load() {
+		return
+	}
+	cs.continueSent = true
+	_, _ = cs.c.Write(continueLine)
 }
 
 // watchAfter is how long a handler runs before the connection is watched
@@ -113,12 +200,12 @@ const watchAfter = 100 * time.Millisecond
 
 var aLongTimeAgo = time.Unix(1, 0)
 
-// watch runs on the timer's goroutine while the handler runs. A read that
-// returns bytes keeps them (a pipelined request). End of file (the client
-// half-closed, or left) cancels the request's context, as net/http does,
-// and the response is still sent before the connection closes; an error
-// (reset) cancels it and no response is attempted. The deadline set by
-// endWatch ends a watch quietly.
+// watch runs on the timer's goroutine while the handler of a bodyless
+// request runs. A read that returns bytes keeps them (a pipelined request).
+// End of file (the client half-closed, or left) cancels the request's
+// context, as net/http does, and the response is still sent before the
+// connection closes; an error (reset) cancels it and no response is
+// attempted. The deadline set by endWatch ends a watch quietly.
 func (cs *conn) watch() {
 	defer func() { cs.watchDone <- struct{}{} }()
 	if cs.w >= len(cs.buf) {
@@ -139,9 +226,13 @@ func (cs *conn) watch() {
 	}
 }
 
-// endWatch stops the watch of the request that just finished, waiting for
-// a running one to end.
+// endWatch stops the watch of the current request, waiting for a running
+// one to end. Idempotent.
 func (cs *conn) endWatch() {
+	if !cs.watching {
+		return
+	}
+	cs.watching = false
 	if cs.watchTimer.Stop() {
 		return
 	}
@@ -150,14 +241,18 @@ func (cs *conn) endWatch() {
 	_ = cs.c.SetReadDeadline(time.Time{})
 }
 
-// replayConn replays pending bytes before reading from the connection.
+// replayConn replays pending bytes before reading from the connection: a
+// hijacked connection, or one handed to H2C.
 type replayConn struct {
 	net.Conn
 	pending []byte
 }
 
+// NetConn returns the connection replayConn wraps (like tls.Conn's).
+func (c *replayConn) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite half-closes the connection when the underlying one can, so a
-// handed-over upgraded connection (WebSocket) can still pass half-close on.
+// hijacked (WebSocket) connection can pass half-close on.
 func (c *replayConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
@@ -174,95 +269,204 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
-// serve is the keep-alive loop; it reports whether c was handed over.
+// releaseBuf returns the read buffer to its pool.
+func (cs *conn) releaseBuf() {
+	if cs.bufp == nil {
+		return
+	}
+	if cap(*cs.bufp) == BufferSize {
+		bufPool.Put(cs.bufp)
+	} else {
+		cs.srv.bigPool.Put(cs.bufp)
+	}
+	cs.bufp, cs.buf = nil, nil
+}
+
+// growBuf moves the unread bytes into a buffer of MaxHeaderBytes.
+func (cs *conn) growBuf() {
+	max := cs.srv.maxHeaderBytes()
+	bp, _ := cs.srv.bigPool.Get().(*[]byte)
+	if bp == nil || len(*bp) != max {
+		b := make([]byte, max)
+		bp = &b
+	}
+	n := copy(*bp, cs.buf[cs.r:cs.w])
+	cs.releaseBuf()
+	cs.bufp, cs.buf, cs.r, cs.w = bp, *bp, 0, n
+}
+
+// serve is the keep-alive loop; it reports whether c was hijacked or
+// handed over (and must not be closed here).
 func (cs *conn) serve() (handed bool) {
 	for {
 		// A request that has arrived is always served (with Connection:
 		// close while draining); shutdown cuts idle waits by deadline.
-		end, ok := cs.readHead()
+		end, herr, ok := cs.readHead()
 		if !ok {
 			return false
 		}
 		var h head
-		if end < 0 || !parseHead(cs.buf[cs.r:end], &h) {
+		if herr == nil {
+			herr = parseHead(cs.buf[cs.r:end], &h, cs.srv.maxHeaders())
+		}
+		if herr == errH2Preface && !cs.served && cs.srv.H2C != nil {
 			cs.handOver()
 			return true
 		}
-		cs.r = end
 		cs.served = true
-		if !cs.serveOne(&h) {
+		if herr != nil {
+			cs.reject(herr)
 			return false
 		}
-		if cs.r == cs.w {
-			cs.r, cs.w = 0, 0
+		cs.r = end
+		keep := cs.serveOne(&h)
+		if cs.hijacked {
+			return true
+		}
+		if !keep {
+			return false
 		}
 	}
 }
 
-// handOver gives the connection, with the unread bytes, to Fallback.
+// handOver gives the connection, with the unread bytes, to H2C.
 func (cs *conn) handOver() {
 	pending := bytes.Clone(cs.buf[cs.r:cs.w])
 	_ = cs.c.SetDeadline(time.Time{})
 	cs.srv.state(cs.c, http.StateHijacked)
-	cs.srv.Fallback(&replayConn{Conn: cs.c, pending: pending})
+	cs.srv.H2C(&replayConn{Conn: cs.c, pending: pending})
 }
 
-// readHead reads until buf[r:] holds a whole head, and returns the index
-// just past it; -1 when the head does not fit the buffer; ok=false on a
-// read error or timeout (the connection is then closed without a response,
-// as net/http does).
-func (cs *conn) readHead() (end int, ok bool) {
+// reject answers a refused request head and closes the connection after
+// a lingering half-close, so the answer is not lost to a reset caused by
+// unread request bytes.
+func (cs *conn) reject(e *headError) {
+	if cs.srv.WriteTimeout > 0 {
+		_ = cs.c.SetWriteDeadline(time.Now().Add(cs.srv.WriteTimeout))
+	} else {
+		_ = cs.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	}
+	text := http.StatusText(e.status)
+	msg := text + ": " + e.reason + "\n"
+	b := make([]byte, 0, 160+len(msg))
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	b = append(b, ' ')
+	b = append(b, text...)
+	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(msg)), 10)
+	b = append(b, "\r\n\r\n"...)
+	b = append(b, msg...)
+	if _, err := cs.c.Write(b); err == nil {
+		cs.lingerClose()
+	}
+}
+
+// lingerClose half-closes the connection and discards what the client
+// still sends for a short while (as net/http's closeWriteAndWait), so the
+// last response reaches it before the close.
+func (cs *conn) lingerClose() {
+	if cw, ok := cs.c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = cs.c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	bp := bufPool.Get().(*[]byte)
+	for total := 0; total < maxDrain; {
+		n, err := cs.c.Read(*bp)
+		total += n
+		if err != nil {
+			break
+		}
+	}
+	bufPool.Put(bp)
+}
+
+// readHead reads until buf[r:] holds a whole head and returns the index
+// just past it. A bare LF answers 400 at once; a head longer than
+// MaxHeaderBytes 431. ok=false on a read error, end of file or timeout
+// (the connection is then closed without a response, as net/http does).
+func (cs *conn) readHead() (end int, herr *headError, ok bool) {
+	max := cs.srv.maxHeaderBytes()
 	if cs.r == cs.w {
 		cs.r, cs.w = 0, 0
-		cs.deadline(cs.srv.IdleTimeout)
-		if cs.raw != nil && cs.served {
-			// Between requests: wait holding no buffer (the idle cost of a
-			// keep-alive connection), and read into one once data arrives.
+		if !cs.served {
+			cs.setReadDeadline(cs.headDeadline)
+		} else {
+			cs.deadline(cs.srv.IdleTimeout)
+			cs.srv.state(cs.c, http.StateIdle)
+			if d := cs.srv.Draining; d != nil && d() {
+				return 0, nil, false
+			}
 			n, err := cs.readIdle()
 			if err != nil || n == 0 {
-				return 0, false
+				return 0, nil, false
 			}
+			cs.srv.state(cs.c, http.StateActive)
 			cs.w = n
 			cs.deadline(cs.srv.ReadHeaderTimeout)
 		}
-	} else {
+	} else if cs.served {
 		cs.deadline(cs.srv.ReadHeaderTimeout)
+	} else {
+		cs.setReadDeadline(cs.headDeadline)
 	}
-	first := cs.r == cs.w
 	checked := cs.r // bytes before checked hold no bare LF
 	for {
-		// A bare LF (RFC 9112 §2.2) never ends a head here: hand it over at
-		// once rather than wait for a CRLF CRLF that may never come.
-		for i := checked; i < cs.w; i++ {
-			if cs.buf[i] != '\n' {
-				continue
-			}
-			if i == cs.r || cs.buf[i-1] != '\r' {
-				return -1, true
-			}
-			if i-cs.r >= 3 && cs.buf[i-2] == '\n' && cs.buf[i-3] == '\r' {
-				return i + 1, true
+		if cs.skipCRLF && cs.w-cs.r >= 2 {
+			cs.skipCRLF = false
+			if cs.buf[cs.r] == '\r' && cs.buf[cs.r+1] == '\n' {
+				cs.r += 2
+				checked = cs.r
 			}
 		}
-		checked = cs.w
-		if cs.w == len(cs.buf) {
-			if cs.r == 0 {
-				return -1, true
+		if !cs.skipCRLF {
+			for i := checked; i < cs.w; i++ {
+				if cs.buf[i] != '\n' {
+					continue
+				}
+				if i == cs.r || cs.buf[i-1] != '\r' {
+					return 0, badRequest("bare LF"), true
+				}
+				if i-cs.r >= 3 && cs.buf[i-2] == '\n' && cs.buf[i-3] == '\r' {
+					if i+1-cs.r > max {
+						return 0, tooLarge, true
+					}
+					return i + 1, nil, true
+				}
 			}
-			n := copy(cs.buf, cs.buf[cs.r:cs.w])
-			checked -= cs.r
-			cs.r, cs.w = 0, n
+			checked = cs.w
+			if cs.w-cs.r >= max {
+				return 0, tooLarge, true
+			}
+		}
+		if cs.w == len(cs.buf) {
+			if cs.r > 0 {
+				n := copy(cs.buf, cs.buf[cs.r:cs.w])
+				checked -= cs.r
+				cs.r, cs.w = 0, n
+			} else {
+				cs.growBuf()
+			}
 		}
 		n, err := cs.c.Read(cs.buf[cs.w:])
 		cs.w += n
 		if err != nil && n == 0 {
-			return 0, false
-		}
-		if first && n > 0 {
-			first = false
-			cs.deadline(cs.srv.ReadHeaderTimeout)
+			return 0, nil, false
 		}
 	}
+}
+
+var tooLarge = &headError{status: http.StatusRequestHeaderFieldsTooLarge, reason: "request head too large"}
+
+// readIdle, for connections without a file descriptor (TLS): a small
+// buffer is taken back before the blocking read.
+func (cs *conn) readIdleBuffered() (int, error) {
+	if cs.bufp == nil || cap(*cs.bufp) != BufferSize {
+		cs.releaseBuf()
+		cs.bufp = bufPool.Get().(*[]byte)
+		cs.buf = *cs.bufp
+	}
+	return cs.c.Read(cs.buf)
 }
 
 func (cs *conn) deadline(d time.Duration) {
@@ -273,6 +477,17 @@ func (cs *conn) deadline(d time.Duration) {
 	}
 }
 
+func (cs *conn) setReadDeadline(t time.Time) { _ = cs.c.SetReadDeadline(t) }
+
+// armRead sets the body read deadline (ReadTimeout from now) unless the
+// handler set its own.
+func (cs *conn) armRead() {
+	if cs.userReadDeadline {
+		return
+	}
+	cs.deadline(cs.srv.ReadTimeout)
+}
+
 // serveOne runs the handler for one request; false means close.
 func (cs *conn) serveOne(h *head) (keep bool) {
 	// A context per request, cancelled when the handler returns (as with
@@ -280,25 +495,59 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	ctx, cancel := context.WithCancel(cs.ctx)
 	defer cancel()
 	cs.reqCancel = cancel
-	r := (&http.Request{}).WithContext(ctx)
-	r.Method, r.URL, r.RequestURI, r.Host = h.method, h.url, h.target, h.host
-	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
-	r.Header, r.Body, r.Close, r.RemoteAddr = h.header, http.NoBody, h.close, cs.remote
+	r := &http.Request{
+		Method: h.method, URL: h.url, RequestURI: h.target, Host: h.host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h.header, Body: http.NoBody, ContentLength: h.contentLength, Close: h.close,
+		Trailer: h.trailer, RemoteAddr: cs.remote, TLS: cs.tlsState,
+	}
+	if h.minor == 0 {
+		r.Proto, r.ProtoMinor = "HTTP/1.0", 0
+	}
+	r = r.WithContext(ctx)
+	var b *body
+	if h.contentLength != 0 {
+		b = &body{cs: cs, req: r, chunked: h.chunked, remain: h.contentLength, expect: h.expectContinue}
+		r.Body = b
+		if h.chunked {
+			r.TransferEncoding = []string{"chunked"}
+		}
+	}
 	if cs.srv.WriteTimeout > 0 {
 		_ = cs.c.SetWriteDeadline(time.Now().Add(cs.srv.WriteTimeout))
 	}
-	_ = cs.c.SetReadDeadline(time.Time{})
+	cs.userReadDeadline = false
+	if b == nil {
+		_ = cs.c.SetReadDeadline(time.Time{})
+	} else {
+		cs.armRead()
+	}
+	cs.continueSent = false
+	cs.finalStarted.Store(false)
 	bw := writerPool.Get().(*bufio.Writer)
-	bw.Reset(cs.c)
-	w := &response{bw: bw, req: r, header: make(http.Header, 8), cl: -1, closeAfter: h.close}
+	bw.Reset(cs.cw)
+	w := &cs.resp
+	w.reset(bw, r, h, b)
 	defer func() {
 		bw.Reset(nil)
 		writerPool.Put(bw)
+		w.release()
 	}()
-	cs.watchTimer.Reset(watchAfter)
+	if b == nil {
+		cs.watching = true
+		cs.watchTimer.Reset(watchAfter)
+	}
 	ok := cs.run(w, r)
 	cs.endWatch()
+	if cs.hijacked {
+		return false
+	}
 	if !ok || cs.peerGone {
+		// An aborted or panicking handler: what it wrote stays incomplete
+		// on the wire (no final chunk); the connection closes.
+		if b != nil {
+			b.finish()
+		}
 		return false
 	}
 	if cs.halfClosed || cs.srv.Draining != nil && cs.srv.Draining() {
@@ -307,7 +556,20 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	if err := w.finish(); err != nil {
 		return false
 	}
-	return !w.closeAfter
+	unread := false
+	if b != nil {
+		cs.skipCRLF = true
+		if !b.finish() {
+			w.closeAfter, unread = true, true
+		}
+	}
+	if w.closeAfter {
+		if unread || cs.r < cs.w {
+			cs.lingerClose()
+		}
+		return false
+	}
+	return true
 }
 
 // run calls the handler, recovering a panic: http.ErrAbortHandler closes

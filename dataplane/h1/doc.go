@@ -1,31 +1,59 @@
-// Package h1 is Gantry's fast path for plain HTTP/1.1: a purpose-built
-// server loop for the common request — a bodyless HTTP/1.1 request in
-// origin form with a simple, strictly valid header block — that calls an
-// ordinary http.Handler without net/http's per-request machinery (its
-// context per request, its background read goroutine, its buffered
-// response writer chain).
+// Package h1 is Gantry's HTTP/1.1 server: the only one, for plain and TLS
+// connections (ALPN http/1.1 or none). It reads requests with a strict RFC
+// 9112 parser and calls an ordinary http.Handler, without net/http's
+// per-request machinery (its background read goroutine, its buffered
+// response writer chain); HTTP/2 stays on the standard library and feeds
+// the same handler.
 //
-// Everything else is not parsed here but handed, untouched, to the
-// standard library: the connection is passed to Fallback with every byte
-// already read replayed first, at a request boundary, before any response
-// byte of that request was written. So the standard server sees exactly
-// what the client sent and applies its own strict rules (RFC 9112) to it.
-// Handed over are: request bodies (Content-Length other than 0, any
-// Transfer-Encoding), Upgrade and Expect requests, HTTP/1.0 and other
-// versions, absolute-form, authority-form and asterisk-form targets,
-// anything that is not strictly valid (bare LF, obs-fold, whitespace before
-// a colon, CTL or NUL bytes in a field, a missing or repeated Host, non-token
-// methods or field names), more than MaxHeaders fields, and header blocks
-// that do not fit the connection's read buffer (BufferSize bytes). The rules
-// follow RFC 9112 §2–§6 and RFC 9110 §5.5; reliability.md §3.1 lists them.
+// Requests: origin-, absolute-, authority- (CONNECT) and asterisk-form
+// (OPTIONS) targets; HTTP/1.1 and HTTP/1.0 (keep-alive only when asked
+// for); pipelining; bodies framed by Content-Length or chunked, with
+// trailers (Request.Trailer, for declared trailers, as net/http). The head
+// is refused — answered 400 (431 for size or count, 501 for an unknown
+// transfer coding, 505 for another version, 417 for an unknown
+// expectation) and the connection closed after a lingering half-close, so
+// no byte behind it is ever read as a request — when it has a bare LF,
+// obs-fold, whitespace before a colon, a non-token name, CR/LF/NUL/CTL in a
+// value, a missing, repeated or invalid Host, a Content-Length that is not
+// digits or is repeated (even identical), Transfer-Encoding together with
+// Content-Length or in HTTP/1.0, or a coding list other than a single
+// chunked (RFC 9112 §2.2, §3, §5, §6; RFC 9110 §5.5; reliability.md §3.1).
+// Gantry never repairs framing, so a request it serves is framed exactly
+// one way. A malformed chunked body fails the body's Read and closes the
+// connection after the response. The head limit (MaxHeaderBytes, 64 KiB by
+// default) counts every byte of the head, CRLFs included: a head of
+// exactly the limit is served.
 //
-// Responses: Content-Length when the handler sets it (a short body closes
-// the connection), else the body is buffered up to BufferSize and sent with a
-// computed Content-Length when the handler returns, or chunked once it
-// flushes or outgrows the buffer. HEAD, 1xx, 204 and 304 carry no body.
-// Header values with CR or LF are rewritten to spaces, as net/http does.
+// Expect: 100-continue: 100 Continue is sent when the handler first reads
+// the body (or writes WriteHeader(100) itself), never after a final status
+// was chosen. A handler that answers without reading the body gets its
+// response sent with Connection: close and the connection closed, since
+// the client may or may not send the body (RFC 9110 §10.1.1 allows either;
+// closing cannot desynchronise). A body the handler left unread after 100
+// Continue is drained up to 256 KiB to keep the connection, else it closes.
 //
-// Unlike net/http, a client that disconnects while its request waits for
-// an upstream is noticed only when the response is written (there is no
-// background read); Gantry's finite upstream timeouts bound that wait.
+// Responses: every 1xx written with WriteHeader is sent at once (not to
+// HTTP/1.0 clients). Content-Length when the handler sets it (a short body
+// closes the connection), else the body is buffered up to BufferSize and
+// sent with a computed Content-Length when the handler returns, or chunked
+// once it flushes or outgrows the buffer (close-delimited for HTTP/1.0).
+// HEAD, 1xx, 204 and 304 carry no body. Header values with CR, LF or NUL
+// are rewritten to spaces. A handler that panics (http.ErrAbortHandler
+// included) leaves its response incomplete: nothing more is written — for
+// chunked no last chunk — and the connection is closed.
+//
+// The ResponseWriter implements http.Flusher, http.Hijacker (Upgrade and
+// WebSocket: the returned connection replays bytes already read and
+// half-closes with CloseWrite) and http.ResponseController's FlushError,
+// SetReadDeadline, SetWriteDeadline and EnableFullDuplex (the body can
+// always be read while the response is written).
+//
+// A client that disconnects while a bodyless request waits for an upstream
+// is noticed after 100 ms (the request context is then cancelled); for
+// requests with a body, it is noticed by the body's reads or the response
+// write.
+//
+// Memory: a keep-alive connection waiting for its next request holds no
+// read or write buffer (on Unix the wait is a readiness wait on the socket
+// before a buffer is taken from a pool).
 package h1

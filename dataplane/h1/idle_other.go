@@ -2,6 +2,6 @@
 
 package h1
 
-// readIdle reads the next request's first bytes into the connection's
-// buffer (no buffer-free wait on this platform).
-func (cs *conn) readIdle() (int, error) { return cs.c.Read(cs.buf) }
+// readIdle reads the next request's first bytes into a small buffer (no
+// buffer-free wait on this platform).
+func (cs *conn) readIdle() (int, error) { return cs.readIdleBuffered() }

@@ -13,12 +13,13 @@ import (
 // that would block returns the buffer before the goroutine parks, so a
 // keep-alive connection waiting for its next request costs no buffer. It
 // makes no more syscalls than a plain Read. It returns the bytes read (0 at
-// end of file) or the read error (the read deadline applies).
+// end of file) or the read error (the read deadline applies). Connections
+// without a file descriptor (TLS) wait holding a small buffer.
 func (cs *conn) readIdle() (int, error) {
-	if cs.bufp != nil {
-		bufPool.Put(cs.bufp)
-		cs.bufp, cs.buf = nil, nil
+	if cs.raw == nil {
+		return cs.readIdleBuffered()
 	}
+	cs.releaseBuf()
 	var n int
 	var rerr error
 	err := cs.raw.Read(func(fd uintptr) bool {

@@ -5,142 +5,359 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strings"
 
 	"golang.org/x/net/http/httpguts"
 )
 
-// head is a parsed request head that the fast path will serve.
+// head is a parsed request head.
 type head struct {
 	method, target, host string
 	url                  *url.URL
-	close                bool
+	minor                int // 0 or 1 (HTTP/1.0, HTTP/1.1)
 	header               http.Header
+	// contentLength is the body length: -1 for chunked, 0 for none.
+	contentLength int64
+	chunked       bool
+	// close: the client asked to close (Connection: close, or HTTP/1.0
+	// without keep-alive); keepAlive10: HTTP/1.0 with Connection: keep-alive.
+	close, keepAlive10 bool
+	expectContinue     bool
+	trailer            http.Header // declared Trailer names, nil if none
+}
+
+// headError is a request the server refuses: the status to answer (the
+// connection is closed after it) and a short reason for the body.
+type headError struct {
+	status int
+	reason string
+}
+
+func (e *headError) Error() string { return e.reason }
+
+func badRequest(reason string) *headError {
+	return &headError{status: http.StatusBadRequest, reason: reason}
 }
 
 var (
-	crlfcrlf      = []byte("\r\n\r\n")
-	tokClose      = []byte("close")
-	tokUpgrade    = []byte("upgrade")
-	tokH2Settings = []byte("http2-settings")
+	errH2Preface = &headError{status: http.StatusHTTPVersionNotSupported, reason: "HTTP/2 preface"}
+	tokClose     = []byte("close")
+	tokKeepAlive = []byte("keep-alive")
 )
 
-// parseHead parses b, a request head ending with CRLF CRLF, into h. It
-// returns false for anything the fast path does not serve (see the package
-// doc); the caller then hands the connection to the standard library,
-// which answers or rejects it by its own rules.
-func parseHead(b []byte, h *head) bool {
-	// request-line = method SP request-target SP HTTP-version CRLF (RFC 9112 §3)
-	sp := bytes.IndexByte(b, ' ')
-	if sp <= 0 || !isToken(b[:sp]) {
-		return false
+// h2Preface is the request line and empty line that start an HTTP/2
+// connection with prior knowledge (RFC 9113 §3.4): "PRI * HTTP/2.0".
+const h2Preface = "PRI * HTTP/2.0\r\n\r\n"
+
+// parseHead parses b, a whole request head (request line, field lines and
+// the empty line, every line ending in CRLF), into h. It follows RFC 9112
+// strictly and refuses, never repairs (reliability.md §3.1):
+//
+//   - request line: token method, one SP, a target of visible ASCII, one SP,
+//     exactly HTTP/1.1 or HTTP/1.0 (other versions: 505); origin-form, or
+//     absolute-form (r.Host is then its authority, §3.2.2), authority-form
+//     only for CONNECT, "*" only for OPTIONS (§3.2);
+//   - bare LF, obs-fold (a line starting with SP/HTAB), whitespace before
+//     the colon, an empty or non-token name (§2.2, §5.1, §5.2): 400;
+//   - CTL other than HTAB in a value, NUL, CR, DEL (RFC 9110 §5.5): 400;
+//   - more than maxFields field lines: 431;
+//   - Host missing (HTTP/1.1), repeated or invalid: 400 (§3.2);
+//   - Content-Length not 1*DIGIT, repeated (even identical) or a list: 400
+//     (§6.3); Transfer-Encoding with Content-Length, in HTTP/1.0, or empty:
+//     400; a final coding other than chunked: 400; any coding besides a
+//     single chunked: 501 (§6.1, §6.3);
+//   - Expect other than 100-continue: 417 (RFC 9110 §10.1.1).
+//
+// Field values are substrings of one string holding the head (one
+// allocation for all of them).
+func parseHead(b []byte, h *head, maxFields int) *headError {
+	if string(b) == h2Preface {
+		return errH2Preface
 	}
-	method := b[:sp]
-	rest := b[sp+1:]
-	sp = bytes.IndexByte(rest, ' ')
-	if sp <= 0 || rest[0] != '/' {
-		return false // origin-form only (§3.2.1)
+	eol := bytes.IndexByte(b, '\n')
+	if eol < 1 || b[eol-1] != '\r' {
+		return badRequest("malformed request line")
 	}
-	target := rest[:sp]
+	line := b[:eol-1]
+	sp1 := bytes.IndexByte(line, ' ')
+	if sp1 <= 0 || !isToken(line[:sp1]) {
+		return badRequest("malformed method")
+	}
+	sp2 := bytes.IndexByte(line[sp1+1:], ' ')
+	if sp2 <= 0 {
+		return badRequest("malformed request line")
+	}
+	sp2 += sp1 + 1
+	target, version := line[sp1+1:sp2], line[sp2+1:]
 	for _, c := range target {
 		if c <= ' ' || c >= 0x7f {
-			return false
+			return badRequest("invalid byte in request target")
 		}
 	}
-	rest = rest[sp+1:]
-	if len(rest) < 10 || string(rest[:10]) != "HTTP/1.1\r\n" {
-		return false
-	}
-	rest = rest[10:]
-	switch string(method) {
-	case "GET", "HEAD", "DELETE", "OPTIONS":
-		// the methods whose bodyless form is the norm
+	switch string(version) {
+	case "HTTP/1.1":
+		h.minor = 1
+	case "HTTP/1.0":
+		h.minor = 0
 	default:
-		return false
+		if len(version) == 8 && string(version[:5]) == "HTTP/" && isDigit(version[5]) && version[6] == '.' && isDigit(version[7]) {
+			return &headError{status: http.StatusHTTPVersionNotSupported, reason: "HTTP version not supported"}
+		}
+		return badRequest("malformed HTTP version")
 	}
-	h.method = methodString(method)
-	h.target = string(target)
-	h.header = make(http.Header, 8)
-	hosts, fields := 0, 0
-	for {
-		eol := bytes.IndexByte(rest, '\n')
-		if eol < 0 {
-			return false
+
+	// Count field lines first, so values share one backing array.
+	fields := bytes.Count(b[eol+1:], []byte{'\n'}) - 1
+	if fields < 0 {
+		return badRequest("unterminated head")
+	}
+	if fields > maxFields {
+		return &headError{status: http.StatusRequestHeaderFieldsTooLarge, reason: "too many header fields"}
+	}
+	s := string(b) // every string below is a substring of s
+	h.method = methodString(line[:sp1], s[:sp1])
+	h.target = s[sp1+1 : sp2]
+	h.header = make(http.Header, fields)
+	vals := make([]string, fields)
+	hosts, cls := 0, 0
+	var te []string
+	h.contentLength = 0
+	rest := eol + 1
+	for i := 0; ; i++ {
+		n := bytes.IndexByte(b[rest:], '\n')
+		if n < 0 || n == 0 || b[rest+n-1] != '\r' {
+			return badRequest("bare LF in header")
 		}
-		if eol == 0 || rest[eol-1] != '\r' {
-			return false // bare LF (§2.2)
+		start, end := rest, rest+n-1 // the line is b[start:end]
+		rest += n + 1
+		if start == end {
+			break // the empty line ending the head
 		}
-		line := rest[:eol-1]
-		rest = rest[eol+1:]
-		if len(line) == 0 {
-			break // end of the head
-		}
-		if fields++; fields > MaxHeaders {
-			return false
+		line := b[start:end]
+		if line[0] == ' ' || line[0] == '\t' {
+			return badRequest("obs-fold in header")
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 || !isToken(line[:colon]) {
-			return false // obs-fold, empty name, whitespace before colon (§5.1, §5.2)
+			return badRequest("malformed header field name")
 		}
-		name, value := line[:colon], trimOWS(line[colon+1:])
+		vs, ve := start+colon+1, end
+		for vs < ve && (b[vs] == ' ' || b[vs] == '\t') {
+			vs++
+		}
+		for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t') {
+			ve--
+		}
+		value := b[vs:ve]
 		for _, c := range value {
 			if c < ' ' && c != '\t' || c == 0x7f {
-				return false // CR, LF, NUL or another CTL (RFC 9110 §5.5)
+				return badRequest("invalid byte in header value")
 			}
 		}
-		key := canonicalKey(name)
+		key := canonicalKey(line[:colon], s[start:start+colon])
+		v := s[vs:ve]
 		switch key {
 		case "Host":
-			if hosts++; hosts > 1 || !httpguts.ValidHostHeader(string(value)) {
-				return false
+			if hosts++; hosts > 1 {
+				return badRequest("duplicate Host header")
 			}
-			h.host = string(value)
-			continue
+			if !httpguts.ValidHostHeader(v) {
+				return badRequest("invalid Host header")
+			}
+			h.host = v
+			continue // r.Host, not a header field (as net/http)
 		case "Content-Length":
-			if string(value) != "0" || len(h.header["Content-Length"]) > 0 {
-				return false
+			if cls++; cls > 1 {
+				return badRequest("repeated Content-Length")
 			}
-		case "Transfer-Encoding", "Upgrade", "Expect", "Http2-Settings", "Te", "Trailer":
-			return false
+			n, ok := parseLength(value)
+			if !ok {
+				return badRequest("invalid Content-Length")
+			}
+			h.contentLength = n
+		case "Transfer-Encoding":
+			te = append(te, v)
+			continue // r.TransferEncoding, not a header field (as net/http)
 		case "Connection":
-			for v := value; len(v) > 0; {
-				tok := v
-				if i := bytes.IndexByte(v, ','); i >= 0 {
-					tok, v = v[:i], v[i+1:]
-				} else {
-					v = nil
-				}
-				tok = trimOWS(tok)
+			forEachToken(value, func(tok []byte) {
 				switch {
 				case bytes.EqualFold(tok, tokClose):
 					h.close = true
-				case bytes.EqualFold(tok, tokUpgrade), bytes.EqualFold(tok, tokH2Settings):
-					return false
+				case bytes.EqualFold(tok, tokKeepAlive):
+					h.keepAlive10 = h.minor == 0
 				}
+			})
+		case "Expect":
+			if !strings.EqualFold(v, "100-continue") {
+				return &headError{status: http.StatusExpectationFailed, reason: "unsupported expectation"}
+			}
+			h.expectContinue = h.minor == 1
+		case "Trailer":
+			var bad bool
+			forEachToken(value, func(tok []byte) {
+				k := textproto.CanonicalMIMEHeaderKey(string(tok))
+				switch k {
+				case "Transfer-Encoding", "Trailer", "Content-Length":
+					bad = true // as net/http (RFC 9110 §6.5.1)
+				}
+				if h.trailer == nil {
+					h.trailer = make(http.Header, 1)
+				}
+				h.trailer[k] = nil
+			})
+			if bad {
+				return badRequest("forbidden trailer field declared")
 			}
 		}
-		h.header[key] = append(h.header[key], string(value))
+		if prev, ok := h.header[key]; ok {
+			h.header[key] = append(prev, v)
+			continue
+		}
+		vals[i] = v
+		h.header[key] = vals[i : i+1 : i+1]
 	}
-	if hosts != 1 || len(rest) != 0 {
-		return false
+	if rest != len(b) {
+		return badRequest("bytes after the head")
 	}
-	u, err := url.ParseRequestURI(h.target)
-	if err != nil {
-		return false // net/http answers it (400) by its own rules
+	if h.minor == 1 && hosts == 0 {
+		return badRequest("missing Host header")
 	}
-	h.url = u
-	return true
+	if te != nil {
+		if h.minor == 0 {
+			return badRequest("Transfer-Encoding in an HTTP/1.0 request")
+		}
+		if cls > 0 {
+			return badRequest("both Content-Length and Transfer-Encoding")
+		}
+		if err := checkTransferEncoding(te); err != nil {
+			return err
+		}
+		h.chunked, h.contentLength = true, -1
+	} else {
+		h.trailer = nil // trailers come only with chunked (RFC 9112 §7.1.2)
+	}
+	if h.minor == 0 && !h.keepAlive10 {
+		h.close = true
+	}
+	if h.contentLength == 0 {
+		h.expectContinue = false // nothing to wait for
+	}
+	return h.parseTarget()
 }
 
-func methodString(m []byte) string {
+// parseTarget parses h.target by its form (RFC 9112 §3.2).
+func (h *head) parseTarget() *headError {
+	t := h.target
+	var err error
+	switch {
+	case t[0] == '/':
+		h.url, err = url.ParseRequestURI(t)
+	case t == "*":
+		if h.method != http.MethodOptions {
+			return badRequest("asterisk-form is only for OPTIONS")
+		}
+		h.url = &url.URL{Path: "*"}
+	case h.method == http.MethodConnect:
+		// authority-form: host:port, parsed as net/http does.
+		h.url, err = url.ParseRequestURI("http://" + t)
+		if err == nil {
+			if h.url.Path != "" || h.url.RawQuery != "" || h.url.User != nil {
+				return badRequest("invalid CONNECT target")
+			}
+			h.url.Scheme = ""
+		}
+	default:
+		h.url, err = url.ParseRequestURI(t)
+		if err == nil && (h.url.Host == "" || h.url.Scheme != "http" && h.url.Scheme != "https") {
+			return badRequest("invalid absolute-form target")
+		}
+		if err == nil && h.url.User != nil {
+			return badRequest("userinfo in request target")
+		}
+	}
+	if err != nil {
+		return badRequest("invalid request target")
+	}
+	if h.url.Host != "" {
+		h.host = h.url.Host // §3.2.2: the target's authority wins over Host
+	}
+	return nil
+}
+
+// checkTransferEncoding accepts exactly one coding, chunked (RFC 9112 §6.1,
+// §7): a list whose last coding is not chunked cannot be framed (400); any
+// other coding is one Gantry does not decode (501).
+func checkTransferEncoding(te []string) *headError {
+	var codings []string
+	for _, v := range te {
+		for c := range strings.SplitSeq(v, ",") {
+			codings = append(codings, strings.ToLower(strings.TrimSpace(c)))
+		}
+	}
+	if len(codings) == 0 || codings[len(codings)-1] != "chunked" {
+		return badRequest("Transfer-Encoding does not end in chunked")
+	}
+	if len(codings) > 1 {
+		return &headError{status: http.StatusNotImplemented, reason: "unsupported transfer coding"}
+	}
+	return nil
+}
+
+// parseLength parses Content-Length = 1*DIGIT (RFC 9110 §8.6), at most 18
+// digits (no overflow).
+func parseLength(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// forEachToken calls f with each non-empty, OWS-trimmed element of a
+// comma-separated list.
+func forEachToken(v []byte, f func([]byte)) {
+	for len(v) > 0 {
+		tok := v
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			tok, v = v[:i], v[i+1:]
+		} else {
+			v = nil
+		}
+		if tok = trimOWS(tok); len(tok) > 0 {
+			f(tok)
+		}
+	}
+}
+
+// methodString returns the method, without allocating for the common ones.
+func methodString(m []byte, sub string) string {
 	switch string(m) {
 	case "GET":
 		return http.MethodGet
 	case "HEAD":
 		return http.MethodHead
+	case "POST":
+		return http.MethodPost
+	case "PUT":
+		return http.MethodPut
 	case "DELETE":
 		return http.MethodDelete
+	case "OPTIONS":
+		return http.MethodOptions
+	case "PATCH":
+		return http.MethodPatch
+	case "CONNECT":
+		return http.MethodConnect
 	}
-	return http.MethodOptions
+	return sub
 }
 
 func trimOWS(b []byte) []byte {
@@ -175,18 +392,21 @@ var commonKeys = func() map[string]string {
 		"Connection", "Content-Length", "Content-Type", "Cookie", "Host", "If-Modified-Since",
 		"If-None-Match", "Origin", "Pragma", "Referer", "User-Agent", "X-Forwarded-For",
 		"X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port", "X-Real-Ip", "X-Request-Id",
-		"Transfer-Encoding", "Upgrade", "Expect", "Http2-Settings", "Te", "Trailer",
-		"Sec-Fetch-Dest", "Sec-Fetch-Mode", "Sec-Fetch-Site", "Dnt", "Range",
+		"Transfer-Encoding", "Upgrade", "Expect", "Http2-Settings", "Te", "Trailer", "Keep-Alive",
+		"Sec-Fetch-Dest", "Sec-Fetch-Mode", "Sec-Fetch-Site", "Dnt", "Range", "Proxy-Connection",
+		"Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions", "Sec-Websocket-Protocol",
 	} {
 		m[k] = k
-		m[string(bytes.ToLower([]byte(k)))] = k
+		m[strings.ToLower(k)] = k
 	}
 	return m
 }()
 
-func canonicalKey(b []byte) string {
+// canonicalKey returns the canonical form of the field name b; sub is the
+// same bytes as a string (returned when already canonical).
+func canonicalKey(b []byte, sub string) string {
 	if k, ok := commonKeys[string(b)]; ok {
 		return k
 	}
-	return textproto.CanonicalMIMEHeaderKey(string(b))
+	return textproto.CanonicalMIMEHeaderKey(sub)
 }

@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,62 +13,110 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// response is the fast path's http.ResponseWriter (and http.Flusher). It
-// must not be used after the handler returns, as net/http requires.
+// response is the server's http.ResponseWriter; it also implements
+// http.Flusher, http.Hijacker and the methods http.ResponseController
+// looks for (FlushError, SetReadDeadline, SetWriteDeadline,
+// EnableFullDuplex). It must not be used after the handler returns, as
+// net/http requires; the connection reuses it for its next request.
 type response struct {
+	cs     *conn
 	bw     *bufio.Writer
 	req    *http.Request
+	body   *body // nil without a request body
 	header http.Header
+	http10 bool // the client speaks HTTP/1.0: no 1xx, no chunked
 
 	status      int
-	wroteHeader bool // WriteHeader (final status) called
+	wroteHeader bool // a final status was chosen
 	headerSent  bool // status line and fields written to bw
 	bodyAllowed bool
 	chunked     bool
-	cl          int64 // declared Content-Length; -1 unknown
-	written     int64 // body bytes accepted
-	pending     []byte
+	closeDelim  bool    // HTTP/1.0 body of unknown length: ends with the close
+	cl          int64   // declared Content-Length; -1 unknown
+	written     int64   // body bytes accepted
+	pending     []byte  // body buffered before the header is sent; from pendp
+	pendp       *[]byte // pending's bufPool entry, nil until needed
 	closeAfter  bool
+	keepAlive10 bool // HTTP/1.0 keep-alive was asked for
 	err         error
 }
 
-var errShortBody = errors.New("h1: handler wrote less than its Content-Length")
+var errHijacked = http.ErrHijacked
+
+func (w *response) reset(bw *bufio.Writer, r *http.Request, h *head, b *body) {
+	*w = response{cs: w.cs, bw: bw, req: r, body: b, header: make(http.Header, 8), cl: -1,
+		closeAfter: h.close, http10: h.minor == 0, keepAlive10: h.keepAlive10}
+}
+
+// release returns the pending buffer to the pool once the response is done.
+func (w *response) release() {
+	if w.pendp != nil {
+		bufPool.Put(w.pendp)
+		w.pendp, w.pending = nil, nil
+	}
+	w.bw, w.req, w.body, w.header = nil, nil, nil, nil
+}
 
 func (w *response) Header() http.Header { return w.header }
 
-// WriteHeader records the status; 1xx other than 101 is sent at once as an
-// informational response with the current header fields (RFC 9110 §15.2).
+// WriteHeader records the final status. A 1xx other than 101 is sent at
+// once as an informational response with the current header fields (RFC
+// 9110 §15.2; not to HTTP/1.0 clients); 100 also stops the automatic 100
+// Continue. 101 is a final status without body, normally followed by
+// Hijack.
 func (w *response) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic("h1: invalid WriteHeader code " + strconv.Itoa(code))
 	}
-	if w.wroteHeader {
+	if w.wroteHeader || w.cs.hijacked {
 		return
 	}
-	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+	if code < 200 && code != http.StatusSwitchingProtocols {
+		if w.http10 || w.err != nil {
+			return
+		}
+		if code == http.StatusContinue {
+			w.cs.wmu.Lock()
+			sent := w.cs.continueSent
+			w.cs.continueSent = true
+			w.cs.wmu.Unlock()
+			if sent {
+				return
+			}
+			if w.body != nil {
+				w.body.mu.Lock()
+				w.body.expect = false
+				w.body.mu.Unlock()
+			}
+		}
 		w.writeStatusLine(code)
 		w.writeFields(false)
 		w.bw.WriteString("\r\n")
 		w.err = w.bw.Flush()
 		return
 	}
+	w.cs.finalStarted.Store(true)
 	w.wroteHeader = true
 	w.status = code
-	w.bodyAllowed = code != http.StatusNoContent && code != http.StatusNotModified && w.req.Method != http.MethodHead
+	w.bodyAllowed = code != http.StatusNoContent && code != http.StatusNotModified &&
+		code != http.StatusSwitchingProtocols && w.req.Method != http.MethodHead
 	if v := w.header.Get("Content-Length"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		if n, ok := parseLength([]byte(v)); ok {
 			w.cl = n
 		} else {
 			w.header.Del("Content-Length")
 		}
 	}
-	if _, ok := w.header["Trailer"]; ok && w.cl < 0 {
+	if _, ok := w.header["Trailer"]; ok && w.cl < 0 && !w.http10 {
 		w.chunked = w.bodyAllowed
 	}
 }
 
 // Write sends body bytes; see the package doc for the framing chosen.
 func (w *response) Write(p []byte) (int, error) {
+	if w.cs.hijacked {
+		return 0, errHijacked
+	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -102,15 +151,24 @@ func (w *response) Write(p []byte) (int, error) {
 		}
 		return n, nil
 	case !w.headerSent && !w.chunked && len(w.pending)+len(p) <= BufferSize:
+		if w.pendp == nil {
+			w.pendp = bufPool.Get().(*[]byte)
+			w.pending = (*w.pendp)[:0]
+		}
 		w.pending = append(w.pending, p...)
 		w.written += int64(len(p))
 		return len(p), nil
 	default:
 		if !w.headerSent {
-			w.chunked = true
-			w.sendHeader()
-			w.writeChunk(w.pending)
-			w.pending = nil
+			w.startStream()
+		}
+		if w.closeDelim {
+			m, err := w.bw.Write(p)
+			w.written += int64(m)
+			if err != nil {
+				w.err = err
+			}
+			return m, err
 		}
 		w.writeChunk(p)
 		w.written += int64(len(p))
@@ -121,20 +179,35 @@ func (w *response) Write(p []byte) (int, error) {
 	}
 }
 
+// startStream sends the header of a body of unknown length — chunked, or
+// for an HTTP/1.0 client delimited by the close — and what was buffered.
+func (w *response) startStream() {
+	if w.http10 {
+		w.closeDelim, w.closeAfter = true, true
+		w.sendHeader()
+		w.bw.Write(w.pending)
+	} else {
+		w.chunked = true
+		w.sendHeader()
+		w.writeChunk(w.pending)
+	}
+	w.pending = w.pending[:0]
+}
+
 // Flush sends the header (switching to chunked when the length is not
 // known) and everything buffered.
 func (w *response) Flush() {
+	if w.cs.hijacked {
+		return
+	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
 	if !w.headerSent {
 		if w.cl < 0 && w.bodyAllowed {
-			w.chunked = true
-		}
-		w.sendHeader()
-		if w.chunked {
-			w.writeChunk(w.pending)
-			w.pending = nil
+			w.startStream()
+		} else {
+			w.sendHeader()
 		}
 	}
 	if w.err == nil {
@@ -144,14 +217,65 @@ func (w *response) Flush() {
 
 // FlushError is Flush reporting the write error (http.ResponseController).
 func (w *response) FlushError() error {
+	if w.cs.hijacked {
+		return errHijacked
+	}
 	w.Flush()
 	return w.err
+}
+
+// SetReadDeadline sets the connection's read deadline for the rest of the
+// request (http.ResponseController); the body's ReadTimeout no longer
+// applies to it.
+func (w *response) SetReadDeadline(t time.Time) error {
+	w.cs.userReadDeadline = true
+	return w.cs.c.SetReadDeadline(t)
+}
+
+// SetWriteDeadline sets the connection's write deadline
+// (http.ResponseController).
+func (w *response) SetWriteDeadline(t time.Time) error { return w.cs.c.SetWriteDeadline(t) }
+
+// EnableFullDuplex is a no-op: the body can always be read while the
+// response is written.
+func (w *response) EnableFullDuplex() error { return nil }
+
+// Hijack hands the connection to the handler (Upgrade, WebSocket): a
+// header chosen with WriteHeader (101) is sent first; bytes the client
+// sent after the head are replayed by the returned connection, which
+// half-closes with CloseWrite. Deadlines are cleared.
+func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	cs := w.cs
+	if cs.hijacked {
+		return nil, nil, errHijacked
+	}
+	if w.wroteHeader && !w.headerSent {
+		w.sendHeader()
+	}
+	if err := w.bw.Flush(); err != nil {
+		return nil, nil, err
+	}
+	cs.endWatch()
+	cs.hijacked = true
+	_ = cs.c.SetDeadline(time.Time{})
+	var pending []byte
+	if cs.r < cs.w {
+		pending = append([]byte(nil), cs.buf[cs.r:cs.w]...)
+		cs.r = cs.w
+	}
+	rc := &replayConn{Conn: cs.c, pending: pending}
+	cs.srv.state(cs.c, http.StateHijacked)
+	// Small buffers: the caller reads and writes the connection itself.
+	return rc, bufio.NewReadWriter(bufio.NewReaderSize(rc, 16), bufio.NewWriterSize(rc, 16)), nil
 }
 
 // finish completes the response after the handler returned.
 func (w *response) finish() error {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
+	}
+	if w.status == http.StatusSwitchingProtocols {
+		w.closeAfter = true // switched, but nobody speaks the new protocol
 	}
 	if !w.headerSent {
 		switch {
@@ -167,7 +291,7 @@ func (w *response) finish() error {
 		} else if w.bodyAllowed {
 			w.bw.Write(w.pending)
 		}
-		w.pending = nil
+		w.pending = w.pending[:0]
 	}
 	if w.chunked {
 		w.bw.WriteString("0\r\n")
@@ -184,6 +308,8 @@ func (w *response) finish() error {
 	return w.err
 }
 
+var errShortBody = errors.New("h1: handler wrote less than its Content-Length")
+
 func (w *response) writeChunk(p []byte) {
 	if len(p) == 0 || w.err != nil {
 		return
@@ -196,7 +322,7 @@ func (w *response) writeChunk(p []byte) {
 
 func (w *response) writeTrailers() {
 	for _, name := range w.header["Trailer"] {
-		for _, k := range strings.Split(name, ",") {
+		for k := range strings.SplitSeq(name, ",") {
 			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
 			if !trailerAllowed(k) {
 				continue
@@ -238,12 +364,26 @@ func (w *response) writeStatusLine(code int) {
 }
 
 // sendHeader writes the status line and fields, adding Date, the framing
-// field and Connection: close as needed.
+// field and Connection as needed. Connection: close is announced when the
+// handler asked for it, the client did, the server drains, or a request
+// body is left that will not be drained.
 func (w *response) sendHeader() {
 	w.headerSent = true
 	for _, v := range w.header["Connection"] {
 		if strings.EqualFold(strings.TrimSpace(v), "close") {
 			w.closeAfter = true // the handler asked to close, as net/http honours
+		}
+	}
+	upgrade := w.status == http.StatusSwitchingProtocols
+	if !upgrade {
+		if w.body != nil && w.body.unreadLeft() {
+			w.closeAfter = true
+		}
+		if d := w.cs.srv.Draining; d != nil && d() {
+			w.closeAfter = true
+		}
+		if w.http10 && !w.keepAlive10 {
+			w.closeAfter = true
 		}
 	}
 	w.writeStatusLine(w.status)
@@ -256,11 +396,20 @@ func (w *response) sendHeader() {
 		w.bw.WriteString(httpDate())
 		w.bw.WriteString("\r\n")
 	}
-	if w.chunked {
+	switch {
+	case upgrade:
+		for _, v := range w.header["Connection"] {
+			writeField(w.bw, "Connection", v)
+		}
+	case w.chunked:
 		w.bw.WriteString("Transfer-Encoding: chunked\r\n")
 	}
-	if w.closeAfter {
+	switch {
+	case upgrade:
+	case w.closeAfter:
 		w.bw.WriteString("Connection: close\r\n")
+	case w.http10:
+		w.bw.WriteString("Connection: keep-alive\r\n")
 	}
 	w.bw.WriteString("\r\n")
 }
@@ -285,14 +434,14 @@ func (w *response) writeFields(final bool) {
 	}
 }
 
-var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
+var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ", "\x00", " ")
 
-// writeField writes "k: v\r\n"; CR and LF in v become spaces, as in
-// net/http, so a header value cannot split the response.
+// writeField writes "k: v\r\n"; CR, LF and NUL in v become spaces (net/http
+// does so for CR and LF), so a header value cannot split the response.
 func writeField(bw *bufio.Writer, k, v string) {
 	bw.WriteString(k)
 	bw.WriteString(": ")
-	if strings.ContainsAny(v, "\r\n") {
+	if strings.ContainsAny(v, "\r\n\x00") {
 		v = newlineToSpace.Replace(v)
 	}
 	bw.WriteString(v)
