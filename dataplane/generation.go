@@ -368,6 +368,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		return nil, fmt.Errorf("loadBalancer.strategy %q is not supported (want wrr, p2c, hrw or leasttime)", lb.Strategy)
 	}
 	h := &lbHandler{name: name, pool: g.pool, log: g.log}
+	raw := map[*target]string{}
 	for i, srv := range lb.Servers {
 		u, err := url.Parse(srv.URL)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") {
@@ -405,6 +406,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			log:           g.log,
 		})
 		h.targets = append(h.targets, t)
+		raw[t] = srv.URL
 	}
 	var live []*target
 	for _, t := range h.targets {
@@ -429,7 +431,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		h.picker = newWRR(h.targets)
 	}
 	if lb.Sticky != nil && lb.Sticky.Cookie != nil {
-		h.sticky = newStickyCookie(name, cookieTemplate(lb.Sticky.Cookie), live)
+		h.sticky = newStickyCookie(name, cookieTemplate(lb.Sticky.Cookie), live, raw)
 	}
 	return h, nil
 }

@@ -1,19 +1,14 @@
 package dataplane
 
 import (
-	"slices"
-	"strings"
-
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"io"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/middleware"
 )
 
 // availabler is implemented by service handlers that know whether they can
@@ -59,7 +54,10 @@ const maxDialRetries = 2
 func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var t *target
 	if h.sticky != nil {
-		t = h.sticky.lookup(r)
+		var rewrite bool
+		if t, rewrite = h.sticky.lookup(r); rewrite {
+			h.sticky.set(w, t)
+		}
 	}
 	if t == nil {
 		var err error
@@ -159,55 +157,6 @@ func (h *lbHandler) forward(t *target, w http.ResponseWriter, r *http.Request, m
 	return pw
 }
 
-// stickyCookie pins a client to a server with a cookie whose value is a hash
-// of the server URL (Traefik's sticky.cookie).
-// Source: https://doc.traefik.io/traefik/routing/services/#sticky-sessions
-type stickyCookie struct {
-	cookie http.Cookie // template: name and attributes
-	byHash map[string]*target
-	hashes map[*target]string
-}
-
-func newStickyCookie(service string, c http.Cookie, ts []*target) *stickyCookie {
-	if c.Name == "" {
-		c.Name = "_" + shortHash(service, 6)
-	}
-	s := &stickyCookie{cookie: c, byHash: map[string]*target{}, hashes: map[*target]string{}}
-	for _, t := range ts {
-		h := shortHash(t.url.String(), 16)
-		s.byHash[h] = t
-		s.hashes[t] = h
-	}
-	return s
-}
-
-func shortHash(s string, n int) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])[:n]
-}
-
-// lookup returns the available server the request's cookie names, or nil.
-func (s *stickyCookie) lookup(r *http.Request) *target {
-	c, err := r.Cookie(s.cookie.Name)
-	if err != nil {
-		return nil
-	}
-	if t := s.byHash[c.Value]; t != nil && t.weight > 0 && t.available() {
-		return t
-	}
-	return nil
-}
-
-// set pins the client to t.
-func (s *stickyCookie) set(w http.ResponseWriter, t *target) {
-	// Replace our cookie if a retry already set one.
-	prefix := s.cookie.Name + "="
-	w.Header()["Set-Cookie"] = slices.DeleteFunc(w.Header()["Set-Cookie"], func(v string) bool { return strings.HasPrefix(v, prefix) })
-	c := s.cookie
-	c.Value = s.hashes[t]
-	http.SetCookie(w, &c)
-}
-
 // weightedHandler splits requests over child services by weight with the
 // smooth WRR sequence; children that report no available server are
 // skipped. All skipped → 503.
@@ -216,27 +165,6 @@ type weightedHandler struct {
 	seq      []int32
 	next     atomic.Uint64
 	sticky   *childCookie // weighted.sticky.cookie; nil when unset
-}
-
-// childCookie pins a client to one child of a weighted service with a cookie
-// whose value is a hash of the child's name (Traefik's weighted sticky).
-type childCookie struct {
-	cookie http.Cookie
-	byHash map[string]int
-	hashes []string
-}
-
-func newChildCookie(service string, c http.Cookie, children []config.WRRService) *childCookie {
-	if c.Name == "" {
-		c.Name = "_" + shortHash(service, 6)
-	}
-	cc := &childCookie{cookie: c, byHash: map[string]int{}}
-	for i, ch := range children {
-		h := shortHash(ch.Name, 16)
-		cc.byHash[h] = i
-		cc.hashes = append(cc.hashes, h)
-	}
-	return cc
 }
 
 func (h *weightedHandler) available() bool {
@@ -250,11 +178,12 @@ func (h *weightedHandler) available() bool {
 
 func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.sticky != nil {
-		if c, err := r.Cookie(h.sticky.cookie.Name); err == nil {
-			if i, ok := h.sticky.byHash[c.Value]; ok && handlerAvailable(h.children[i]) {
-				h.children[i].ServeHTTP(w, r)
-				return
+		if i, rewrite := h.sticky.lookup(r); i >= 0 && handlerAvailable(h.children[i]) {
+			if rewrite {
+				h.sticky.set(w, i)
 			}
+			h.children[i].ServeHTTP(w, r)
+			return
 		}
 	}
 	n := uint64(len(h.seq))
@@ -263,9 +192,7 @@ func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			i := h.seq[(h.next.Add(1)-1)%n]
 			if c := h.children[i]; handlerAvailable(c) {
 				if h.sticky != nil {
-					ck := h.sticky.cookie
-					ck.Value = h.sticky.hashes[i]
-					http.SetCookie(w, &ck)
+					h.sticky.set(w, int(i))
 				}
 				c.ServeHTTP(w, r)
 				return
@@ -361,20 +288,3 @@ type discardWriter struct{ h http.Header }
 func (d discardWriter) Header() http.Header       { return d.h }
 func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (discardWriter) WriteHeader(int)             {}
-
-// cookieTemplate converts the sticky cookie options.
-func cookieTemplate(c *config.Cookie) http.Cookie {
-	hc := http.Cookie{Name: c.Name, Secure: c.Secure, HttpOnly: c.HTTPOnly, MaxAge: c.MaxAge, Domain: c.Domain, Path: "/"}
-	if c.Path != nil {
-		hc.Path = *c.Path
-	}
-	switch strings.ToLower(c.SameSite) {
-	case "none":
-		hc.SameSite = http.SameSiteNoneMode
-	case "lax":
-		hc.SameSite = http.SameSiteLaxMode
-	case "strict":
-		hc.SameSite = http.SameSiteStrictMode
-	}
-	return hc
-}

@@ -1,0 +1,197 @@
+package dataplane
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// stickyClient sends requests with the cookies it was given, like a
+// browser with its own cookie jar, and remembers Set-Cookie.
+type stickyClient struct {
+	t       *testing.T
+	h       *harness
+	host    string
+	cookies map[string]*http.Cookie
+	lastSet []*http.Cookie
+}
+
+func (c *stickyClient) get() string {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+c.h.addr("web")+"/", nil)
+	req.Host = c.host
+	for _, ck := range c.cookies {
+		req.AddCookie(ck)
+	}
+	resp, err := plainClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.lastSet = resp.Cookies()
+	for _, ck := range c.lastSet {
+		c.cookies[ck.Name] = ck
+	}
+	return echoHeader(string(body), "Name")
+}
+
+func newStickyClient(t *testing.T, h *harness, host string) *stickyClient {
+	return &stickyClient{t: t, h: h, host: host, cookies: map[string]*http.Cookie{}}
+}
+
+// Case 033: cookie-less clients are balanced evenly and get a cookie with
+// the configured attributes; pinned clients stay; a server that leaves
+// (here: weight 0, then removed) has its clients re-picked with a new
+// cookie; an unknown value is treated as no cookie.
+func TestStickyCase033AcrossWeightZero(t *testing.T) {
+	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	cfg := `
+http:
+  routers: {app@docker: {rule: "Host(` + "`app.example.com`" + `)", service: app@docker}}
+  services:
+    app@docker:
+      loadBalancer:
+        sticky: {cookie: {name: app_lb, secure: true, httpOnly: true, sameSite: lax, maxAge: 3600, path: /shop, domain: example.com}}
+        servers: [{url: %q}, {url: %q, weight: %d}, {url: %q}]
+`
+	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 1, c.URL), GenerationOptions{})
+	var clients []*stickyClient
+	dist := map[string]int{}
+	for range 9 {
+		cl := newStickyClient(t, h, "app.example.com")
+		dist[cl.get()]++
+		ck := cl.cookies["app_lb"]
+		if ck == nil || !ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.MaxAge != 3600 || ck.Path != "/shop" || ck.Domain != "example.com" || len(ck.Value) != 16 {
+			t.Fatalf("cookie %+v, want app_lb with every configured attribute and a 16-digit value", ck)
+		}
+		clients = append(clients, cl)
+	}
+	if dist["a"] != 3 || dist["b"] != 3 || dist["c"] != 3 {
+		t.Fatalf("first requests %v, want 3 per server", dist)
+	}
+	pinned := map[*stickyClient]string{}
+	for _, cl := range clients {
+		first := cl.get()
+		pinned[cl] = first
+		for range 4 {
+			if got := cl.get(); got != first {
+				t.Fatalf("pinned client moved from %s to %s", first, got)
+			}
+			if len(cl.lastSet) != 0 {
+				t.Fatalf("pinned request got Set-Cookie %v again", cl.lastSet)
+			}
+		}
+	}
+	// b drained: weight 0.
+	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 0, c.URL), GenerationOptions{})
+	for cl, was := range pinned {
+		got := cl.get()
+		switch {
+		case was == "b" && (got == "b" || len(cl.lastSet) != 1):
+			t.Errorf("client of the weight-0 server went to %s with Set-Cookie %v, want a new server and a new cookie", got, cl.lastSet)
+		case was != "b" && got != was:
+			t.Errorf("client of %s moved to %s when b was drained", was, got)
+		}
+		pinned[cl] = got
+	}
+	// The re-picked clients stay on their new server.
+	for cl, now := range pinned {
+		if got := cl.get(); got != now {
+			t.Errorf("re-picked client moved again: %s → %s", now, got)
+		}
+	}
+	// An unknown value: balanced, new cookie, no error.
+	cl := newStickyClient(t, h, "app.example.com")
+	cl.cookies["app_lb"] = &http.Cookie{Name: "app_lb", Value: "deadbeef"}
+	if got := cl.get(); got == "" || got == "b" || len(cl.lastSet) != 1 {
+		t.Errorf("unknown cookie: served by %q, Set-Cookie %v", got, cl.lastSet)
+	}
+}
+
+// The cookie is set whatever the status (the first leg of an NTLM
+// handshake is a 401).
+func TestStickyCookieOnErrorStatus(t *testing.T) {
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", "NTLM")
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer be.Close()
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
+  services: {s@file: {loadBalancer: {sticky: {cookie: {}}, servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// Traefik's default name for service s@file.
+	if resp.StatusCode != 401 || len(resp.Cookies()) != 1 || resp.Cookies()[0].Name != cookieName("", "s@file") {
+		t.Errorf("401: cookies %v, want one named %s", resp.Header["Set-Cookie"], cookieName("", "s@file"))
+	}
+}
+
+// Two levels: weighted → loadBalancer, each with its own cookie; a
+// weight-0 child is never pinned; legacy Traefik values are rewritten.
+func TestStickyTwoLevels(t *testing.T) {
+	a1, a2, b1 := echoBackend(t, "a1"), echoBackend(t, "a2"), echoBackend(t, "b1")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	cfg := `
+http:
+  routers: {r@file: {rule: "PathPrefix(` + "`/`" + `)", service: w@file}}
+  services:
+    w@file: {weighted: {sticky: {cookie: {name: outer}}, services: [{name: a@file, weight: %d}, {name: b@file, weight: 1}]}}
+    a@file: {loadBalancer: {sticky: {cookie: {name: inner}}, servers: [{url: %q}, {url: %q}]}}
+    b@file: {loadBalancer: {servers: [{url: %q}]}}
+`
+	h.apply(fmt.Sprintf(cfg, 1, a1.URL, a2.URL, b1.URL), GenerationOptions{})
+	var cl *stickyClient
+	for range 4 { // find a client pinned into a@file
+		cl = newStickyClient(t, h, "x")
+		if strings.HasPrefix(cl.get(), "a") {
+			break
+		}
+	}
+	first := cl.get()
+	if cl.cookies["outer"] == nil || cl.cookies["inner"] == nil {
+		t.Fatalf("cookies %v, want outer and inner", cl.cookies)
+	}
+	for range 5 {
+		if got := cl.get(); got != first {
+			t.Fatalf("two-level sticky moved %s → %s", first, got)
+		}
+	}
+	// A Traefik v2 FNV value for the child is accepted and rewritten.
+	legacy := newStickyClient(t, h, "x")
+	legacy.cookies["outer"] = &http.Cookie{Name: "outer", Value: fnvHash("b@file")}
+	if got := legacy.get(); got != "b1" || len(legacy.lastSet) == 0 || legacy.cookies["outer"].Value != stickyHash("b@file") {
+		t.Errorf("legacy value: served by %s, cookies %v", got, legacy.lastSet)
+	}
+	// a@file drained in the weighted service: its client moves to b.
+	h.apply(fmt.Sprintf(cfg, 0, a1.URL, a2.URL, b1.URL), GenerationOptions{})
+	if got := cl.get(); got != "b1" {
+		t.Errorf("client of the weight-0 child served by %s, want b1", got)
+	}
+}
+
+func TestCookieNames(t *testing.T) {
+	if got := cookieName("my cookie;x", "s"); got != "my_cookie_x" {
+		t.Errorf("sanitised name %q", got)
+	}
+	if got := cookieName("", "whoami@docker"); len(got) != 6 || got[0] != '_' {
+		t.Errorf("derived name %q", got)
+	}
+	if cookieName("", "a@file") == cookieName("", "b@file") {
+		t.Error("two services share a default cookie name")
+	}
+}
