@@ -31,6 +31,10 @@ type Options struct {
 	Health  Health
 	Sources Sources
 	History History
+	// Certificates lists the ACME resolvers' certificates
+	// (/api/tls/certificates) and adds their failed orders to
+	// /api/problems; nil means no resolvers.
+	Certificates Certificates
 	// Live feeds per-router rates to the WebSocket (nil: no stats messages).
 	Live *observe.Live
 	// UI is the dashboard's files (web.FS()); nil serves no UI.
@@ -131,6 +135,7 @@ func (a *API) routes() http.Handler {
 	get("/api/http/middlewares/{name}", a.getMiddleware)
 	get("/api/providers", a.getProviders)
 	get("/api/problems", a.getProblems)
+	get("/api/tls/certificates", a.getCertificates)
 	get("/api/revisions", a.getRevisions)
 	get("/api/revisions/{version}", a.getRevision)
 	get("/api/revisions/{a}/diff/{b}", a.getDiff)

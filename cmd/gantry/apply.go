@@ -30,6 +30,9 @@ type applier struct {
 	ropts   router.Options
 	// reloaded, when set, is called after each swap (metrics).
 	reloaded func(at time.Time)
+	// observe, when set, is told each applied configuration (the ACME
+	// resolvers derive the certificates routers need from it).
+	observe func(m *providers.Merged)
 
 	gen      *dataplane.Generation // the live generation; owned by apply
 	problems map[string]bool       // problems logged at the previous apply
@@ -72,6 +75,9 @@ func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *ro
 		a.gen.Close()
 	}
 	a.gen = gen
+	if a.observe != nil {
+		a.observe(m)
+	}
 	if a.reloaded != nil {
 		a.reloaded(time.Now())
 	}

@@ -30,6 +30,8 @@ type internalSources struct {
 	pool    *dataplane.Pool
 	sources dashboard.Sources
 	history dashboard.History
+	// certificates is the ACME manager, nil without certificatesResolvers.
+	certificates dashboard.Certificates
 }
 
 // newInternals builds the internal services the static configuration
@@ -57,6 +59,9 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 		}
 		if src.history != nil {
 			opts.History = src.history
+		}
+		if src.certificates != nil {
+			opts.Certificates = src.certificates
 		}
 		if c.API.Dashboard == nil || *c.API.Dashboard {
 			opts.UI = web.FS()

@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/store"
 )
@@ -81,13 +82,24 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
+	var certs *acme.Manager
+	if len(c.CertificatesResolvers) > 0 {
+		if certs, err = acme.New(c, db, log.With("component", "acme"), versionString()); err != nil {
+			return err
+		}
+		set.list = append(set.list, certs)
+	}
 	var debounce time.Duration
 	if c.Providers != nil && c.Providers.ProvidersThrottleDuration != nil {
 		debounce = c.Providers.ProvidersThrottleDuration.D()
 	}
 	agg := providers.NewAggregator(log, debounce, set.list...)
 	active := router.NewActive()
-	in, err := newInternals(c, log, internalSources{active: active, pool: pool, sources: agg, history: db})
+	src := internalSources{active: active, pool: pool, sources: agg, history: db}
+	if certs != nil {
+		src.certificates = certs
+	}
+	in, err := newInternals(c, log, src)
 	if err != nil {
 		return err
 	}
@@ -124,6 +136,10 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if in.metrics != nil {
 		app.reloaded = in.metrics.ConfigReloaded
 	}
+	if certs != nil {
+		app.genOpts.Challenges = certs
+		app.observe = certs.Observe
+	}
 	defer app.close()
 
 	switch m, err := db.LastGood(ctx); {
@@ -139,6 +155,9 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	srv, err := dataplane.NewServer(log, active, c.EntryPoints, obs)
 	if err != nil {
 		return err
+	}
+	if certs != nil {
+		srv.SetChallenges(certs)
 	}
 	if err := srv.Start(ctx); err != nil {
 		return err

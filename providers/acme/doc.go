@@ -1,0 +1,28 @@
+// Package acme obtains and renews certificates from ACME certificate
+// authorities (Let's Encrypt, …) for the routers whose tls.certResolver
+// names a resolver of certificatesResolvers.<name>.acme, as Traefik's ACME
+// provider does (https://doc.traefik.io/traefik/https/acme/).
+//
+// A Manager is a providers.Provider named "acme": its snapshots hold only
+// tls.certificates (the PEM certificate and key of every valid certificate
+// it has), so a new or renewed certificate reaches the next generation like
+// any other configuration change, without a reload or a dropped
+// connection. It learns which domains routers need from Observe, which
+// cmd/gantry calls with every applied configuration: the domains of
+// tls.domains, else those of the router's Host rules, and the domain of
+// tls.stores.default.defaultGeneratedCert. Meanwhile the generated default
+// certificate serves.
+//
+// It answers challenges through the dataplane.Challenges interface
+// (HTTP01, TLSALPN01), which the entrypoints call ahead of routing.
+//
+// Accounts and certificates are kept in a KV (Gantry's bbolt store) in
+// Traefik's acme.json layout per resolver; an existing acme.json named by
+// storage is imported on first start, so migrating from Traefik orders
+// nothing again.
+//
+// Goroutines: Run owns every goroutine it starts (one per order in
+// progress) and joins them before it returns. Observe, HTTP01, TLSALPN01,
+// Certificates and Problems are safe for concurrent use and never block on
+// the network.
+package acme

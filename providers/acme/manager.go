@@ -1,0 +1,430 @@
+package acme
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-acme/lego/v5/acme"
+	"github.com/go-acme/lego/v5/certificate"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// Name is the provider name of the Manager's snapshots and problems.
+const Name = "acme"
+
+// Order pacing. A failed order is retried after retryCA·2^(n-1) when the
+// CA answered (capped at maxRetry, or the CA's Retry-After when it rate
+// limits), after retryNet·2^(n-1) when it could not be reached (capped at
+// maxRetryNet); at most maxParallel orders run per resolver.
+const (
+	retryCA      = 30 * time.Second
+	retryNet     = 5 * time.Second
+	maxRetry     = 6 * time.Hour
+	maxRetryNet  = 10 * time.Minute
+	maxParallel  = 2
+	orderTimeout = 10 * time.Minute
+	recheck      = time.Hour
+)
+
+// Manager obtains and renews the certificates routers ask their
+// certificate resolvers for. See the package documentation.
+type Manager struct {
+	log       *slog.Logger
+	kv        KV
+	resolvers map[string]*resolver // immutable after New
+	chal      *challenges
+	userAgent string
+	now       func() time.Time
+
+	wake chan struct{} // capacity 1: state changed, reconcile
+
+	mu       sync.Mutex
+	data     map[string]*Data   // resolver -> account and certificates
+	held     map[string][]*held // resolver -> parsed certificates of data
+	orders   map[string]*order  // domainKey -> order state
+	wanted   map[string]*want   // from the last Observe
+	wantErrs []providers.Problem
+	inflight map[string]int // resolver -> running orders
+	loadErrs []providers.Problem
+	saveMu   sync.Mutex // orders KV writes (taken before mu)
+}
+
+// held is one stored certificate with its parsed leaf.
+type held struct {
+	cert *Cert
+	leaf *x509.Certificate
+}
+
+// order is the state of one certificate request (by domainKey).
+type order struct {
+	resolver  string
+	domain    config.Domain
+	running   bool
+	failures  int
+	next      time.Time // earliest next attempt after a failure
+	lastErr   string
+	lastErrAt time.Time
+}
+
+// New checks every resolver of c.CertificatesResolvers (errors name the
+// option; an unknown DNS provider lists the available ones) and returns a
+// Manager keeping its data in kv. version goes into the User-Agent.
+func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Manager, error) {
+	m := &Manager{
+		log: log, kv: kv, resolvers: map[string]*resolver{}, chal: newChallenges(),
+		userAgent: "gantry/" + version, now: time.Now, wake: make(chan struct{}, 1),
+		data: map[string]*Data{}, held: map[string][]*held{}, orders: map[string]*order{},
+		wanted: map[string]*want{}, inflight: map[string]int{},
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(c.CertificatesResolvers)) {
+		cr := c.CertificatesResolvers[name]
+		if cr == nil || cr.ACME == nil {
+			errs = append(errs, fmt.Errorf("certificatesResolvers.%s: only acme resolvers are supported", name))
+			continue
+		}
+		r, err := newResolver(name, cr.ACME, c.EntryPoints)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m.resolvers[name] = r
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Name implements providers.Provider.
+func (m *Manager) Name() string { return Name }
+
+// Observe tells the Manager the configuration now applied; it derives the
+// certificates routers need and wakes Run. It never blocks.
+func (m *Manager) Observe(mg *providers.Merged) {
+	if mg == nil {
+		return
+	}
+	w, probs := m.wants(mg.Config)
+	m.mu.Lock()
+	m.wanted, m.wantErrs = w, probs
+	m.mu.Unlock()
+	m.signal()
+}
+
+func (m *Manager) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run implements providers.Provider: it loads the stored accounts and
+// certificates (importing storage files on first start), publishes them,
+// then orders and renews until ctx is done. It returns nil then, after
+// every order in progress has stopped.
+func (m *Manager) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	m.loadAll(ctx)
+	published := m.snapshot()
+	publish(published)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := m.reconcile(ctx, &wg)
+		if s := m.snapshot(); !sameCerts(s, published) {
+			published = s
+			publish(s)
+		}
+		timer.Reset(max(next.Sub(m.now()), 10*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// loadAll reads every resolver's data, importing its storage file when
+// the store has none.
+func (m *Manager) loadAll(ctx context.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loadErrs = nil
+	for _, name := range slices.Sorted(maps.Keys(m.resolvers)) {
+		r := m.resolvers[name]
+		d, err := load(ctx, m.kv, name)
+		if err != nil {
+			m.loadErrs = append(m.loadErrs, providers.Problem{Provider: Name, Source: "certificatesResolvers." + name, Severity: providers.SeverityError, Message: "read stored account and certificates: " + err.Error()})
+			m.log.Error("acme: read stored data", "resolver", name, "error", err)
+		}
+		if d == nil && err == nil && r.cfg.Storage != "" && !strings.Contains(r.cfg.Storage, "://") {
+			imp, warn, ierr := importFile(r.cfg.Storage, name)
+			if warn != "" {
+				m.log.Warn("acme: "+warn, "resolver", name)
+			}
+			switch {
+			case ierr != nil:
+				m.loadErrs = append(m.loadErrs, providers.Problem{Provider: Name, Source: r.cfg.Storage, Severity: providers.SeverityError, Message: "import Traefik acme.json: " + ierr.Error()})
+				m.log.Error("acme: import acme.json", "resolver", name, "file", r.cfg.Storage, "error", ierr)
+			case imp != nil:
+				if serr := save(ctx, m.kv, name, imp); serr != nil {
+					m.log.Error("acme: save imported data", "resolver", name, "error", serr)
+				}
+				m.log.Info("acme: imported Traefik storage", "resolver", name, "file", r.cfg.Storage, "certificates", len(imp.Certificates), "account", imp.Account != nil)
+				d = imp
+			}
+		}
+		if d == nil {
+			d = &Data{}
+		}
+		m.data[name] = d
+		m.held[name] = parseHeld(d.Certificates, m.log, name)
+	}
+}
+
+func parseHeld(cs []*Cert, log *slog.Logger, resolver string) []*held {
+	var out []*held
+	for _, c := range cs {
+		b, _ := pem.Decode(c.Certificate)
+		if b == nil {
+			log.Warn("acme: stored certificate is not PEM; dropped", "resolver", resolver, "domain", c.Domain.Main)
+			continue
+		}
+		leaf, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			log.Warn("acme: stored certificate does not parse; dropped", "resolver", resolver, "domain", c.Domain.Main, "error", err)
+			continue
+		}
+		out = append(out, &held{cert: c, leaf: leaf})
+	}
+	return out
+}
+
+// best returns the held certificate of w's resolver that serves all of w's
+// names and is not expired, preferring one ordered for exactly w's domain,
+// then the one expiring last.
+func (m *Manager) best(w *want, now time.Time) *held {
+	var found *held
+	for _, h := range m.held[w.resolver] {
+		if !now.Before(h.leaf.NotAfter) {
+			continue
+		}
+		ok := true
+		for _, n := range domainNames(w.domain) {
+			if !covers(leafNames(h.leaf), n) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if domainKey(w.resolver, h.cert.Domain) == w.key() {
+			return h
+		}
+		if found == nil || h.leaf.NotAfter.After(found.leaf.NotAfter) {
+			found = h
+		}
+	}
+	return found
+}
+
+func leafNames(c *x509.Certificate) []string {
+	names := make([]string, 0, len(c.DNSNames)+1)
+	for _, n := range c.DNSNames {
+		names = append(names, strings.ToLower(n))
+	}
+	if len(names) == 0 && c.Subject.CommonName != "" {
+		names = append(names, strings.ToLower(c.Subject.CommonName))
+	}
+	return names
+}
+
+// reconcile starts the orders that are due and returns when it should run
+// again at the latest.
+func (m *Manager) reconcile(ctx context.Context, wg *sync.WaitGroup) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	next := now.Add(recheck)
+	for _, k := range slices.Sorted(maps.Keys(m.wanted)) {
+		w := m.wanted[k]
+		r := m.resolvers[w.resolver]
+		d := w.domain
+		if h := m.best(w, now); h != nil {
+			at := r.renewAt(h.leaf)
+			if now.Before(at) {
+				next = minTime(next, at)
+				continue
+			}
+			d = h.cert.Domain // renew the certificate in use
+		}
+		key := domainKey(w.resolver, d)
+		o := m.orders[key]
+		if o == nil {
+			o = &order{resolver: w.resolver, domain: d}
+			m.orders[key] = o
+		}
+		if o.running {
+			continue
+		}
+		if now.Before(o.next) {
+			next = minTime(next, o.next)
+			continue
+		}
+		if m.inflight[w.resolver] >= maxParallel {
+			continue // woken when one finishes
+		}
+		o.running = true
+		m.inflight[w.resolver]++
+		acct := m.data[w.resolver].Account
+		wg.Go(func() { m.run(ctx, r, o, acct) })
+	}
+	return next
+}
+
+// run performs one order and records its outcome.
+func (m *Manager) run(ctx context.Context, r *resolver, o *order, acct *Account) {
+	defer m.signal()
+	names := strings.Join(domainNames(o.domain), ",")
+	octx, cancel := context.WithTimeout(ctx, orderTimeout)
+	defer cancel()
+	m.log.Info("acme: ordering certificate", "resolver", r.name, "domains", names)
+	cli, newAcct, changed, err := r.client(octx, acct, m.chal, m.userAgent)
+	if err == nil && changed {
+		m.mu.Lock()
+		m.data[r.name].Account = newAcct
+		m.mu.Unlock()
+		m.persist(ctx, r.name)
+	}
+	var cert *Cert
+	if err == nil {
+		var res *certificate.Resource
+		res, err = r.obtain(octx, cli, o.domain)
+		if err == nil {
+			cert = &Cert{Domain: o.domain, Certificate: res.Certificate, Key: res.PrivateKey, Store: providers.DefaultTLSName}
+		}
+	}
+	m.mu.Lock()
+	o.running = false
+	m.inflight[r.name]--
+	if err != nil {
+		if ctx.Err() != nil { // shutting down: not a failure
+			m.mu.Unlock()
+			return
+		}
+		o.failures++
+		o.lastErr, o.lastErrAt = err.Error(), m.now()
+		wait := retryDelay(o.failures, err)
+		o.next = m.now().Add(wait)
+		m.mu.Unlock()
+		r.reset()
+		m.log.Warn("acme: certificate order failed", "resolver", r.name, "domains", names, "attempt", o.failures, "retryIn", wait.Round(time.Second), "error", err)
+		return
+	}
+	hs := parseHeld([]*Cert{cert}, m.log, r.name)
+	if len(hs) == 0 {
+		o.failures++
+		o.lastErr, o.lastErrAt = "the CA returned a certificate that does not parse", m.now()
+		o.next = m.now().Add(retryDelay(o.failures, nil))
+		m.mu.Unlock()
+		return
+	}
+	o.failures, o.lastErr, o.next = 0, "", time.Time{}
+	d := m.data[r.name]
+	replaced := false
+	for i, c := range d.Certificates {
+		if domainKey(r.name, c.Domain) == domainKey(r.name, o.domain) {
+			d.Certificates[i], replaced = cert, true
+		}
+	}
+	if !replaced {
+		d.Certificates = append(d.Certificates, cert)
+	}
+	m.held[r.name] = parseHeld(d.Certificates, m.log, r.name)
+	m.mu.Unlock()
+	m.persist(ctx, r.name)
+	m.log.Info("acme: certificate obtained", "resolver", r.name, "domains", names, "notAfter", hs[0].leaf.NotAfter, "serial", hs[0].leaf.SerialNumber.Text(16))
+}
+
+// persist writes the resolver's data to the KV.
+func (m *Manager) persist(ctx context.Context, resolver string) {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	m.mu.Lock()
+	d := &Data{Account: m.data[resolver].Account, Certificates: slices.Clone(m.data[resolver].Certificates)}
+	m.mu.Unlock()
+	if err := save(context.WithoutCancel(ctx), m.kv, resolver, d); err != nil {
+		m.log.Error("acme: save account and certificates", "resolver", resolver, "error", err)
+	}
+}
+
+// retryDelay is the wait before attempt n+1 after err (see the constants).
+func retryDelay(n int, err error) time.Duration {
+	if rl, ok := errors.AsType[*acme.RateLimitedError](err); ok && rl.RetryAfter > 0 {
+		return rl.RetryAfter
+	}
+	base, limit := retryCA, maxRetry
+	if _, ok := errors.AsType[*acme.ProblemDetails](err); !ok && err != nil {
+		base, limit = retryNet, maxRetryNet
+	}
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// snapshot is the provider snapshot: every unexpired certificate, each in
+// the default store, sorted by resolver and main domain.
+func (m *Manager) snapshot() providers.Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	c := config.New()
+	for _, name := range slices.Sorted(maps.Keys(m.held)) {
+		hs := slices.Clone(m.held[name])
+		slices.SortFunc(hs, func(a, b *held) int { return strings.Compare(domainKey(name, a.cert.Domain), domainKey(name, b.cert.Domain)) })
+		for _, h := range hs {
+			if !now.Before(h.leaf.NotAfter) {
+				continue
+			}
+			if c.TLS == nil {
+				c.TLS = &config.TLSConfiguration{}
+			}
+			c.TLS.Certificates = append(c.TLS.Certificates, &config.CertAndStores{
+				Certificate: config.Certificate{CertFile: string(h.cert.Certificate), KeyFile: string(h.cert.Key)},
+				Stores:      []string{providers.DefaultTLSName},
+			})
+		}
+	}
+	return providers.Snapshot{Config: c, Problems: slices.Clone(m.loadErrs)}
+}
+
+func sameCerts(a, b providers.Snapshot) bool {
+	va, _ := providers.Hash(a.Config)
+	vb, _ := providers.Hash(b.Config)
+	return va == vb && len(a.Problems) == len(b.Problems)
+}

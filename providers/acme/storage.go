@@ -1,0 +1,186 @@
+package acme
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/go-acme/lego/v5/acme"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// KV is where accounts and certificates live. *store.DB satisfies it. Get
+// returns nil, nil for a key never written.
+type KV interface {
+	Get(ctx context.Context, bucket, key string) ([]byte, error)
+	Put(ctx context.Context, bucket, key string, value []byte) error
+}
+
+// kvBucket is the KV bucket of this package; keys are resolver names.
+const kvBucket = "acme"
+
+// Data is what one resolver keeps: its account and certificates, in the
+// layout of one resolver of Traefik's acme.json (byte slices are base64 in
+// JSON), so an acme.json entry imports as it is.
+type Data struct {
+	Account      *Account `json:"Account"`
+	Certificates []*Cert  `json:"Certificates"`
+}
+
+// Account is an ACME account: contact, registration and key. PrivateKey is
+// DER: PKCS#1 RSA (Traefik's accounts) or PKCS#8 (Gantry's, ECDSA P-256).
+type Account struct {
+	Email        string        `json:"Email"`
+	Registration *Registration `json:"Registration"`
+	PrivateKey   []byte        `json:"PrivateKey"`
+	KeyType      string        `json:"KeyType"`
+
+	key crypto.Signer
+}
+
+// Registration is the CA's account object and its URL (lego v4's
+// registration.Resource, as Traefik stores it).
+type Registration struct {
+	Body acme.Account `json:"body"`
+	URI  string       `json:"uri"`
+}
+
+// Cert is one certificate: the domains it was ordered for, the PEM chain,
+// the PEM key, and its TLS store (always "default").
+type Cert struct {
+	Domain      config.Domain `json:"domain"`
+	Certificate []byte        `json:"certificate"`
+	Key         []byte        `json:"key"`
+	Store       string        `json:"Store"`
+}
+
+// GetEmail implements registration.User.
+func (a *Account) GetEmail() string { return a.Email }
+
+// GetRegistration implements registration.User.
+func (a *Account) GetRegistration() *acme.ExtendedAccount {
+	if a.Registration == nil {
+		return nil
+	}
+	return &acme.ExtendedAccount{Account: a.Registration.Body, Location: a.Registration.URI}
+}
+
+// GetPrivateKey implements registration.User.
+func (a *Account) GetPrivateKey() crypto.Signer { return a.key }
+
+// parseKey decodes PrivateKey (PKCS#1, PKCS#8 or SEC 1).
+func (a *Account) parseKey() error {
+	if k, err := x509.ParsePKCS1PrivateKey(a.PrivateKey); err == nil {
+		a.key = k
+		return nil
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(a.PrivateKey); err == nil {
+		switch s := k.(type) {
+		case *rsa.PrivateKey:
+			a.key = s
+		case *ecdsa.PrivateKey:
+			a.key = s
+		default:
+			return fmt.Errorf("account key: unsupported type %T", k)
+		}
+		return nil
+	}
+	k, err := x509.ParseECPrivateKey(a.PrivateKey)
+	if err != nil {
+		return errors.New("account key: not PKCS#1, PKCS#8 or SEC 1 DER")
+	}
+	a.key = k
+	return nil
+}
+
+// load reads the resolver's Data from kv, or nil when there is none.
+func load(ctx context.Context, kv KV, resolver string) (*Data, error) {
+	b, err := kv.Get(ctx, kvBucket, resolver)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var d Data
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("stored data of resolver %s: %w", resolver, err)
+	}
+	return &d, d.check()
+}
+
+// save writes d for resolver.
+func save(ctx context.Context, kv KV, resolver string, d *Data) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return kv.Put(ctx, kvBucket, resolver, b)
+}
+
+// check parses the account key and drops empty certificates (Traefik does
+// the same when it reads acme.json).
+func (d *Data) check() error {
+	if d.Account != nil {
+		if err := d.Account.parseKey(); err != nil {
+			return err
+		}
+	}
+	kept := d.Certificates[:0]
+	for _, c := range d.Certificates {
+		if c != nil && len(c.Certificate) > 0 && len(c.Key) > 0 {
+			kept = append(kept, c)
+		}
+	}
+	d.Certificates = kept
+	return nil
+}
+
+// maxImportBytes bounds an acme.json read at import.
+const maxImportBytes = 64 << 20
+
+// importFile reads resolver's entry of a Traefik acme.json at path. It
+// returns nil, nil when the file does not exist or has no such entry.
+// warn is set when the file is readable by group or others (Traefik
+// refuses such a file; Gantry imports it and says so).
+func importFile(path, resolver string) (d *Data, warn string, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Size() > maxImportBytes {
+		return nil, "", fmt.Errorf("%s: larger than %d bytes", path, maxImportBytes)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		warn = fmt.Sprintf("%s is readable by others (mode %04o): it holds private keys; chmod 600 it", path, st.Mode().Perm())
+	}
+	var all map[string]*Data
+	dec := json.NewDecoder(f)
+	if err := dec.Decode(&all); err != nil {
+		if st.Size() == 0 {
+			return nil, warn, nil
+		}
+		return nil, warn, fmt.Errorf("%s: %w", path, err)
+	}
+	d = all[resolver]
+	if d == nil {
+		return nil, warn, nil
+	}
+	if err := d.check(); err != nil {
+		return nil, warn, fmt.Errorf("%s: resolver %s: %w", path, resolver, err)
+	}
+	return d, warn, nil
+}
