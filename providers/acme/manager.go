@@ -406,7 +406,9 @@ func (m *Manager) snapshot() providers.Snapshot {
 	c := config.New()
 	for _, name := range slices.Sorted(maps.Keys(m.held)) {
 		hs := slices.Clone(m.held[name])
-		slices.SortFunc(hs, func(a, b *held) int { return strings.Compare(domainKey(name, a.cert.Domain), domainKey(name, b.cert.Domain)) })
+		slices.SortFunc(hs, func(a, b *held) int {
+			return strings.Compare(domainKey(name, a.cert.Domain), domainKey(name, b.cert.Domain))
+		})
 		for _, h := range hs {
 			if !now.Before(h.leaf.NotAfter) {
 				continue
