@@ -74,6 +74,9 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		retries = min(maxDialRetries, h.live-1)
 	}
 	rec := recordOf(r)
+	if rec != nil && middleware.AttemptOf(r.Context()).IsRetry() {
+		rec.retries++ // a retry middleware's try
+	}
 	for {
 		pw := h.forward(t, w, r, retries > 0, rec)
 		if !pw.retry {

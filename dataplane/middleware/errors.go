@@ -18,12 +18,19 @@ import (
 // is in one of c.Status ("500-599", "404"). The page is fetched with GET at
 // c.Query (default "/"), where {status} is the status sent to the client,
 // {originalStatus} the status of the response caught and {url} the
-// query-escaped request URL as this middleware received it ("/path?q").
-// A status entry may hold several comma-separated codes or ranges, the
-// form labels use ("500,502,505-599"). The client gets the page's body and
-// headers with the original status, or with the one c.StatusRewrites maps
-// it to. c.Service may name another provider's service ("pages@file").
-// Source: https://doc.traefik.io/traefik/middlewares/http/errorpages/
+// query-escaped request URL as Traefik builds it
+// ("scheme://host/path?query", as this middleware received it). A status
+// entry may hold several comma-separated codes or ranges, the form labels
+// use ("500,502,505-599"). The client gets the page's body and headers
+// with the original status, or with the one c.StatusRewrites (v3.4) maps
+// it to (the first matching range in key order); the status written, so
+// the one access logs and metrics record, is the one sent. The page
+// request carries the client's headers, or only those named in
+// c.ErrorRequestHeaders when set (v3.7; an empty list sends none), the
+// client's Host and its address (for X-Forwarded-For). c.Service may name
+// another provider's service ("pages@file").
+// Source: https://doc.traefik.io/traefik/middlewares/http/errorpages/ and
+// pkg/middlewares/customerrors/custom_errors.go (v3.7).
 func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middleware, error) {
 	if len(c.Status) == 0 {
 		return nil, &fieldError{Field: "status", Err: errors.New("empty")}
@@ -58,6 +65,7 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 	if err != nil {
 		return nil, &fieldError{Field: "service", Err: fmt.Errorf("%q: %w", c.Service, err)}
 	}
+	reqHeaders := c.ErrorRequestHeaders // nil: all
 	query := c.Query
 	if query == "" {
 		query = "/"
@@ -79,10 +87,15 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 					break
 				}
 			}
+			scheme := "http"
+			if r.TLS != nil {
+				scheme = "https"
+			}
+			orig := &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
 			q := strings.NewReplacer(
 				"{status}", strconv.Itoa(status),
 				"{originalStatus}", strconv.Itoa(cw.code),
-				"{url}", url.QueryEscape(r.URL.String()),
+				"{url}", url.QueryEscape(orig.String()),
 			).Replace(query)
 			pu, err := url.Parse(q)
 			if err != nil {
@@ -93,6 +106,14 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 			pr.Method = http.MethodGet
 			pr.Body = http.NoBody
 			pr.ContentLength = 0
+			if reqHeaders != nil {
+				pr.Header = http.Header{}
+				for _, k := range reqHeaders {
+					if v := r.Header.Values(k); len(v) > 0 {
+						pr.Header[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+					}
+				}
+			}
 			pr.Header.Del("Content-Length")
 			pr.Header.Del("Transfer-Encoding")
 			pr.URL.Path, pr.URL.RawPath, pr.URL.RawQuery = pu.Path, pu.RawPath, pu.RawQuery

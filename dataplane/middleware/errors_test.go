@@ -3,6 +3,7 @@ package middleware
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,7 @@ http:
 		page              bool
 	}{
 		{pages, "/code/200", "GET", 200, "backend", false},
-		{pages, "/code/404", "POST", 404, "page /404.html?from=%2Fcode%2F404 ", true},
+		{pages, "/code/404?q=1", "POST", 404, "page /404.html?from=" + url.QueryEscape(pages+"/code/404?q=1") + " ", true},
 		{pages, "/code/503", "GET", 503, "page /503.html", true},
 		{pages, "/code/418", "GET", 418, "backend", false},
 		{pages, "/code/410", "GET", 410, "page /410.html", true},

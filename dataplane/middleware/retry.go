@@ -26,8 +26,13 @@ import (
 // byte of the request reached it. Both are safe on a nil *Attempt and for
 // concurrent use.
 type Attempt struct {
+	try             int // 0 for the first try
 	reached, unsent atomic.Bool
 }
+
+// IsRetry reports whether this try repeats an earlier one (for the
+// retries count of access logs and metrics). False on a nil *Attempt.
+func (a *Attempt) IsRetry() bool { return a != nil && a.try > 0 }
 
 type attemptKey struct{}
 
@@ -190,12 +195,12 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 		case stream != nil:
 			req.Body = stream
 		}
+		a := &Attempt{try: try}
+		req = req.WithContext(context.WithValue(req.Context(), attemptKey{}, a))
 		if try+1 >= rt.attempts {
 			next.ServeHTTP(w, req)
 			return
 		}
-		a := &Attempt{}
-		req = req.WithContext(context.WithValue(req.Context(), attemptKey{}, a))
 		rw := &retryWriter{w: w, header: http.Header{}}
 		rw.retry = func(code int) bool {
 			if rt.timeout > 0 && time.Since(start) >= rt.timeout {

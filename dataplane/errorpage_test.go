@@ -1,0 +1,79 @@
+package dataplane
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// errors.statusRewrites and errorRequestHeaders through the real chain:
+// the client gets the page's body with the rewritten status, the page
+// service sees only the listed headers, and the access-log event records
+// the status actually sent. Retries of a retry middleware are counted.
+func TestErrorPageStatusAndHeaders(t *testing.T) {
+	app := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-App", "leaked")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "app down")
+	}))
+	defer app.Close()
+	pages := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "page %s keep=%q drop=%q", r.URL.RequestURI(), r.Header.Get("X-Keep"), r.Header.Get("X-Drop"))
+	}))
+	defer pages.Close()
+	obs := &recorder{}
+	h := newHarness(t, nil, obs)
+	defer closeIdle()
+	tbl := h.apply(fmt.Sprintf(`
+http:
+  routers:
+    some@file: {rule: "Host(`+"`some`"+`)", service: app@file, middlewares: [some@file]}
+    none@file: {rule: "Host(`+"`none`"+`)", service: app@file, middlewares: [none@file]}
+    all@file:  {rule: "Host(`+"`all`"+`)", service: app@file, middlewares: [all@file, retry@file]}
+  middlewares:
+    some@file:  {errors: {status: ["500-599"], statusRewrites: {"503": 500}, service: pages@file, query: "/{status}/{originalStatus}", errorRequestHeaders: [X-Keep]}}
+    none@file:  {errors: {status: ["503"], service: pages@file, query: "/{status}", errorRequestHeaders: []}}
+    all@file:   {errors: {status: ["503"], statusRewrites: {"500-599": 502}, service: pages@file, query: "/{status}"}}
+    retry@file: {retry: {attempts: 3, status: ["503"]}}
+  services:
+    app@file:   {loadBalancer: {servers: [{url: %q}]}}
+    pages@file: {loadBalancer: {servers: [{url: %q}]}}
+`, app.URL, pages.URL), GenerationOptions{})
+	for n, st := range tbl.Report().Routers {
+		if st.Status != "enabled" {
+			t.Fatalf("router %s: %+v", n, st)
+		}
+	}
+	tests := []struct {
+		host, body string
+		code       int
+	}{
+		{"some", `page /500/503 keep="k" drop=""`, 500},
+		{"none", `page /503 keep="" drop=""`, 503},
+		{"all", `page /502 keep="k" drop="d"`, 502},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/x", nil)
+		req.Host = tt.host
+		req.Header.Set("X-Keep", "k")
+		req.Header.Set("X-Drop", "d")
+		resp, err := plainClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.code || string(b) != tt.body || resp.Header.Get("X-App") != "" {
+			t.Errorf("%s: %d %q (X-App %q), want %d %q and no header of the caught answer", tt.host, resp.StatusCode, b, resp.Header.Get("X-App"), tt.code, tt.body)
+		}
+		ev, ok := obs.find(func(e RequestEvent) bool { return strings.HasPrefix(e.Router, tt.host+"@") })
+		if !ok || ev.Status != tt.code {
+			t.Errorf("%s: access-log status %d, want the %d sent", tt.host, ev.Status, tt.code)
+		}
+		if tt.host == "all" && ev.Retries != 2 {
+			t.Errorf("retries recorded %d, want 2", ev.Retries)
+		}
+	}
+}
