@@ -89,6 +89,9 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ci := connInfoOf(r); ci != nil {
 			ev.EntryPoint = ci.entryPoint
 		}
+		if r.TLS != nil {
+			ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite
+		}
 		if ev.Status == 0 && r.Context().Err() != nil {
 			ev.Status = StatusClientClosedRequest // nothing was sent: the client went away
 		}

@@ -63,11 +63,15 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &recordWriter{ResponseWriter: w}
 	t.Handler(e.name).ServeHTTP(rw, r)
-	e.obs.Request(&RequestEvent{
+	ev := RequestEvent{
 		Start: start, Duration: time.Since(start), EntryPoint: e.name,
 		Method: r.Method, Host: r.Host, Path: r.URL.Path, Proto: r.Proto, ClientAddr: r.RemoteAddr,
 		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
-	})
+	}
+	if r.TLS != nil {
+		ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite
+	}
+	e.obs.Request(&ev)
 }
 
 // removeHopByHop removes, once, the hop-by-hop fields of the client's

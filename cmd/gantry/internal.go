@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -75,7 +76,15 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 		in.handlers["dashboard@internal"] = api.Handler()
 	}
 	if c.Metrics != nil && c.Metrics.Prometheus != nil {
-		opts := observe.MetricsOptions{Prometheus: c.Metrics.Prometheus, Runtime: true}
+		opts := observe.MetricsOptions{Prometheus: c.Metrics.Prometheus, AddInternals: c.Metrics.AddInternals, Runtime: true}
+		if active := src.active; active != nil {
+			opts.Certificates = func() []*x509.Certificate {
+				if m := active.Load().Merged(); m != nil && m.Config != nil {
+					return observe.TLSCertificates(m.Config.TLS)
+				}
+				return nil
+			}
+		}
 		if pool := src.pool; pool != nil {
 			opts.Servers = func() []observe.ServerUp {
 				var out []observe.ServerUp

@@ -158,7 +158,10 @@ type Log struct {
 // AccessLog configures the access log (stdout when FilePath is empty).
 // Format is "common" (default) or "json".
 type AccessLog struct {
-	FilePath      string            `json:"filePath,omitempty"`
+	FilePath string `json:"filePath,omitempty"`
+	// AddInternals logs requests to Gantry's own services (api@internal,
+	// prometheus@internal…); Traefik's default is false.
+	AddInternals  bool              `json:"addInternals,omitempty"`
 	Format        string            `json:"format,omitempty"`
 	BufferingSize int64             `json:"bufferingSize,omitempty"`
 	Filters       *AccessLogFilters `json:"filters,omitempty"`
@@ -188,7 +191,10 @@ type FieldHeaders struct {
 
 // Metrics configures metrics exporters.
 type Metrics struct {
-	Prometheus *Prometheus `json:"prometheus,omitempty"`
+	// AddInternals counts requests to Gantry's own services (Traefik's
+	// metrics.addInternals, default false).
+	AddInternals bool        `json:"addInternals,omitempty"`
+	Prometheus   *Prometheus `json:"prometheus,omitempty"`
 }
 
 // Prometheus configures the Prometheus exporter. Buckets are seconds.

@@ -26,6 +26,8 @@ type RequestEvent struct {
 	BytesOut       int64  // response body bytes written to the client
 	Retries        int
 	TLS            bool
+	TLSVersion     uint16 // tls.VersionTLS13…; 0 without TLS
+	TLSCipher      uint16 // tls.TLS_AES_128_GCM_SHA256…; 0 without TLS
 	Header         http.Header
 	ResponseHeader http.Header
 }
@@ -48,25 +50,4 @@ type Observer interface {
 	// Conn is called with +1 when a client connection opens on entryPoint
 	// and -1 when it closes (protocol "http" or "https").
 	Conn(entryPoint, protocol string, delta int)
-}
-
-// Attempt is one try of a request against a service's server, for
-// observers that count per attempt (Traefik's service metrics are recorded
-// inside the retry loop: two attempts are two traefik_service_requests_total).
-type Attempt struct {
-	Service  string // qualified
-	Upstream string // server URL
-	Method   string
-	Proto    string
-	Header   http.Header // the request's; read during the call only
-	Status   int         // the upstream's answer; 502 when none came
-	Duration time.Duration
-	BytesOut int64
-}
-
-// AttemptObserver is implemented by observers that want each attempt that
-// was retried (Metrics does). The dataplane calls Attempt for every attempt
-// but the last; the last one is part of the RequestEvent.
-type AttemptObserver interface {
-	Attempt(a *Attempt)
 }

@@ -204,8 +204,12 @@ func headerValue(h http.Header, k string) string {
 }
 
 func contentLength(h http.Header) int64 {
-	n, err := strconv.ParseInt(headerValue(h, "Content-Length"), 10, 64)
-	if err != nil {
+	v := headerValue(h, "Content-Length")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
 		return 0
 	}
 	return n

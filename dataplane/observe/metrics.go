@@ -1,12 +1,15 @@
 package observe
 
 import (
+	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -27,10 +30,14 @@ type ServerUp struct {
 }
 
 // MetricsOptions configures Metrics. The zero value gives Traefik's defaults
-// (entrypoint and service labels on, router labels off).
+// (entrypoint and service labels on, router labels off, internals left out).
 type MetricsOptions struct {
 	// Prometheus is the static metrics.prometheus section; nil means defaults.
 	Prometheus *static.Prometheus
+	// AddInternals counts requests served by Gantry's own services
+	// (metrics.addInternals; Traefik's default false leaves a scrape of
+	// prometheus@internal out of the request metrics).
+	AddInternals bool
 	// Servers, when set, is called at each scrape to fill
 	// traefik_service_server_up. It must be safe for concurrent use.
 	Servers func() []ServerUp
@@ -41,46 +48,62 @@ type MetricsOptions struct {
 	Runtime bool
 }
 
-// Metrics exports Traefik's Prometheus metrics
-// (https://doc.traefik.io/traefik/observability/metrics/overview/):
+// Metrics exports Traefik v3's Prometheus metrics, with its names, label
+// names and label order, help texts and default buckets
+// (https://doc.traefik.io/traefik/observability/metrics/overview/; traefik
+// pkg/observability/metrics/prometheus.go):
 //
 //	traefik_entrypoint_requests_total{code,method,protocol,entrypoint}
+//	traefik_entrypoint_requests_tls_total{tls_version,tls_cipher,entrypoint}
 //	traefik_entrypoint_request_duration_seconds{code,method,protocol,entrypoint}
+//	traefik_entrypoint_requests_bytes_total{code,method,protocol,entrypoint}
 //	traefik_entrypoint_responses_bytes_total{code,method,protocol,entrypoint}
-//	traefik_router_requests_total{code,method,protocol,router,service}
-//	traefik_router_request_duration_seconds{code,method,protocol,router,service}
-//	traefik_router_responses_bytes_total{code,method,protocol,router,service}
-//	traefik_service_requests_total{code,method,protocol,service}
-//	traefik_service_request_duration_seconds{code,method,protocol,service}
-//	traefik_service_responses_bytes_total{code,method,protocol,service}
+//	traefik_router_*{…,router,service}   (same five; only with addRoutersLabels)
+//	traefik_service_*{…,service}         (same five; addServicesLabels, default on)
 //	traefik_service_retries_total{service}
 //	traefik_service_server_up{service,url}            (1 up, 0 down)
-//	traefik_open_connections{entrypoint,protocol}
+//	traefik_open_connections{entrypoint,protocol}     (protocol "TCP")
 //	traefik_config_reloads_total
 //	traefik_config_last_reload_success                (unix seconds)
 //	traefik_tls_certs_not_after{cn,serial,sans}       (unix seconds)
 //
-// Durations are in seconds, sizes in bytes. Metrics is an Observer; its
-// methods are safe for concurrent use and never block on I/O.
+// Durations are in seconds, sizes in bytes; requests_bytes_total counts the
+// request's Content-Length (a chunked upload counts 0). Label values are
+// bounded: method is the verb for HTTP/1.1's methods, PATCH and PRI,
+// EXTENSION_METHOD otherwise (NON_UTF8_HTTP_METHOD when not UTF-8);
+// protocol is http, websocket, sse, grpc or grpc-web; for gRPC, code is the
+// Grpc-Status (2, Unknown, when the answer has none), as in Traefik.
+//
+// Service metrics count attempts, as Traefik records them around each
+// server: a request the load balancer retried after a refused connection
+// counts one code="502" attempt per retry plus the final answer. Unlike
+// Traefik, a 503 "no available server" (no server reached) is still counted
+// on the service, so an outage is visible there (Traefik issue 12451).
+//
+// Metrics is an Observer; its methods are safe for concurrent use and never
+// block on I/O. After a request's label values have been seen once,
+// Request does not allocate.
 type Metrics struct {
 	reg *prometheus.Registry
 
-	ep, router, service bool
+	ep, router, service, internals bool
 
-	epReqs, epDur, epBytes         *metricSet
-	routerReqs, routerDur, rtBytes *metricSet
-	svcReqs, svcDur, svcBytes      *metricSet
-	retries                        *prometheus.CounterVec
-	openConns                      *prometheus.GaugeVec
-	reloads                        prometheus.Counter
-	lastReload                     prometheus.Gauge
+	epM, rtM, svcM *family
+	retries        *prometheus.CounterVec
+	openConns      *prometheus.GaugeVec
+	reloads        prometheus.Counter
+	lastReload     prometheus.Gauge
 
-	cache sync.Map // reqKey -> *children
+	cache    sync.Map // reqKey -> *children
+	tlsCache sync.Map // tlsKey -> *tlsChildren
+	conns    sync.Map // [2]string{entrypoint, protocol} -> prometheus.Gauge
 }
 
-type metricSet struct {
-	counter *prometheus.CounterVec
-	hist    *prometheus.HistogramVec
+// family is the five request metrics of one level (entrypoint, router or
+// service).
+type family struct {
+	reqs, tls, reqBytes, respBytes *prometheus.CounterVec
+	dur                            *prometheus.HistogramVec
 }
 
 // NewMetrics registers every collector in a fresh registry.
@@ -94,48 +117,51 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		buckets = DefaultBuckets
 	}
 	m := &Metrics{
-		reg:     prometheus.NewRegistry(),
-		ep:      p.AddEntryPointsLabels == nil || *p.AddEntryPointsLabels,
-		router:  p.AddRoutersLabels,
-		service: p.AddServicesLabels == nil || *p.AddServicesLabels,
+		reg:       prometheus.NewRegistry(),
+		ep:        p.AddEntryPointsLabels == nil || *p.AddEntryPointsLabels,
+		router:    p.AddRoutersLabels,
+		service:   p.AddServicesLabels == nil || *p.AddServicesLabels,
+		internals: opts.AddInternals,
 	}
-	epL := []string{"code", "method", "protocol", "entrypoint"}
-	rtL := []string{"code", "method", "protocol", "router", "service"}
-	svL := []string{"code", "method", "protocol", "service"}
-	counter := func(name, help string, labels []string) *metricSet {
-		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "traefik", Name: name, Help: help}, labels)
-		m.reg.MustRegister(c)
-		return &metricSet{counter: c}
-	}
-	hist := func(name, help string, labels []string) *metricSet {
-		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "traefik", Name: name, Help: help, Buckets: buckets}, labels)
-		m.reg.MustRegister(h)
-		return &metricSet{hist: h}
+	newFamily := func(level, what string, labels ...string) *family {
+		base := []string{"code", "method", "protocol"}
+		all := append(base[:3:3], labels...)
+		tlsL := append([]string{"tls_version", "tls_cipher"}, labels...)
+		c := func(name, help string, l []string) *prometheus.CounterVec {
+			v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "traefik_" + level + "_" + name, Help: help}, l)
+			m.reg.MustRegister(v)
+			return v
+		}
+		f := &family{
+			reqs:      c("requests_total", fmt.Sprintf(helpReqs[level], what), all),
+			tls:       c("requests_tls_total", helpTLS[level], tlsL),
+			reqBytes:  c("requests_bytes_total", fmt.Sprintf(helpReqBytes[level], what), all),
+			respBytes: c("responses_bytes_total", fmt.Sprintf(helpRespBytes[level], what), all),
+			dur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Name: "traefik_" + level + "_request_duration_seconds", Help: fmt.Sprintf(helpDur[level], what), Buckets: buckets,
+			}, all),
+		}
+		m.reg.MustRegister(f.dur)
+		return f
 	}
 	if m.ep {
-		m.epReqs = counter("entrypoint_requests_total", "How many HTTP requests processed on an entrypoint, partitioned by status code, protocol, and method.", epL)
-		m.epDur = hist("entrypoint_request_duration_seconds", "How long it took to process the request on an entrypoint, partitioned by status code, protocol, and method.", epL)
-		m.epBytes = counter("entrypoint_responses_bytes_total", "The total size of responses in bytes handled by an entrypoint, partitioned by status code, protocol, and method.", epL)
+		m.epM = newFamily("entrypoint", "status code, protocol, and method", "entrypoint")
 	}
 	if m.router {
-		m.routerReqs = counter("router_requests_total", "How many HTTP requests are processed on a router, partitioned by service, status code, protocol, and method.", rtL)
-		m.routerDur = hist("router_request_duration_seconds", "How long it took to process the request on a router, partitioned by service, status code, protocol, and method.", rtL)
-		m.rtBytes = counter("router_responses_bytes_total", "The total size of responses in bytes handled by a router, partitioned by service, status code, protocol, and method.", rtL)
+		m.rtM = newFamily("router", "service, status code, protocol, and method", "router", "service")
 	}
 	if m.service {
-		m.svcReqs = counter("service_requests_total", "How many HTTP requests processed on a service, partitioned by status code, protocol, and method.", svL)
-		m.svcDur = hist("service_request_duration_seconds", "How long it took to process the request on a service, partitioned by status code, protocol, and method.", svL)
-		m.svcBytes = counter("service_responses_bytes_total", "The total size of responses in bytes returned by a service, partitioned by status code, protocol, and method.", svL)
-		m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "traefik", Name: "service_retries_total", Help: "How many request retries happened on a service."}, []string{"service"})
+		m.svcM = newFamily("service", "status code, protocol, and method", "service")
+		m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "traefik_service_retries_total", Help: "How many request retries happened on a service."}, []string{"service"})
 		m.reg.MustRegister(m.retries)
+		if opts.Servers != nil {
+			m.reg.MustRegister(&serverUpCollector{list: opts.Servers})
+		}
 	}
-	m.openConns = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "traefik", Name: "open_connections", Help: "How many open connections exist, by entryPoint and protocol."}, []string{"entrypoint", "protocol"})
-	m.reloads = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "traefik", Name: "config_reloads_total", Help: "Config reloads."})
-	m.lastReload = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "traefik", Name: "config_last_reload_success", Help: "Last config reload success (unix seconds)."})
+	m.openConns = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "traefik_open_connections", Help: "How many open connections exist, by entryPoint and protocol"}, []string{"entrypoint", "protocol"})
+	m.reloads = prometheus.NewCounter(prometheus.CounterOpts{Name: "traefik_config_reloads_total", Help: "Config reloads"})
+	m.lastReload = prometheus.NewGauge(prometheus.GaugeOpts{Name: "traefik_config_last_reload_success", Help: "Last config reload success"})
 	m.reg.MustRegister(m.openConns, m.reloads, m.lastReload)
-	if opts.Servers != nil {
-		m.reg.MustRegister(&serverUpCollector{list: opts.Servers})
-	}
 	if opts.Certificates != nil {
 		m.reg.MustRegister(&certCollector{list: opts.Certificates})
 	}
@@ -144,6 +170,35 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	}
 	return m
 }
+
+// Help texts, as Traefik writes them (%s: the partitioning).
+var (
+	helpReqs = map[string]string{
+		"entrypoint": "How many HTTP requests processed on an entrypoint, partitioned by %s.",
+		"router":     "How many HTTP requests are processed on a router, partitioned by %s.",
+		"service":    "How many HTTP requests processed on a service, partitioned by %s.",
+	}
+	helpTLS = map[string]string{
+		"entrypoint": "How many HTTP requests with TLS processed on an entrypoint, partitioned by TLS Version and TLS cipher Used.",
+		"router":     "How many HTTP requests with TLS are processed on a router, partitioned by service, TLS Version, and TLS cipher Used.",
+		"service":    "How many HTTP requests with TLS processed on a service, partitioned by TLS version and TLS cipher.",
+	}
+	helpDur = map[string]string{
+		"entrypoint": "How long it took to process the request on an entrypoint, partitioned by %s.",
+		"router":     "How long it took to process the request on a router, partitioned by %s.",
+		"service":    "How long it took to process the request on a service, partitioned by %s.",
+	}
+	helpReqBytes = map[string]string{
+		"entrypoint": "The total size of requests in bytes handled by an entrypoint, partitioned by %s.",
+		"router":     "The total size of requests in bytes handled by a router, partitioned by %s.",
+		"service":    "The total size of requests in bytes received by a service, partitioned by %s.",
+	}
+	helpRespBytes = map[string]string{
+		"entrypoint": "The total size of responses in bytes handled by an entrypoint, partitioned by %s.",
+		"router":     "The total size of responses in bytes handled by a router, partitioned by %s.",
+		"service":    "The total size of responses in bytes returned by a service, partitioned by %s.",
+	}
+)
 
 // Registry returns the registry holding Gantry's collectors, for callers
 // that add their own.
@@ -168,12 +223,36 @@ type reqKey struct {
 	method, proto, ep, router, service string
 }
 
+// series are the children of one level for one reqKey.
+type series struct {
+	reqs, reqBytes, respBytes prometheus.Counter
+	dur                       prometheus.Observer
+}
+
+func (f *family) series(labels ...string) *series {
+	if f == nil {
+		return nil
+	}
+	return &series{f.reqs.WithLabelValues(labels...), f.reqBytes.WithLabelValues(labels...), f.respBytes.WithLabelValues(labels...), f.dur.WithLabelValues(labels...)}
+}
+
+func (s *series) observe(secs, in, out float64) {
+	if s == nil {
+		return
+	}
+	s.reqs.Inc()
+	s.dur.Observe(secs)
+	s.reqBytes.Add(in)
+	s.respBytes.Add(out)
+}
+
 // children are the metric children of one reqKey, resolved once: after the
 // first request with given labels, Request does one sync.Map lookup and
 // atomic updates, without hashing labels or locking the vectors.
 type children struct {
-	epReqs, epBytes, rtReqs, rtBytes, svcReqs, svcBytes, retries prometheus.Counter
-	epDur, rtDur, svcDur                                         prometheus.Observer
+	ep, rt, svc *series
+	retries     prometheus.Counter
+	retried     *series // the service's code="502" series: refused attempts
 }
 
 func (m *Metrics) children(k reqKey) *children {
@@ -182,80 +261,190 @@ func (m *Metrics) children(k reqKey) *children {
 	}
 	code := strconv.Itoa(k.code)
 	c := &children{}
-	if m.ep {
-		c.epReqs = m.epReqs.counter.WithLabelValues(code, k.method, k.proto, k.ep)
-		c.epDur = m.epDur.hist.WithLabelValues(code, k.method, k.proto, k.ep)
-		c.epBytes = m.epBytes.counter.WithLabelValues(code, k.method, k.proto, k.ep)
+	if m.ep && k.ep != "" {
+		c.ep = m.epM.series(code, k.method, k.proto, k.ep)
 	}
 	if m.router && k.router != "" {
-		c.rtReqs = m.routerReqs.counter.WithLabelValues(code, k.method, k.proto, k.router, k.service)
-		c.rtDur = m.routerDur.hist.WithLabelValues(code, k.method, k.proto, k.router, k.service)
-		c.rtBytes = m.rtBytes.counter.WithLabelValues(code, k.method, k.proto, k.router, k.service)
+		c.rt = m.rtM.series(code, k.method, k.proto, k.router, k.service)
 	}
 	if m.service && k.service != "" {
-		c.svcReqs = m.svcReqs.counter.WithLabelValues(code, k.method, k.proto, k.service)
-		c.svcDur = m.svcDur.hist.WithLabelValues(code, k.method, k.proto, k.service)
-		c.svcBytes = m.svcBytes.counter.WithLabelValues(code, k.method, k.proto, k.service)
+		c.svc = m.svcM.series(code, k.method, k.proto, k.service)
 		c.retries = m.retries.WithLabelValues(k.service)
+		c.retried = m.svcM.series(strconv.Itoa(http.StatusBadGateway), k.method, k.proto, k.service)
 	}
 	v, _ := m.cache.LoadOrStore(k, c)
 	return v.(*children)
 }
 
+type tlsKey struct {
+	version, cipher     uint16
+	ep, router, service string
+}
+
+type tlsChildren struct{ ep, rt, svc prometheus.Counter }
+
+func (m *Metrics) tlsChildren(k tlsKey) *tlsChildren {
+	if v, ok := m.tlsCache.Load(k); ok {
+		return v.(*tlsChildren)
+	}
+	ver, cipher := TLSVersionLabel(k.version), TLSCipherLabel(k.cipher)
+	c := &tlsChildren{}
+	if m.ep && k.ep != "" {
+		c.ep = m.epM.tls.WithLabelValues(ver, cipher, k.ep)
+	}
+	if m.router && k.router != "" {
+		c.rt = m.rtM.tls.WithLabelValues(ver, cipher, k.router, k.service)
+	}
+	if m.service && k.service != "" {
+		c.svc = m.svcM.tls.WithLabelValues(ver, cipher, k.service)
+	}
+	v, _ := m.tlsCache.LoadOrStore(k, c)
+	return v.(*tlsChildren)
+}
+
 // Request implements Observer.
 func (m *Metrics) Request(ev *RequestEvent) {
-	c := m.children(reqKey{code: ev.Status, method: methodLabel(ev.Method), proto: protocolLabel(ev.Header), ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
+	if !m.internals && ev.Internal() {
+		return
+	}
+	proto := protocolLabel(ev.Header)
+	code := ev.Status
+	if proto == protoGRPC || proto == protoGRPCWeb {
+		code = grpcCode(ev.ResponseHeader)
+	}
+	c := m.children(reqKey{code: code, method: methodLabel(ev.Method), proto: proto, ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
 	secs := ev.Duration.Seconds()
-	bytes := float64(ev.BytesOut)
-	if c.epReqs != nil {
-		c.epReqs.Inc()
-		c.epDur.Observe(secs)
-		c.epBytes.Add(bytes)
-	}
-	if c.rtReqs != nil {
-		c.rtReqs.Inc()
-		c.rtDur.Observe(secs)
-		c.rtBytes.Add(bytes)
-	}
-	if c.svcReqs != nil {
-		c.svcReqs.Inc()
-		c.svcDur.Observe(secs)
-		c.svcBytes.Add(bytes)
+	in, out := float64(contentLength(ev.Header)), float64(ev.BytesOut)
+	c.ep.observe(secs, in, out)
+	c.rt.observe(secs, in, out)
+	if c.svc != nil {
+		c.svc.observe(secs, in, out)
 		if ev.Retries > 0 {
 			c.retries.Add(float64(ev.Retries))
+			// Each retried attempt was refused before anything was sent:
+			// counted as Traefik's proxy answers it (502), taking no time.
+			for range ev.Retries {
+				c.retried.observe(0, 0, 0)
+			}
+		}
+	}
+	if ev.TLSVersion != 0 {
+		t := m.tlsChildren(tlsKey{version: ev.TLSVersion, cipher: ev.TLSCipher, ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
+		for _, ctr := range [...]prometheus.Counter{t.ep, t.rt, t.svc} {
+			if ctr != nil {
+				ctr.Inc()
+			}
 		}
 	}
 }
 
-// Conn implements Observer: it moves traefik_open_connections.
+// Conn implements Observer: it moves traefik_open_connections. HTTP and
+// HTTPS connections are counted as protocol "TCP" (Traefik counts the
+// connections of its TCP entrypoints, which carry HTTP); others as given,
+// upper-cased ("UDP").
 func (m *Metrics) Conn(entryPoint, protocol string, delta int) {
-	m.openConns.WithLabelValues(entryPoint, protocol).Add(float64(delta))
+	k := [2]string{entryPoint, protocol}
+	v, ok := m.conns.Load(k)
+	if !ok {
+		label := strings.ToUpper(protocol)
+		if label == "HTTP" || label == "HTTPS" || label == "" {
+			label = "TCP"
+		}
+		v, _ = m.conns.LoadOrStore(k, m.openConns.WithLabelValues(entryPoint, label))
+	}
+	v.(prometheus.Gauge).Add(float64(delta))
 }
 
-// methodLabel bounds the method label's cardinality: standard methods pass,
-// anything else is "EXTENSION_METHOD".
+// methodLabel bounds the method label's cardinality as Traefik does.
 func methodLabel(m string) string {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, "PRI":
 		return m
+	}
+	if !utf8.ValidString(m) {
+		return "NON_UTF8_HTTP_METHOD"
 	}
 	return "EXTENSION_METHOD"
 }
 
-// protocolLabel is Traefik's protocol label: "websocket" for upgrades,
-// "sse" for event streams, "http" otherwise.
+const (
+	protoHTTP      = "http"
+	protoWebSocket = "websocket"
+	protoSSE       = "sse"
+	protoGRPC      = "grpc"
+	protoGRPCWeb   = "grpc-web"
+)
+
+// protocolLabel is Traefik's protocol label, from the request headers.
 func protocolLabel(h http.Header) string {
 	if h == nil {
-		return "http"
+		return protoHTTP
 	}
-	if strings.EqualFold(h.Get("Upgrade"), "websocket") {
-		return "websocket"
+	switch ct := headerValue(h, "Content-Type"); {
+	case hasToken(h, "Connection", "upgrade") && hasToken(h, "Upgrade", "websocket"):
+		return protoWebSocket
+	case hasToken(h, "Accept", "text/event-stream"):
+		return protoSSE
+	case strings.HasPrefix(ct, "application/grpc-web"):
+		return protoGRPCWeb
+	case strings.HasPrefix(ct, "application/grpc"):
+		return protoGRPC
 	}
-	if strings.Contains(h.Get("Accept"), "text/event-stream") {
-		return "sse"
+	return protoHTTP
+}
+
+// hasToken reports whether the comma-separated header name holds token
+// (case-insensitive), without allocating.
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h[name] {
+		for v != "" {
+			var item string
+			item, v, _ = strings.Cut(v, ",")
+			if strings.EqualFold(strings.TrimSpace(item), token) {
+				return true
+			}
+		}
 	}
-	return "http"
+	return false
+}
+
+// grpcCode is the gRPC status of a response (Grpc-Status header or
+// trailer), 2 (Unknown) when absent or not a number, as in Traefik.
+func grpcCode(h http.Header) int {
+	v := headerValue(h, "Grpc-Status")
+	if v == "" {
+		v = headerValue(h, http.TrailerPrefix+"Grpc-Status")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 2
+	}
+	return n
+}
+
+// TLSVersionLabel is Traefik's tls_version label ("1.3", "unknown").
+func TLSVersionLabel(v uint16) string {
+	switch v {
+	case tls.VersionTLS10:
+		return "1.0"
+	case tls.VersionTLS11:
+		return "1.1"
+	case tls.VersionTLS12:
+		return "1.2"
+	case tls.VersionTLS13:
+		return "1.3"
+	}
+	return "unknown"
+}
+
+// TLSCipherLabel is Traefik's tls_cipher label: the suite's IANA name.
+func TLSCipherLabel(c uint16) string {
+	name := tls.CipherSuiteName(c)
+	if strings.HasPrefix(name, "0x") {
+		return "unknown"
+	}
+	return name
 }
 
 var serverUpDesc = prometheus.NewDesc("traefik_service_server_up", "service server is up, described by gauge value of 0 or 1.", []string{"service", "url"}, nil)
@@ -280,7 +469,7 @@ func (c *serverUpCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-var certDesc = prometheus.NewDesc("traefik_tls_certs_not_after", "Certificate expiration timestamp (unix seconds).", []string{"cn", "serial", "sans"}, nil)
+var certDesc = prometheus.NewDesc("traefik_tls_certs_not_after", "Certificate expiration timestamp", []string{"cn", "serial", "sans"}, nil)
 
 type certCollector struct{ list func() []*x509.Certificate }
 

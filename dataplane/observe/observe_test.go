@@ -3,6 +3,7 @@ package observe
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
@@ -79,13 +80,16 @@ func TestMetricsCountersAndGauges(t *testing.T) {
 		`traefik_entrypoint_requests_total{code="502",entrypoint="web",method="GET",protocol="http"} 1`,
 		`traefik_entrypoint_requests_total{code="404",entrypoint="web",method="GET",protocol="http"} 1`,
 		`traefik_router_requests_total{code="200",method="GET",protocol="http",router="web@file",service="api@file"} 4`,
-		`traefik_service_requests_total{code="502",method="GET",protocol="http",service="api@file"} 1`,
-		`traefik_service_request_duration_seconds_bucket{code="502",method="GET",protocol="http",service="api@file",le="1.2"} 1`,
-		`traefik_service_request_duration_seconds_bucket{code="502",method="GET",protocol="http",service="api@file",le="0.3"} 0`,
+		// Per attempt: one 502 answer, and the two refused attempts of the
+		// retried request (instant, code 502); its final answer is a 200.
+		`traefik_service_requests_total{code="502",method="GET",protocol="http",service="api@file"} 3`,
+		`traefik_service_requests_total{code="200",method="GET",protocol="http",service="api@file"} 4`,
+		`traefik_service_request_duration_seconds_bucket{code="502",method="GET",protocol="http",service="api@file",le="1.2"} 3`,
+		`traefik_service_request_duration_seconds_bucket{code="502",method="GET",protocol="http",service="api@file",le="0.3"} 2`,
 		`traefik_service_retries_total{service="api@file"} 2`,
 		`traefik_service_server_up{service="api@file",url="http://10.0.0.1:80"} 1`,
 		`traefik_service_server_up{service="api@file",url="http://10.0.0.2:80"} 0`,
-		`traefik_open_connections{entrypoint="web",protocol="http"} 1`,
+		`traefik_open_connections{entrypoint="web",protocol="TCP"} 1`,
 		`traefik_config_reloads_total 1`,
 		`traefik_config_last_reload_success 1.7959824e+09`,
 		`traefik_tls_certs_not_after{cn="example.com",sans="example.com,www.example.com",serial="7"} 1.7960688e+09`,
@@ -118,9 +122,14 @@ func TestProtocolAndMethodLabels(t *testing.T) {
 		meth   string
 	}{
 		{"plain", http.Header{}, "GET", "http", "GET"},
-		{"websocket", http.Header{"Upgrade": {"WebSocket"}}, "GET", "websocket", "GET"},
+		{"websocket", http.Header{"Connection": {"keep-alive, Upgrade"}, "Upgrade": {"WebSocket"}}, "GET", "websocket", "GET"},
+		{"upgrade without Connection", http.Header{"Upgrade": {"websocket"}}, "GET", "http", "GET"},
 		{"sse", http.Header{"Accept": {"text/event-stream"}}, "GET", "sse", "GET"},
+		{"grpc", http.Header{"Content-Type": {"application/grpc+proto"}}, "POST", "grpc", "POST"},
+		{"grpc-web", http.Header{"Content-Type": {"application/grpc-web-text"}}, "POST", "grpc-web", "POST"},
 		{"extension", nil, "PROPFIND", "http", "EXTENSION_METHOD"},
+		{"h2 preface", nil, "PRI", "http", "PRI"},
+		{"not utf-8", nil, "G\xffT", "http", "NON_UTF8_HTTP_METHOD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -419,6 +428,13 @@ func TestRequestPathDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { l.Request(ev) }); n != 0 {
 		t.Errorf("Live.Request: %v allocs, want 0", n)
 	}
+	sec := event("web@file", 200, 3*time.Millisecond)
+	sec.TLSVersion, sec.TLSCipher = tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256
+	sec.Retries = 1
+	m.Request(sec)
+	if n := testing.AllocsPerRun(200, func() { m.Request(sec) }); n != 0 {
+		t.Errorf("Metrics.Request with TLS and a retry: %v allocs, want 0", n)
+	}
 }
 
 // TestLiveTotalsServicesAndClientErrors: the proxy total counts routed and
@@ -449,5 +465,48 @@ func TestLiveTotalsServicesAndClientErrors(t *testing.T) {
 	s := l.Snapshot(t0)
 	if len(s.Routers) != 0 || len(s.Services) != 1 {
 		t.Errorf("after Forget: routers %v services %v", s.Routers, s.Services)
+	}
+}
+
+// TestMetricsTLSGRPCAndInternals: HTTPS requests feed *_requests_tls_total
+// with Traefik's version and cipher names; a gRPC answer is counted by its
+// Grpc-Status (2, Unknown, when it has none); requests to internal
+// services are left out unless AddInternals.
+func TestMetricsTLSGRPCAndInternals(t *testing.T) {
+	for _, internals := range []bool{false, true} {
+		m := NewMetrics(MetricsOptions{Prometheus: &static.Prometheus{AddRoutersLabels: true}, AddInternals: internals})
+		sec := event("web@file", 200, time.Millisecond)
+		sec.TLS, sec.TLSVersion, sec.TLSCipher = true, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256
+		m.Request(sec)
+		g := event("web@file", 200, time.Millisecond)
+		g.Header = http.Header{"Content-Type": {"application/grpc"}}
+		g.ResponseHeader = http.Header{"Trailer:Grpc-Status": {"5"}}
+		m.Request(g)
+		g2 := event("web@file", 200, time.Millisecond)
+		g2.Header = http.Header{"Content-Type": {"application/grpc"}}
+		g2.ResponseHeader = http.Header{}
+		m.Request(g2)
+		scrapeEv := event("prometheus@internal", 200, time.Millisecond)
+		scrapeEv.Service = "prometheus@internal"
+		scrapeEv.EntryPoint = "traefik"
+		m.Request(scrapeEv)
+		out := scrape(t, m.Handler())
+		for _, want := range []string{
+			`traefik_entrypoint_requests_tls_total{entrypoint="web",tls_cipher="TLS_AES_128_GCM_SHA256",tls_version="1.3"} 1`,
+			`traefik_router_requests_tls_total{router="web@file",service="api@file",tls_cipher="TLS_AES_128_GCM_SHA256",tls_version="1.3"} 1`,
+			`traefik_service_requests_tls_total{service="api@file",tls_cipher="TLS_AES_128_GCM_SHA256",tls_version="1.3"} 1`,
+			`traefik_service_requests_total{code="5",method="GET",protocol="grpc",service="api@file"} 1`,
+			`traefik_service_requests_total{code="2",method="GET",protocol="grpc",service="api@file"} 1`,
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("scrape lacks %s", want)
+			}
+		}
+		if got := strings.Contains(out, `entrypoint="traefik"`); got != internals {
+			t.Errorf("AddInternals=%v: internal request counted: %v", internals, got)
+		}
+	}
+	if TLSVersionLabel(0x0999) != "unknown" || TLSCipherLabel(0x0999) != "unknown" {
+		t.Error("unknown TLS version or cipher not labelled unknown")
 	}
 }

@@ -32,12 +32,3 @@ func (m multi) Conn(entryPoint, protocol string, delta int) {
 		o.Conn(entryPoint, protocol, delta)
 	}
 }
-
-// Attempt passes a to each observer that counts attempts.
-func (m multi) Attempt(a *Attempt) {
-	for _, o := range m {
-		if ao, ok := o.(AttemptObserver); ok {
-			ao.Attempt(a)
-		}
-	}
-}

@@ -49,7 +49,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		`traefik_router_requests_total\{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"\}`,
 		`traefik_service_requests_total\{code="200",method="GET",protocol="http",service="whoami@file"\}`,
 		`traefik_config_reloads_total`,
-		`traefik_open_connections\{entrypoint="web",protocol="http"\}`,
+		`traefik_open_connections\{entrypoint="web",protocol="TCP"\}`,
 	} {
 		if counter(body, re) < 0 {
 			t.Errorf("/metrics lacks %s", re)
