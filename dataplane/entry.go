@@ -20,7 +20,8 @@ import (
 // (removeHopByHop), Connection: close after the response when the
 // connection reached keepAliveMaxRequests or keepAliveMaxTime, the
 // forwarded-headers policy, path sanitising, pending ACME HTTP-01
-// challenges (SetChallenges) and the entrypoint redirection. Framing faults
+// challenges (SetChallenges); the entrypoint redirection is a router of the
+// table (RedirectRoutes). Framing faults
 // (CL+TE, obs-fold, ...) never get here: h1 refuses them and closes the
 // connection.
 func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,10 +45,6 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sanitizePath(r.URL)
 	}
 	if e.challenges != nil && e.serveChallenge(w, r) {
-		return
-	}
-	if e.redirect != nil {
-		e.redirect.ServeHTTP(w, r)
 		return
 	}
 	t := e.active.Load()

@@ -108,7 +108,11 @@ func (h *harness) apply(yaml string, opts GenerationOptions) *router.Table {
 	for name, ep := range h.eps {
 		eps = append(eps, router.EntryPoint{Name: name, AsDefault: ep.AsDefault})
 	}
-	tbl := router.Compile(context.Background(), m, g, router.Options{EntryPoints: eps})
+	internal, err := RedirectRoutes(h.eps)
+	if err != nil {
+		h.t.Fatalf("RedirectRoutes: %v", err)
+	}
+	tbl := router.Compile(context.Background(), m, g, router.Options{EntryPoints: eps, Internal: internal})
 	h.active.Swap(tbl)
 	h.mu.Lock()
 	old := h.gen

@@ -75,7 +75,6 @@ type entryPoint struct {
 	name     string
 	address  string
 	trust    trustList
-	redirect *redirect
 	hostname string
 	active   *router.Active
 	obs      Observer
@@ -228,7 +227,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		}
 	}
 	if c.HTTP != nil && c.HTTP.Redirections != nil && c.HTTP.Redirections.EntryPoint != nil {
-		if ep.redirect, err = newRedirect(c.HTTP.Redirections.EntryPoint, all); err != nil {
+		if _, err = newRedirect(c.HTTP.Redirections.EntryPoint, all); err != nil { // routed by RedirectRoutes
 			return nil, fmt.Errorf("http.redirections.entryPoint: %w", err)
 		}
 	}

@@ -80,11 +80,11 @@ func TestEntryPointRedirection(t *testing.T) {
 		"websecure": {Address: "127.0.0.1:443"},
 		"tmp":       {Address: "127.0.0.1:0", HTTP: &static.EntryHTTP{Redirections: &static.Redirections{EntryPoint: &static.RedirectEntryPoint{To: "8443", Permanent: &perm}}}},
 	}
-	ep, err := newEntryPoint("web", eps["web"], eps)
+	ep, err := newRedirect(eps["web"].HTTP.Redirections.EntryPoint, eps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp, err := newEntryPoint("tmp", eps["tmp"], eps)
+	tmp, err := newRedirect(eps["tmp"].HTTP.Redirections.EntryPoint, eps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +94,10 @@ func TestEntryPointRedirection(t *testing.T) {
 		code         int
 		loc          string
 	}{
-		{ep.redirect, "GET", "shop.example.com", 301, "https://shop.example.com/a?b=c"},
-		{ep.redirect, "POST", "shop.example.com:80", 308, "https://shop.example.com/a?b=c"},
-		{tmp.redirect, "GET", "shop.example.com", 302, "https://shop.example.com:8443/a?b=c"},
-		{tmp.redirect, "PUT", "[::1]:80", 307, "https://[::1]:8443/a?b=c"},
+		{ep, "GET", "shop.example.com", 301, "https://shop.example.com/a?b=c"},
+		{ep, "POST", "shop.example.com:80", 308, "https://shop.example.com/a?b=c"},
+		{tmp, "GET", "shop.example.com", 302, "https://shop.example.com:8443/a?b=c"},
+		{tmp, "PUT", "[::1]:80", 307, "https://[::1]:8443/a?b=c"},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest(tt.method, "http://"+tt.host+"/a?b=c", nil)
@@ -472,5 +472,49 @@ http:
 	cancel() // the caller's deadline ends the grace period early
 	if err := <-done; err != context.Canceled {
 		t.Errorf("Shutdown = %v, want context.Canceled", err)
+	}
+}
+
+// The redirection is a router of the table: with its default priority it
+// wins over every user router; with priority 1 a user router above it is
+// served, and the redirect still covers the rest. Requests without a Host
+// match no rule (Traefik's HostRegexp(`^.+$`)).
+func TestRedirectionPriority(t *testing.T) {
+	be := echoBackend(t, "app")
+	for _, tt := range []struct {
+		prio     int
+		wantCode int
+	}{{0, http.StatusMovedPermanently}, {1, http.StatusOK}} {
+		eps := map[string]*static.EntryPoint{
+			"web":       {Address: "127.0.0.1:0", HTTP: &static.EntryHTTP{Redirections: &static.Redirections{EntryPoint: &static.RedirectEntryPoint{To: "websecure", Priority: tt.prio}}}},
+			"websecure": {Address: "127.0.0.1:0"},
+		}
+		h := newHarness(t, eps, nil)
+		tbl := h.apply(fmt.Sprintf(`
+http:
+  routers: {api@file: {rule: "Host(`+"`shop.example.com`"+`) && PathPrefix(`+"`/.well-known/`"+`)", priority: 100, entryPoints: [web], service: s@file}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+`, be.URL), GenerationOptions{})
+		if st := tbl.Report().Routers["web-to-websecure@internal"]; st == nil || st.Status != "enabled" {
+			t.Fatalf("redirect router in the report: %+v", st)
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		send := func(path string) *http.Response {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+path, nil)
+			req.Host = "shop.example.com"
+			resp, err := noFollow.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		if code := send("/.well-known/x").StatusCode; code != tt.wantCode {
+			t.Errorf("priority %d: user router at 100 answered %d, want %d", tt.prio, code, tt.wantCode)
+		}
+		resp := send("/other")
+		if resp.StatusCode != http.StatusMovedPermanently || !strings.HasPrefix(resp.Header.Get("Location"), "https://shop.example.com:") {
+			t.Errorf("priority %d: other path %d %q, want a 301 to websecure", tt.prio, resp.StatusCode, resp.Header.Get("Location"))
+		}
 	}
 }

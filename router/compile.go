@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -18,6 +19,20 @@ type Options struct {
 	// DefaultRuleSyntax is "v3" (or "", the default) or "v2": the syntax of
 	// routers without a ruleSyntax (static core.defaultRuleSyntax).
 	DefaultRuleSyntax string
+	// Internal lists routers Gantry adds itself (the entrypoint
+	// redirections), routed with the configuration's routers by priority.
+	Internal []InternalRoute
+}
+
+// InternalRoute is a router Gantry provides, such as Traefik's
+// "<ep>-to-<to>@internal" redirection router: a v3 rule on the non-TLS
+// side of one entrypoint, with a priority and a ready handler.
+type InternalRoute struct {
+	Name       string // qualified, "web-to-websecure@internal"
+	EntryPoint string
+	Rule       string
+	Priority   int // 0: len(Rule)
+	Handler    http.Handler
 }
 
 // EntryPoint is one configured entrypoint. A router with no entryPoints
@@ -60,6 +75,7 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 	c := &compiler{ctx: ctx, m: m, b: b, opts: opts, report: t.report, objErrs: map[string][]string{}}
 	c.objects()
 	perEP := c.routers()
+	c.internal(perEP)
 	for _, ep := range opts.EntryPoints {
 		rs := perEP[ep.Name]
 		var plain, secure []*route
@@ -315,4 +331,31 @@ func appendSorted(s []string, v string) []string {
 		return s
 	}
 	return slices.Insert(s, i, v)
+}
+
+// internal adds Options.Internal to the routes of their entrypoints and to
+// the report; a route with a bad rule or an unknown entrypoint is reported
+// disabled.
+func (c *compiler) internal(perEP map[string][]placed) {
+	for _, ir := range c.opts.Internal {
+		st := &RouterStatus{Status: StatusEnabled, EntryPoints: []string{ir.EntryPoint}, Priority: ir.Priority}
+		if st.Priority == 0 {
+			st.Priority = len(ir.Rule)
+		}
+		c.report.Routers[ir.Name] = st
+		comp, err := compileRule(ir.Rule, "v3")
+		switch {
+		case err != nil:
+			st.Status, st.Errors = StatusDisabled, []string{fmt.Sprintf("rule: %v", err)}
+			continue
+		case !c.knownEntryPoint(ir.EntryPoint):
+			st.Status, st.Errors = StatusDisabled, []string{fmt.Sprintf("entrypoint %q does not exist", ir.EntryPoint)}
+			continue
+		case ir.Handler == nil:
+			st.Status, st.Errors = StatusDisabled, []string{"no handler"}
+			continue
+		}
+		st.Using = []string{ir.EntryPoint}
+		perEP[ir.EntryPoint] = append(perEP[ir.EntryPoint], placed{route: &route{name: ir.Name, rule: ir.Rule, priority: st.Priority, m: comp.root, h: ir.Handler}})
+	}
 }

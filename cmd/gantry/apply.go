@@ -47,6 +47,9 @@ func routerOptions(c *static.Configuration) router.Options {
 	if c.Core != nil {
 		o.DefaultRuleSyntax = c.Core.DefaultRuleSyntax
 	}
+	// Bad redirections are refused at load (validateStatic); here they
+	// would only leave the redirect routers out.
+	o.Internal, _ = dataplane.RedirectRoutes(c.EntryPoints)
 	return o
 }
 

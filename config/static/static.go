@@ -105,7 +105,10 @@ type Redirections struct {
 }
 
 // RedirectEntryPoint redirects every request to another entrypoint.
-// Scheme defaults to https, Permanent to true.
+// Scheme defaults to https, Permanent to true, Priority (of the generated
+// router "<ep>-to-<to>@internal", rule HostRegexp(`^.+$`)) to
+// math.MaxInt-1, above every user router; a lower one lets user routers
+// with a higher priority answer first.
 type RedirectEntryPoint struct {
 	To        string `json:"to,omitempty"`
 	Scheme    string `json:"scheme,omitempty"`
