@@ -57,6 +57,7 @@ type Generation struct {
 	building    map[string]bool   // "service x" / "middleware y" being built: cycle detection
 	tlsHosts    map[string]string // router host -> tls.options name (Build, read by BuildTLS)
 	release     []func()
+	tcpS        tcpState // TCP and UDP services (tcpbuild.go)
 }
 
 type built[T any] struct {

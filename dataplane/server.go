@@ -87,7 +87,8 @@ type entryPoint struct {
 	keepAliveMaxRequests                                      int64
 	keepAliveMaxTime                                          time.Duration
 	fallbackTLS                                               *tlsPolicy
-	challenges                                                Challenges // ACME; see SetChallenges
+	proxyIn                                                   *proxyPolicy // proxyProtocol (tcpentry.go)
+	challenges                                                Challenges   // ACME; see SetChallenges
 
 	inflight atomic.Int64
 	// slots holds one token per open connection (maxConnections); stop
@@ -225,6 +226,9 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		if ep.trust, err = parseTrustList(fh.Insecure, fh.TrustedIPs); err != nil {
 			return nil, fmt.Errorf("forwardedHeaders.%w", err)
 		}
+	}
+	if ep.proxyIn, err = newProxyPolicy(c.ProxyProtocol); err != nil {
+		return nil, fmt.Errorf("proxyProtocol.%w", err)
 	}
 	if c.HTTP != nil && c.HTTP.Redirections != nil && c.HTTP.Redirections.EntryPoint != nil {
 		if _, err = newRedirect(c.HTTP.Redirections.EntryPoint, all); err != nil { // routed by RedirectRoutes
@@ -447,9 +451,14 @@ func isTemporary(err error) bool {
 // (0x16), runs the handshake; a connection that negotiated h2 goes to the
 // HTTP/2 server, every other one is served by h1. The header timeout runs
 // from the accept for all of it. The caller counted c in e.sniffers.
+// TCP routers and the PROXY protocol see the connection first (divert,
+// tcpentry.go).
 func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 	deadline := c.accepted.Add(e.readHeaderTimeout)
-	if !e.sniffFirst(c, deadline) {
+	if e.divert(c) {
+		return
+	}
+	if !c.sniffed.Load() && !e.sniffFirst(c, deadline) {
 		_ = c.Close()
 		return
 	}

@@ -41,6 +41,9 @@ type InternalRoute struct {
 type EntryPoint struct {
 	Name      string
 	AsDefault bool
+	// UDP marks a UDP entrypoint (address ":53/udp"): only UDP routers
+	// attach to it, and only TCP and HTTP routers to the others.
+	UDP bool
 }
 
 // internalSuffix marks objects provided by Gantry itself ("api@internal");
@@ -77,6 +80,9 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 	perEP := c.routers()
 	c.internal(perEP)
 	for _, ep := range opts.EntryPoints {
+		if ep.UDP {
+			continue
+		}
 		rs := perEP[ep.Name]
 		var plain, secure []*route
 		for _, r := range rs {
@@ -88,6 +94,7 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 		}
 		t.eps[ep.Name] = &entryHandler{name: ep.Name, plain: newMux(plain), secure: newMux(secure)}
 	}
+	c.compileTCP(t, perEP)
 	if tb, ok := b.(TLSBuilder); ok {
 		tc := m.Config.TLS
 		if tc == nil {
@@ -208,7 +215,9 @@ func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *rout
 		}
 	} else {
 		for _, ep := range r.EntryPoints {
-			if c.knownEntryPoint(ep) {
+			if c.udpEntryPoint(ep) {
+				st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is a UDP entrypoint", ep))
+			} else if c.knownEntryPoint(ep) {
 				if !slices.Contains(st.Using, ep) {
 					st.Using = append(st.Using, ep)
 				}
@@ -304,6 +313,10 @@ func (c *compiler) objectFailed(oe *ObjectError) {
 	s.fail(msg)
 }
 
+func (c *compiler) udpEntryPoint(name string) bool {
+	return slices.ContainsFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == name && e.UDP })
+}
+
 func (c *compiler) knownEntryPoint(name string) bool {
 	return slices.ContainsFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == name })
 }
@@ -313,6 +326,9 @@ func (c *compiler) knownEntryPoint(name string) bool {
 func (c *compiler) defaultEntryPoints() []string {
 	var def, all []string
 	for _, e := range c.opts.EntryPoints {
+		if e.UDP {
+			continue
+		}
 		all = append(all, e.Name)
 		if e.AsDefault {
 			def = append(def, e.Name)

@@ -24,6 +24,12 @@ type Report struct {
 	Routers     map[string]*RouterStatus `json:"routers"`
 	Services    map[string]*ObjectStatus `json:"services"`
 	Middlewares map[string]*ObjectStatus `json:"middlewares"`
+	// TCPRouters … UDPServices are the same for the TCP and UDP objects.
+	TCPRouters     map[string]*RouterStatus `json:"tcpRouters,omitempty"`
+	TCPServices    map[string]*ObjectStatus `json:"tcpServices,omitempty"`
+	TCPMiddlewares map[string]*ObjectStatus `json:"tcpMiddlewares,omitempty"`
+	UDPRouters     map[string]*RouterStatus `json:"udpRouters,omitempty"`
+	UDPServices    map[string]*ObjectStatus `json:"udpServices,omitempty"`
 	// TLS lists problems with certificates, options and stores returned by
 	// the builder's BuildTLS; each disables only what it names.
 	TLS []string `json:"tls,omitempty"`
@@ -52,7 +58,11 @@ type ObjectStatus struct {
 }
 
 func newReport() *Report {
-	return &Report{Routers: map[string]*RouterStatus{}, Services: map[string]*ObjectStatus{}, Middlewares: map[string]*ObjectStatus{}}
+	return &Report{
+		Routers: map[string]*RouterStatus{}, Services: map[string]*ObjectStatus{}, Middlewares: map[string]*ObjectStatus{},
+		TCPRouters: map[string]*RouterStatus{}, TCPServices: map[string]*ObjectStatus{}, TCPMiddlewares: map[string]*ObjectStatus{},
+		UDPRouters: map[string]*RouterStatus{}, UDPServices: map[string]*ObjectStatus{},
+	}
 }
 
 // Problems lists every error and warning in the report, one line each,
@@ -72,7 +82,15 @@ func (r *Report) Problems() []string {
 		rs[n] = s.Errors
 	}
 	add("router", rs)
-	for kind, objs := range map[string]map[string]*ObjectStatus{"service": r.Services, "middleware": r.Middlewares} {
+	for kind, routers := range map[string]map[string]*RouterStatus{"tcp router": r.TCPRouters, "udp router": r.UDPRouters} {
+		m := map[string][]string{}
+		for n, s := range routers {
+			m[n] = s.Errors
+		}
+		add(kind, m)
+	}
+	for kind, objs := range map[string]map[string]*ObjectStatus{"service": r.Services, "middleware": r.Middlewares,
+		"tcp service": r.TCPServices, "tcp middleware": r.TCPMiddlewares, "udp service": r.UDPServices} {
 		m := map[string][]string{}
 		for n, s := range objs {
 			m[n] = s.Errors

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
 // Table is one compiled generation of the routing configuration: per
@@ -17,6 +18,8 @@ type Table struct {
 	merged   *providers.Merged
 	report   *Report
 	eps      map[string]*entryHandler
+	tcp      map[string]*tcpmux.EntryPoint // TCP entrypoints with TCP routers
+	udp      map[string]*UDPRoute          // UDP entrypoints with their router
 	getCert  func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	replaced chan struct{}
 	once     sync.Once
@@ -77,6 +80,13 @@ func (t *Table) Lookup(entryPoint string, r *http.Request) (router string, h htt
 	return "", nil
 }
 
+// TCP returns the TCP routing of entryPoint, or nil when it has no TCP
+// router (its connections are HTTP only).
+func (t *Table) TCP(entryPoint string) *tcpmux.EntryPoint { return t.tcp[entryPoint] }
+
+// UDP returns the UDP router of entryPoint, or nil when it has none.
+func (t *Table) UDP(entryPoint string) *UDPRoute { return t.udp[entryPoint] }
+
 // Certificate returns the certificate for a TLS handshake from the
 // certificate source the HandlerBuilder provided (when it implements
 // TLSBuilder). Without one it returns (nil, nil), so crypto/tls falls back
@@ -113,6 +123,8 @@ func emptyTable() *Table {
 		merged:   &providers.Merged{Config: &config.Configuration{}},
 		report:   newReport(),
 		eps:      map[string]*entryHandler{},
+		tcp:      map[string]*tcpmux.EntryPoint{},
+		udp:      map[string]*UDPRoute{},
 		replaced: make(chan struct{}),
 	}
 }

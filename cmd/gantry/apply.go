@@ -5,10 +5,12 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -42,7 +44,7 @@ type applier struct {
 func routerOptions(c *static.Configuration) router.Options {
 	var o router.Options
 	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
-		o.EntryPoints = append(o.EntryPoints, router.EntryPoint{Name: name, AsDefault: c.EntryPoints[name].AsDefault})
+		o.EntryPoints = append(o.EntryPoints, router.EntryPoint{Name: name, AsDefault: c.EntryPoints[name].AsDefault, UDP: isUDP(c.EntryPoints[name])})
 	}
 	if c.Core != nil {
 		o.DefaultRuleSyntax = c.Core.DefaultRuleSyntax
@@ -137,4 +139,33 @@ func (a *applier) close() {
 		a.gen.Close()
 		a.gen = nil
 	}
+}
+
+// isUDP reports whether ep listens on UDP (address "…/udp").
+func isUDP(ep *static.EntryPoint) bool {
+	_, proto, _ := strings.Cut(ep.Address, "/")
+	return strings.EqualFold(proto, "udp")
+}
+
+// splitEntryPoints separates the TCP entrypoints (served by
+// dataplane.Server) from the UDP ones (udpproxy.Server).
+func splitEntryPoints(c *static.Configuration) (tcp map[string]*static.EntryPoint, udp []udpproxy.EntryPoint) {
+	tcp = map[string]*static.EntryPoint{}
+	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
+		ep := c.EntryPoints[name]
+		if !isUDP(ep) {
+			tcp[name] = ep
+			continue
+		}
+		addr, _, _ := strings.Cut(ep.Address, "/")
+		u := udpproxy.EntryPoint{Name: name, Address: addr, Grace: 10 * time.Second}
+		if ep.UDP != nil {
+			u.Timeout = ep.UDP.Timeout.D()
+		}
+		if lc := ep.Transport; lc != nil && lc.LifeCycle != nil && lc.LifeCycle.GraceTimeOut > 0 {
+			u.Grace = lc.LifeCycle.GraceTimeOut.D()
+		}
+		udp = append(udp, u)
+	}
+	return tcp, udp
 }

@@ -226,8 +226,8 @@ func checkStatic(c *static.Configuration) error {
 			continue
 		}
 		addr, proto, _ := strings.Cut(ep.Address, "/")
-		if proto != "" && !strings.EqualFold(proto, "tcp") {
-			errs = append(errs, fmt.Errorf("entryPoints.%s.address %q: only tcp is supported, not %s", name, ep.Address, proto))
+		if proto != "" && !strings.EqualFold(proto, "tcp") && !strings.EqualFold(proto, "udp") {
+			errs = append(errs, fmt.Errorf("entryPoints.%s.address %q: want tcp or udp, not %s", name, ep.Address, proto))
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("entryPoints.%s.address %q: want [host]:port: %w", name, ep.Address, err))

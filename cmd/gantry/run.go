@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/router"
@@ -152,7 +153,8 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		log.Warn("read the last good configuration", "error", err)
 	}
 
-	srv, err := dataplane.NewServer(log, active, c.EntryPoints, obs)
+	tcpEPs, udpEPs := splitEntryPoints(c)
+	srv, err := dataplane.NewServer(log, active, tcpEPs, obs)
 	if err != nil {
 		return err
 	}
@@ -160,6 +162,11 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		srv.SetChallenges(certs)
 	}
 	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	udpSrv := udpproxy.NewServer(log, active, udpEPs)
+	if err := udpSrv.Start(ctx); err != nil {
+		_ = srv.Shutdown(ctx)
 		return err
 	}
 
@@ -217,6 +224,9 @@ wait:
 	})
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("shutdown did not finish in time", "error", err)
+	}
+	if err := udpSrv.Shutdown(sctx); err != nil {
+		log.Warn("udp shutdown did not finish in time", "error", err)
 	}
 	scancel()
 	cancel()

@@ -49,6 +49,25 @@ type EntryPoint struct {
 	HTTP2            *EntryHTTP2       `json:"http2,omitempty"`
 	// MaxHeaderBytes bounds request headers (bytes); Gantry default 64 KiB.
 	MaxHeaderBytes int `json:"maxHeaderBytes,omitempty"`
+	// ProxyProtocol reads PROXY protocol v1/v2 headers from trusted peers.
+	ProxyProtocol *ProxyProtocol `json:"proxyProtocol,omitempty"`
+	// UDP holds options of a UDP entrypoint (address "…/udp").
+	UDP *EntryUDP `json:"udp,omitempty"`
+}
+
+// ProxyProtocol is entryPoints.<ep>.proxyProtocol: a connection from a
+// peer in TrustedIPs (IPs or CIDRs), or from anyone with Insecure, may start
+// with a PROXY protocol header giving the client's address.
+// Source: https://doc.traefik.io/traefik/routing/entrypoints/#proxyprotocol
+type ProxyProtocol struct {
+	Insecure   bool     `json:"insecure,omitempty"`
+	TrustedIPs []string `json:"trustedIPs,omitempty"`
+}
+
+// EntryUDP is entryPoints.<ep>.udp. Timeout is a UDP session's idle
+// timeout (default 3s, Traefik's).
+type EntryUDP struct {
+	Timeout config.Duration `json:"timeout,omitempty"`
 }
 
 // EntryTransport holds an entrypoint's timeouts and connection cap.

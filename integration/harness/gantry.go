@@ -143,6 +143,7 @@ func WriteFile(t testing.TB, dir, name, content string) string {
 // entryPointAddrs extracts entryPoints.<name>.address from a static
 // configuration in YAML or TOML (keys case-insensitive), making each
 // dialable: an empty host becomes 127.0.0.1 and a "/tcp" suffix is dropped.
+// UDP entrypoints ("…/udp") are left out.
 func entryPointAddrs(static, ext string) (map[string]string, error) {
 	var root map[string]any
 	var err error
@@ -158,7 +159,10 @@ func entryPointAddrs(static, ext string) (map[string]string, error) {
 	for name, v := range lookup(root, "entrypoints") {
 		m, _ := v.(map[string]any)
 		addr, _ := lookupAny(m, "address").(string)
-		addr, _, _ = strings.Cut(addr, "/")
+		addr, proto, _ := strings.Cut(addr, "/")
+		if strings.EqualFold(proto, "udp") {
+			continue // not dialable over TCP; tests know their UDP addresses
+		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("entrypoint %s: address %q: %w", name, addr, err)

@@ -1,0 +1,312 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/tcpproxy"
+	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/tcpmux"
+)
+
+var _ router.TCPBuilder = (*Generation)(nil)
+
+// tcpState is the TCP/UDP part of a Generation: built services and
+// middlewares by name, and the health checkers, stopped by Close.
+type tcpState struct {
+	once     sync.Once
+	mu       sync.Mutex
+	services map[string]built[tcpmux.Handler]
+	udp      map[string]built[*udpPicker]
+	building map[string]bool
+	checks   *tcpproxy.Group
+}
+
+func (g *Generation) tcp() *tcpState {
+	g.tcpS.once.Do(func() {
+		g.tcpS.services = map[string]built[tcpmux.Handler]{}
+		g.tcpS.udp = map[string]built[*udpPicker]{}
+		g.tcpS.building = map[string]bool{}
+		g.tcpS.checks = tcpproxy.NewGroup(context.Background())
+		g.mu.Lock()
+		g.release = append(g.release, g.tcpS.checks.Close)
+		g.mu.Unlock()
+	})
+	return &g.tcpS
+}
+
+// BuildTCP implements router.TCPBuilder: the router's middlewares (the
+// first outermost) around its service.
+func (g *Generation) BuildTCP(ctx context.Context, name string, r *config.TCPRouter) (tcpmux.Handler, error) {
+	h, err := g.tcpService(ctx, r.Service)
+	if err != nil {
+		return nil, fmt.Errorf("tcp router %s: %w", name, err)
+	}
+	for i := len(r.Middlewares) - 1; i >= 0; i-- {
+		mn := r.Middlewares[i]
+		var m *config.TCPMiddleware
+		if g.m.Config.TCP != nil {
+			m = g.m.Config.TCP.Middlewares[mn]
+		}
+		if m == nil {
+			return nil, fmt.Errorf("tcp router %s: %w", name, &router.ObjectError{Kind: "tcp middleware", Name: mn, Err: errors.New("does not exist")})
+		}
+		switch {
+		case m.InFlightConn != nil:
+			h = &tcpproxy.InFlight{Max: m.InFlightConn.Amount, Next: h}
+		case m.IPAllowList != nil || m.IPWhiteList != nil:
+			l := m.IPAllowList
+			if l == nil {
+				l = m.IPWhiteList
+			}
+			a := &tcpproxy.AllowList{Next: h}
+			for _, s := range l.SourceRange {
+				p, err := config.ParseIPRange(s)
+				if err != nil {
+					return nil, fmt.Errorf("tcp router %s: %w", name, &router.ObjectError{Kind: "tcp middleware", Name: mn, Err: err})
+				}
+				a.Ranges = append(a.Ranges, p)
+			}
+			h = a
+		}
+	}
+	return h, nil
+}
+
+// tcpService builds (once per generation) the named TCP service.
+func (g *Generation) tcpService(ctx context.Context, name string) (tcpmux.Handler, error) {
+	st := g.tcp()
+	st.mu.Lock()
+	if b, ok := st.services[name]; ok {
+		st.mu.Unlock()
+		return b.v, b.err
+	}
+	if st.building[name] {
+		st.mu.Unlock()
+		return nil, &router.ObjectError{Kind: "tcp service", Name: name, Err: errors.New("reference cycle: the weighted service uses itself")}
+	}
+	st.building[name] = true
+	st.mu.Unlock()
+	h, err := g.newTCPService(ctx, name)
+	if err != nil {
+		if _, ok := errors.AsType[*router.ObjectError](err); !ok {
+			err = &router.ObjectError{Kind: "tcp service", Name: name, Err: err}
+		}
+	}
+	st.mu.Lock()
+	delete(st.building, name)
+	st.services[name] = built[tcpmux.Handler]{h, err}
+	st.mu.Unlock()
+	return h, err
+}
+
+func (g *Generation) newTCPService(ctx context.Context, name string) (tcpmux.Handler, error) {
+	var s *config.TCPService
+	if g.m.Config.TCP != nil {
+		s = g.m.Config.TCP.Services[name]
+	}
+	switch {
+	case s == nil:
+		return nil, errors.New("does not exist")
+	case s.Weighted != nil:
+		var children []tcpproxy.WeightedChild
+		for _, c := range s.Weighted.Services {
+			h, err := g.tcpService(ctx, c.Name)
+			if err != nil {
+				return nil, err
+			}
+			w := 1
+			if c.Weight != nil {
+				w = *c.Weight
+			}
+			children = append(children, tcpproxy.WeightedChild{Handler: h, Weight: w})
+		}
+		return tcpproxy.NewWeighted(children), nil
+	case s.LoadBalancer == nil:
+		return nil, errors.New("no kind set")
+	}
+	lb := s.LoadBalancer
+	t, err := g.tcpTransport(lb)
+	if err != nil {
+		return nil, err
+	}
+	servers := make([]*tcpproxy.Server, 0, len(lb.Servers))
+	for _, sv := range lb.Servers {
+		servers = append(servers, tcpproxy.NewServer(sv.Address, sv.TLS, sv.EffectiveWeight()))
+	}
+	if hc := lb.HealthCheck; hc != nil {
+		c := &tcpproxy.Checker{Send: hc.Send, Expect: hc.Expect, Interval: hc.Interval.D(), Timeout: hc.Timeout.D()}
+		if hc.Port > 0 {
+			c.Port = strconv.Itoa(hc.Port)
+		}
+		if c.Interval <= 0 {
+			c.Interval = 30 * time.Second
+		}
+		if c.Timeout <= 0 {
+			c.Timeout = 5 * time.Second
+		}
+		c.UnhealthyInterval = c.Interval
+		if hc.UnhealthyInterval != nil && hc.UnhealthyInterval.D() > 0 {
+			c.UnhealthyInterval = hc.UnhealthyInterval.D()
+		}
+		log := g.log.With("service", name)
+		for _, sv := range servers {
+			g.tcp().checks.Go(func(ctx context.Context) { c.Run(ctx, sv, log) })
+		}
+	}
+	return tcpproxy.NewLoadBalancer(ctx, name, servers, t, g.log.With("service", name)), nil
+}
+
+// tcpTransport resolves a load balancer's serversTransport; the service's
+// own (deprecated) proxyProtocol and terminationDelay win, as in Traefik.
+func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.Transport, error) {
+	t := tcpproxy.DefaultTransport()
+	if n := lb.ServersTransport; n != "" {
+		var st *config.TCPServersTransport
+		if g.m.Config.TCP != nil {
+			st = g.m.Config.TCP.ServersTransports[n]
+		}
+		if st == nil {
+			return nil, fmt.Errorf("serversTransport %q does not exist", n)
+		}
+		if st.DialTimeout != 0 {
+			t.DialTimeout = st.DialTimeout.D()
+		}
+		if st.DialKeepAlive != 0 {
+			t.DialKeepAlive = st.DialKeepAlive.D()
+		}
+		if st.TerminationDelay != 0 {
+			t.TerminationDelay = st.TerminationDelay.D()
+		}
+		if pp := st.ProxyProtocol; pp != nil {
+			t.ProxyProtocol = max(pp.Version, 1)
+			if pp.Version == 0 {
+				t.ProxyProtocol = 2
+			}
+		}
+		if c := st.TLS; c != nil {
+			tc := &tls.Config{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
+			if len(c.RootCAs) > 0 {
+				pool := x509.NewCertPool()
+				for i, ca := range c.RootCAs {
+					pem, err := pemOrFile(ca)
+					if err != nil {
+						return nil, fmt.Errorf("serversTransport %s: tls.rootCAs[%d]: %w", n, i, err)
+					}
+					if !pool.AppendCertsFromPEM(pem) {
+						return nil, fmt.Errorf("serversTransport %s: tls.rootCAs[%d]: no PEM certificate found", n, i)
+					}
+				}
+				tc.RootCAs = pool
+			}
+			for i, cc := range c.Certificates {
+				cert, err := loadKeyPair(cc)
+				if err != nil {
+					return nil, fmt.Errorf("serversTransport %s: tls.certificates[%d]: %w", n, i, err)
+				}
+				tc.Certificates = append(tc.Certificates, cert)
+			}
+			t.TLS = tc
+		}
+	}
+	if pp := lb.ProxyProtocol; pp != nil {
+		t.ProxyProtocol = pp.Version
+		if pp.Version == 0 {
+			t.ProxyProtocol = 2
+		}
+	}
+	if lb.TerminationDelay != nil {
+		t.TerminationDelay = time.Duration(*lb.TerminationDelay) * time.Millisecond
+	}
+	return t, nil
+}
+
+// BuildUDP implements router.TCPBuilder: a picker over the service's
+// servers (weighted services flattened by weight).
+func (g *Generation) BuildUDP(_ context.Context, name string, r *config.UDPRouter) (router.UDPHandler, error) {
+	p, err := g.udpService(r.Service, 0)
+	if err != nil {
+		return nil, fmt.Errorf("udp router %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// udpPicker is a UDP service: weighted round robin over addresses.
+type udpPicker struct{ w *tcpproxy.AddrWRR }
+
+// Pick implements router.UDPHandler.
+func (p *udpPicker) Pick() (string, error) {
+	a, ok := p.w.Pick()
+	if !ok {
+		return "", tcpproxy.ErrNoServer
+	}
+	return a, nil
+}
+
+func (g *Generation) udpService(name string, depth int) (*udpPicker, error) {
+	st := g.tcp()
+	st.mu.Lock()
+	b, ok := st.udp[name]
+	st.mu.Unlock()
+	if ok {
+		return b.v, b.err
+	}
+	addrs, err := g.udpAddrs(name, depth)
+	var p *udpPicker
+	if err != nil {
+		if _, ok := errors.AsType[*router.ObjectError](err); !ok {
+			err = &router.ObjectError{Kind: "udp service", Name: name, Err: err}
+		}
+	} else {
+		p = &udpPicker{w: tcpproxy.NewAddrWRR(addrs)}
+	}
+	st.mu.Lock()
+	st.udp[name] = built[*udpPicker]{p, err}
+	st.mu.Unlock()
+	return p, err
+}
+
+// udpAddrs lists the weighted addresses of a UDP service.
+func (g *Generation) udpAddrs(name string, depth int) ([]tcpproxy.WeightedAddr, error) {
+	if depth > 10 {
+		return nil, errors.New("weighted services nested more than 10 deep (a reference cycle?)")
+	}
+	var s *config.UDPService
+	if g.m.Config.UDP != nil {
+		s = g.m.Config.UDP.Services[name]
+	}
+	switch {
+	case s == nil:
+		return nil, errors.New("does not exist")
+	case s.LoadBalancer != nil:
+		var out []tcpproxy.WeightedAddr
+		for _, sv := range s.LoadBalancer.Servers {
+			out = append(out, tcpproxy.WeightedAddr{Addr: sv.Address, Weight: sv.EffectiveWeight()})
+		}
+		return out, nil
+	case s.Weighted != nil:
+		var out []tcpproxy.WeightedAddr
+		for _, c := range s.Weighted.Services {
+			sub, err := g.udpAddrs(c.Name, depth+1)
+			if err != nil {
+				return nil, &router.ObjectError{Kind: "udp service", Name: c.Name, Err: err}
+			}
+			w := 1
+			if c.Weight != nil {
+				w = *c.Weight
+			}
+			for _, a := range sub {
+				out = append(out, tcpproxy.WeightedAddr{Addr: a.Addr, Weight: a.Weight * w})
+			}
+		}
+		return out, nil
+	}
+	return nil, errors.New("no kind set")
+}

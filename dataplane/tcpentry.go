@@ -1,0 +1,329 @@
+package dataplane
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/tcpproxy"
+	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/tcpmux"
+)
+
+// maxHelloRecord bounds the TLS record peeked for routing: a 5-byte
+// header plus the largest plaintext record (RFC 8446 §5.1, 2^14 bytes).
+const maxHelloRecord = 5 + 1<<14
+
+// postgresSSLRequest is int32(8) + int32(80877103), the message a Postgres
+// client sends to ask for TLS (Postgres protocol §53.2.10; Traefik
+// pkg/server/router/tcp/postgres.go).
+var postgresSSLRequest = []byte{0, 0, 0, 8, 4, 210, 22, 47}
+
+// divert offers an accepted connection to the entrypoint's PROXY protocol
+// policy and TCP routers before HTTP sees it (the one hook in sniff). It
+// returns true when it took c (served it, or closed it); false hands c back
+// to HTTP, with the bytes it read left in c.first (and c counted as
+// sniffed) so that the HTTP servers read them first. With neither TCP
+// routers nor proxyProtocol on the entrypoint it reads nothing.
+//
+// Waiting for the client's first bytes is bounded by the entrypoint's
+// readHeaderTimeout (Gantry's default 10s; Traefik bounds it by
+// readTimeout, 60s). When only non-TLS TCP routers exist on the
+// entrypoint, a matching route is chosen before the client sends anything,
+// so server-first protocols (SMTP, MySQL) are not stalled (Traefik
+// router.go ServeTCP, first block).
+func (e *entryPoint) divert(c *trackedConn) bool {
+	t := e.active.Load()
+	tep := t.TCP(e.name)
+	if tep.Empty() && e.proxyIn == nil {
+		return false
+	}
+	raw, ok := c.Conn.(*net.TCPConn)
+	if !ok {
+		return false
+	}
+	client := raw.RemoteAddr().(*net.TCPAddr).AddrPort()
+	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
+	_ = raw.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
+	br := bufio.NewReaderSize(raw, maxHelloRecord)
+	giveBack := func() bool {
+		_ = raw.SetReadDeadline(time.Time{})
+		if n := br.Buffered(); n > 0 {
+			b, _ := br.Peek(n)
+			c.first = bytes.Clone(b)
+			c.sniffed.Store(true)
+			e.sniffers.Add(-1)
+		}
+		return false
+	}
+	refuse := func() bool {
+		e.sniffers.Add(-1)
+		c.sniffed.Store(true)
+		_ = c.Close()
+		return true
+	}
+	if p := e.proxyIn; p != nil && p.trusts(raw.RemoteAddr()) {
+		// A trusted peer's v1 or v2 header gives the client address; from
+		// an untrusted peer nothing is parsed: its bytes, a PROXY line
+		// included, are the connection's data (HTTP answers 400 to them,
+		// a TCP server receives them after Gantry's own header when the
+		// serversTransport sends one). Traefik accepts the same headers
+		// (go-proxyproto with USE for trusted, IGNORE for other peers;
+		// pkg/server/server_entrypoint_tcp.go buildProxyProtocolListener).
+		src, ok, err := tcpproxy.ReadProxyHeader(br)
+		switch {
+		case errors.Is(err, tcpproxy.ErrNoProxyHeader):
+		case err != nil:
+			e.log.Debug("proxy protocol header refused", "peer", raw.RemoteAddr().String(), "error", err)
+			return refuse()
+		case ok:
+			client = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+			c.Conn = &proxiedConn{TCPConn: raw, remote: net.TCPAddrFromAddrPort(client)}
+		}
+	}
+	if tep.Empty() {
+		return giveBack()
+	}
+	cd := tcpmux.ConnData{ClientIP: client.Addr()}
+	if br.Buffered() == 0 {
+		if r := tep.ServeFirst(&cd); r != nil {
+			_ = raw.SetReadDeadline(time.Time{})
+			e.serveTCP(t, c, raw, r, nil, client, false)
+			return true
+		}
+	}
+	postgres, err := peekPostgres(br)
+	if err != nil {
+		return refuse()
+	}
+	if postgres && tep.TLS.Len() > 0 {
+		return e.servePostgres(t, tep, c, raw, br, client)
+	}
+	isTLS, err := peekHello(br, &cd)
+	if err != nil {
+		return refuse()
+	}
+	switch d, r := tep.Route(&cd, isTLS); d {
+	case tcpmux.ToTCP:
+		_ = raw.SetReadDeadline(time.Time{})
+		peeked, _ := br.Peek(br.Buffered())
+		e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, false)
+		return true
+	default:
+		return giveBack()
+	}
+}
+
+// servePostgres answers a Postgres SSLRequest with 'S' and routes the TLS
+// ClientHello that follows among the TLS routes only (Traefik
+// servePostgres): passthrough replays the SSLRequest to the server,
+// termination hands the decrypted stream over.
+func (e *entryPoint) servePostgres(t *router.Table, tep *tcpmux.EntryPoint, c *trackedConn, raw *net.TCPConn, br *bufio.Reader, client netip.AddrPort) bool {
+	e.sniffers.Add(-1)
+	c.sniffed.Store(true)
+	if _, err := raw.Write([]byte{'S'}); err != nil {
+		_ = c.Close()
+		return true
+	}
+	_, _ = br.Discard(len(postgresSSLRequest))
+	cd := tcpmux.ConnData{ClientIP: client.Addr()}
+	isTLS, err := peekHello(br, &cd)
+	r := tep.TLS.Match(&cd)
+	if err != nil || !isTLS || r == nil {
+		_ = c.Close()
+		return true
+	}
+	_ = raw.SetReadDeadline(time.Time{})
+	peeked, _ := br.Peek(br.Buffered())
+	e.sniffers.Add(1) // serveTCP ends the sniffing count
+	e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, !r.Terminate)
+	return true
+}
+
+// serveTCP serves c with route r: TLS termination when the route asks for
+// it, then r's handler, counted in flight (so shutdown waits for it within
+// the grace period). While it runs, a watcher closes the connection once
+// the router has been gone from the live table for the grace period.
+func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn, r *tcpmux.Route, peeked []byte, client netip.AddrPort, postgres bool) {
+	e.sniffers.Add(-1)
+	c.sniffed.Store(true)
+	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, Done: func() { _ = c.Close() }}
+	if r.Terminate {
+		tc := tls.Server(&prefixConn{Conn: raw, prefix: peeked}, &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: t.Certificate,
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), e.readHeaderTimeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			e.log.Debug("tcp: tls handshake failed", "router", r.Name, "error", err)
+			_ = c.Close()
+			return
+		}
+		conn.Conn, conn.Peeked = tc, nil
+	}
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { e.closeWhenRemoved(t, r.Name, raw, done) })
+	r.Handler.ServeTCP(conn)
+	close(done)
+	wg.Wait()
+}
+
+// closeWhenRemoved waits for swaps; when a new table no longer routes
+// router on this entrypoint, the connection is closed after the
+// entrypoint's grace period (graceTimeOut), unless it ended before.
+// Connections whose router stays are never touched by a swap.
+func (e *entryPoint) closeWhenRemoved(t *router.Table, name string, raw net.Conn, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.Replaced():
+			t = e.active.Load()
+			if t.TCP(e.name).Has(name) {
+				continue
+			}
+			timer := time.NewTimer(e.grace)
+			select {
+			case <-done:
+				timer.Stop()
+				return
+			case <-timer.C:
+				e.log.Info("tcp router removed; closing its connection after the grace period", "router", name)
+				_ = raw.Close()
+				return
+			}
+		}
+	}
+}
+
+// peekPostgres reports whether br starts with a Postgres SSLRequest,
+// peeking one byte at a time so that a protocol sending fewer bytes and
+// waiting for an answer is not blocked (Traefik isPostgres).
+func peekPostgres(br *bufio.Reader) (bool, error) {
+	for i := 1; i <= len(postgresSSLRequest); i++ {
+		b, err := br.Peek(i)
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(b, postgresSSLRequest[:i]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// peekHello peeks the first TLS record and, when it is a handshake,
+// parses its ClientHello for SNI and ALPN into cd. isTLS is false when
+// the first byte is not a handshake record (0x16). SSLv2 (0x80) counts as
+// TLS so the handshake refuses it (Traefik clientHelloInfo).
+func peekHello(br *bufio.Reader, cd *tcpmux.ConnData) (isTLS bool, err error) {
+	b, err := br.Peek(1)
+	if err != nil {
+		return false, err
+	}
+	switch b[0] {
+	case 0x16:
+	case 0x80:
+		return true, nil
+	default:
+		return false, nil
+	}
+	hdr, err := br.Peek(5)
+	if err != nil {
+		return true, nil
+	}
+	n := 5 + (int(hdr[3])<<8 | int(hdr[4]))
+	if n > maxHelloRecord {
+		return true, nil
+	}
+	rec, err := br.Peek(n)
+	if err != nil {
+		return true, nil
+	}
+	srv := tls.Server(helloConn{r: bytes.NewReader(rec)}, &tls.Config{
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			cd.ServerName = toLowerASCII(h.ServerName)
+			cd.ALPN = h.SupportedProtos
+			return nil, errHelloSeen
+		},
+	})
+	_ = srv.Handshake()
+	return true, nil
+}
+
+var errHelloSeen = errors.New("client hello read")
+
+func toLowerASCII(s string) string {
+	for i := range len(s) {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return string(bytes.ToLower([]byte(s)))
+		}
+	}
+	return s
+}
+
+// helloConn feeds recorded bytes to a tls.Server; writes fail.
+type helloConn struct {
+	r io.Reader
+	net.Conn
+}
+
+func (c helloConn) Read(p []byte) (int, error)     { return c.r.Read(p) }
+func (helloConn) Write(p []byte) (int, error)      { return 0, io.EOF }
+func (helloConn) SetReadDeadline(time.Time) error  { return nil }
+func (helloConn) SetWriteDeadline(time.Time) error { return nil }
+func (helloConn) SetDeadline(time.Time) error      { return nil }
+
+// prefixConn replays prefix before reading from Conn.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(p, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// proxiedConn is an accepted connection whose client address came from a
+// trusted PROXY protocol header: RemoteAddr reports it to HTTP (forwarded
+// headers, ClientIP, access logs); everything else is the socket's.
+type proxiedConn struct {
+	*net.TCPConn
+	remote net.Addr
+}
+
+// RemoteAddr is the client address from the PROXY protocol header.
+func (c *proxiedConn) RemoteAddr() net.Addr { return c.remote }
+
+// proxyPolicy is entryPoints.<ep>.proxyProtocol: whose headers are read.
+type proxyPolicy struct{ trustList }
+
+// newProxyPolicy parses entryPoints.<ep>.proxyProtocol; nil when unset.
+func newProxyPolicy(c *static.ProxyProtocol) (*proxyPolicy, error) {
+	if c == nil {
+		return nil, nil
+	}
+	tl, err := parseTrustList(c.Insecure, c.TrustedIPs)
+	if err != nil {
+		return nil, err
+	}
+	return &proxyPolicy{tl}, nil
+}

@@ -1,0 +1,353 @@
+// Package udpproxy serves UDP entrypoints: one router per entrypoint (no
+// rules), one session per client address with its own upstream socket,
+// idle timeout per entrypoint (udp.timeout, default 3s, Traefik's), and
+// replies sent from the local address the client sent to.
+//
+// Sessions live outside generations: a swap that keeps the entrypoint's
+// router keeps them; when the router is gone they end after the grace
+// period. The first datagram of a session is forwarded synchronously
+// (the upstream socket is created before it is read on), so it is never
+// lost whatever the timeout (Traefik bug 13044, case 046).
+// Source: traefik pkg/udp (conn.go, proxy.go).
+package udpproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// Defaults.
+const (
+	DefaultTimeout = 3 * time.Second
+	maxDatagram    = 65535
+	// maxSessions bounds the sessions of one entrypoint (a stranger can
+	// open one per source address); datagrams of new clients beyond it
+	// are dropped until sessions expire.
+	maxSessions = 65536
+)
+
+// EntryPoint is one UDP entrypoint's settings.
+type EntryPoint struct {
+	Name    string
+	Address string        // "host:port" (the "/udp" suffix removed)
+	Timeout time.Duration // session idle timeout; 0 means DefaultTimeout
+	Grace   time.Duration // how long sessions of a removed router live on
+}
+
+// Server serves UDP entrypoints from the live table.
+type Server struct {
+	log    *slog.Logger
+	active *router.Active
+	eps    []*entry
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+type entry struct {
+	EntryPoint
+	conn *net.UDPConn
+	p4   *ipv4.PacketConn // set when bound to a wildcard IPv4 address
+	p6   *ipv6.PacketConn // set when bound to a wildcard IPv6 address
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[netip.AddrPort]*session
+}
+
+// NewServer returns a Server for eps (not listening yet).
+func NewServer(log *slog.Logger, active *router.Active, eps []EntryPoint) *Server {
+	s := &Server{log: log, active: active}
+	for _, e := range eps {
+		if e.Timeout <= 0 {
+			e.Timeout = DefaultTimeout
+		}
+		s.eps = append(s.eps, &entry{EntryPoint: e, log: log.With("entrypoint", e.Name), sessions: map[netip.AddrPort]*session{}})
+	}
+	return s
+}
+
+// Start binds every entrypoint and starts serving; errors name the
+// entrypoint and address, and close what was already bound.
+func (s *Server) Start(ctx context.Context) error {
+	for _, e := range s.eps {
+		var lc net.ListenConfig
+		pc, err := lc.ListenPacket(ctx, "udp", e.Address)
+		if err != nil {
+			s.closeAll()
+			return fmt.Errorf("entrypoint %s: listen on %s/udp: %w", e.Name, e.Address, err)
+		}
+		e.conn = pc.(*net.UDPConn)
+		la := e.conn.LocalAddr().(*net.UDPAddr)
+		if la.IP == nil || la.IP.IsUnspecified() {
+			// Wildcard bind: learn each datagram's destination address
+			// (IP_PKTINFO / IPV6_RECVPKTINFO) and reply from it, so that a
+			// client that sent to one of several addresses gets the answer
+			// from that address (Traefik issue 7430).
+			if la.IP.To4() != nil || la.IP == nil {
+				p := ipv4.NewPacketConn(e.conn)
+				if p.SetControlMessage(ipv4.FlagDst, true) == nil {
+					e.p4 = p
+				}
+			}
+			p6 := ipv6.NewPacketConn(e.conn)
+			if p6.SetControlMessage(ipv6.FlagDst, true) == nil {
+				e.p6 = p6
+			}
+		}
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	for _, e := range s.eps {
+		s.log.Info("entrypoint listening", "entrypoint", e.Name, "address", e.conn.LocalAddr().String()+"/udp")
+		s.wg.Go(func() { e.serve(rctx, s.active, &s.wg) })
+		s.wg.Go(func() { e.watch(rctx, s.active) })
+	}
+	return nil
+}
+
+// Addr returns the bound address of entryPoint, or nil.
+func (s *Server) Addr(entryPoint string) net.Addr {
+	for _, e := range s.eps {
+		if e.Name == entryPoint && e.conn != nil {
+			return e.conn.LocalAddr()
+		}
+	}
+	return nil
+}
+
+func (s *Server) closeAll() {
+	for _, e := range s.eps {
+		if e.conn != nil {
+			_ = e.conn.Close()
+		}
+	}
+}
+
+// Shutdown stops reading, ends every session and waits for the goroutines.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.closeAll()
+	for _, e := range s.eps {
+		e.mu.Lock()
+		for _, ss := range e.sessions {
+			_ = ss.up.Close()
+		}
+		e.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// session is one client's flow to one server.
+type session struct {
+	client netip.AddrPort
+	local  netip.Addr // the address the client sent to (invalid: the socket's)
+	router string
+	up     *net.UDPConn
+	last   time.Time // last datagram either way; guarded by entry.mu
+	// expire, when set, ends the session at that time (its router was removed).
+	expire time.Time
+}
+
+// read reads one datagram and the local address it was sent to.
+func (e *entry) read(buf []byte) (int, netip.AddrPort, netip.Addr, error) {
+	switch {
+	case e.p4 != nil:
+		n, cm, src, err := e.p4.ReadFrom(buf)
+		var dst netip.Addr
+		if cm != nil && cm.Dst != nil {
+			dst, _ = netip.AddrFromSlice(cm.Dst)
+		}
+		return n, udpAddrPort(src), dst.Unmap(), err
+	case e.p6 != nil:
+		n, cm, src, err := e.p6.ReadFrom(buf)
+		var dst netip.Addr
+		if cm != nil && cm.Dst != nil {
+			dst, _ = netip.AddrFromSlice(cm.Dst)
+		}
+		return n, udpAddrPort(src), dst.Unmap(), err
+	}
+	n, src, err := e.conn.ReadFromUDPAddrPort(buf)
+	return n, src, netip.Addr{}, err
+}
+
+func udpAddrPort(a net.Addr) netip.AddrPort {
+	if ua, ok := a.(*net.UDPAddr); ok {
+		ap := ua.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// reply writes b to the session's client from the session's local address.
+func (e *entry) reply(ss *session, b []byte) error {
+	to := net.UDPAddrFromAddrPort(ss.client)
+	if ss.local.IsValid() {
+		if ss.local.Is4() && e.p4 != nil {
+			_, err := e.p4.WriteTo(b, &ipv4.ControlMessage{Src: ss.local.AsSlice()}, to)
+			return err
+		}
+		if e.p6 != nil {
+			src := netip.AddrFrom16(ss.local.As16()) // IPv4 as ::ffff:a.b.c.d on a dual-stack socket
+			_, err := e.p6.WriteTo(b, &ipv6.ControlMessage{Src: src.AsSlice()}, to)
+			return err
+		}
+	}
+	_, err := e.conn.WriteToUDPAddrPort(b, ss.client)
+	return err
+}
+
+// serve reads datagrams until the socket is closed. A datagram of a known
+// client goes to its session's upstream socket; a new client's first
+// datagram creates the session (picking the server) and is written at
+// once, before the session's reply loop starts.
+func (e *entry) serve(ctx context.Context, active *router.Active, wg *sync.WaitGroup) {
+	buf := make([]byte, maxDatagram)
+	for {
+		n, src, local, err := e.read(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+				return
+			}
+			e.log.Debug("udp read failed", "error", err)
+			continue
+		}
+		now := time.Now()
+		e.mu.Lock()
+		ss := e.sessions[src]
+		if ss != nil {
+			ss.last = now
+		}
+		e.mu.Unlock()
+		if ss == nil {
+			if ss = e.open(active, src, local, now); ss == nil {
+				continue
+			}
+			if _, err := ss.up.Write(buf[:n]); err != nil {
+				e.log.Debug("udp write to server failed", "error", err)
+			}
+			wg.Go(func() { e.relay(ss) })
+			continue
+		}
+		if _, err := ss.up.Write(buf[:n]); err != nil {
+			e.log.Debug("udp write to server failed", "error", err)
+		}
+	}
+}
+
+// open creates the session of a new client, or returns nil (no router, no
+// server, too many sessions).
+func (e *entry) open(active *router.Active, src netip.AddrPort, local netip.Addr, now time.Time) *session {
+	rt := active.Load().UDP(e.Name)
+	if rt == nil {
+		return nil
+	}
+	addr, err := rt.Handler.Pick()
+	if err != nil {
+		e.log.Debug("udp: no server", "router", rt.Name, "error", err)
+		return nil
+	}
+	e.mu.Lock()
+	full := len(e.sessions) >= maxSessions
+	e.mu.Unlock()
+	if full {
+		return nil
+	}
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		e.log.Debug("udp dial failed", "router", rt.Name, "server", addr, "error", err)
+		return nil
+	}
+	ss := &session{client: src, local: local, router: rt.Name, up: c.(*net.UDPConn), last: now}
+	e.mu.Lock()
+	e.sessions[src] = ss
+	e.mu.Unlock()
+	return ss
+}
+
+// relay copies the server's datagrams to the client until the session has
+// been idle for the timeout (no datagram either way) or must expire.
+func (e *entry) relay(ss *session) {
+	defer func() {
+		e.mu.Lock()
+		if e.sessions[ss.client] == ss {
+			delete(e.sessions, ss.client)
+		}
+		e.mu.Unlock()
+		_ = ss.up.Close()
+	}()
+	buf := make([]byte, maxDatagram)
+	for {
+		e.mu.Lock()
+		deadline := ss.last.Add(e.Timeout)
+		if !ss.expire.IsZero() && ss.expire.Before(deadline) {
+			deadline = ss.expire
+		}
+		e.mu.Unlock()
+		if !time.Now().Before(deadline) {
+			return
+		}
+		_ = ss.up.SetReadDeadline(deadline)
+		n, err := ss.up.Read(buf)
+		if err != nil {
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+				continue // re-check: the client may have sent meanwhile
+			}
+			return // closed, or ICMP port unreachable: end the session
+		}
+		e.mu.Lock()
+		ss.last = time.Now()
+		e.mu.Unlock()
+		if err := e.reply(ss, buf[:n]); err != nil {
+			e.log.Debug("udp reply failed", "error", err)
+		}
+	}
+}
+
+// watch marks the sessions of a router that left the entrypoint to expire
+// after the grace period; sessions of a kept router are untouched.
+func (e *entry) watch(ctx context.Context, active *router.Active) {
+	t := active.Load()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.Replaced():
+		}
+		t = active.Load()
+		cur := ""
+		if rt := t.UDP(e.Name); rt != nil {
+			cur = rt.Name
+		}
+		now := time.Now()
+		e.mu.Lock()
+		for _, ss := range e.sessions {
+			switch {
+			case ss.router != cur && ss.expire.IsZero():
+				ss.expire = now.Add(e.Grace)
+			case ss.router == cur:
+				ss.expire = time.Time{}
+			}
+		}
+		e.mu.Unlock()
+	}
+}

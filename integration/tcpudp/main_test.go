@@ -1,0 +1,105 @@
+package tcpudp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }
+
+const poll = 15 * time.Second
+
+// tool returns the path of a Debian tool or fails (CI) / skips.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	for _, dir := range []string{"", "/usr/sbin/", "/usr/lib/postgresql/15/bin/", "/usr/local/bin/"} {
+		if p, err := exec.LookPath(dir + name); err == nil {
+			return p
+		}
+	}
+	harness.MissingTool(t, name+" not installed (run scripts/setup/tcpudp.sh)")
+	return ""
+}
+
+// start runs a background process for the test's lifetime.
+func start(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(name), out.String())
+		}
+	})
+	return cmd
+}
+
+// run runs a command to completion with a timeout and returns its output.
+func run(t *testing.T, stdin string, name string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// gantry starts gantry with extra entrypoints (YAML lines under
+// entryPoints) and the file provider on a directory holding dynamic.yml.
+func gantry(t *testing.T, entryPoints, dynamic string) (*harness.Gantry, string) {
+	t.Helper()
+	dir := t.TempDir()
+	dyn := filepath.Join(dir, "dyn")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "dynamic.yml", dynamic)
+	static := fmt.Sprintf(`entryPoints:
+%s
+providers:
+  providersThrottleDuration: 10ms
+  file:
+    directory: %q
+store:
+  path: %q
+log:
+  level: DEBUG
+`, entryPoints, dyn, filepath.Join(dir, "gantry.db"))
+	g := harness.StartWith(t, harness.Options{Static: static, Dir: dir})
+	return g, dyn
+}
+
+// freeUDP returns a free loopback UDP address.
+func freeUDP(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().String()
+}
+
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}

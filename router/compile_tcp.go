@@ -1,0 +1,338 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/router/tcpmux"
+)
+
+// TCPBuilder is an optional capability of a HandlerBuilder: when the
+// builder implements it, Compile builds the TCP and UDP routers of the
+// same generation with it, so that HTTP, TCP and UDP swap in one step.
+// Errors disable the router only; an error wrapping *ObjectError marks the
+// named "tcp service", "tcp middleware" or "udp service" too.
+type TCPBuilder interface {
+	BuildTCP(ctx context.Context, name string, r *config.TCPRouter) (tcpmux.Handler, error)
+	BuildUDP(ctx context.Context, name string, r *config.UDPRouter) (UDPHandler, error)
+}
+
+// UDPHandler chooses the server of a new UDP session: it returns a
+// "host:port" (weighted round robin over the service's servers), or an
+// error when the service has none. Safe for concurrent use.
+type UDPHandler interface {
+	Pick() (string, error)
+}
+
+// UDPRoute is the one UDP router of a UDP entrypoint.
+type UDPRoute struct {
+	Name    string
+	Handler UDPHandler
+}
+
+// compileTCP builds the TCP routers per TCP entrypoint and the UDP router
+// per UDP entrypoint into t. perEP holds the placed HTTP routers (their TLS
+// hosts decide precedence on an entrypoint shared with TCP).
+func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
+	cfg := c.m.Config
+	tb, _ := c.b.(TCPBuilder)
+	tc := cfg.TCP
+	if tc == nil {
+		tc = &config.TCPConfiguration{}
+	}
+	for name := range tc.Services {
+		c.report.TCPServices[name] = &ObjectStatus{Status: StatusEnabled}
+	}
+	for name := range tc.Middlewares {
+		c.report.TCPMiddlewares[name] = &ObjectStatus{Status: StatusEnabled}
+	}
+	uc := cfg.UDP
+	if uc == nil {
+		uc = &config.UDPConfiguration{}
+	}
+	for name := range uc.Services {
+		c.report.UDPServices[name] = &ObjectStatus{Status: StatusEnabled}
+	}
+	routerErrs := map[string][]string{}
+	for _, ve := range config.Validate(&config.Configuration{TCP: cfg.TCP, UDP: cfg.UDP}) {
+		msg := ve.Msg
+		if ve.Field != "" {
+			msg = ve.Field + ": " + ve.Msg
+		}
+		switch ve.Kind {
+		case config.KindTCPService:
+			c.report.TCPServices[ve.Name].fail(msg)
+		case config.KindTCPMiddleware:
+			c.report.TCPMiddlewares[ve.Name].fail(msg)
+		case config.KindUDPService:
+			c.report.UDPServices[ve.Name].fail(msg)
+		case config.KindTCPRouter, config.KindUDPRouter:
+			routerErrs[ve.Kind+" "+ve.Name] = append(routerErrs[ve.Kind+" "+ve.Name], msg)
+		}
+	}
+
+	plain, secure := map[string][]*tcpmux.Route{}, map[string][]*tcpmux.Route{}
+	for _, name := range slices.Sorted(maps.Keys(tc.Routers)) {
+		r := tc.Routers[name]
+		st := &RouterStatus{Status: StatusEnabled}
+		c.report.TCPRouters[name] = st
+		rt := c.tcpRouter(name, r, st, routerErrs[config.KindTCPRouter+" "+name], tb)
+		if rt == nil {
+			st.Status = StatusDisabled
+			continue
+		}
+		if len(st.Errors) > 0 {
+			st.Status = StatusWarning
+		}
+		for _, ep := range st.Using {
+			if r.TLS != nil {
+				secure[ep] = append(secure[ep], rt)
+			} else {
+				plain[ep] = append(plain[ep], rt)
+			}
+		}
+	}
+	for _, ep := range c.opts.EntryPoints {
+		if ep.UDP {
+			continue
+		}
+		e := &tcpmux.EntryPoint{Plain: tcpmux.NewMux(plain[ep.Name]), TLS: tcpmux.NewMux(secure[ep.Name])}
+		if e.Empty() {
+			continue
+		}
+		e.HTTPSHosts = map[string]bool{}
+		for _, p := range perEP[ep.Name] {
+			if !p.tls {
+				continue
+			}
+			e.HTTPS = true
+			for _, h := range tcpmux.HostsOf(p.route.rule) {
+				e.HTTPSHosts[h] = true
+			}
+		}
+		t.tcp[ep.Name] = e
+	}
+
+	// UDP: one router per entrypoint. Traefik silently keeps the one with
+	// the greatest name (case 046); Gantry keeps the smallest name and
+	// disables the others, saying which router holds the entrypoint.
+	for _, name := range slices.Sorted(maps.Keys(uc.Routers)) {
+		r := uc.Routers[name]
+		st := &RouterStatus{Status: StatusEnabled}
+		c.report.UDPRouters[name] = st
+		h := c.udpRouter(name, r, st, routerErrs[config.KindUDPRouter+" "+name], tb)
+		if h == nil {
+			st.Status = StatusDisabled
+			continue
+		}
+		var using []string
+		for _, ep := range st.Using {
+			if cur, taken := t.udp[ep]; taken {
+				st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is already served by UDP router %s (a UDP entrypoint has one router)", ep, cur.Name))
+				continue
+			}
+			t.udp[ep] = &UDPRoute{Name: name, Handler: h}
+			using = append(using, ep)
+		}
+		st.Using = using
+		switch {
+		case len(using) == 0:
+			st.Status = StatusDisabled
+		case len(st.Errors) > 0:
+			st.Status = StatusWarning
+		}
+	}
+}
+
+// entryPointsOf resolves a TCP or UDP router's entrypoints among those of
+// the right protocol (a TCP router on a UDP entrypoint is an error).
+func (c *compiler) entryPointsOf(eps []string, udp bool, st *RouterStatus, fail func(string, ...any)) {
+	st.EntryPoints = slices.Clone(eps)
+	if len(eps) == 0 {
+		var def, all []string
+		for _, e := range c.opts.EntryPoints {
+			if e.UDP != udp {
+				continue
+			}
+			all = append(all, e.Name)
+			if e.AsDefault {
+				def = append(def, e.Name)
+			}
+		}
+		if len(def) == 0 {
+			def = all
+		}
+		slices.Sort(def)
+		st.Using = def
+		if len(def) == 0 {
+			fail("no %s entrypoint configured", map[bool]string{false: "TCP", true: "UDP"}[udp])
+		}
+		return
+	}
+	for _, ep := range eps {
+		i := slices.IndexFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == ep })
+		switch {
+		case i < 0:
+			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q does not exist", ep))
+		case c.opts.EntryPoints[i].UDP != udp:
+			kind := "a UDP"
+			if !udp {
+				kind = "a TCP"
+			}
+			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is not %s entrypoint", ep, kind))
+		case !slices.Contains(st.Using, ep):
+			st.Using = append(st.Using, ep)
+		}
+	}
+	slices.Sort(st.Using)
+	if len(st.Using) == 0 {
+		fail("no valid entrypoint")
+	}
+}
+
+func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus, verrs []string, tb TCPBuilder) *tcpmux.Route {
+	critical := false
+	fail := func(format string, a ...any) {
+		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
+		critical = true
+	}
+	if r == nil {
+		fail("empty definition")
+		return nil
+	}
+	for _, e := range verrs {
+		fail("%s", e)
+	}
+	c.entryPointsOf(r.EntryPoints, false, st, fail)
+	var (
+		m        tcpmux.Matcher
+		catchAll bool
+	)
+	if strings.TrimSpace(r.Rule) != "" {
+		if r.RuleSyntax == "v2" || (r.RuleSyntax == "" && c.opts.DefaultRuleSyntax == "v2") {
+			st.Errors = append(st.Errors, "ruleSyntax v2 is read as v3 for TCP routers (the TCP matchers are the same)")
+		}
+		var err error
+		if m, catchAll, err = tcpmux.Compile(r.Rule); err != nil {
+			fail("rule: %v", err)
+		}
+	}
+	st.Priority = r.Priority
+	if st.Priority == 0 {
+		st.Priority = tcpmux.Priority(r.Rule, catchAll)
+	}
+	if r.TLS != nil && r.TLS.CertResolver != "" {
+		st.Errors = append(st.Errors, fmt.Sprintf("tls.certResolver %q: certificates come from the TLS store (tls.certificates) for TCP routers", r.TLS.CertResolver))
+	}
+	if s := c.report.TCPServices[r.Service]; s != nil {
+		s.UsedBy = appendSorted(s.UsedBy, name)
+		if s.Status == StatusDisabled {
+			fail("tcp service %q is disabled: %s", r.Service, strings.Join(s.Errors, "; "))
+		}
+	} else if r.Service != "" {
+		fail("tcp service %q does not exist", r.Service)
+	}
+	for _, mw := range r.Middlewares {
+		s := c.report.TCPMiddlewares[mw]
+		if s == nil {
+			fail("tcp middleware %q does not exist", mw)
+			continue
+		}
+		s.UsedBy = appendSorted(s.UsedBy, name)
+		if s.Status == StatusDisabled {
+			fail("tcp middleware %q is disabled: %s", mw, strings.Join(s.Errors, "; "))
+		}
+	}
+	if critical {
+		return nil
+	}
+	if tb == nil {
+		st.Errors = append(st.Errors, "no TCP handler builder")
+		return nil
+	}
+	h, err := tb.BuildTCP(c.ctx, name, r)
+	if err == nil && h == nil {
+		err = errors.New("builder returned no handler")
+	}
+	if err != nil {
+		c.tcpObjectFailed(err)
+		st.Errors = append(st.Errors, err.Error())
+		return nil
+	}
+	return &tcpmux.Route{Name: name, Priority: st.Priority, CatchAll: catchAll, Terminate: r.TLS != nil && !r.TLS.Passthrough, Match: m, Handler: h}
+}
+
+func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus, verrs []string, tb TCPBuilder) UDPHandler {
+	critical := false
+	fail := func(format string, a ...any) {
+		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
+		critical = true
+	}
+	if r == nil {
+		fail("empty definition")
+		return nil
+	}
+	for _, e := range verrs {
+		fail("%s", e)
+	}
+	c.entryPointsOf(r.EntryPoints, true, st, fail)
+	if s := c.report.UDPServices[r.Service]; s != nil {
+		s.UsedBy = appendSorted(s.UsedBy, name)
+		if s.Status == StatusDisabled {
+			fail("udp service %q is disabled: %s", r.Service, strings.Join(s.Errors, "; "))
+		}
+	} else if r.Service != "" {
+		fail("udp service %q does not exist", r.Service)
+	}
+	if critical {
+		return nil
+	}
+	if tb == nil {
+		st.Errors = append(st.Errors, "no UDP handler builder")
+		return nil
+	}
+	h, err := tb.BuildUDP(c.ctx, name, r)
+	if err == nil && h == nil {
+		err = errors.New("builder returned no handler")
+	}
+	if err != nil {
+		c.tcpObjectFailed(err)
+		st.Errors = append(st.Errors, err.Error())
+		return nil
+	}
+	return h
+}
+
+// tcpObjectFailed marks the TCP/UDP service or middleware an error names.
+func (c *compiler) tcpObjectFailed(err error) {
+	oe, ok := errors.AsType[*ObjectError](err)
+	if !ok {
+		return
+	}
+	var objs map[string]*ObjectStatus
+	switch oe.Kind {
+	case "tcp service":
+		objs = c.report.TCPServices
+	case "tcp middleware":
+		objs = c.report.TCPMiddlewares
+	case "udp service":
+		objs = c.report.UDPServices
+	default:
+		return
+	}
+	s := objs[oe.Name]
+	if s == nil {
+		s = &ObjectStatus{}
+		objs[oe.Name] = s
+	}
+	msg := "<nil>"
+	if oe.Err != nil {
+		msg = oe.Err.Error()
+	}
+	s.fail(msg)
+}
