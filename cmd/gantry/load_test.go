@@ -247,7 +247,7 @@ func TestStaticErrors(t *testing.T) {
 		{"bad int from env", nil, []string{"GANTRY_ENTRYPOINTS_WEB_MAXHEADERBYTES=lots", "GANTRY_ENTRYPOINTS_WEB_ADDRESS=:80"},
 			[]string{"environment GANTRY_*: option entrypoints.web.maxheaderbytes: want an integer"}},
 		{"bad address", []string{"--entrypoints.web.address=80"}, nil, []string{"entryPoints.web.address \"80\""}},
-		{"udp", []string{"--entrypoints.dns.address=:53/udp"}, nil, []string{"only tcp is supported"}},
+		{"sctp", []string{"--entrypoints.dns.address=:53/sctp"}, nil, []string{"want tcp or udp, not sctp"}},
 		{"bad trusted ip", []string{"--entrypoints.web.address=:80", "--entrypoints.web.forwardedheaders.trustedips=10.0.0.0/33"}, nil,
 			[]string{"entryPoints.web.forwardedHeaders.trustedIPs[0]"}},
 		{"file provider both", []string{"--providers.file.directory=/a", "--providers.file.filename=/b.yml"}, nil, []string{"providers.file: set directory or filename, not both"}},

@@ -1,0 +1,94 @@
+package tcpudp
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+func udpRouter(ep, backend string) string {
+	return fmt.Sprintf(`udp:
+  routers:
+    echo:
+      entryPoints: [%s]
+      service: echo
+  services:
+    echo:
+      loadBalancer:
+        servers:
+          - address: %q
+`, ep, backend)
+}
+
+// A socat UDP echo behind a UDP router: the first datagram of a session is
+// answered (never lost while the session is set up), later ones ride the
+// same session, and replies come from the address the client sent to.
+func TestUDPEchoThroughRouter(t *testing.T) {
+	socat := tool(t, "socat")
+	backend := freeUDP(t)
+	start(t, socat, "-b", "65535", "UDP-RECVFROM:"+port(backend)+",bind=127.0.0.1,fork", "EXEC:cat")
+	ep := freeUDP(t)
+	g, _ := gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 2s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
+	_ = g
+	c, err := net.Dial("udp", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 9000)
+	harness.Try(t, poll, func() error {
+		_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, err := c.Write([]byte("first")); err != nil {
+			return err
+		}
+		n, err := c.Read(buf)
+		if err != nil || string(buf[:n]) != "first" {
+			return fmt.Errorf("echo: %q %v", buf[:n], err)
+		}
+		return nil
+	})
+	// A 9000-byte datagram passes whole.
+	big := strings.Repeat("x", 9000)
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Write([]byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Read(buf)
+	if err != nil || n != 9000 {
+		t.Fatalf("big datagram: %d bytes, %v", n, err)
+	}
+	// A fresh client's very first datagram is answered on the first try.
+	c2, err := net.Dial("udp", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_ = c2.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c2.Write([]byte("only-one")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c2.Read(buf); err != nil || string(buf[:n]) != "only-one" {
+		t.Fatalf("first datagram of a new session: %q %v", buf[:n], err)
+	}
+}
+
+// dnsmasq answers dig through a UDP router.
+func TestDNSThroughUDPRouter(t *testing.T) {
+	dnsmasq, dig := tool(t, "dnsmasq"), tool(t, "dig")
+	backend := freeUDP(t)
+	start(t, dnsmasq, "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=127.0.0.1",
+		"--port="+port(backend), "--address=/gantry.test/192.0.2.77", "--user=root", "--pid-file=")
+	ep := freeUDP(t)
+	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  dns:\n    address: %q", harness.FreeAddr(t), ep+"/udp"), udpRouter("dns", backend))
+	harness.Try(t, poll, func() error {
+		out, err := run(t, "", dig, "@127.0.0.1", "-p", port(ep), "+short", "+tries=1", "+time=1", "gantry.test", "A")
+		if err != nil || strings.TrimSpace(out) != "192.0.2.77" {
+			return fmt.Errorf("dig: %v %q", err, out)
+		}
+		return nil
+	})
+}
