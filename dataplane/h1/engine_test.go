@@ -1,0 +1,279 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawConn dials addr and returns the connection and a reader on it.
+func rawConn(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c, bufio.NewReader(c)
+}
+
+func readResp(t *testing.T, br *bufio.Reader, method string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("reading response: %v", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading body: %v", err)
+	}
+	return resp, string(b)
+}
+
+// closedAfter reports whether the server closes c (EOF) within a short wait.
+func closedAfter(c net.Conn, br *bufio.Reader) bool {
+	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	_, err := br.ReadByte()
+	return err == io.EOF
+}
+
+func TestChunkedBodyWithTrailersThenPipelined(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s cl=%d te=%v body=%q err=%v trailer=%q", r.URL.Path, r.ContentLength, r.TransferEncoding, b, err, r.Trailer.Get("X-Sum"))
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n"+
+		"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Sum: 42\r\n\r\n"+
+		"\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc")
+	_, body := readResp(t, br, "POST")
+	if want := `/a cl=-1 te=[chunked] body="hello world" err=<nil> trailer="42"`; body != want {
+		t.Fatalf("got %s, want %s", body, want)
+	}
+	_, body = readResp(t, br, "POST")
+	if want := `/b cl=3 te=[] body="abc" err=<nil> trailer=""`; body != want {
+		t.Fatalf("got %s, want %s", body, want)
+	}
+}
+
+// A malformed chunked body fails the handler's read and the connection
+// closes after the response: bytes behind it are never read as a request.
+func TestMalformedChunkClosesConnection(t *testing.T) {
+	for name, chunks := range map[string]string{
+		"0x size":          "0x5\r\nhello\r\n0\r\n\r\n",
+		"bare LF":          "5\nhello\r\n0\r\n\r\n",
+		"bad terminator":   "5\r\nhelloXX0\r\n\r\n",
+		"space before ext": "5 ;a\r\nhello\r\n0\r\n\r\n",
+		"obs-fold trailer": "0\r\nX-A: a\r\n b\r\n\r\n",
+		"huge size":        "ffffffffffffffff\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.ReadAll(r.Body); err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				io.WriteString(w, "read "+r.URL.Path)
+			}))
+			c, br := rawConn(t, addr)
+			io.WriteString(c, "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"+chunks+"GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+			resp, _ := readResp(t, br, "POST")
+			if resp.StatusCode != 400 || !closedAfter(c, br) {
+				t.Fatalf("got %d; want 400 from the handler and the connection closed", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// Expect: 100-continue and a handler that answers without reading the
+// body: no 100 Continue, Connection: close, connection closed. One that
+// reads gets 100 Continue first and keeps the connection.
+func TestExpectContinue(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/deny" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		w.Write(b)
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "PUT /deny HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+	resp, _ := readResp(t, br, "PUT")
+	if resp.StatusCode != 401 || !resp.Close || !closedAfter(c, br) {
+		t.Fatalf("deny: got %d close=%v; want 401, Connection: close, closed", resp.StatusCode, resp.Close)
+	}
+
+	c, br = rawConn(t, addr)
+	io.WriteString(c, "PUT /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+	resp, _ = readResp(t, br, "PUT")
+	if resp.StatusCode != 100 {
+		t.Fatalf("echo: first response %d, want 100", resp.StatusCode)
+	}
+	io.WriteString(c, "hello")
+	resp, body := readResp(t, br, "PUT")
+	if resp.StatusCode != 200 || body != "hello" || resp.Close {
+		t.Fatalf("echo: got %d %q close=%v", resp.StatusCode, body, resp.Close)
+	}
+}
+
+// Every 1xx the handler writes is relayed before the final response.
+func TestInformationalResponses(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(http.StatusProcessing)
+		w.Header().Del("Link")
+		io.WriteString(w, "final")
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	r1, _ := readResp(t, br, "GET")
+	r2, _ := readResp(t, br, "GET")
+	r3, body := readResp(t, br, "GET")
+	if r1.StatusCode != 103 || r1.Header.Get("Link") == "" || r2.StatusCode != 102 || r3.StatusCode != 200 || body != "final" {
+		t.Fatalf("got %d (Link %q), %d, %d %q", r1.StatusCode, r1.Header.Get("Link"), r2.StatusCode, r3.StatusCode, body)
+	}
+}
+
+// Hijack: the 101 chosen with WriteHeader is sent, bytes the client sent
+// right after its head are replayed, and half-close passes both ways.
+func TestHijackFullDuplexHalfClose(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "echo")
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(io.MultiReader(brw.Reader, c)) // until the client's half-close
+		io.WriteString(c, strings.ToUpper(string(b)))
+		c.(interface{ CloseWrite() error }).CloseWrite()
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\nearly ")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 101 || resp.Header.Get("Upgrade") != "echo" {
+		t.Fatalf("got %v %v", resp, err)
+	}
+	io.WriteString(c, "late")
+	c.(*net.TCPConn).CloseWrite()
+	b, err := io.ReadAll(br)
+	if err != nil || string(b) != "EARLY LATE" {
+		t.Fatalf("got %q %v, want EARLY LATE then EOF", b, err)
+	}
+}
+
+func TestHTTP10KeepAliveAndClose(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stream" {
+			io.WriteString(w, "a")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "b")
+			return
+		}
+		fmt.Fprintf(w, "%s %s", r.Proto, r.URL.Path)
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET /1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.0\r\n\r\n")
+	resp, body := readResp(t, br, "GET")
+	if body != "HTTP/1.0 /1" || resp.Close || resp.Header.Get("Connection") != "keep-alive" {
+		t.Fatalf("keep-alive: %q close=%v %v", body, resp.Close, resp.Header)
+	}
+	resp, body = readResp(t, br, "GET")
+	if body != "HTTP/1.0 /2" || !resp.Close || !closedAfter(c, br) {
+		t.Fatalf("1.0 without keep-alive: %q close=%v", body, resp.Close)
+	}
+	// A streamed body of unknown length: no chunked for HTTP/1.0, the
+	// close ends it.
+	c, br = rawConn(t, addr)
+	io.WriteString(c, "GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	all, _ := io.ReadAll(br)
+	if !bytes.HasSuffix(all, []byte("\r\n\r\nab")) || bytes.Contains(all, []byte("chunked")) {
+		t.Fatalf("got %q", all)
+	}
+}
+
+// A handler that aborts (http.ErrAbortHandler) after a flushed chunk
+// leaves the response visibly incomplete: no last chunk, connection closed.
+func TestAbortedChunkedResponseHasNoLastChunk(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "more")
+		panic(http.ErrAbortHandler)
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	all, _ := io.ReadAll(br)
+	if !bytes.Contains(all, []byte("7\r\npartial\r\n")) || bytes.Contains(all, []byte("0\r\n\r\n")) || bytes.Contains(all, []byte("more")) {
+		t.Fatalf("aborted response on the wire: %q", all)
+	}
+}
+
+func TestAbsoluteFormTarget(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "host=%s url.host=%s path=%s uri=%s", r.Host, r.URL.Host, r.URL.Path, r.RequestURI)
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET http://other.test:8080/p?q HTTP/1.1\r\nHost: h\r\n\r\n")
+	_, body := readResp(t, br, "GET")
+	if want := "host=other.test:8080 url.host=other.test:8080 path=/p uri=http://other.test:8080/p?q"; body != want {
+		t.Fatalf("got %s, want %s", body, want)
+	}
+}
+
+// An unread small body is drained to keep the connection; a large one
+// closes it, announced with Connection: close.
+func TestUnreadBody(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) }))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "POST /small HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := readResp(t, br, "POST"); body != "/small" || resp.Close {
+		t.Fatalf("small: %q close=%v", body, resp.Close)
+	}
+	if _, body := readResp(t, br, "GET"); body != "/next" {
+		t.Fatalf("after a drained body: %q", body)
+	}
+	c, br = rawConn(t, addr)
+	fmt.Fprintf(c, "POST /large HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\nxx", 1<<20)
+	if resp, body := readResp(t, br, "POST"); body != "/large" || !resp.Close || !closedAfter(c, br) {
+		t.Fatalf("large: %q close=%v", body, resp.Close)
+	}
+}
+
+// Refused heads: status, Connection: close, and the connection closed.
+func TestRefusedHeads(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") }))
+	for raw, status := range map[string]int{
+		"GET / HTTP/1.1\r\nHost: h\r\nExpect: something\r\nContent-Length: 1\r\n\r\nx": 417,
+		"GET / HTTP/2.0\r\nHost: h\r\n\r\n":                                            505,
+		"GET / FOO/1.1\r\nHost: h\r\n\r\n":                                             400,
+		"GET  / HTTP/1.1\r\nHost: h\r\n\r\n":                                           400,
+		"G(T / HTTP/1.1\r\nHost: h\r\n\r\n":                                            400,
+		"GET * HTTP/1.1\r\nHost: h\r\n\r\n":                                            400,
+		"GET /\xff HTTP/1.1\r\nHost: h\r\n\r\n":                                        400,
+		"GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x7fb\r\n\r\n":                             400,
+		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n":            400,
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999\r\n\r\n":   400,
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n":                                             505,
+		"\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n":                                        400,
+	} {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, raw)
+		resp, _ := readResp(t, br, "GET")
+		if resp.StatusCode != status || !resp.Close || !closedAfter(c, br) {
+			t.Errorf("%q: got %d close=%v; want %d and closed", raw, resp.StatusCode, resp.Close, status)
+		}
+	}
+}
