@@ -398,22 +398,19 @@ func protoOf(c net.Conn) string {
 	return "http"
 }
 
-// acceptLoop accepts on one listener until it is closed, holding one of
-// the entrypoint's connection slots for each connection: with every slot
-// taken it stops accepting until a connection closes. Temporary errors
-// (EMFILE) back off from 5ms to 1s, as net/http does.
+// acceptLoop accepts on one listener until it is closed. Each connection
+// holds one of the entrypoint's connection slots: with every slot taken,
+// the loop parks the connection it just accepted (not read, not served)
+// until a slot frees, and accepts nothing more, so further connections wait
+// in the kernel's backlog. (At most one parked connection per listener goes
+// past the cap.) Temporary errors (EMFILE) back off from 5ms to 1s, as
+// net/http does.
 func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server, wg *sync.WaitGroup) {
 	defer e.loops.Add(-1)
 	var delay time.Duration
 	for {
-		select {
-		case e.slots <- struct{}{}:
-		case <-e.stop:
-			return
-		}
 		c, err := l.Accept()
 		if err != nil {
-			<-e.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -427,6 +424,17 @@ func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server
 			return
 		}
 		delay = 0
+		select {
+		case e.slots <- struct{}{}:
+		default:
+			e.log.Debug("connection cap reached; accepting paused", "maxConnections", cap(e.slots))
+			select {
+			case e.slots <- struct{}{}:
+			case <-e.stop:
+				_ = c.Close()
+				return
+			}
+		}
 		now := time.Now()
 		tc := &trackedConn{Conn: c, ep: e, accepted: now,
 			info: &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: now}}
