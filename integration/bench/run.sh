@@ -139,6 +139,10 @@ providers:
 log: {level: ERROR}
 store: {path: "$RUN/gantry-$RANDOM$RANDOM.db"}
 GY
+  if [ -n "${PPROF_PORT:-}" ]; then # Go's profiler on the API entrypoint (api.debug)
+    sed -i "s|^entryPoints:|entryPoints:\n  traefik: {address: \"127.0.0.1:$PPROF_PORT\"}|" "$RUN/gantry.yml"
+    printf 'api: {insecure: true, dashboard: false, debug: true}\n' >> "$RUN/gantry.yml"
+  fi
   if [ "$cert" = rsa ]; then
     printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/rsa.crt" "$RUN/rsa.key" >> "$RUN/$dyn"
   fi
@@ -283,55 +287,65 @@ measure_tls() { # regime target pid port variant(rsa|ecdsa) proto(tls12|tls13)
   log "tls $proto $r $t-$v: handshakes/s=$rps cpu usr=$pu% sys=$ps% ($(cat "$out"))"
 }
 
-echo "kind,regime,round,target,rps,p50_ms,p99_ms,rss_idle_kb,rss_load_kb,cpu_pct,usr_pct,sys_pct,origin_cpu_pct,load_cpu_pct,errors" > "$OUT/runs.csv"
-log "output in $OUT"
-for r in $REGIMES; do
-  start_origins "$r"
-  for round in $(seq "$ROUNDS"); do
-    for t in $TARGETS; do
-      start "$r" "$t" || continue; p=$START_PID
-      if [ "$t" = direct ]; then
-        for route in $ROUTES; do
-          [ "${RORIGIN[$route]}" = "$ORIGIN" ] && op=$OPID || op=$GOPID
-          measure "$route" "$r" "$round" direct "$op" "${RORIGIN[$route]}"
-        done
-        continue
-      fi
-      [ "$round" = 1 ] && sanity "$t-$r" "${PORT[$t]}"
-      for route in $ROUTES; do measure "$route" "$r" "$round" "$t" "$p" "${PORT[$t]}"; done
-      stop "$p"
-    done
-  done
-  if [ "$DO_ROUTERS" = 1 ]; then
-    start "$r" gantry many && { p=$START_PID; measure get1k "$r" 1 gantry "$p" "${PORT[gantry]}" gantry-10k; stop "$p"; }
-  fi
-  if [ "$DO_TLS" = 1 ] && [ "$r" = A ]; then
-    for t in nginx haproxy gantry; do
-      for proto in tls12 tls13; do
-        start "$r" "$t" rsa || continue; p=$START_PID; measure_tls "$r" "$t" "$p" "${TPORT[$t]}" rsa "$proto"; stop "$p"
+# profile.sh sources this file for the setup and the functions above
+if [ "${BENCH_LIB:-0}" = 1 ]; then return 0; fi
+
+# The measurements, in one function: bash has read all of it before it runs,
+# so editing this file during a run cannot break the run.
+main() {
+  echo "kind,regime,round,target,rps,p50_ms,p99_ms,rss_idle_kb,rss_load_kb,cpu_pct,usr_pct,sys_pct,origin_cpu_pct,load_cpu_pct,errors" > "$OUT/runs.csv"
+  log "output in $OUT"
+  for r in $REGIMES; do
+    start_origins "$r"
+    for round in $(seq "$ROUNDS"); do
+      for t in $TARGETS; do
+        start "$r" "$t" || continue; p=$START_PID
+        if [ "$t" = direct ]; then
+          for route in $ROUTES; do
+            [ "${RORIGIN[$route]}" = "$ORIGIN" ] && op=$OPID || op=$GOPID
+            measure "$route" "$r" "$round" direct "$op" "${RORIGIN[$route]}"
+          done
+          continue
+        fi
+        [ "$round" = 1 ] && sanity "$t-$r" "${PORT[$t]}"
+        for route in $ROUTES; do measure "$route" "$r" "$round" "$t" "$p" "${PORT[$t]}"; done
+        stop "$p"
       done
     done
-    for proto in tls12 tls13; do
-      start "$r" gantry ecdsa && { p=$START_PID; measure_tls "$r" gantry "$p" "${TPORT[gantry]}" ecdsa "$proto"; stop "$p"; }
-    done
-  fi
-  stop "$OPID"; stop "$GOPID"
-done
-
-if [ "$DO_IDLE" = 1 ]; then
-  start_origins A
-  for t in nginx gantry; do
-    start A "$t" || continue; p=$START_PID; ri=$(rss "$p")
-    "$RUN/idleconns" -addr "127.0.0.1:${PORT[$t]}" -n "$IDLE_CONNS" -hold 15s > "$RUN/idle.out" 2>&1 & ip=$!
-    for _ in $(seq 200); do grep -q '^open' "$RUN/idle.out" && break; sleep 0.2; done
-    sleep 2; rl=$(rss "$p"); wait $ip || true
-    echo "idle,A,1,$t,,,,$ri,$rl,,,,,,$(awk '{print $2}' "$RUN/idle.out")" >> "$OUT/runs.csv"
-    log "idle $t: $(cat "$RUN/idle.out"); RSS ${ri} -> ${rl} KiB; $(( (rl - ri) * 1024 / IDLE_CONNS )) bytes/conn"
-    stop "$p"
+    if [ "$DO_ROUTERS" = 1 ]; then
+      start "$r" gantry many && { p=$START_PID; measure get1k "$r" 1 gantry "$p" "${PORT[gantry]}" gantry-10k; stop "$p"; }
+    fi
+    if [ "$DO_TLS" = 1 ] && [ "$r" = A ]; then
+      for t in nginx haproxy gantry; do
+        for proto in tls12 tls13; do
+          start "$r" "$t" rsa || continue; p=$START_PID; measure_tls "$r" "$t" "$p" "${TPORT[$t]}" rsa "$proto"; stop "$p"
+        done
+      done
+      for proto in tls12 tls13; do
+        start "$r" gantry ecdsa && { p=$START_PID; measure_tls "$r" gantry "$p" "${TPORT[gantry]}" ecdsa "$proto"; stop "$p"; }
+      done
+    fi
+    stop "$OPID"; stop "$GOPID"
   done
-  stop "$OPID"; stop "$GOPID"
-fi
-cp "$OUT/versions.txt" "$OUT/summary.md"
-python3 "$HERE/summarize.py" "$OUT/runs.csv" "$IDLE_CONNS" "$HEADROOM_MIN" >> "$OUT/summary.md"
-cat "$OUT/summary.md"
-log "done: $OUT/summary.md"
+
+  if [ "$DO_IDLE" = 1 ]; then
+    start_origins A
+    for t in nginx gantry; do
+      start A "$t" || continue; p=$START_PID; ri=$(rss "$p")
+      "$RUN/idleconns" -addr "127.0.0.1:${PORT[$t]}" -n "$IDLE_CONNS" -hold 15s > "$RUN/idle.out" 2>&1 & ip=$!
+      for _ in $(seq 200); do grep -q '^open' "$RUN/idle.out" && break; sleep 0.2; done
+      sleep 2; rl=$(rss "$p"); wait $ip || true
+      echo "idle,A,1,$t,,,,$ri,$rl,,,,,,$(awk '{print $2}' "$RUN/idle.out")" >> "$OUT/runs.csv"
+      log "idle $t: $(cat "$RUN/idle.out"); RSS ${ri} -> ${rl} KiB; $(( (rl - ri) * 1024 / IDLE_CONNS )) bytes/conn"
+      stop "$p"
+    done
+    stop "$OPID"; stop "$GOPID"
+  fi
+  cp "$OUT/versions.txt" "$OUT/summary.md"
+  python3 "$HERE/summarize.py" "$OUT/runs.csv" "$IDLE_CONNS" "$HEADROOM_MIN" >> "$OUT/summary.md"
+  cat "$OUT/summary.md"
+  grep '^\*\*WARNING' "$OUT/summary.md" | tr -d '*' | while read -r w; do log "$w"; done
+  log "done: $OUT/summary.md"
+}
+main
+exit
