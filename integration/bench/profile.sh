@@ -60,9 +60,9 @@ cp "$RUN/gantry" "$OUT/gantry.bin"
   go tool pprof -top -nodecount=25 -sample_index=alloc_objects -base "$OUT/allocs-before.pb.gz" "$OUT/gantry.bin" "$OUT/allocs-after.pb.gz" 2>/dev/null | sed -n '1,35p'
   if [ "$PERF" = 1 ]; then
     echo; echo "## perf: user vs kernel (share of samples)"; echo
-    perf report -i "$OUT/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -8
+    perf report -i "$OUT/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -E '^ +[0-9]' | awk 'NR<=8'
     echo; echo "## perf: top symbols, user and kernel (no children)"; echo
-    perf report -i "$OUT/perf.data" --no-children --sort sym --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -40
+    perf report -i "$OUT/perf.data" --no-children --sort sym --stdio 2>/dev/null | grep -E '^ +[0-9]' | awk 'NR<=40'
   else
     echo; echo "(perf record failed: $(head -3 "$OUT/perf-record.err"))"
   fi
