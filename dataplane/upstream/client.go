@@ -1,0 +1,263 @@
+package upstream
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// Options configures a Client. Zero values take the defaults given.
+type Options struct {
+	DialTimeout time.Duration // default 30s
+	// ResponseHeaderTimeout bounds the wait for the response head, from
+	// the end of the request head until the final response's head is read
+	// (1xx responses included). 0 means none; Gantry passes a finite one.
+	// On expiry the error is a timeout (Result.Err is a net.Error with
+	// Timeout() true), whether the backend sent nothing or part of a head.
+	ResponseHeaderTimeout time.Duration
+	// ExpectContinueTimeout is how long a request carrying
+	// "Expect: 100-continue" waits for the backend's 100 before its body is
+	// sent anyway (net/http's Transport.ExpectContinueTimeout). Default 1s.
+	ExpectContinueTimeout time.Duration
+	// IdleConnTimeout: idle connections older than this are not reused.
+	// Default 90s.
+	IdleConnTimeout time.Duration
+	// MaxIdleConnsPerHost is the idle pool size per backend address.
+	// Default 200; negative disables keep-alive (each request sends
+	// "Connection: close").
+	MaxIdleConnsPerHost int
+	// MaxResponseHeaderBytes limits a response head (status line and
+	// fields, each 1xx head counted on its own). Default 64 KiB; a longer
+	// head is a protocol error (502).
+	MaxResponseHeaderBytes int
+	// TLS is the client configuration for https backends (nil: defaults).
+	// Its NextProtos are set by the Client.
+	TLS *tls.Config
+	// DisableHTTP2 offers only http/1.1 to https backends.
+	DisableHTTP2 bool
+	// HTTP2 tunes the x/net/http2 transport (h2c and https-h2 backends):
+	// ReadIdleTimeout sends a PING after that long without a frame and
+	// PingTimeout closes the connection when it is not answered.
+	ReadIdleTimeout, PingTimeout time.Duration
+}
+
+// Client is Gantry's upstream client for one serversTransport: a pool of
+// HTTP/1.1 connections per backend address, and an x/net/http2 transport
+// for h2c:// backends and https backends that negotiate h2. Safe for
+// concurrent use. Build one with New; Close releases idle connections.
+type Client struct {
+	o      Options
+	dialer net.Dialer
+	tls    *tls.Config // https: h2 and http/1.1 offered (unless DisableHTTP2)
+	tls1   *tls.Config // https, Upgrade requests: http/1.1 only
+	h2c    *http2.Transport
+	h2     *http2.Transport // for ClientConns over TLS we dialed ourselves
+
+	mu    sync.Mutex
+	hosts map[string]*Host
+}
+
+// New returns a Client with options o.
+func New(o Options) *Client {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 30 * time.Second
+	}
+	if o.IdleConnTimeout <= 0 {
+		o.IdleConnTimeout = 90 * time.Second
+	}
+	if o.ExpectContinueTimeout <= 0 {
+		o.ExpectContinueTimeout = time.Second
+	}
+	if o.MaxIdleConnsPerHost == 0 {
+		o.MaxIdleConnsPerHost = 200
+	}
+	if o.MaxResponseHeaderBytes <= 0 {
+		o.MaxResponseHeaderBytes = 64 << 10
+	}
+	c := &Client{o: o, dialer: net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}, hosts: map[string]*Host{}}
+	base := o.TLS
+	if base == nil {
+		base = &tls.Config{}
+	}
+	c.tls = base.Clone()
+	c.tls.NextProtos = []string{"h2", "http/1.1"}
+	if o.DisableHTTP2 {
+		c.tls.NextProtos = []string{"http/1.1"}
+	}
+	c.tls1 = base.Clone()
+	c.tls1.NextProtos = []string{"http/1.1"}
+	c.h2c = &http2.Transport{
+		AllowHTTP: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+			return c.dialer.DialContext(ctx, network, addr)
+		},
+		ReadIdleTimeout: o.ReadIdleTimeout,
+		PingTimeout:     o.PingTimeout,
+		IdleConnTimeout: o.IdleConnTimeout,
+	}
+	c.h2 = &http2.Transport{ReadIdleTimeout: o.ReadIdleTimeout, PingTimeout: o.PingTimeout, IdleConnTimeout: o.IdleConnTimeout}
+	return c
+}
+
+// Host returns the connection pool of one backend, scheme "http", "https"
+// or "h2c", addr "host:port". The same Host is returned for the same pair
+// for the Client's life, so a Host may be resolved once when a
+// configuration is built and used per request without a lookup.
+func (c *Client) Host(scheme, addr string) *Host {
+	key := scheme + "://" + addr
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.hosts[key]
+	if h == nil {
+		h = &Host{c: c, scheme: scheme, addr: addr, idle: make(chan *pconn, max(c.o.MaxIdleConnsPerHost, 0))}
+		h.tls, h.tls1 = c.tls, c.tls1
+		if c.tls.ServerName == "" {
+			name, _, _ := net.SplitHostPort(addr)
+			h.tls, h.tls1 = c.tls.Clone(), c.tls1.Clone()
+			h.tls.ServerName, h.tls1.ServerName = name, name
+		}
+		c.hosts[key] = h
+	}
+	return h
+}
+
+// CloseIdleConnections closes every idle connection of every backend.
+func (c *Client) CloseIdleConnections() {
+	c.mu.Lock()
+	hs := make([]*Host, 0, len(c.hosts))
+	for _, h := range c.hosts {
+		hs = append(hs, h)
+	}
+	c.mu.Unlock()
+	for _, h := range hs {
+		h.closeIdle()
+	}
+	c.h2c.CloseIdleConnections()
+	c.h2.CloseIdleConnections()
+}
+
+// Host is one backend address's pool: idle HTTP/1.1 connections in a
+// buffered channel (taking and returning one takes no lock), and for https
+// backends that negotiated h2, the current HTTP/2 connection.
+type Host struct {
+	c         *Client
+	scheme    string
+	addr      string
+	tls, tls1 *tls.Config // with ServerName set
+	idle      chan *pconn
+
+	h2mu sync.Mutex
+	h2cc atomic.Pointer[http2.ClientConn] // https backend speaking h2; nil until learned
+}
+
+func (h *Host) closeIdle() {
+	for {
+		select {
+		case pc := <-h.idle:
+			pc.c.Close()
+		default:
+			if cc := h.h2cc.Load(); cc != nil {
+				_ = cc.Shutdown(context.Background())
+			}
+			return
+		}
+	}
+}
+
+// get returns an idle connection that is still open and silent, or nil.
+func (h *Host) get() *pconn {
+	for {
+		select {
+		case pc := <-h.idle:
+			// An idle connection the server closed, reset, or wrote to
+			// (bytes nobody asked for must never become the next client's
+			// response) is dropped; one non-blocking peek tells.
+			if time.Since(pc.idleAt) > h.c.o.IdleConnTimeout || pc.r != pc.w || !alive(pc.c) {
+				pc.c.Close()
+				continue
+			}
+			pc.reused = true
+			return pc
+		default:
+			return nil
+		}
+	}
+}
+
+// put returns pc to the idle pool, or closes it when the pool is full or
+// keep-alive is off.
+func (h *Host) put(pc *pconn) {
+	if pc.r != pc.w || h.c.o.MaxIdleConnsPerHost < 0 {
+		pc.c.Close() // bytes beyond the response: the framing cannot be trusted
+		return
+	}
+	pc.r, pc.w = 0, 0
+	pc.idleAt = time.Now()
+	select {
+	case h.idle <- pc:
+	default:
+		pc.c.Close()
+	}
+}
+
+// errDial marks a failure to connect: nothing reached the server.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+// IsDialError reports whether err is a failure to connect (TCP or TLS):
+// nothing was sent to the server, so another server may take the request.
+func IsDialError(err error) bool {
+	_, ok := errors.AsType[*dialError](err)
+	return ok
+}
+
+// dial opens a connection. For https it negotiates ALPN; when the backend
+// picks h2 (and upgrade is false) the connection becomes h's HTTP/2
+// connection and dial returns (nil, cc).
+func (h *Host) dial(ctx context.Context, upgrade bool) (*pconn, *http2.ClientConn, error) {
+	c, err := h.c.dialer.DialContext(ctx, "tcp", h.addr)
+	if err != nil {
+		return nil, nil, &dialError{err}
+	}
+	if h.scheme == "https" {
+		cfg := h.tls
+		if upgrade {
+			cfg = h.tls1
+		}
+		tc := tls.Client(c, cfg)
+		hctx, cancel := context.WithTimeout(ctx, h.c.o.DialTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			c.Close()
+			return nil, nil, &dialError{err}
+		}
+		if tc.ConnectionState().NegotiatedProtocol == "h2" {
+			cc, err := h.c.h2.NewClientConn(tc)
+			if err != nil {
+				tc.Close()
+				return nil, nil, &dialError{err}
+			}
+			return nil, cc, nil
+		}
+		c = tc
+	}
+	return newPconn(c), nil, nil
+}
+
+// Proto reports how requests to h travel: "h2" for h2c backends and https
+// backends known to speak h2, else "http/1.1".
+func (h *Host) Proto() string {
+	if h.scheme == "h2c" || h.h2cc.Load() != nil {
+		return "h2"
+	}
+	return "http/1.1"
+}

@@ -1,0 +1,161 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"time"
+)
+
+// readBufSize is each connection's read buffer: a response head that fits
+// is parsed in place; a longer one grows it up to MaxResponseHeaderBytes.
+const readBufSize = 4 << 10
+
+// probeAfter is how long a read waits before the request's context is
+// watched for cancellation (the client going away). Fast answers never
+// register a watch (context.AfterFunc allocates); slow ones get it.
+const probeAfter = 100 * time.Millisecond
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// pconn is one HTTP/1.1 connection to a backend. It is owned by exactly one
+// exchange at a time (from Host.get or dial until Host.put or close).
+type pconn struct {
+	c      net.Conn
+	buf    []byte // unread bytes are buf[r:w]
+	r, w   int
+	bw     *bufio.Writer
+	idleAt time.Time
+	reused bool
+
+	// Per exchange: the request's context, the hard read deadline of the
+	// current phase (zero: none), whether the deadline set on the socket is
+	// the short probe, and the AfterFunc registration once watching.
+	ctx     context.Context
+	hard    time.Time
+	probing bool
+	stop    func() bool
+	cut     func() // sets a past deadline; allocated once per connection
+
+	fields   []field // the current head's fields (reused)
+	conn     []string
+	trailers []field
+}
+
+func newPconn(c net.Conn) *pconn {
+	pc := &pconn{c: c, buf: make([]byte, readBufSize), bw: bufio.NewWriterSize(c, 4<<10)}
+	pc.cut = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
+	return pc
+}
+
+// begin starts an exchange on pc under ctx.
+func (pc *pconn) begin(ctx context.Context) {
+	pc.ctx = ctx
+	pc.stop = nil
+	pc.probing = false
+	pc.hard = time.Time{}
+}
+
+// phase sets the hard read deadline of the next reads (zero: none) and arms
+// the probe, so a read that waits longer than probeAfter starts watching
+// the context. It reports the context's error when the exchange was
+// cancelled meanwhile (a deadline set here may have replaced the past one
+// set by the cancellation).
+func (pc *pconn) phase(hard time.Time) error {
+	pc.hard = hard
+	if pc.stop != nil {
+		_ = pc.c.SetReadDeadline(hard)
+		return pc.ctx.Err()
+	}
+	p := time.Now().Add(probeAfter)
+	if !hard.IsZero() && hard.Before(p) {
+		pc.probing = false
+		_ = pc.c.SetReadDeadline(hard)
+		return nil
+	}
+	pc.probing = true
+	_ = pc.c.SetReadDeadline(p)
+	return nil
+}
+
+// watch registers the cancellation of pc.ctx (idempotent).
+func (pc *pconn) watch() {
+	if pc.stop == nil {
+		pc.stop = context.AfterFunc(pc.ctx, pc.cut)
+	}
+}
+
+// end finishes the exchange's use of the context. It reports false when
+// the context was cancelled (the connection's deadlines are then spoiled).
+func (pc *pconn) end() bool {
+	pc.ctx = nil
+	if pc.stop != nil {
+		ok := pc.stop()
+		pc.stop = nil
+		if !ok {
+			return false
+		}
+	}
+	if pc.probing || !pc.hard.IsZero() {
+		_ = pc.c.SetReadDeadline(time.Time{})
+	}
+	pc.probing = false
+	return true
+}
+
+// read reads from the socket into p, turning an expired probe into a watch
+// of the context and waiting on.
+func (pc *pconn) read(p []byte) (int, error) {
+	for {
+		n, err := pc.c.Read(p)
+		if n == 0 && err != nil && pc.probing && isTimeout(err) {
+			pc.probing = false
+			_ = pc.c.SetReadDeadline(pc.hard)
+			pc.watch()
+			if cerr := pc.ctx.Err(); cerr != nil {
+				return 0, cerr
+			}
+			continue
+		}
+		if err != nil && pc.ctx != nil {
+			if cerr := pc.ctx.Err(); cerr != nil {
+				return n, cerr
+			}
+		}
+		return n, err
+	}
+}
+
+// fill reads more bytes into the buffer, compacting or growing it up to
+// limit bytes of unread data. It returns errHeadTooLarge when the unread
+// data already fills limit.
+func (pc *pconn) fill(limit int) error {
+	if pc.r > 0 && pc.w == len(pc.buf) {
+		n := copy(pc.buf, pc.buf[pc.r:pc.w])
+		pc.r, pc.w = 0, n
+	}
+	if pc.w == len(pc.buf) {
+		if len(pc.buf) >= limit {
+			return errHeadTooLarge
+		}
+		nb := make([]byte, min(2*len(pc.buf), limit))
+		pc.w = copy(nb, pc.buf[pc.r:pc.w])
+		pc.r = 0
+		pc.buf = nb
+	}
+	n, err := pc.read(pc.buf[pc.w:])
+	pc.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		return errors.New("upstream: empty read")
+	}
+	return err
+}
+
+func isTimeout(err error) bool {
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
+}

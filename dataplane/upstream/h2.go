@@ -1,0 +1,201 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// errHeaderTimeout cancels an HTTP/2 request whose response head did not
+// come within ResponseHeaderTimeout.
+var errHeaderTimeout = errors.New("upstream: response header timeout")
+
+// forwardH2 sends ob over HTTP/2 with x/net/http2: through the h2c
+// transport (cc nil) or on cc, an https connection that negotiated h2 and
+// has a request reserved. The response is relayed like Forward's; 1xx
+// responses come through httptrace's Got1xxResponse.
+func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, cc *http2.ClientConn) (res Result) {
+	r := ob.Req
+	out := h2Request(r, ob, h)
+	var err error
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	var timer *time.Timer
+	if t := h.c.o.ResponseHeaderTimeout; t > 0 {
+		timer = time.AfterFunc(t, func() { cancel(errHeaderTimeout) })
+	}
+	clientExpects := expects100(r)
+	trace := &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, hdr textproto.MIMEHeader) error {
+			if res.TTFB == 0 {
+				res.TTFB = time.Since(start)
+			}
+			if code == http.StatusContinue && !clientExpects {
+				return nil
+			}
+			dst := w.Header()
+			var added []string
+			for k, vs := range hdr {
+				if hopByHop(k, nil) {
+					continue
+				}
+				if _, ok := dst[k]; !ok {
+					added = append(added, k)
+				}
+				dst[k] = vs
+			}
+			w.WriteHeader(code)
+			for _, k := range added {
+				delete(dst, k)
+			}
+			return nil
+		},
+	}
+	out = out.WithContext(httptrace.WithClientTrace(ctx, trace))
+	var resp *http.Response
+	if cc != nil {
+		resp, err = cc.RoundTrip(out)
+	} else {
+		resp, err = h.c.h2c.RoundTrip(out)
+	}
+	if timer != nil && !timer.Stop() && context.Cause(ctx) == errHeaderTimeout {
+		if err == nil {
+			resp.Body.Close()
+		}
+		return Result{Err: &timeoutError{"response headers"}}
+	}
+	if err != nil {
+		if cerr := r.Context().Err(); cerr != nil {
+			return Result{Err: cerr}
+		}
+		if cc != nil && !cc.CanTakeNewRequest() {
+			h.h2cc.CompareAndSwap(cc, nil)
+		}
+		return Result{Err: err}
+	}
+	defer resp.Body.Close()
+	if res.TTFB == 0 {
+		res.TTFB = time.Since(start)
+	}
+	res.Status = resp.StatusCode
+	dst := w.Header()
+	conn := resp.Header["Connection"]
+	for k, vs := range resp.Header {
+		if hopByHop(k, conn) {
+			continue
+		}
+		dst[k] = append(dst[k], vs...)
+	}
+	if len(resp.Trailer) > 0 {
+		names := make([]string, 0, len(resp.Trailer))
+		for k := range resp.Trailer {
+			names = append(names, k)
+		}
+		dst["Trailer"] = []string{strings.Join(names, ", ")}
+	}
+	w.WriteHeader(resp.StatusCode)
+	res.Sent = true
+	rc := http.NewResponseController(w)
+	b := copyBufs.Get().(*[32 << 10]byte)
+	defer copyBufs.Put(b)
+	for {
+		n, rerr := resp.Body.Read(b[:])
+		if n > 0 {
+			if _, werr := w.Write(b[:n]); werr != nil {
+				res.Err = &ClientWriteError{werr}
+				return res
+			}
+			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				res.Err = &ClientWriteError{err}
+				return res
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			if cerr := r.Context().Err(); cerr != nil {
+				rerr = cerr
+			}
+			res.Err = rerr
+			return res
+		}
+	}
+	for k, vs := range resp.Trailer {
+		if hopByHop(k, nil) {
+			continue
+		}
+		dst[http.TrailerPrefix+k] = vs
+	}
+	return res
+}
+
+// h2Request builds the outbound HTTP/2 request (x/net/http2 needs an
+// *http.Request): the header is copied without the connection-specific
+// fields, X-Forwarded-For completed.
+func h2Request(r *http.Request, ob *Outbound, h *Host) *http.Request {
+	scheme := "https"
+	if h.scheme == "h2c" {
+		scheme = "http"
+	}
+	u := &url.URL{Scheme: scheme, Host: h.addr, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: strings.ReplaceAll(r.URL.RawQuery, ";", "&")}
+	if ob.PathPrefix != "" {
+		p := strings.TrimSuffix(ob.PathPrefix, "/")
+		u.Path = p + "/" + strings.TrimPrefix(r.URL.Path, "/")
+		if r.URL.RawPath != "" {
+			u.RawPath = p + "/" + strings.TrimPrefix(r.URL.RawPath, "/")
+		}
+	}
+	hdr := make(http.Header, len(r.Header)+1)
+	for k, vs := range r.Header {
+		switch k {
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
+			"Proxy-Connection", "Upgrade", "Http2-Settings", "X-Forwarded-For", "Trailer":
+			continue
+		case "Te":
+			if len(vs) == 1 && strings.EqualFold(vs[0], "trailers") {
+				hdr[k] = vs
+			}
+			continue
+		}
+		hdr[k] = vs
+	}
+	xff := strings.Join(r.Header["X-Forwarded-For"], ", ")
+	if ob.ClientIP != "" {
+		if xff != "" {
+			xff += ", "
+		}
+		xff += ob.ClientIP
+	}
+	if xff != "" {
+		hdr["X-Forwarded-For"] = []string{xff}
+	}
+	host := ob.Host
+	if host == "" {
+		host = h.addr
+	}
+	out := &http.Request{
+		Method:        r.Method,
+		URL:           u,
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        hdr,
+		Host:          host,
+		ContentLength: r.ContentLength,
+		Trailer:       r.Trailer,
+	}
+	if hasBody(r) {
+		out.Body = r.Body
+	} else {
+		out.ContentLength = 0
+	}
+	return out
+}

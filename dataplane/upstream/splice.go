@@ -1,0 +1,102 @@
+package upstream
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// upgrade completes a WebSocket upgrade the backend accepted (101): it
+// checks the backend switched to the protocol asked for, hijacks the
+// client's connection, writes the 101 head to it, and splices both
+// directions until both have ended, passing a half-close on (EOF from one
+// side becomes CloseWrite on the other). The error is nil when both
+// directions ended with EOF.
+func (h *Host) upgrade(pc *pconn, w http.ResponseWriter, hd *head, res Result) Result {
+	proto := ""
+	for _, f := range pc.fields {
+		if f.name == "Upgrade" {
+			proto = f.value
+		}
+	}
+	if !strings.EqualFold(proto, "websocket") {
+		res.Err = protoErr("backend switched to %q, not the websocket asked for", clip(proto))
+		return res
+	}
+	if err := pc.phase(time.Time{}); err != nil {
+		res.Err = err
+		return res
+	}
+	// From here the connection belongs to the tunnel: no context watch.
+	if !pc.end() {
+		res.Err = errors.New("upstream: request cancelled during the upgrade")
+		return res
+	}
+	cc, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer cc.Close()
+	_ = cc.SetDeadline(time.Time{})
+	res.Sent = true
+	bw := brw.Writer
+	bw.WriteString("HTTP/1.1 101 ")
+	bw.WriteString(http.StatusText(http.StatusSwitchingProtocols))
+	bw.WriteString("\r\n")
+	for _, f := range pc.fields {
+		if f.name != "Upgrade" && f.name != "Connection" && hopByHop(f.name, pc.conn) {
+			continue
+		}
+		bw.WriteString(f.name)
+		bw.WriteString(": ")
+		bw.WriteString(f.value)
+		bw.WriteString("\r\n")
+	}
+	bw.WriteString("\r\n")
+	if pc.r < pc.w { // the backend's first frames, read with the head
+		bw.Write(pc.buf[pc.r:pc.w])
+		pc.r = pc.w
+	}
+	if err := bw.Flush(); err != nil {
+		res.Err = &ClientWriteError{err}
+		return res
+	}
+	var client io.Reader = cc
+	if n := brw.Reader.Buffered(); n > 0 {
+		client = io.MultiReader(io.LimitReader(brw.Reader, int64(n)), cc)
+	}
+	var wg sync.WaitGroup
+	var upErr error
+	wg.Go(func() {
+		upErr = pipe(pc.c, client, cc)
+	})
+	downErr := pipe(cc, pc.c, pc.c)
+	wg.Wait()
+	res.Err = errors.Join(upErr, downErr)
+	return res
+}
+
+// pipe copies src to dst until EOF, then half-closes dst. On an error both
+// connections are closed so the other direction ends too (from is the
+// source connection).
+func pipe(dst net.Conn, src io.Reader, from net.Conn) error {
+	_, err := io.Copy(dst, src)
+	if err == nil {
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			if cerr := cw.CloseWrite(); cerr == nil {
+				return nil
+			}
+		}
+	}
+	dst.Close()
+	from.Close()
+	if err != nil && errors.Is(err, net.ErrClosed) {
+		return nil // the other direction ended the tunnel
+	}
+	return err
+}
