@@ -35,6 +35,10 @@ type backend struct {
 	services map[string]int
 }
 
+// begin counts one request in flight to b; lbHandler.done, deferred,
+// ends it.
+func (b *backend) begin() { b.inflight.Add(1) }
+
 // InFlight returns the number of requests being proxied to b.
 func (b *backend) InFlight() int64 { return b.inflight.Load() }
 

@@ -28,10 +28,15 @@
 // (header-field cap, forwarded headers, redirection, connection close after
 // chunked requests), loads the table once and calls the router's chain:
 // recover → observer → entrypoint middlewares → router middlewares →
-// service. A load-balancer service picks a server (smooth WRR, p2c or hrw,
-// skipping servers that active or passive health took out), and its
-// prebuilt httputil.ReverseProxy (Rewrite, shared Transport, pooled
-// buffers) forwards. Errors map to 502/503/504/408 and 499 (proxy.go); a
-// bodiless request whose connection was refused is retried on another
-// server.
+// service. The observer layer carries the request's exchange (exchange.go:
+// pooled, the one ResponseWriter wrapper, recording status and bytes). A
+// load-balancer service picks a server (smooth WRR, p2c, hrw or leasttime,
+// skipping servers that active or passive health took out); each attempt
+// is begin() and a deferred done() (service.go), and the server's
+// connection pool in package upstream forwards: the request head is
+// written straight from the request (no header copy), the body streamed,
+// the response relayed with strict framing checks, a broken response
+// aborted (never completed). Errors map to 502/503/504/408 and 499
+// (proxy.go); a bodiless request whose connection was refused is retried
+// on another server.
 package dataplane

@@ -359,10 +359,6 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			passive.maxFailures = 1
 		}
 	}
-	flush := defaultFlushInterval
-	if rf := lb.ResponseForwarding; rf != nil && rf.FlushInterval != 0 {
-		flush = rf.FlushInterval.D()
-	}
 	switch lb.Strategy {
 	case "", "wrr", "p2c", "hrw", "leasttime":
 	default:
@@ -388,7 +384,8 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		g.onRelease(func() { g.pool.releaseTransport(trKey) })
 		b := g.pool.acquireBackend(u, name)
 		g.onRelease(func() { g.pool.releaseBackend(b, name) })
-		t := &target{url: u, backend: b, weight: srv.EffectiveWeight(), passive: passive}
+		t := newTarget(u, b, rt, lb.PassHost(), srv.PreservePath)
+		t.weight, t.passive = srv.EffectiveWeight(), passive
 		if lb.HealthCheck != nil {
 			spec, err := newHealthSpec(b.URL, lb.HealthCheck)
 			if err != nil {
@@ -398,14 +395,6 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			g.onRelease(func() { g.pool.releaseChecker(c) })
 			t.check = c
 		}
-		t.proxy = newProxy(u, proxyOptions{
-			passHost:      lb.PassHost(),
-			preservePath:  srv.PreservePath,
-			flushInterval: flush,
-			transport:     rt,
-			buffers:       g.pool.buffers,
-			log:           g.log,
-		})
 		h.targets = append(h.targets, t)
 		raw[t] = srv.URL
 	}

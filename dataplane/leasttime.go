@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"bufio"
 	"errors"
 	"math"
 	"net"
@@ -141,14 +140,14 @@ func (p *leastTimePicker) pick(*http.Request) (*target, error) {
 
 // record notes the outcome of one attempt on t that started at start:
 // the TTFB when the server answered, the time waited when it timed out.
-func (p *leastTimePicker) record(t *target, tw *ttfbWriter, err error, start time.Time) {
+func (p *leastTimePicker) record(t *target, ttfb time.Duration, err error, start time.Time) {
 	s := p.byT[t]
 	if s == nil {
 		return
 	}
 	switch {
-	case err == nil && !tw.first.IsZero():
-		s.observe(tw.first.Sub(start), tw.first.UnixNano())
+	case err == nil && ttfb > 0:
+		s.observe(ttfb, start.Add(ttfb).UnixNano())
 	case err != nil && isTimeout(err):
 		now := time.Now()
 		s.observe(now.Sub(start), now.UnixNano())
@@ -159,32 +158,3 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
-
-// ttfbWriter notes when the first response byte (a status line, 1xx
-// included, as httptrace's GotFirstResponseByte) was written.
-type ttfbWriter struct {
-	http.ResponseWriter
-	first time.Time
-}
-
-func (w *ttfbWriter) WriteHeader(code int) {
-	if w.first.IsZero() {
-		w.first = time.Now()
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *ttfbWriter) Write(b []byte) (int, error) {
-	if w.first.IsZero() {
-		w.first = time.Now()
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *ttfbWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *ttfbWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-func (w *ttfbWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -3,7 +3,6 @@ package dataplane
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -136,17 +135,5 @@ http:
 	}
 	if counts["slow"] > 1 {
 		t.Fatalf("after a swap %v: the TTFB record was lost", counts)
-	}
-}
-
-func TestTTFBWriterRecordsFirstByte(t *testing.T) {
-	rec := httptest.NewRecorder()
-	tw := &ttfbWriter{ResponseWriter: rec}
-	before := time.Now()
-	tw.WriteHeader(http.StatusContinue)
-	first := tw.first
-	tw.WriteHeader(200)
-	if first.Before(before) || tw.first != first {
-		t.Fatalf("first byte at %v, then %v", first, tw.first)
 	}
 }

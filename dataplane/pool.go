@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
 // PoolOptions configures a Pool.
@@ -40,7 +41,6 @@ type Pool struct {
 	log      *slog.Logger
 	hostname string
 	defST    *config.ServersTransport
-	buffers  *bufferPool
 	certs    *defaultCert
 
 	ctx    context.Context
@@ -57,20 +57,16 @@ type Pool struct {
 	changed atomic.Pointer[chan struct{}] // closed and replaced at each health change
 }
 
-// sharedTransport is the standard Transport of a serversTransport and the
-// RoundTripper proxies use: Gantry's own HTTP/1.1 client (package
-// upstream) in front of it for plain http:// upstreams, or the standard one
-// itself for h2c.
+// sharedTransport is the upstream Client of a serversTransport (every
+// proxied request) and the standard Transport its health checks use.
 type sharedTransport struct {
-	t    *http.Transport
-	rt   http.RoundTripper
-	refs int
+	t      *http.Transport // health checks only
+	client *upstream.Client
+	refs   int
 }
 
 func (s *sharedTransport) closeIdle() {
-	if ci, ok := s.rt.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
-	}
+	s.client.CloseIdleConnections()
 	s.t.CloseIdleConnections()
 }
 
@@ -85,7 +81,6 @@ func NewPool(log *slog.Logger, opts PoolOptions) *Pool {
 		log:        log,
 		hostname:   h,
 		defST:      staticTransport(opts.ServersTransport),
-		buffers:    newBufferPool(),
 		certs:      &defaultCert{},
 		ctx:        ctx,
 		cancel:     cancel,
@@ -302,9 +297,9 @@ func (p *Pool) releaseChecker(c *checker) {
 }
 
 // acquireTransport returns the shared transport for st (h2c for h2c://
-// servers), building it on first use: the RoundTripper for proxying and
+// servers), building it on first use: the upstream Client for proxying and
 // the standard Transport (for health checks).
-func (p *Pool) acquireTransport(st *config.ServersTransport, h2c bool) (http.RoundTripper, *http.Transport, string, error) {
+func (p *Pool) acquireTransport(st *config.ServersTransport, h2c bool) (*upstream.Client, *http.Transport, string, error) {
 	if st == nil {
 		st = p.defST
 	}
@@ -313,13 +308,13 @@ func (p *Pool) acquireTransport(st *config.ServersTransport, h2c bool) (http.Rou
 	defer p.mu.Unlock()
 	if s := p.transports[key]; s != nil {
 		s.refs++
-		return s.rt, s.t, key, nil
+		return s.client, s.t, key, nil
 	}
 	rt, t, err := newTransport(st, h2c)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	p.transports[key] = &sharedTransport{t: t, rt: rt, refs: 1}
+	p.transports[key] = &sharedTransport{t: t, client: rt, refs: 1}
 	return rt, t, key, nil
 }
 

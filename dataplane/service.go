@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
+	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
 // availabler is implemented by service handlers that know whether they can
@@ -69,36 +70,55 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.sticky.set(w, t)
 		}
 	}
+	ex := exchangeOf(w)
+	if ex == nil {
+		ex = getExchange(nil)
+		defer putExchange(ex)
+	}
+	a := middleware.AttemptOf(r.Context())
+	if a.IsRetry() {
+		ex.retries++ // a retry middleware's try
+	}
 	retries := 0
 	if r.Body == nil || r.Body == http.NoBody {
 		retries = min(maxDialRetries, h.live-1)
 	}
-	rec := recordOf(r)
-	if rec != nil && middleware.AttemptOf(r.Context()).IsRetry() {
-		rec.retries++ // a retry middleware's try
-	}
 	for {
-		pw := h.forward(t, w, r, retries > 0, rec)
-		if !pw.retry {
+		a.Reached()
+		res := h.attempt(ex, t, w, r)
+		if res.Err == nil {
 			return
 		}
-		// The connection to t was refused before anything was sent:
-		// nothing reached the server or the client, so another server
-		// may take the request.
-		retries--
-		next := h.other(r, t)
-		if next == nil {
-			middleware.AttemptOf(r.Context()).NothingSent()
-			proxyError(w, r, pw.err)
-			return
+		// A connection to t that could not be opened: nothing reached the
+		// server or the client, so another server may take the request.
+		dial := upstream.IsDialError(res.Err)
+		if retries > 0 && dial && r.Context().Err() == nil {
+			if next := h.other(r, t); next != nil {
+				retries--
+				ex.retries++
+				if h.sticky != nil {
+					h.sticky.set(w, next)
+				}
+				t = next
+				continue
+			}
 		}
-		if rec != nil {
-			rec.retries++
+		if res.Sent {
+			// The response head went out: a broken body must never look
+			// complete, so the client's response is aborted (the HTTP/1.1
+			// server closes without a terminating chunk, HTTP/2 resets the
+			// stream).
+			logForward(h.log, r, t, res.Status, res.Err)
+			panic(http.ErrAbortHandler)
 		}
-		if h.sticky != nil {
-			h.sticky.set(w, next)
+		if dial {
+			// The one network error the retry middleware may repeat
+			// (Traefik v3.7, case 040): no byte reached the server.
+			a.NothingSent()
 		}
-		t = next
+		code := answerError(w, r, res.Err)
+		logForward(h.log, r, t, code, res.Err)
+		return
 	}
 }
 
@@ -116,48 +136,42 @@ func (h *lbHandler) other(r *http.Request, t *target) *target {
 	return nil
 }
 
-// forward proxies r to t once and feeds passive health. With mayRetry, a
-// dial error is not answered: the returned writer has retry set.
-func (h *lbHandler) forward(t *target, w http.ResponseWriter, r *http.Request, mayRetry bool, rec *reqRecord) *proxyWriter {
-	if rec != nil {
-		rec.upstream = t.url.String()
-	}
-	b := t.backend
-	var tw *ttfbWriter
-	if h.leastTime != nil {
-		tw = &ttfbWriter{ResponseWriter: w}
-		w = tw
-	}
-	var aw *attemptWriter
-	if a := middleware.AttemptOf(r.Context()); a != nil {
-		a.Reached()
-		aw = &attemptWriter{ResponseWriter: w, a: a}
-		w = aw
-	}
+// attempt forwards r to t once: begin() counts it in flight, and the
+// deferred done() ends it whatever happens (an aborted response panics
+// through it).
+func (h *lbHandler) attempt(ex *exchange, t *target, w http.ResponseWriter, r *http.Request) (res upstream.Result) {
+	ex.upstream = t.name
 	start := time.Now()
-	b.inflight.Add(1)
-	pw := &proxyWriter{ResponseWriter: w, mayRetry: mayRetry}
-	if aw != nil {
-		aw.pw = pw
-	}
-	if r.Body != nil && r.Body != http.NoBody {
-		pw.body = &clientBody{ReadCloser: r.Body}
-		r.Body = pw.body
-	}
-	t.proxy.ServeHTTP(pw, r)
+	t.backend.begin()
+	defer func() { h.done(ex, t, r, &res, start) }()
+	t.outbound(&ex.out, r)
+	res = t.host.Forward(w, &ex.out)
+	ex.out.Req = nil
+	return res
+}
+
+// done ends one attempt begun on t: in-flight -1, passive health charged
+// for a failure of the server (transport error, timeout, malformed or
+// broken response; not an HTTP status, in the manner of nginx's
+// max_fails, and never the client's own failure), cleared by a success,
+// and leasttime fed the time to first byte. It is the one place every
+// finished attempt is counted.
+func (h *lbHandler) done(ex *exchange, t *target, r *http.Request, res *upstream.Result, start time.Time) {
+	b := t.backend
 	b.inflight.Add(-1)
-	if tw != nil {
-		h.leastTime.record(t, tw, pw.err, start)
+	ex.ttfb = res.TTFB
+	if h.leastTime != nil {
+		h.leastTime.record(t, res.TTFB, res.Err, start)
 	}
-	if pw.err != nil && pw.status != StatusClientClosedRequest {
-		if b.recordFailure(t.passive, time.Now(), pw.err) {
-			h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", pw.err)
+	switch {
+	case serverFault(r, res.Err):
+		if b.recordFailure(t.passive, time.Now(), res.Err) {
+			h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", res.Err)
 			h.pool.notify()
 		}
-	} else if pw.err == nil && b.downUntil.Load() != 0 {
+	case res.Err == nil && b.downUntil.Load() != 0:
 		b.recordSuccess(time.Now())
 	}
-	return pw
 }
 
 // weightedHandler splits requests over child services by weight with the

@@ -51,16 +51,15 @@ func transportKey(st *config.ServersTransport, h2c bool) string {
 	return "h1:" + string(b)
 }
 
-// newTransport builds the one shared upstream transport for a
-// serversTransport: the standard Transport t, and rt, the RoundTripper
-// proxies use — for HTTP/1.1 upstreams Gantry's own client (package
-// upstream: the request goroutine does the upstream I/O itself, no
-// hand-off to Transport's goroutines), falling back to t for https,
-// upgrades and the rest. h2c selects HTTP/2 over cleartext (server URLs
-// with the h2c:// scheme; rt is then t). Errors name the bad field
-// (unreadable rootCAs or certificates).
+// newTransport builds the shared upstream transports of a serversTransport:
+// the Client that proxies every request (package upstream: Gantry's own
+// HTTP/1.1 client, used from the request's goroutine, and x/net/http2 for
+// h2c:// servers and https servers that negotiate h2), and the standard
+// Transport t, which only the active health checks use. h2c makes t speak
+// HTTP/2 over cleartext (health checks of h2c:// servers). Errors name the
+// bad field (unreadable rootCAs or certificates).
 // Source: https://doc.traefik.io/traefik/routing/services/#serverstransport_1
-func newTransport(st *config.ServersTransport, h2c bool) (rt http.RoundTripper, t *http.Transport, err error) {
+func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t *http.Transport, err error) {
 	ft := config.ForwardingTimeouts{}
 	if st.ForwardingTimeouts != nil {
 		ft = *st.ForwardingTimeouts
@@ -70,19 +69,27 @@ func newTransport(st *config.ServersTransport, h2c bool) (rt http.RoundTripper, 
 	t = &http.Transport{
 		Proxy:                 nil, // a reverse proxy never follows HTTP_PROXY
 		DialContext:           d.DialContext,
-		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   defaultMaxIdleConnsPerHost,
+		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       orDefault(ft.IdleConnTimeout.D(), defaultIdleConnTimeout),
 		ResponseHeaderTimeout: orDefault(ft.ResponseHeaderTimeout.D(), defaultResponseHeaderTimeout),
 		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     !st.DisableHTTP2,
+	}
+	o := upstream.Options{
+		DialTimeout:           dial,
+		ResponseHeaderTimeout: t.ResponseHeaderTimeout,
+		IdleConnTimeout:       t.IdleConnTimeout,
+		MaxIdleConnsPerHost:   defaultMaxIdleConnsPerHost,
+		DisableHTTP2:          st.DisableHTTP2,
+		ReadIdleTimeout:       ft.ReadIdleTimeout.D(),
+		PingTimeout:           ft.PingTimeout.D(),
 	}
 	switch {
 	case st.MaxIdleConnsPerHost < 0:
 		t.DisableKeepAlives = true
+		o.MaxIdleConnsPerHost = -1
 	case st.MaxIdleConnsPerHost > 0:
-		t.MaxIdleConnsPerHost = st.MaxIdleConnsPerHost
+		o.MaxIdleConnsPerHost = st.MaxIdleConnsPerHost
 	}
 	if ft.ReadIdleTimeout > 0 || ft.PingTimeout > 0 {
 		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: ft.ReadIdleTimeout.D(), PingTimeout: ft.PingTimeout.D()}
@@ -109,22 +116,13 @@ func newTransport(st *config.ServersTransport, h2c bool) (rt http.RoundTripper, 
 		tc.Certificates = append(tc.Certificates, cert)
 	}
 	t.TLSClientConfig = tc
+	o.TLS = tc
 	if h2c {
 		var p http.Protocols
 		p.SetUnencryptedHTTP2(true)
 		t.Protocols = &p
-		return t, t, nil
 	}
-	maxIdle := t.MaxIdleConnsPerHost
-	if t.DisableKeepAlives {
-		maxIdle = -1
-	}
-	return upstream.New(t, upstream.Options{
-		DialTimeout:           dial,
-		ResponseHeaderTimeout: t.ResponseHeaderTimeout,
-		IdleConnTimeout:       t.IdleConnTimeout,
-		MaxIdleConnsPerHost:   maxIdle,
-	}), t, nil
+	return upstream.New(o), t, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {

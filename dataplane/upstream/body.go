@@ -2,7 +2,9 @@ package upstream
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net/http"
 )
 
 // maxChunkLine bounds a chunk-size line (with extensions) and a trailer line.
@@ -22,6 +24,27 @@ type bodyReader struct {
 	state   int   // chunked: chunkSize, chunkData, chunkEnd, done
 	limit   int   // trailer section limit (bytes)
 	tbytes  int
+
+	// Before each read that may wait for the backend, what was written to
+	// w (dirty) is flushed, so a stream goes out as it is produced and a
+	// body that arrived whole leaves with its head in one write.
+	w        http.ResponseWriter
+	dirty    bool
+	flushErr error
+}
+
+// wait flushes w before a read that may block; a flush failure (the
+// client went away) is returned as errFlush.
+func (b *bodyReader) wait() error {
+	if !b.dirty || b.w == nil {
+		return nil
+	}
+	b.dirty = false
+	if err := http.NewResponseController(b.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		b.flushErr = err
+		return err
+	}
+	return nil
 }
 
 const (
@@ -30,9 +53,6 @@ const (
 	chunkEnd
 	chunkDone
 )
-
-// buffered reports whether bytes are waiting in the connection's buffer.
-func (b *bodyReader) buffered() bool { return b.pc.r < b.pc.w }
 
 // next returns the next piece of body, io.EOF at its clean end.
 func (b *bodyReader) next(scratch []byte) ([]byte, error) {
@@ -50,6 +70,9 @@ func (b *bodyReader) next(scratch []byte) ([]byte, error) {
 			p := pc.buf[pc.r:pc.w]
 			pc.r = pc.w
 			return p, nil
+		}
+		if err := b.wait(); err != nil {
+			return nil, err
 		}
 		n, err := pc.read(scratch)
 		if n > 0 {
@@ -110,6 +133,9 @@ func (b *bodyReader) data(scratch []byte) ([]byte, error) {
 		b.left -= n
 		return p, nil
 	}
+	if err := b.wait(); err != nil {
+		return nil, err
+	}
 	m := min(int64(len(scratch)), b.left)
 	n, err := pc.read(scratch[:m])
 	b.left -= int64(n)
@@ -137,6 +163,9 @@ func (b *bodyReader) line() ([]byte, error) {
 		}
 		if pc.w-pc.r >= maxChunkLine {
 			return nil, protoErr("chunk line too long")
+		}
+		if err := b.wait(); err != nil {
+			return nil, err
 		}
 		if err := pc.fill(max(len(pc.buf), maxChunkLine+1)); err != nil {
 			if err == io.EOF {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -132,9 +133,13 @@ const syncBodyMax = 16 << 10
 
 // bodyWriter streams a request body from its own goroutine.
 type bodyWriter struct {
-	done chan error   // the writer's result (cap 1)
-	cont chan bool    // Expect: true sends the body, false abandons it (cap 1)
+	done chan error  // the writer's result (cap 1)
+	cont chan bool   // Expect: true sends the body, false abandons it (cap 1)
+	head atomic.Bool // the final response head was read
 	wait sync.WaitGroup
+
+	joined bool  // finish ran
+	err    error // the writer's result, once joined
 }
 
 func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start time.Time, up bool) (res Result) {
@@ -198,9 +203,19 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 				b := copyBufs.Get().(*[32 << 10]byte)
 				err := writeBody(pc.bw, r, b[:])
 				copyBufs.Put(b)
+				if _, ok := errors.AsType[*ClientError](err); ok && !bw.head.Load() {
+					// The client's upload failed before the backend
+					// answered: end the wait for a response that may
+					// never come (the backend awaits the rest).
+					pc.c.Close()
+				}
 				bw.done <- err
 			})
-			defer bw.finish(pc, w, &bodyDone)
+			defer func() {
+				if bw.finish(pc, w) != nil {
+					bodyDone = false
+				}
+			}()
 		}
 	}
 	var deadline time.Time
@@ -221,6 +236,13 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	for {
 		err := pc.readHead(&hd, r.Method, limit)
 		if err != nil {
+			if bw != nil {
+				// The upload's own failure explains a cut connection (and
+				// net/http cancels the request when its body read fails).
+				if _, ok := errors.AsType[*ClientError](bw.finish(pc, w)); ok {
+					return Result{Err: bw.err}
+				}
+			}
 			return Result{Err: headError(pc, ctx, err, werr, stale)}
 		}
 		if res.TTFB == 0 {
@@ -244,6 +266,9 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		relay1xx(w, pc, hd.status)
 	}
 	res.Status = hd.status
+	if bw != nil {
+		bw.head.Store(true)
+	}
 	if hd.status == http.StatusSwitchingProtocols {
 		if !up {
 			return Result{Err: protoErr("101 Switching Protocols to a request that asked for no upgrade"), TTFB: res.TTFB}
@@ -322,7 +347,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		default:
 		}
 	}
-	reuse = bodyDone && werr == nil && !hd.close && !r.Close && keepAlive
+	reuse = bodyDone && werr == nil && !hd.close && keepAlive
 	return res
 }
 
@@ -362,23 +387,29 @@ func (bw *bodyWriter) release(send bool) {
 	}
 }
 
-// finish stops the body writer if it is still running and joins it: the
-// upstream write is cut by a past write deadline, and a read of the
-// client's body by a past read deadline on the client's request (through
-// http.ResponseController; a server that cannot do that ends the read at
-// its own read timeout).
-func (bw *bodyWriter) finish(pc *pconn, w http.ResponseWriter, bodyDone *bool) {
+// finish stops the body writer if it is still running, joins it, and
+// returns its error (idempotent). A running writer is cut: its upstream
+// write by a past write deadline, a read of the client's body by a past
+// read deadline on the client's request (through http.ResponseController;
+// a server that cannot do that ends the read at its own read timeout).
+func (bw *bodyWriter) finish(pc *pconn, w http.ResponseWriter) error {
+	if bw.joined {
+		return bw.err
+	}
 	bw.release(false)
 	select {
-	case err := <-bw.done:
-		*bodyDone = *bodyDone || err == nil
+	case bw.err = <-bw.done:
 	default:
 		_ = pc.c.SetWriteDeadline(aLongTimeAgo)
 		_ = http.NewResponseController(w).SetReadDeadline(aLongTimeAgo)
-		<-bw.done
-		*bodyDone = false
+		bw.err = <-bw.done
+		if bw.err == nil {
+			bw.err = errAbandoned
+		}
 	}
 	bw.wait.Wait()
+	bw.joined = true
+	return bw.err
 }
 
 // relay1xx sends an informational response with its fields to the client
@@ -421,26 +452,22 @@ func relayBody(w http.ResponseWriter, br *bodyReader) error {
 	}
 	b := copyBufs.Get().(*[32 << 10]byte)
 	defer copyBufs.Put(b)
-	rc := http.NewResponseController(w)
-	dirty := false
+	br.w = w
 	for {
-		if dirty && !br.buffered() {
-			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-				return &ClientWriteError{err}
-			}
-			dirty = false
-		}
 		p, err := br.next(b[:])
 		if len(p) > 0 {
 			if _, werr := w.Write(p); werr != nil {
 				return &ClientWriteError{werr}
 			}
-			dirty = true
+			br.dirty = true
 		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
+			if br.flushErr != nil {
+				return &ClientWriteError{br.flushErr}
+			}
 			return err
 		}
 	}

@@ -145,7 +145,9 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 	switch {
 	case upgrade:
 		w.WriteString("Connection: Upgrade\r\nUpgrade: websocket\r\n")
-	case closeConn || r.Close:
+	case closeConn:
+		// The client's own Connection: close is about its connection,
+		// not this one.
 		w.WriteString("Connection: close\r\n")
 	}
 	switch {
