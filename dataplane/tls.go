@@ -18,13 +18,68 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 )
 
-// defaultCert is the generated default certificate (ECDSA P-256,
-// self-signed, CN "GANTRY DEFAULT CERT"), made once per Pool on first use
-// so it stays the same across configuration swaps.
+// defaultCert is the certificate state a Pool keeps across generations:
+// the generated default certificate (ECDSA P-256, self-signed, CN "GANTRY
+// DEFAULT CERT"), made once on first use so it stays the same across
+// configuration swaps, and the last good key pair of each certificate
+// file, which keeps serving while the file is broken (half written,
+// deleted, replaced by garbage).
 type defaultCert struct {
 	once sync.Once
 	cert *tls.Certificate
 	err  error
+
+	mu       sync.Mutex
+	lastGood map[config.Certificate]*tls.Certificate // file pairs only, not inline PEM
+}
+
+// isFilePair reports whether c names files (not inline PEM).
+func isFilePair(c config.Certificate) bool {
+	return !strings.Contains(c.CertFile, "-----BEGIN") && !strings.Contains(c.KeyFile, "-----BEGIN")
+}
+
+// load loads c; when c names files that no longer load but did before, it
+// returns the last good pair with the error (so the caller reports the
+// file and keeps serving). Successful file loads are remembered.
+func (d *defaultCert) load(c config.Certificate) (cert, stale *tls.Certificate, err error) {
+	cert, err = loadLeaf(c)
+	if !isFilePair(c) {
+		return cert, nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		return nil, d.lastGood[c], err
+	}
+	if d.lastGood == nil {
+		d.lastGood = map[config.Certificate]*tls.Certificate{}
+	}
+	d.lastGood[c] = cert
+	return cert, nil, nil
+}
+
+// retain forgets the last good pairs of files no longer configured.
+func (d *defaultCert) retain(used map[config.Certificate]bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for c := range d.lastGood {
+		if !used[c] {
+			delete(d.lastGood, c)
+		}
+	}
+}
+
+// loadKept loads c through the Pool's last-good cache and records it as
+// used. A broken file with a last good pair returns that pair and an error
+// saying it keeps serving.
+func (g *Generation) loadKept(c config.Certificate, used map[config.Certificate]bool) (*tls.Certificate, error) {
+	used[c] = true
+	cert, stale, err := g.pool.certs.load(c)
+	if err != nil && stale != nil {
+		return stale, fmt.Errorf("%w; the last good certificate from %s (serial %s, valid until %s) keeps serving",
+			err, c.CertFile, stale.Leaf.SerialNumber.Text(16), stale.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return cert, err
 }
 
 func (d *defaultCert) get() (*tls.Certificate, error) {
@@ -141,7 +196,9 @@ func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 // domain once its resolver has one, or else the Pool's generated ECDSA
 // P-256 certificate.
 // Each unreadable certificate is returned as an error naming its file and
-// is left out; the others still serve. TLS options (min/max version, cipher
+// is left out, unless the same files loaded before in this Pool: then the
+// last good pair keeps serving (and the error says so); the others still
+// serve. TLS options (min/max version, cipher
 // suites, curves, client authentication, sniStrict, ALPN) apply per SNI
 // name: a host's routers' tls.options, else tls.options.default. Compile
 // calls BuildTLS after every Build, which records the routers' hosts. Stores other than "default" are
@@ -150,23 +207,27 @@ func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
 	var errs []error
 	s := &certStore{exact: map[string]*tls.Certificate{}}
+	used := map[config.Certificate]bool{}
+	defer g.pool.certs.retain(used)
 	if c != nil {
 		for i, cs := range c.Certificates {
 			if cs == nil {
 				continue
 			}
-			cert, err := loadLeaf(cs.Certificate)
+			cert, err := g.loadKept(cs.Certificate, used)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("tls.certificates[%d]: %w", i, err))
-				continue
 			}
-			s.add(cert)
+			if cert != nil {
+				s.add(cert)
+			}
 		}
 		if st := c.Stores["default"]; st != nil && st.DefaultCertificate != nil {
-			cert, err := loadLeaf(*st.DefaultCertificate)
+			cert, err := g.loadKept(*st.DefaultCertificate, used)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("tls.stores.default.defaultCertificate: %w", err))
-			} else {
+			}
+			if cert != nil {
 				s.def = cert
 			}
 		}

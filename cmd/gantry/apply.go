@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
@@ -35,7 +36,12 @@ type applier struct {
 	// observe, when set, is told each applied configuration (the ACME
 	// resolvers derive the certificates routers need from it).
 	observe func(m *providers.Merged)
+	// certFiles, when set, watches the certificate files of each applied
+	// configuration.
+	certFiles *dataplane.CertFiles
 
+	mu       sync.Mutex            // serializes apply and reapply
+	last     *providers.Merged     // the configuration applied last
 	gen      *dataplane.Generation // the live generation; owned by apply
 	problems map[string]bool       // problems logged at the previous apply
 }
@@ -71,7 +77,25 @@ func entryPointMiddlewares(c *static.Configuration) map[string][]string {
 // apply builds a generation for m, compiles its table, swaps it in, retires
 // the previous generation, saves m when save is true, and logs one
 // "config applied" line plus the problems that appeared or went away.
+// Calls are serialized.
 func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *router.Table {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last = m
+	return a.applyLocked(ctx, m, save)
+}
+
+// reapply builds a new generation of the configuration applied last, so
+// that files it refers to (certificates) are read again; nothing is saved.
+func (a *applier) reapply(ctx context.Context) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last != nil {
+		a.applyLocked(ctx, a.last, false)
+	}
+}
+
+func (a *applier) applyLocked(ctx context.Context, m *providers.Merged, save bool) *router.Table {
 	start := time.Now()
 	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
 	t := router.Compile(ctx, m, gen, a.ropts)
@@ -82,6 +106,9 @@ func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *ro
 	a.gen = gen
 	if a.observe != nil {
 		a.observe(m)
+	}
+	if a.certFiles != nil && m.Config != nil {
+		a.certFiles.Watch(dataplane.CertPaths(m.Config.TLS))
 	}
 	if a.reloaded != nil {
 		a.reloaded(time.Now())

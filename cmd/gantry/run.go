@@ -137,6 +137,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if in.metrics != nil {
 		app.reloaded = in.metrics.ConfigReloaded
 	}
+	app.certFiles = dataplane.NewCertFiles(log.With("component", "certfiles"))
 	if certs != nil {
 		app.genOpts.Challenges = certs
 		app.observe = certs.Observe
@@ -175,6 +176,9 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_ = agg.Run(runCtx, func(ctx context.Context, m *providers.Merged) { app.apply(ctx, m, true) })
+	})
+	wg.Go(func() {
+		_ = app.certFiles.Run(runCtx, func() { app.reapply(runCtx) })
 	})
 	if accessLog != nil {
 		wg.Go(func() {
