@@ -138,12 +138,11 @@ func TestTraefikYAML(t *testing.T) {
 	if c.Providers.File.Directory != "/etc/traefik/dynamic" || *c.Providers.File.Watch != true {
 		t.Errorf("file provider: %+v", c.Providers.File)
 	}
-	want := []string{
-		"file testdata/traefik/traefik.yml: unknown or unsupported option certificatesResolvers.le.acme.email: ignored",
-		"file testdata/traefik/traefik.yml: unknown or unsupported option certificatesResolvers.le.acme.storage: ignored",
+	if len(l.Warnings) != 0 {
+		t.Errorf("warnings: %q, want none", l.Warnings)
 	}
-	if !slices.Equal(l.Warnings, want) {
-		t.Errorf("warnings:\n got %q\nwant %q", l.Warnings, want)
+	if a := c.CertificatesResolvers["le"]; a == nil || a.ACME == nil || a.ACME.Email != "ops@example.com" || a.ACME.Storage != "/letsencrypt/acme.json" {
+		t.Errorf("certificatesResolvers.le: %+v", c.CertificatesResolvers["le"])
 	}
 }
 
@@ -397,7 +396,8 @@ func TestSplitKey(t *testing.T) {
 }
 
 // A compose file for Traefik with Let's Encrypt: every option Gantry
-// supports is taken, the ACME ones are each named in a warning.
+// supports is taken, the resolver included (tlschallenge=true is an empty
+// section).
 func TestComposeFlagsWithACME(t *testing.T) {
 	l := load(t, []string{
 		"--providers.docker.endpoint=tcp://socket-proxy:2375",
@@ -418,9 +418,10 @@ func TestComposeFlagsWithACME(t *testing.T) {
 	if !c.ServersTransport.InsecureSkipVerify || c.Log.FilePath != "/var/log/traefik.log" || c.AccessLog.FilePath != "/var/log/access.log" {
 		t.Errorf("serversTransport %+v log %+v accessLog %+v", c.ServersTransport, c.Log, c.AccessLog)
 	}
+	if a := c.CertificatesResolvers["le"]; a == nil || a.ACME == nil || a.ACME.Email != "ops@example.com" || a.ACME.TLSChallenge == nil {
+		t.Errorf("certificatesResolvers.le: %+v", c.CertificatesResolvers["le"])
+	}
 	want := []string{
-		"flags: unknown or unsupported option certificatesresolvers.le.acme.email: ignored",
-		"flags: unknown or unsupported option certificatesresolvers.le.acme.tlschallenge: ignored",
 		"static configuration: option entryPoints.websecure.http.tls is not supported: ignored; set tls on the routers instead",
 	}
 	if !slices.Equal(l.Warnings, want) {
