@@ -59,7 +59,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Retries:        ex.retries,
 			Method:         r.Method,
 			Host:           r.Host,
-			Path:           r.URL.Path,
+			Path:           requestTarget(r),
 			Proto:          r.Proto,
 			ClientAddr:     r.RemoteAddr,
 			Status:         ex.status,
@@ -102,4 +102,14 @@ func (d *epDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.def.ServeHTTP(w, r)
+}
+
+// requestTarget is the request-target as received (path and query, as
+// Traefik's access log RequestPath), or the URL's when the server did not
+// keep it.
+func requestTarget(r *http.Request) string {
+	if r.RequestURI != "" {
+		return r.RequestURI
+	}
+	return r.URL.RequestURI()
 }

@@ -62,7 +62,7 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.Handler(e.name).ServeHTTP(rw, r)
 	ev := RequestEvent{
 		Start: start, Duration: time.Since(start), EntryPoint: e.name,
-		Method: r.Method, Host: r.Host, Path: r.URL.Path, Proto: r.Proto, ClientAddr: r.RemoteAddr,
+		Method: r.Method, Host: r.Host, Path: requestTarget(r), Proto: r.Proto, ClientAddr: r.RemoteAddr,
 		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
 	}
 	if r.TLS != nil {

@@ -61,7 +61,7 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 // nil after a graceful shutdown on SIGTERM/SIGINT (or ctx's end).
 func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
 
 	path, history := defaultStorePath, 0
@@ -108,12 +108,22 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 
 	observers := in.observers()
 	var accessLog *observe.AccessLog
+	reopen := func() {} // SIGUSR1: reopen the access log file (logrotate)
 	if c.AccessLog != nil {
 		w, closeW, err := accessLogWriter(c.AccessLog)
 		if err != nil {
 			return err
 		}
 		defer closeW()
+		if f, ok := w.(*observe.File); ok {
+			reopen = func() {
+				if err := f.Reopen(); err != nil {
+					log.Error("SIGUSR1: reopen the access log", "error", err)
+					return
+				}
+				log.Info("SIGUSR1: reopened the access log", "path", c.AccessLog.FilePath)
+			}
+		}
 		if accessLog, err = observe.NewAccessLog(w, c.AccessLog); err != nil {
 			return err
 		}
@@ -192,6 +202,10 @@ wait:
 	for {
 		select {
 		case s := <-sigs:
+			if s == syscall.SIGUSR1 {
+				reopen()
+				continue
+			}
 			if s == syscall.SIGHUP {
 				log.Info("SIGHUP: reloading file configuration")
 				for _, r := range set.reloads {
@@ -216,7 +230,7 @@ wait:
 		for {
 			select {
 			case s := <-sigs:
-				if s != syscall.SIGHUP {
+				if s != syscall.SIGHUP && s != syscall.SIGUSR1 {
 					log.Warn("second signal: closing connections now", "signal", s.String())
 					scancel()
 					return
@@ -262,7 +276,7 @@ func accessLogWriter(c *static.AccessLog) (io.Writer, func(), error) {
 	if c.FilePath == "" {
 		return os.Stdout, func() {}, nil
 	}
-	f, err := os.OpenFile(c.FilePath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := observe.OpenFile(c.FilePath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("accessLog.filePath: %w", err)
 	}

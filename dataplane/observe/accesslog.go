@@ -33,14 +33,15 @@ const DefaultAccessLogBuffer = 1024
 // lines to the writer. When the queue is full the line is dropped and
 // counted (Dropped): the dataplane never waits for a slow disk or pipe.
 type AccessLog struct {
-	w       io.Writer
-	json    bool
-	filter  filter
-	fields  fieldModes
-	clf     [len(clfFields)]string // mode of each common-format field
-	lines   chan *[]byte
-	count   atomic.Int64 // requests seen (Traefik's RequestCount)
-	dropped atomic.Int64
+	w         io.Writer
+	json      bool
+	internals bool // log requests to Gantry's own services (accessLog.addInternals)
+	filter    filter
+	fields    fieldModes
+	clf       [len(clfFields)]string // mode of each common-format field
+	lines     chan *[]byte
+	count     atomic.Int64 // requests seen (Traefik's RequestCount)
+	dropped   atomic.Int64
 }
 
 // NewAccessLog validates c (nil means defaults: common format, no filter)
@@ -50,7 +51,7 @@ func NewAccessLog(w io.Writer, c *static.AccessLog) (*AccessLog, error) {
 	if c == nil {
 		c = &static.AccessLog{}
 	}
-	a := &AccessLog{w: w}
+	a := &AccessLog{w: w, internals: c.AddInternals}
 	switch strings.ToLower(c.Format) {
 	case "", "common":
 	case "json":
@@ -72,6 +73,11 @@ func NewAccessLog(w io.Writer, c *static.AccessLog) (*AccessLog, error) {
 	for i, f := range clfFields {
 		a.clf[i] = a.fields.field(f)
 	}
+	// Referer and User-Agent are headers in Traefik's common format
+	// (request_Referer, request_User-Agent): dropped unless kept by
+	// fields.headers, so by default they print "-".
+	a.clf[clfReferer] = a.fields.header("Referer")
+	a.clf[clfUserAgent] = a.fields.header("User-Agent")
 	a.lines = make(chan *[]byte, size)
 	return a, nil
 }
@@ -128,6 +134,9 @@ func (a *AccessLog) Dropped() int64 { return a.dropped.Load() }
 
 // Request implements Observer.
 func (a *AccessLog) Request(ev *RequestEvent) {
+	if !a.internals && ev.Internal() {
+		return
+	}
 	n := a.count.Add(1)
 	if !a.filter.keep(ev) {
 		return

@@ -19,7 +19,7 @@ type RequestEvent struct {
 	Upstream       string // URL of the server that answered, "" if none
 	Method         string
 	Host           string
-	Path           string // request URI path as received
+	Path           string // request-target as received: path and query
 	Proto          string // "HTTP/1.1", "HTTP/2.0"
 	ClientAddr     string // peer "ip:port"
 	Status         int    // as sent to the client; 499 when the client went away

@@ -7,10 +7,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -184,10 +187,25 @@ func runLog(t *testing.T, c *static.AccessLog, evs ...*RequestEvent) string {
 }
 
 func TestAccessLogCommon(t *testing.T) {
+	// Referer and User-Agent are headers: dropped by default, as in Traefik.
 	got := runLog(t, nil, event("web@file", 200, 12*time.Millisecond))
-	want := `192.0.2.7 - alice [29/Nov/2026:20:00:00 +0000] "GET /a?b=c HTTP/1.1" 200 42 "http://ref/" "curl/8" 1 "web@file" "http://10.0.0.1:80" 12ms` + "\n"
+	want := `192.0.2.7 - alice [29/Nov/2026:20:00:00 +0000] "GET /a?b=c HTTP/1.1" 200 42 "-" "-" 1 "web@file" "http://10.0.0.1:80" 12ms` + "\n"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	kept := &static.AccessLog{Fields: &static.AccessLogFields{Headers: &static.FieldHeaders{Names: map[string]string{"user-agent": "keep", "Referer": "redact"}}}}
+	got = runLog(t, kept, event("web@file", 200, 12*time.Millisecond))
+	want = `192.0.2.7 - alice [29/Nov/2026:20:00:00 +0000] "GET /a?b=c HTTP/1.1" 200 42 "REDACTED" "curl/8" 1 "web@file" "http://10.0.0.1:80" 12ms` + "\n"
+	if got != want {
+		t.Errorf("headers kept: got  %q\nwant %q", got, want)
+	}
+	internal := event("api@internal", 200, time.Millisecond)
+	internal.Service = "api@internal"
+	if got := runLog(t, nil, internal); got != "" {
+		t.Errorf("internal request logged without addInternals: %q", got)
+	}
+	if got := runLog(t, &static.AccessLog{AddInternals: true}, internal); !strings.Contains(got, `"api@internal"`) {
+		t.Errorf("addInternals: internal request not logged: %q", got)
 	}
 	noRoute := event("", 404, 0)
 	noRoute.Upstream = ""
@@ -508,5 +526,80 @@ func TestMetricsTLSGRPCAndInternals(t *testing.T) {
 	}
 	if TLSVersionLabel(0x0999) != "unknown" || TLSCipherLabel(0x0999) != "unknown" {
 		t.Error("unknown TLS version or cipher not labelled unknown")
+	}
+}
+
+// TestFileReopenLosesNoLine: lines written while the file is renamed and
+// reopened (logrotate's create mode, then SIGUSR1) all land in one of the
+// two files, none twice.
+func TestFileReopenLosesNoLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "access.log")
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAccessLog(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	const n = 2000
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range n {
+			ev := event("web@file", 200, time.Millisecond)
+			ev.Path = fmt.Sprintf("/line-%d", i)
+			a.Request(ev)
+			if i%100 == 0 {
+				time.Sleep(time.Millisecond) // let the writer keep up: a full queue drops, by design
+			}
+		}
+	})
+	for i := range 5 {
+		time.Sleep(3 * time.Millisecond)
+		if err := os.Rename(path, fmt.Sprintf("%s.%d", path, i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Reopen(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	files, _ := filepath.Glob(path + "*")
+	if len(files) != 6 {
+		t.Errorf("%d files, want 6 (5 rotated and the current)", len(files))
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if line == "" {
+				continue
+			}
+			_, rest, _ := strings.Cut(line, `"GET `)
+			p, _, _ := strings.Cut(rest, " ")
+			seen[p]++
+		}
+	}
+	if a.Dropped() != 0 {
+		t.Fatalf("%d lines dropped by a full queue: the test must not overload the writer", a.Dropped())
+	}
+	for i := range n {
+		if c := seen[fmt.Sprintf("/line-%d", i)]; c != 1 {
+			t.Fatalf("line %d written %d times, want once", i, c)
+		}
 	}
 }
