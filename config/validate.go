@@ -41,8 +41,9 @@ func Validate(c *Configuration) []ValidationError {
 		return nil
 	}
 	if c.HTTP != nil {
+		parents := parentNames(c.HTTP.Routers)
 		for _, name := range sortedKeys(c.HTTP.Routers) {
-			errs = append(errs, validateRouter(name, c.HTTP.Routers[name])...)
+			errs = append(errs, validateRouter(name, c.HTTP.Routers[name], parents)...)
 		}
 		for _, name := range sortedKeys(c.HTTP.Services) {
 			errs = append(errs, validateService(name, c.HTTP.Services[name])...)
@@ -63,7 +64,29 @@ func Validate(c *Configuration) []ValidationError {
 	return errs
 }
 
-func validateRouter(name string, r *Router) []ValidationError {
+// parentNames returns the router names some router lists in parentRefs,
+// both as written and without an "@provider" suffix.
+func parentNames(routers map[string]*Router) map[string]bool {
+	p := map[string]bool{}
+	for _, r := range routers {
+		if r == nil {
+			continue
+		}
+		for _, ref := range r.ParentRefs {
+			p[ref] = true
+			if i := strings.LastIndexByte(ref, '@'); i >= 0 {
+				p[ref[:i]] = true
+			}
+		}
+	}
+	return p
+}
+
+// validateRouter checks one router. A parent router (named in another
+// router's parentRefs, Traefik v3.6 multi-layer routing) has no service;
+// a child (with parentRefs) may not set entryPoints, tls or observability,
+// which come from its root.
+func validateRouter(name string, r *Router, parents map[string]bool) []ValidationError {
 	e := func(field, format string, a ...any) ValidationError {
 		return ValidationError{Kind: "router", Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
@@ -74,8 +97,32 @@ func validateRouter(name string, r *Router) []ValidationError {
 	if strings.TrimSpace(r.Rule) == "" {
 		errs = append(errs, e("rule", "empty; a router needs a rule"))
 	}
-	if r.Service == "" {
+	bare := name
+	if i := strings.LastIndexByte(name, '@'); i >= 0 {
+		bare = name[:i]
+	}
+	isParent := parents[name] || parents[bare]
+	switch {
+	case r.Service == "" && !isParent:
 		errs = append(errs, e("service", "empty; a router needs a service"))
+	case r.Service != "" && isParent:
+		errs = append(errs, e("service", "%q set on a router that has child routers (parentRefs): a parent router hands requests to its children, not to a service", r.Service))
+	}
+	if len(r.ParentRefs) > 0 {
+		if len(r.EntryPoints) > 0 {
+			errs = append(errs, e("entryPoints", "set on a child router (parentRefs): entrypoints come from the root router"))
+		}
+		if r.TLS != nil {
+			errs = append(errs, e("tls", "set on a child router (parentRefs): TLS comes from the root router"))
+		}
+		if r.Observability != nil {
+			errs = append(errs, e("observability", "set on a child router (parentRefs): observability comes from the root router"))
+		}
+		for i, p := range r.ParentRefs {
+			if p == "" || p == name || p == bare {
+				errs = append(errs, e(fmt.Sprintf("parentRefs[%d]", i), "%q: empty or the router itself", p))
+			}
+		}
 	}
 	if r.Priority > MaxPriority {
 		errs = append(errs, e("priority", "%d is above the maximum %d", r.Priority, MaxPriority))

@@ -68,6 +68,7 @@ type built[T any] struct {
 var (
 	_ router.HandlerBuilder = (*Generation)(nil)
 	_ router.TLSBuilder     = (*Generation)(nil)
+	_ router.ParentBuilder  = (*Generation)(nil)
 	_ middleware.Resolver   = (*Generation)(nil)
 )
 
@@ -115,16 +116,33 @@ func (g *Generation) Close() {
 // middlewares (per entrypoint of arrival) → router middlewares → service.
 // A missing or broken service or middleware returns an error wrapping a
 // *router.ObjectError naming it.
+//
+// A child router (with parentRefs, multi-layer routing) gets only its
+// middlewares and service: entrypoint middlewares, observability and
+// panic recovery belong to its root.
 func (g *Generation) Build(ctx context.Context, name string, r *config.Router) (http.Handler, error) {
-	if err := g.noteTLSOptions(name, r); err != nil {
-		return nil, fmt.Errorf("router %s: %w", name, err)
-	}
 	svc, err := g.Service(ctx, r.Service)
 	if err != nil {
 		return nil, fmt.Errorf("router %s: %w", name, err)
 	}
+	return g.build(ctx, name, r, svc)
+}
+
+// BuildParent implements router.ParentBuilder: the chain of a router with
+// child routers, next (the children's dispatch) in place of a service.
+func (g *Generation) BuildParent(ctx context.Context, name string, r *config.Router, next http.Handler) (http.Handler, error) {
+	return g.build(ctx, name, r, next)
+}
+
+func (g *Generation) build(ctx context.Context, name string, r *config.Router, svc http.Handler) (http.Handler, error) {
 	inner, err := g.chain(ctx, r.Middlewares, svc)
 	if err != nil {
+		return nil, fmt.Errorf("router %s: %w", name, err)
+	}
+	if len(r.ParentRefs) > 0 {
+		return inner, nil
+	}
+	if err := g.noteTLSOptions(name, r); err != nil {
 		return nil, fmt.Errorf("router %s: %w", name, err)
 	}
 	h := inner

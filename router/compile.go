@@ -118,6 +118,10 @@ type compiler struct {
 	// objErrs holds validation errors of services and middlewares, keyed
 	// "service name" / "middleware name".
 	objErrs map[string][]string
+	// children maps a router to the routers naming it in parentRefs
+	// (sorted); childRoutes caches each child's route (nil: disabled).
+	children    map[string][]string
+	childRoutes map[string]*route
 }
 
 type placed struct {
@@ -168,15 +172,25 @@ func (c *compiler) routers() map[string][]placed {
 	}
 	slices.Sort(names)
 	perEP := map[string][]placed{}
+	c.children = childrenOf(h.Routers)
+	c.childRoutes = map[string]*route{}
 	for _, name := range names {
 		r := h.Routers[name]
+		if r != nil && len(r.ParentRefs) > 0 {
+			continue // placed under its parents by c.parent
+		}
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.Routers[name] = st
 		if r == nil {
 			st.Status, st.Errors = StatusDisabled, []string{"empty definition"}
 			continue
 		}
-		rt := c.router(name, r, st)
+		var rt *route
+		if len(c.children[name]) > 0 {
+			rt = c.parent(name, r, st, map[string]bool{name: true})
+		} else {
+			rt = c.router(name, r, st)
+		}
 		if rt == nil {
 			st.Status = StatusDisabled
 			continue
@@ -188,12 +202,38 @@ func (c *compiler) routers() map[string][]placed {
 			perEP[ep] = append(perEP[ep], placed{route: rt, tls: r.TLS != nil})
 		}
 	}
+	c.orphans(names)
 	return perEP
 }
 
 // router checks one router and builds its route; nil means disabled (the
 // reasons are in st.Errors, warnings may be there too).
 func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *route {
+	comp, ok := c.check(name, r, st)
+	if !ok {
+		return nil
+	}
+	if c.b == nil {
+		st.Errors = append(st.Errors, "no handler builder")
+		return nil
+	}
+	handler, err := c.b.Build(c.ctx, name, r)
+	if err == nil && handler == nil {
+		err = errors.New("builder returned no handler")
+	}
+	if err != nil {
+		if oe, ok := errors.AsType[*ObjectError](err); ok {
+			c.objectFailed(oe)
+		}
+		st.Errors = append(st.Errors, err.Error())
+		return nil
+	}
+	return &route{name: name, rule: r.Rule, priority: st.Priority, m: comp.root, h: handler}
+}
+
+// check runs the checks of one router that do not build anything:
+// entrypoints, rule, references. ok is false when the router is disabled.
+func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*compiled, bool) {
 	critical := false
 	fail := func(format string, a ...any) {
 		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
@@ -272,25 +312,10 @@ func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *rout
 			fail("middleware %q is disabled: %s", mw, strings.Join(s.Errors, "; "))
 		}
 	}
-	if critical {
-		return nil
+	if critical || comp == nil {
+		return nil, false
 	}
-	if c.b == nil {
-		st.Errors = append(st.Errors, "no handler builder")
-		return nil
-	}
-	handler, err := c.b.Build(c.ctx, name, r)
-	if err == nil && handler == nil {
-		err = errors.New("builder returned no handler")
-	}
-	if err != nil {
-		if oe, ok := errors.AsType[*ObjectError](err); ok {
-			c.objectFailed(oe)
-		}
-		st.Errors = append(st.Errors, err.Error())
-		return nil
-	}
-	return &route{name: name, rule: r.Rule, priority: st.Priority, m: comp.root, h: handler}
+	return comp, true
 }
 
 // objectFailed marks the service or middleware named by oe disabled,
