@@ -39,6 +39,8 @@ type applier struct {
 	// certFiles, when set, watches the certificate files of each applied
 	// configuration.
 	certFiles *dataplane.CertFiles
+	// epTLS is entryPoints.<ep>.http.tls, given to routers without tls.
+	epTLS epTLS
 
 	mu       sync.Mutex            // serializes apply and reapply
 	last     *providers.Merged     // the configuration applied last
@@ -95,8 +97,9 @@ func (a *applier) reapply(ctx context.Context) {
 	}
 }
 
-func (a *applier) applyLocked(ctx context.Context, m *providers.Merged, save bool) *router.Table {
+func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save bool) *router.Table {
 	start := time.Now()
+	m := a.epTLS.apply(saved, a.ropts.EntryPoints) // what is served; saved is what providers said
 	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
 	t := router.Compile(ctx, m, gen, a.ropts)
 	a.active.Swap(t)
@@ -114,7 +117,7 @@ func (a *applier) applyLocked(ctx context.Context, m *providers.Merged, save boo
 		a.reloaded(time.Now())
 	}
 	if save && a.store != nil {
-		if err := a.store.SaveApplied(ctx, m, time.Now()); err != nil {
+		if err := a.store.SaveApplied(ctx, saved, time.Now()); err != nil {
 			a.log.Error("save applied configuration", "version", m.Version, "error", err)
 		}
 	}

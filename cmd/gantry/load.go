@@ -205,11 +205,6 @@ func applyDefaults(c *static.Configuration) {
 // when they are set, so none is ignored silently.
 func unsupported(c *static.Configuration) []string {
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
-		if h := c.EntryPoints[name].HTTP; h != nil && h.TLS != nil {
-			out = append(out, fmt.Sprintf("static configuration: option entryPoints.%s.http.tls is not supported: ignored; set tls on the routers instead", name))
-		}
-	}
 	if g := c.Global; g != nil && (g.CheckNewVersion || g.SendAnonymousUsage) {
 		out = append(out, "static configuration: options global.checkNewVersion and global.sendAnonymousUsage have no effect: Gantry never contacts the network on its own")
 	}

@@ -317,11 +317,11 @@ func writeFile(t *testing.T, name, content string) {
 	}
 }
 
-// api.debug is supported (pprof and expvar on the API), so it must not warn.
+// api.debug and entryPoints.<ep>.http.tls are supported, so they must not
+// warn.
 func TestUnsupportedKnownOptionsWarn(t *testing.T) {
 	l := load(t, []string{"--entrypoints.websecure.address=:443", "--entrypoints.websecure.http.tls=true", "--api.debug", "--global.checknewversion=true"})
 	want := []string{
-		"static configuration: option entryPoints.websecure.http.tls is not supported: ignored; set tls on the routers instead",
 		"static configuration: options global.checkNewVersion and global.sendAnonymousUsage have no effect: Gantry never contacts the network on its own",
 	}
 	if !slices.Equal(l.Warnings, want) {
@@ -421,10 +421,10 @@ func TestComposeFlagsWithACME(t *testing.T) {
 	if a := c.CertificatesResolvers["le"]; a == nil || a.ACME == nil || a.ACME.Email != "ops@example.com" || a.ACME.TLSChallenge == nil {
 		t.Errorf("certificatesResolvers.le: %+v", c.CertificatesResolvers["le"])
 	}
-	want := []string{
-		"static configuration: option entryPoints.websecure.http.tls is not supported: ignored; set tls on the routers instead",
+	if len(l.Warnings) != 0 {
+		t.Errorf("warnings: %q, want none", l.Warnings)
 	}
-	if !slices.Equal(l.Warnings, want) {
-		t.Errorf("warnings:\n got %q\nwant %q", l.Warnings, want)
+	if tls := c.EntryPoints["websecure"].HTTP.TLS; tls == nil || tls.CertResolver != "le" {
+		t.Errorf("entryPoints.websecure.http.tls: %+v", tls)
 	}
 }

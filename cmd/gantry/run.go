@@ -143,6 +143,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 			EntryPointMiddlewares: entryPointMiddlewares(c),
 		},
 		ropts: routerOptions(c),
+		epTLS: entryPointTLS(c),
 	}
 	if in.metrics != nil {
 		app.reloaded = in.metrics.ConfigReloaded
