@@ -33,6 +33,8 @@ type GenerationOptions struct {
 	EntryPointMiddlewares map[string][]string
 	// Challenges answers ACME TLS-ALPN-01 handshakes; nil means none.
 	Challenges Challenges
+	// Stapler staples OCSP responses to served certificates; nil: none.
+	Stapler *Stapler
 }
 
 // Generation builds the handlers of one merged configuration. It

@@ -129,6 +129,8 @@ type certStore struct {
 	defPolicy *tlsPolicy
 	// challenges answers TLS-ALPN-01 validation handshakes (may be nil).
 	challenges Challenges
+	// stapler adds OCSP staples (may be nil).
+	stapler *Stapler
 }
 
 // add indexes c under its DNS SANs (or its CN when it has none) and IP SANs.
@@ -175,18 +177,22 @@ func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			name = h
 		}
 	}
-	if c, ok := s.exact[name]; ok {
-		return c, nil
-	}
-	if i := strings.IndexByte(name, '.'); i > 0 {
-		if c, ok := s.exact["*"+name[i:]]; ok {
-			return c, nil
+	c, ok := s.exact[name]
+	if !ok {
+		if i := strings.IndexByte(name, '.'); i > 0 {
+			c, ok = s.exact["*"+name[i:]]
 		}
 	}
-	if p.sniStrict {
-		return nil, errSNIStrict
+	if !ok {
+		if p.sniStrict {
+			return nil, errSNIStrict
+		}
+		c = s.def
 	}
-	return s.def, nil
+	if s.stapler != nil {
+		c = s.stapler.staple(c)
+	}
+	return c, nil
 }
 
 // BuildTLS implements router.TLSBuilder. It loads every certificate of
@@ -267,6 +273,14 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 			errs = append(errs, err)
 		}
 		s.def = def
+	}
+	if st := g.opts.Stapler; st != nil {
+		s.stapler = st
+		all := []*tls.Certificate{s.def}
+		for _, c := range s.exact {
+			all = append(all, c)
+		}
+		st.register(all)
 	}
 	return s.get, errs
 }

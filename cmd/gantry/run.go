@@ -149,6 +149,8 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		app.reloaded = in.metrics.ConfigReloaded
 	}
 	app.certFiles = dataplane.NewCertFiles(log.With("component", "certfiles"))
+	stapler := dataplane.NewStapler(log.With("component", "ocsp"), nil)
+	app.genOpts.Stapler = stapler
 	if certs != nil {
 		app.genOpts.Challenges = certs
 		app.observe = certs.Observe
@@ -191,6 +193,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	wg.Go(func() {
 		_ = app.certFiles.Run(runCtx, func() { app.reapply(runCtx) })
 	})
+	wg.Go(func() { _ = stapler.Run(runCtx) })
 	if accessLog != nil {
 		wg.Go(func() {
 			if err := accessLog.Run(runCtx); err != nil {
