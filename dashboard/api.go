@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"errors"
-	"expvar"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -86,12 +85,19 @@ func New(opts Options) (*API, error) {
 		opts.Version = "dev"
 	}
 	var apiConf *static.API
+	listen := ""
 	if opts.Static != nil {
 		apiConf = opts.Static.API
+		if ep := opts.Static.EntryPoints[apiEntryPoint]; ep != nil {
+			listen = ep.Address
+		}
 	}
-	sec, err := newSecurity(apiConf, opts.Tables)
+	sec, err := newSecurity(apiConf, listen, opts.Tables)
 	if err != nil {
 		return nil, err
+	}
+	if w := sec.exposureWarning(listen); w != "" {
+		opts.Log.Warn(w)
 	}
 	a := &API{opts: opts, log: opts.Log, tables: opts.Tables, health: opts.Health, sec: sec}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
@@ -155,11 +161,11 @@ func (a *API) routes() http.Handler {
 		// api.debug, as in Traefik: Go's profiler and expvar.
 		// Source: https://doc.traefik.io/traefik/operations/api/#debug
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/cmdline", redactedCmdline)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-		mux.Handle("GET /debug/vars", expvar.Handler())
+		mux.HandleFunc("GET /debug/vars", redactedVars)
 	}
 	var h http.Handler = mux
 	h = a.sec.wrap(h)

@@ -128,6 +128,7 @@ func TestGoldenEndpoints(t *testing.T) {
 var secrets = []string{
 	"SECRETbcrypthash", "hc-t0ken-SECRET", "pa55w0rd-SECRET", "SECRETKEY", "SECRETTLSKEY",
 	"SECRET-client.key", "SECRET-api-key", "PRIVATE KEY", "SECRET-consul-token",
+	"SECRET-internal-auth",
 }
 
 func TestNoSecretInAnyResponse(t *testing.T) {
@@ -159,7 +160,7 @@ func TestNoSecretInAnyResponse(t *testing.T) {
 		}
 	}
 	body = do(t, h, "GET", "/api/revisions/"+f.m2.Version, nil).Body.String()
-	for _, want := range []string{`"keyFile":"REDACTED"`, `"key":"REDACTED"`, `"X-Api-Key":"REDACTED"`, `"X-Env":"prod"`} {
+	for _, want := range []string{`"keyFile":"REDACTED"`, `"key":"REDACTED"`, `"X-Api-Key":"REDACTED"`, `"X-Internal-Auth":"REDACTED"`, `"X-Env":"prod"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("revision lacks %s", want)
 		}

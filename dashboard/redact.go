@@ -3,7 +3,11 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"expvar"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -21,15 +25,100 @@ var secretKeys = map[string]bool{
 }
 
 // secretHeader reports whether a header (in customRequestHeaders,
-// customResponseHeaders or healthCheck.headers) carries credentials.
+// customResponseHeaders or healthCheck.headers) carries credentials: the
+// standard credential headers, and any name containing auth, token, secret,
+// passw, cookie, session, credential, signature, api-key or apikey
+// ("X-Internal-Auth", "X-Auth-Token", "X-Api-Key").
 func secretHeader(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
 	case "authorization", "proxy-authorization", "cookie", "set-cookie":
 		return true
 	}
-	return strings.Contains(n, "token") || strings.Contains(n, "secret") ||
-		strings.Contains(n, "password") || strings.Contains(n, "api-key") || strings.Contains(n, "apikey")
+	for _, w := range []string{"auth", "token", "secret", "passw", "cookie", "session", "credential", "signature", "api-key", "apikey", "api_key"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretOption reports whether a static option's value is a secret, by the
+// last segment of its dotted name: the secretKeys, users, and ACME's
+// eab.hmacEncoded.
+func secretOption(key string) bool {
+	k := strings.ToLower(key)
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		k = k[i+1:]
+	}
+	return secretKeys[k] || k == "hmacencoded" || k == "users"
+}
+
+// RedactArgs returns a command line with secret option values redacted by
+// the rules of the API: "--providers.consul.token=REDACTED" (also in the
+// two-argument form "--providers.consul.token" "x"), "--api.users=alice:REDACTED",
+// passwords in URLs and credential query parameters. args is not modified.
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	secretNext := false
+	for i, a := range args {
+		if secretNext && !strings.HasPrefix(a, "-") {
+			out[i], secretNext = Redacted, false
+			continue
+		}
+		secretNext = false
+		name, val, hasVal := strings.Cut(a, "=")
+		opt := strings.TrimLeft(name, "-")
+		switch {
+		case !strings.HasPrefix(name, "-") || opt == "":
+			out[i] = RedactString(a)
+		case secretOption(opt) && !hasVal:
+			out[i], secretNext = a, true
+		case secretOption(opt) && strings.HasSuffix(strings.ToLower(opt), "users"):
+			users := strings.Split(val, ",")
+			for j, u := range users {
+				users[j] = redactUser(u)
+			}
+			out[i] = name + "=" + strings.Join(users, ",")
+		case secretOption(opt):
+			out[i] = name + "=" + Redacted
+		default:
+			out[i] = RedactString(a)
+		}
+	}
+	return out
+}
+
+// redactedCmdline is /debug/pprof/cmdline (api.debug) with RedactArgs
+// applied: NUL-separated, as net/http/pprof writes it.
+func redactedCmdline(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, strings.Join(RedactArgs(os.Args), "\x00"))
+}
+
+// redactedVars is /debug/vars (api.debug): expvar's handler with the
+// "cmdline" variable passed through RedactArgs.
+func redactedVars(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	var b strings.Builder
+	b.WriteString("{\n")
+	first := true
+	expvar.Do(func(kv expvar.KeyValue) {
+		if !first {
+			b.WriteString(",\n")
+		}
+		first = false
+		v := kv.Value.String()
+		if kv.Key == "cmdline" {
+			if enc, err := json.Marshal(RedactArgs(os.Args)); err == nil {
+				v = string(enc)
+			}
+		}
+		fmt.Fprintf(&b, "%q: %s", kv.Key, v)
+	})
+	b.WriteString("\n}\n")
+	_, _ = io.WriteString(w, b.String())
 }
 
 // urlPassword matches the password of a URL's userinfo ("//user:pass@").

@@ -26,13 +26,19 @@ const APIService = "api@internal"
 
 // security applies reliability.md F13 to every API request:
 //
-//  1. Host check: the Host header must name loopback (localhost,
-//     127.0.0.1, ::1), one of api.allowedHosts, or a host that a user
-//     router to api@internal matches with Host(…) or HostRegexp(…). It is
-//     skipped when api.insecure is on and api.allowedHosts is empty (the
-//     user opted in to serving every host), or when a user router reaches
-//     api@internal without constraining the host (e.g. PathPrefix only, or
-//     Host(…) || PathPrefix(…)). A mismatch answers 403 (DNS rebinding).
+//  1. Host check (DNS rebinding): the Host header must name loopback
+//     (localhost, *.localhost, 127.0.0.0/8, ::1), an IP address the API's
+//     entrypoint ("traefik") is bound to (every address of this machine
+//     when it is bound to all, ":8080"), one of api.allowedHosts, or a
+//     host that a user router to api@internal matches with Host(…) or
+//     HostRegexp(…). A name that resolves to this machine is not enough:
+//     that is what a rebinding attack makes a name do. The check is
+//     skipped only when a user router reaches api@internal without
+//     constraining the host (e.g. PathPrefix only, or Host(…) ||
+//     PathPrefix(…)). A mismatch answers 403. Caddy's admin endpoint
+//     checks Host the same way
+//     (https://caddyserver.com/docs/json/admin/#origins). Unlike Traefik,
+//     api.insecure alone does not serve every Host.
 //  2. Basic auth when api.users or api.usersFile is set (htpasswd lines:
 //     bcrypt, SHA1, APR1/MD5); failure answers 401 with a challenge.
 //  3. Go's http.CrossOriginProtection: cross-origin non-safe requests
@@ -43,6 +49,7 @@ const APIService = "api@internal"
 type security struct {
 	insecure bool
 	allowed  map[string]bool
+	boundIPs map[string]bool // IP literals that name the API's listener
 	auth     middleware.Middleware // nil: no auth
 	cop      *http.CrossOriginProtection
 	tables   Tables
@@ -54,8 +61,13 @@ type security struct {
 	cacheRE   []*regexp.Regexp
 }
 
-func newSecurity(c *static.API, tables Tables) (*security, error) {
-	s := &security{allowed: map[string]bool{}, cop: http.NewCrossOriginProtection(), tables: tables}
+// apiEntryPoint is the entrypoint api.insecure serves the API on.
+const apiEntryPoint = "traefik"
+
+// newSecurity returns the checks for c; listen is the address of the API's
+// entrypoint ("" when unknown: only loopback IPs are then bound IPs).
+func newSecurity(c *static.API, listen string, tables Tables) (*security, error) {
+	s := &security{allowed: map[string]bool{}, boundIPs: boundIPs(listen), cop: http.NewCrossOriginProtection(), tables: tables}
 	if c == nil {
 		return s, nil
 	}
@@ -109,10 +121,7 @@ func isLoopback(h string) bool {
 
 func (s *security) hostAllowed(hostHeader string) bool {
 	h := normHost(hostHeader)
-	if isLoopback(h) || s.allowed[h] {
-		return true
-	}
-	if s.insecure && len(s.allowed) == 0 {
+	if isLoopback(h) || s.allowed[h] || s.boundIPs[h] {
 		return true
 	}
 	anyHost, hosts, patterns := s.routerHosts()
@@ -227,4 +236,49 @@ func (s *security) originAllowed(r *http.Request) bool {
 	}
 	h := normHost(u.Host)
 	return s.allowed[h]
+}
+
+// boundIPs returns the IP literals (normalised as normHost does) that can
+// name a listener on addr: its IP, or every address of this machine's
+// interfaces when addr binds all (":8080", "0.0.0.0:8080", "[::]:8080").
+func boundIPs(addr string) map[string]bool {
+	out := map[string]bool{}
+	host, _, err := net.SplitHostPort(strings.TrimSuffix(strings.TrimSuffix(addr, "/tcp"), "/udp"))
+	if err != nil {
+		return out
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		out[ip.String()] = true
+		return out
+	}
+	if host != "" && net.ParseIP(host) == nil {
+		return out // a host name: only loopback and api.allowedHosts
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return out
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			out[n.IP.String()] = true
+		}
+	}
+	return out
+}
+
+// exposureWarning is logged at start when the API listens beyond loopback
+// with api.insecure and no api.allowedHosts: only IP literals and loopback
+// names reach it then, and anyone who can reach the port can use it.
+func (s *security) exposureWarning(listen string) string {
+	if !s.insecure || len(s.allowed) > 0 {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(strings.TrimSuffix(listen, "/tcp"))
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return fmt.Sprintf("api.insecure: the API listens on %s, beyond loopback, without authentication; it answers requests whose Host is a loopback name or an IP address of this listener only (DNS rebinding protection); set api.allowedHosts to reach it by name, and bind entryPoints.%s.address to 127.0.0.1 unless the network is trusted", listen, apiEntryPoint)
 }

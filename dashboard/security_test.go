@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,16 +116,109 @@ func TestUsersFileAndBadUsers(t *testing.T) {
 	}
 }
 
-func TestInsecureAllowsAnyHostUnlessRestricted(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Static.API = &static.API{Insecure: true} })
-	if rec := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", "198.51.100.4:8080"); rec.Code != 200 {
-		t.Errorf("insecure, any host: status %d, want 200", rec.Code)
+// Issue 15 (DNS rebinding): api.insecure without api.allowedHosts serves
+// only Hosts that can name the listener — loopback names and the IP
+// literals it is bound to — not any name that resolves here.
+func TestInsecureServesOnlyListenerHosts(t *testing.T) {
+	withListen := func(addr string, allowed ...string) http.Handler {
+		f := newFixture(t, func(o *Options) {
+			o.Static.API = &static.API{Insecure: true, AllowedHosts: allowed}
+			o.Static.EntryPoints = map[string]*static.EntryPoint{"traefik": {Address: addr}}
+		})
+		return f.api.Handler()
 	}
-	f = newFixture(t, func(o *Options) {
-		o.Static.API = &static.API{Insecure: true, AllowedHosts: []string{"ops.example.com"}}
-	})
-	if rec := do(t, f.api.Handler(), "GET", "/api/version", nil, "Host", "198.51.100.4:8080"); rec.Code != 403 {
-		t.Errorf("insecure with allowedHosts, foreign host: status %d, want 403", rec.Code)
+	var other string // a non-loopback address of this machine, if any
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() {
+				other = net.JoinHostPort(n.IP.String(), "8080")
+				break
+			}
+		}
+	}
+	tests := []struct {
+		listen, host string
+		allowed      []string
+		code         int
+	}{
+		{"127.0.0.1:8080", "127.0.0.1:8080", nil, 200},
+		{"127.0.0.1:8080", "localhost:8080", nil, 200},
+		{"127.0.0.1:8080", "[::1]:8080", nil, 200},
+		{"127.0.0.1:8080", "rebind.evil.example:8080", nil, 403},
+		{"127.0.0.1:8080", "198.51.100.4:8080", nil, 403},
+		{"192.0.2.7:8080", "192.0.2.7:8080", nil, 200},
+		{"192.0.2.7:8080", "192.0.2.8:8080", nil, 403},
+		{":8080", "rebind.evil.example", nil, 403},
+		{":8080", "ops.example.com", []string{"ops.example.com"}, 200},
+		{":8080", "198.51.100.4:8080", []string{"ops.example.com"}, 403},
+	}
+	if other != "" {
+		tests = append(tests, struct {
+			listen, host string
+			allowed      []string
+			code         int
+		}{":8080", other, nil, 200})
+	}
+	for _, tt := range tests {
+		h := withListen(tt.listen, tt.allowed...)
+		for _, target := range []string{"/api/rawdata", "/api/ws"} {
+			if rec := do(t, h, "GET", target, nil, "Host", tt.host); (rec.Code == 403) != (tt.code == 403) {
+				t.Errorf("listen %s allowedHosts %v: GET %s Host %s: status %d, want %d", tt.listen, tt.allowed, target, tt.host, rec.Code, tt.code)
+			}
+		}
+		if tt.code == 403 {
+			if rec := do(t, h, "POST", "/api/simulate", strings.NewReader(`{"url":"http://example.com/","entryPoint":"web"}`), "Host", tt.host); rec.Code != 403 {
+				t.Errorf("listen %s: POST /api/simulate Host %s: status %d, want 403", tt.listen, tt.host, rec.Code)
+			}
+		}
+	}
+}
+
+// The start-up warning names the exposure when the API listens beyond
+// loopback without allowedHosts.
+func TestExposureWarning(t *testing.T) {
+	for _, tt := range []struct {
+		listen  string
+		allowed []string
+		warn    bool
+	}{
+		{":8080", nil, true}, {"0.0.0.0:8080", nil, true}, {"192.0.2.7:8080", nil, true},
+		{"127.0.0.1:8080", nil, false}, {"[::1]:8080", nil, false}, {"localhost:8080", nil, false},
+		{":8080", []string{"ops.example.com"}, false},
+	} {
+		s, err := newSecurity(&static.API{Insecure: true, AllowedHosts: tt.allowed}, tt.listen, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := s.exposureWarning(tt.listen)
+		if (w != "") != tt.warn || tt.warn && !strings.Contains(w, "api.allowedHosts") {
+			t.Errorf("listen %s allowedHosts %v: warning %q, want warning=%v", tt.listen, tt.allowed, w, tt.warn)
+		}
+	}
+}
+
+// Issue 15: the command line shown by /debug/vars and /debug/pprof/cmdline
+// (api.debug) has secret option values redacted, by the API's rules.
+func TestDebugCommandLineRedacted(t *testing.T) {
+	saved := os.Args
+	t.Cleanup(func() { os.Args = saved })
+	os.Args = []string{"gantry", "--providers.consul.token=SECRET-flag-token", "--providers.consulCatalog.endpoint.token", "SECRET-spaced-token",
+		"--api.users=admin:SECRET-hash,bob:SECRET-hash2", "--providers.consul.endpoints=http://u:SECRET-url-pass@10.0.0.1:8500", "--log.level=DEBUG"}
+	f := newFixture(t, func(o *Options) { o.Static.API = &static.API{Debug: true} })
+	for _, target := range []string{"/debug/vars", "/debug/pprof/cmdline"} {
+		rec := do(t, f.api.Handler(), "GET", target, nil, "Host", "localhost")
+		body := rec.Body.String()
+		if rec.Code != 200 || strings.Contains(body, "SECRET") {
+			t.Errorf("GET %s: %d, leaks a secret:\n%s", target, rec.Code, body)
+		}
+		for _, want := range []string{"--providers.consul.token=REDACTED", "admin:REDACTED", "--log.level=DEBUG", "http://u:REDACTED@10.0.0.1:8500"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("GET %s lacks %q:\n%s", target, want, body)
+			}
+		}
+	}
+	if rec := do(t, f.api.Handler(), "GET", "/debug/vars", nil, "Host", "localhost"); !json.Valid(rec.Body.Bytes()) || !strings.Contains(rec.Body.String(), `"memstats"`) {
+		t.Errorf("/debug/vars is not expvar's JSON: %.300s", rec.Body)
 	}
 }
 

@@ -80,8 +80,17 @@ func Open(path string, history int, log *slog.Logger) (*DB, error) {
 	if history <= 0 {
 		history = DefaultHistory
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	// The store holds the whole dynamic configuration in clear (basic auth
+	// hashes, TLS private keys given inline, header values, provider
+	// credentials): a directory Gantry creates is 0700, the file 0600, and
+	// a file others can read or write is refused.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create directory for %s: %w", path, err)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o007 != 0 {
+		return nil, fmt.Errorf("store: %s is accessible to other users (mode %04o) and holds every secret of the configuration in clear; refusing to use it: run chmod 600 %s", path, st.Mode().Perm(), path)
+	} else if err == nil && st.Mode().Perm()&0o070 != 0 {
+		log.Warn("store is accessible to its group; it holds every secret of the configuration in clear (chmod 600 it unless the group is trusted)", "path", path, "mode", fmt.Sprintf("%04o", st.Mode().Perm()))
 	}
 	d := &DB{path: path, history: history, log: log}
 	var err error

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,4 +242,40 @@ func TestContextCancelled(t *testing.T) {
 	if err := db.SaveApplied(ctx, merged(t, "a"), time.Now()); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
+}
+
+// Issue 15: the store holds secrets in clear: a file Gantry creates is
+// 0600 in a directory it creates 0700, and a store other users can read is
+// refused with a message saying what to do.
+func TestStorePermissions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "gantry.db")
+	db, err := store.Open(path, 0, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %04o, want %04o", p, got, want)
+		}
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(path, 0, discard)
+	if err == nil || !strings.Contains(err.Error(), "accessible to other users (mode 0644)") || !strings.Contains(err.Error(), "chmod 600 "+path) {
+		t.Fatalf("Open of a 0644 store: %v; want a refusal naming the fix", err)
+	}
+	if err := os.Chmod(path, 0o640); err != nil { // group-readable: a warning only
+		t.Fatal(err)
+	}
+	db, err = store.Open(path, 0, discard)
+	if err != nil {
+		t.Fatalf("Open of a 0640 store: %v", err)
+	}
+	db.Close()
 }

@@ -127,3 +127,33 @@ func TestSIGTERMDuringRender(t *testing.T) {
 		t.Errorf("exit code %d, want 0", code)
 	}
 }
+
+// Issue 15: gantry refuses to start on a store other users can read (it
+// holds every secret in clear), with a message saying what to do.
+func TestStoreReadableByOthersRefused(t *testing.T) {
+	work := t.TempDir()
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(work, "gantry.db")
+	static := staticConfig(harness.FreeAddr(t), dyn, db, "20ms")
+	g := harness.StartWith(t, harness.Options{Static: static, Dir: work})
+	if code := g.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	st, err := os.Stat(db)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("store %s: %v mode %v, want 0600", db, err, st.Mode())
+	}
+	if err := os.Chmod(db, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g2 := harness.StartWith(t, harness.Options{Static: static, Dir: work, NoWait: true})
+	if code := g2.Wait(t, 10*time.Second); code == 0 {
+		t.Fatalf("gantry started on a 0644 store")
+	}
+	if out := g2.Output(); !strings.Contains(out, "accessible to other users (mode 0644)") || !strings.Contains(out, "chmod 600 "+db) {
+		t.Errorf("output lacks the refusal and its fix:\n%s", out)
+	}
+}
