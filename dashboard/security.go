@@ -49,7 +49,7 @@ const APIService = "api@internal"
 type security struct {
 	insecure bool
 	allowed  map[string]bool
-	boundIPs map[string]bool // IP literals that name the API's listener
+	boundIPs map[string]bool       // IP literals that name the API's listener
 	auth     middleware.Middleware // nil: no auth
 	cop      *http.CrossOriginProtection
 	tables   Tables
