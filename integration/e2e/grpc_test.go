@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +72,9 @@ http:
   routers:
     g:  {rule: "Host(`+"`grpc.test`"+`)", service: h2c, entryPoints: [web]}
     gs: {rule: "Host(`+"`grpc.test`"+`)", service: overtls, entryPoints: [websecure], tls: {}}
+    gw: {rule: "Host(`+"`web.test`"+`)", service: h2c, entryPoints: [web], middlewares: [gw]}
+  middlewares:
+    gw: {grpcWeb: {allowOrigins: ["https://app.test"]}}
   services:
     h2c:
       loadBalancer:
@@ -139,6 +145,31 @@ tls:
 		_, err := plain.Check(ctx, &healthpb.HealthCheckRequest{})
 		return err
 	})
+	// gRPC-Web (case 039): an OK call ends with one 0x80 trailer frame
+	// carrying grpc-status 0; a trailers-only error has grpc-status in the
+	// headers and no empty trailer frame (Traefik 13842).
+	grpcWeb := func(msg []byte) (*http.Response, []byte) {
+		body := append([]byte{0, 0, 0, 0, byte(len(msg))}, msg...)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+p.EntryPoints["web"]+"/grpc.health.v1.Health/Check", bytes.NewReader(body))
+		req.Host = "web.test"
+		req.Header.Set("Content-Type", "application/grpc-web+proto")
+		req.Header.Set("Origin", "https://app.test")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	resp, b := grpcWeb(nil)
+	if i := bytes.LastIndexByte(b, 0x80); resp.StatusCode != 200 || i < 0 || !bytes.Contains(b[i:], []byte("grpc-status: 0")) || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.test" {
+		t.Errorf("gRPC-Web OK call: %d %q %v", resp.StatusCode, b, resp.Header)
+	}
+	resp, b = grpcWeb(append([]byte{0x0a, 4}, "nope"...)) // HealthCheckRequest{service: "nope"}
+	if resp.Header.Get("Grpc-Status") != "5" || len(b) != 0 {
+		t.Errorf("gRPC-Web trailers-only: grpc-status %q, body % x; want 5 and no frame at all", resp.Header.Get("Grpc-Status"), b)
+	}
 	// Metrics count gRPC calls by gRPC status (5 = NotFound), not HTTP 200.
 	harness.TryGet(t, wait, "http://"+adm+"/metrics", harness.StatusIs(200),
 		harness.BodyContains(`traefik_service_requests_total{code="5",method="POST",protocol="grpc",service="h2c@file"}`),
