@@ -213,3 +213,48 @@ func TestCase006ExplicitPriorityWins(t *testing.T) {
 		}
 	}
 }
+
+// Case 005: host canonicalisation for routing (lower case, no port, IPv6
+// brackets removed); Host tolerates a trailing dot both ways while
+// HostRegexp sees it, as in Traefik; a port in Host() never matches and is
+// a load-time warning; an upper-case-only HostRegexp can never match.
+func TestCase005HostCanonical(t *testing.T) {
+	tb := Compile(context.Background(), loadCase(t, "case005-host-canonical.yml"), &nameBuilder{}, webOnly)
+	checkRequests(t, tb, []caseRequest{
+		{target: "http://SMOKE-TESTS.apps.example.com/", code: 200, router: "a@file"},
+		{target: "http://smoke-tests.apps.example.com:8443/", code: 200, router: "a@file"},
+		{target: "http://smoke-tests.apps.example.com./", code: 404}, // HostRegexp sees the dot
+		{target: "http://SMOKE-TESTS.apps.example.com/b", code: 200, router: "b@file"},
+		{target: "http://smoke-tests.apps.example.com:8443/b", code: 200, router: "b@file"},
+		{target: "http://smoke-tests.apps.example.com./b", code: 200, router: "b@file"},
+		{target: "http://dotted.example/", code: 200, router: "dotted@file"},
+		{target: "http://dotted.example./", code: 200, router: "dotted@file"},
+		{target: "http://[2001:db8::1]:8080/", code: 200, router: "v6@file"},
+		{target: "http://a.example.com/", code: 200, router: "wild@file"},
+		{target: "http://a.b.example.com/", code: 404},
+		{target: "http://example.com/", code: 404},
+		{target: "http://port.example.net:8443/", code: 404},
+		{target: "http://ABC.example.org/", code: 404},
+	})
+	st := tb.Report().Routers["withport@file"]
+	if st.Status != StatusWarning || len(st.Errors) != 1 || !strings.Contains(st.Errors[0], "never matches: the request's host is compared without its port") {
+		t.Errorf("withport@file: %s %q, want a warning about the port", st.Status, st.Errors)
+	}
+	if st := tb.Report().Routers["v6@file"]; st.Status != StatusEnabled {
+		t.Errorf("v6@file: %s %q: an IPv6 literal is not a port", st.Status, st.Errors)
+	}
+}
+
+// Case 007 (passes since before issue 15; kept as a regression test):
+// non-ASCII in Host or HostRegexp is a load-time error naming the router;
+// the punycode form matches what browsers send.
+func TestCase007IDNHost(t *testing.T) {
+	tb := Compile(context.Background(), loadCase(t, "case007-idn.yml"), &nameBuilder{}, webOnly)
+	checkRequests(t, tb, []caseRequest{{target: "http://xn--bcher-kva.example/", code: 200, router: "p@file"}})
+	for _, n := range []string{"u@file", "r@file"} {
+		st := tb.Report().Routers[n]
+		if st.Status != StatusDisabled || len(st.Errors) == 0 || !strings.Contains(st.Errors[0], "non-ASCII") {
+			t.Errorf("%s: %s %q, want disabled for non-ASCII", n, st.Status, st.Errors)
+		}
+	}
+}

@@ -113,6 +113,9 @@ func (n *node) subject(in *input) string {
 		if in.host == "" {
 			return "an empty host"
 		}
+		if n.kind == kHostRe {
+			return "host " + in.regexpHost()
+		}
 		return "host " + in.host
 	case kPath, kPathPrefix, kPathRe:
 		return "path " + in.path

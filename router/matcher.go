@@ -62,7 +62,7 @@ func (n *node) match(in *input) bool {
 	case kHostAny:
 		return true
 	case kHostRe:
-		return n.re.MatchString(in.host)
+		return n.re.MatchString(in.regexpHost())
 	case kPath:
 		return in.path == n.s
 	case kPathPrefix:
@@ -245,6 +245,12 @@ func (c *compiled) v3leaf(t *rule.Tree) (*node, error) {
 		if n.s == "Host" {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s never matches: Host is not in the request headers; use Host or HostRegexp", n.text))
 		}
+	case "Host":
+		// The request's host is compared without its port, so a port in
+		// the rule never matches (case 005); Traefik is silent about it.
+		if hostHasPort(v) {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s never matches: the request's host is compared without its port; remove the port (the entrypoint selects it)", n.text))
+		}
 	case "HostRegexp":
 		if strings.Contains(v, "{") && strings.Contains(v, ":") && strings.Contains(v, "}") {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: v3 HostRegexp is a plain Go regexp, {name:re} placeholders are v2 syntax and match literally", n.text))
@@ -372,4 +378,13 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// hostHasPort reports whether a Host() value carries a port:
+// "example.com:8443", "[::1]:8080" (not an IPv6 literal alone).
+func hostHasPort(h string) bool {
+	if strings.HasPrefix(h, "[") {
+		return strings.Contains(h, "]:")
+	}
+	return strings.Count(h, ":") == 1
 }

@@ -11,11 +11,33 @@ import (
 type input struct {
 	r    *http.Request
 	host string // canonical host, see canonicalHost
+	dot  bool   // the request's host ended with a dot (trimmed from host)
 	path string // routing path, see routingPath
 }
 
 func newInput(r *http.Request) input {
-	return input{r: r, host: canonicalHost(r.Host), path: routingPath(r)}
+	h := canonicalHost(r.Host)
+	return input{r: r, host: h, dot: h != "" && hostHasDot(r.Host), path: routingPath(r)}
+}
+
+// hostHasDot reports whether the host part of a Host header (port removed)
+// ends with a dot: "x.example.com.:8080".
+func hostHasDot(h string) bool {
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") && strings.Count(h, ":") == 1 {
+		h = h[:i]
+	}
+	return strings.HasSuffix(h, ".")
+}
+
+// regexpHost is the host HostRegexp sees: lower-cased and without its port,
+// as for Host, but with a trailing dot kept — Traefik matches the pattern
+// against its canonized host (lower-cased, port removed, dot kept), so
+// `^[a-z.]+\.example\.com$` does not match "a.example.com." (case 005).
+func (in *input) regexpHost() string {
+	if in.dot {
+		return in.host + "."
+	}
+	return in.host
 }
 
 // canonicalHost returns h lower-cased, without its port and without one
