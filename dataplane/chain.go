@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"runtime"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
 // recoverHandler is the outermost layer of every router chain: a panic in
@@ -37,17 +39,27 @@ func (h *recoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(w, r)
 }
 
-// observeHandler reports each finished request to the Observer.
+// observeHandler reports each finished request to the Observer (nil:
+// none) and traces it (tracing nil: not traced).
 type observeHandler struct {
-	next    http.Handler
-	obs     Observer
-	router  string
-	service string
+	next                   http.Handler
+	obs                    Observer
+	tracing                *observe.Tracing
+	router, service, rule  string
+	noAccessLog, noMetrics bool // the router's observability options
 }
 
 func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ex := getExchange(w)
+	var tr *observe.Trace
+	if h.tracing != nil {
+		ep := ""
+		if ci := connInfoOf(r); ci != nil {
+			ep = ci.entryPoint
+		}
+		r, tr = h.tracing.Start(r, ep, h.router, h.rule, h.service)
+	}
 	defer func() {
 		ev := &ex.ev
 		*ev = RequestEvent{
@@ -67,6 +79,8 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			TLS:            r.TLS != nil,
 			Header:         r.Header,
 			ResponseHeader: w.Header(),
+			NoAccessLog:    h.noAccessLog,
+			NoMetrics:      h.noMetrics,
 		}
 		if ci := connInfoOf(r); ci != nil {
 			ev.EntryPoint = ci.entryPoint
@@ -80,7 +94,10 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ev.Status == 0 {
 			ev.Status = http.StatusOK
 		}
-		h.obs.Request(ev)
+		tr.End(ev)
+		if h.obs != nil {
+			h.obs.Request(ev)
+		}
 		putExchange(ex)
 	}()
 	h.next.ServeHTTP(ex, r)

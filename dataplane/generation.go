@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -23,6 +24,8 @@ type GenerationOptions struct {
 	Log *slog.Logger
 	// Observer receives one event per finished request; nil means none.
 	Observer Observer
+	// Tracing traces each routed request (tracing section); nil means none.
+	Tracing *observe.Tracing
 	// Internal maps services Gantry provides itself ("api@internal",
 	// "dashboard@internal", "prometheus@internal", "ping@internal",
 	// "noop@internal") to their handlers.
@@ -164,15 +167,33 @@ func (g *Generation) build(ctx context.Context, name string, r *config.Router, s
 			h = d
 		}
 	}
-	if g.opts.Observer != nil && observed(r) {
-		h = &observeHandler{next: h, obs: g.opts.Observer, router: name, service: r.Service}
+	if oh := g.observe(name, r, h); oh != nil {
+		h = oh
 	}
 	return &recoverHandler{next: h, log: g.log, router: name}, nil
 }
 
-func observed(r *config.Router) bool {
+// observe wraps a router's handler for the observers and tracing, per the
+// router's observability options (each on unless set false, as in
+// Traefik); nil when nothing observes it.
+func (g *Generation) observe(name string, r *config.Router, h http.Handler) *observeHandler {
+	on := func(b *bool) bool { return b == nil || *b }
 	o := r.Observability
-	return o == nil || ((o.AccessLogs == nil || *o.AccessLogs) || (o.Metrics == nil || *o.Metrics))
+	if o == nil {
+		o = &config.RouterObservability{}
+	}
+	oh := &observeHandler{next: h, router: name, service: r.Service, rule: r.Rule,
+		noAccessLog: !on(o.AccessLogs), noMetrics: !on(o.Metrics)}
+	if g.opts.Observer != nil && (on(o.AccessLogs) || on(o.Metrics)) {
+		oh.obs = g.opts.Observer
+	}
+	if g.opts.Tracing != nil && on(o.Tracing) {
+		oh.tracing = g.opts.Tracing
+	}
+	if oh.obs == nil && oh.tracing == nil {
+		return nil
+	}
+	return oh
 }
 
 // chain wraps h in the named middlewares, the first outermost.

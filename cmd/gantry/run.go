@@ -130,6 +130,19 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		observers = append(observers, accessLog)
 	}
 	obs := observe.Tee(observers...)
+	var tracing *observe.Tracing
+	if c.Tracing != nil {
+		if tracing, err = observe.NewTracing(ctx, c.Tracing); err != nil {
+			return err
+		}
+		defer func() { // flush the spans still queued, bounded
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				log.Warn("tracing: flush at shutdown", "error", err)
+			}
+		}()
+	}
 
 	app := &applier{
 		log:    log,
@@ -139,6 +152,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		genOpts: dataplane.GenerationOptions{
 			Log:                   log,
 			Observer:              obs,
+			Tracing:               tracing,
 			Internal:              in.handlers,
 			EntryPointMiddlewares: entryPointMiddlewares(c),
 		},

@@ -18,6 +18,7 @@ type Configuration struct {
 	Log              *Log                   `json:"log,omitempty"`
 	AccessLog        *AccessLog             `json:"accessLog,omitempty"`
 	Metrics          *Metrics               `json:"metrics,omitempty"`
+	Tracing          *Tracing               `json:"tracing,omitempty"`
 	Core             *Core                  `json:"core,omitempty"`
 	// CertificatesResolvers holds the ACME resolvers routers name in
 	// tls.certResolver.
@@ -209,6 +210,43 @@ type AccessLogFields struct {
 type FieldHeaders struct {
 	DefaultMode string            `json:"defaultMode,omitempty"`
 	Names       map[string]string `json:"names,omitempty"`
+}
+
+// Tracing is Traefik's tracing section: OpenTelemetry spans exported over
+// OTLP (https://doc.traefik.io/traefik/observability/tracing/overview/).
+// ServiceName defaults to "gantry" (Traefik's is "traefik"); SampleRate
+// to 1.0; OTLP to HTTP on https://localhost:4318/v1/traces.
+type Tracing struct {
+	ServiceName             string            `json:"serviceName,omitempty"`
+	SampleRate              *float64          `json:"sampleRate,omitempty"`
+	ResourceAttributes      map[string]string `json:"resourceAttributes,omitempty"`
+	GlobalAttributes        map[string]string `json:"globalAttributes,omitempty"` // deprecated in Traefik: span attributes
+	CapturedRequestHeaders  []string          `json:"capturedRequestHeaders,omitempty"`
+	CapturedResponseHeaders []string          `json:"capturedResponseHeaders,omitempty"`
+	SafeQueryParams         []string          `json:"safeQueryParams,omitempty"`
+	AddInternals            bool              `json:"addInternals,omitempty"`
+	OTLP                    *TracingOTLP      `json:"otlp,omitempty"`
+}
+
+// TracingOTLP selects the OTLP transport: HTTP (default) or gRPC.
+type TracingOTLP struct {
+	HTTP *OTLPHTTP `json:"http,omitempty"`
+	GRPC *OTLPGRPC `json:"grpc,omitempty"`
+}
+
+// OTLPHTTP is OTLP over HTTP: Endpoint is a URL ("http://collector:4318/v1/traces").
+type OTLPHTTP struct {
+	Endpoint string            `json:"endpoint,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	TLS      *config.ClientTLS `json:"tls,omitempty"`
+}
+
+// OTLPGRPC is OTLP over gRPC: Endpoint is "host:port" (default localhost:4317).
+type OTLPGRPC struct {
+	Endpoint string            `json:"endpoint,omitempty"`
+	Insecure bool              `json:"insecure,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	TLS      *config.ClientTLS `json:"tls,omitempty"`
 }
 
 // Metrics configures metrics exporters.

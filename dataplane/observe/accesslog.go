@@ -134,7 +134,7 @@ func (a *AccessLog) Dropped() int64 { return a.dropped.Load() }
 
 // Request implements Observer.
 func (a *AccessLog) Request(ev *RequestEvent) {
-	if !a.internals && ev.Internal() {
+	if ev.NoAccessLog || (!a.internals && ev.Internal()) {
 		return
 	}
 	n := a.count.Add(1)

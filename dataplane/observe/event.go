@@ -30,6 +30,10 @@ type RequestEvent struct {
 	TLSCipher      uint16 // tls.TLS_AES_128_GCM_SHA256…; 0 without TLS
 	Header         http.Header
 	ResponseHeader http.Header
+	// NoAccessLog and NoMetrics are the router's observability.accessLogs
+	// and observability.metrics set to false: the access log, respectively
+	// the metrics, leave the request out.
+	NoAccessLog, NoMetrics bool
 }
 
 // Internal reports whether the request was served by one of Gantry's own

@@ -304,7 +304,7 @@ func (m *Metrics) tlsChildren(k tlsKey) *tlsChildren {
 
 // Request implements Observer.
 func (m *Metrics) Request(ev *RequestEvent) {
-	if !m.internals && ev.Internal() {
+	if ev.NoMetrics || (!m.internals && ev.Internal()) {
 		return
 	}
 	proto := protocolLabel(ev.Header)

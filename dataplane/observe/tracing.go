@@ -1,0 +1,411 @@
+package observe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// DefaultTracingServiceName is service.name when tracing.serviceName is
+// empty (Traefik's default is "traefik").
+const DefaultTracingServiceName = "gantry"
+
+// Span names, as Traefik v3 names them with its default (minimal) trace
+// verbosity (pkg/middlewares/observability, pkg/server/service): the
+// server span of the request, the router it went through, and the client
+// span of the call to the server, whose context the server receives in
+// traceparent.
+const (
+	SpanEntryPoint   = "EntryPoint"
+	SpanRouter       = "Router"
+	SpanReverseProxy = "ReverseProxy"
+)
+
+// Tracing creates OpenTelemetry spans for requests and exports them over
+// OTLP (HTTP or gRPC), with Traefik's span names and attributes
+// (pkg/observability/tracing/tracing.go). Incoming W3C trace context
+// (traceparent, tracestate, baggage) is continued; the request forwarded to
+// the server carries the ReverseProxy span's context. sampleRate is a
+// parent-based trace-ID ratio: a sampled caller is always sampled. Create
+// it with NewTracing; Shutdown flushes.
+type Tracing struct {
+	provider     *sdktrace.TracerProvider
+	tracer       trace.Tracer
+	prop         propagation.TextMapPropagator
+	reqHeaders   []string // canonical
+	respHeaders  []string
+	safeQuery    []string
+	globalAttrs  []attribute.KeyValue
+	addInternals bool
+}
+
+// NewTracing builds the exporter and tracer provider from c. Errors name
+// the option: `tracing.sampleRate: 2 is not between 0 and 1`.
+func NewTracing(ctx context.Context, c *static.Tracing) (*Tracing, error) {
+	if c == nil {
+		c = &static.Tracing{}
+	}
+	rate := 1.0
+	if c.SampleRate != nil {
+		rate = *c.SampleRate
+	}
+	if rate < 0 || rate > 1 {
+		return nil, fmt.Errorf("tracing.sampleRate: %v is not between 0 and 1", rate)
+	}
+	exp, err := newExporter(ctx, c.OTLP)
+	if err != nil {
+		return nil, err
+	}
+	name := c.ServiceName
+	if name == "" {
+		name = DefaultTracingServiceName
+	}
+	attrs := []attribute.KeyValue{semconv.ServiceName(name)}
+	for _, k := range sortedKeys(c.ResourceAttributes) {
+		attrs = append(attrs, attribute.String(k, c.ResourceAttributes[k]))
+	}
+	res := resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+	p := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(rate))),
+	)
+	t := &Tracing{
+		provider:     p,
+		tracer:       p.Tracer("github.com/gantry-proxy/gantry"),
+		prop:         propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		safeQuery:    c.SafeQueryParams,
+		addInternals: c.AddInternals,
+	}
+	for _, h := range c.CapturedRequestHeaders {
+		t.reqHeaders = append(t.reqHeaders, http.CanonicalHeaderKey(h))
+	}
+	for _, h := range c.CapturedResponseHeaders {
+		t.respHeaders = append(t.respHeaders, http.CanonicalHeaderKey(h))
+	}
+	for _, k := range sortedKeys(c.GlobalAttributes) {
+		t.globalAttrs = append(t.globalAttrs, attribute.String(k, c.GlobalAttributes[k]))
+	}
+	return t, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func newExporter(ctx context.Context, o *static.TracingOTLP) (*otlptrace.Exporter, error) {
+	if o != nil && o.HTTP != nil && o.GRPC != nil {
+		return nil, errors.New("tracing.otlp: set http or grpc, not both")
+	}
+	if o != nil && o.GRPC != nil {
+		g := o.GRPC
+		opts := []otlptracegrpc.Option{}
+		if g.Endpoint != "" {
+			opts = append(opts, otlptracegrpc.WithEndpoint(g.Endpoint))
+		}
+		if len(g.Headers) > 0 {
+			opts = append(opts, otlptracegrpc.WithHeaders(g.Headers))
+		}
+		switch {
+		case g.Insecure:
+			opts = append(opts, otlptracegrpc.WithInsecure())
+		case g.TLS != nil:
+			tc, err := clientTLS(g.TLS)
+			if err != nil {
+				return nil, fmt.Errorf("tracing.otlp.grpc.tls: %w", err)
+			}
+			opts = append(opts, otlptracegrpc.WithTLSCredentials(credentials.NewTLS(tc)))
+		}
+		exp, err := otlptracegrpc.New(ctx, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("tracing.otlp.grpc: %w", err)
+		}
+		return exp, nil
+	}
+	var h *static.OTLPHTTP
+	if o != nil {
+		h = o.HTTP
+	}
+	opts := []otlptracehttp.Option{}
+	if h != nil && h.Endpoint != "" {
+		u, err := url.Parse(h.Endpoint)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("tracing.otlp.http.endpoint: %q is not an http(s) URL", h.Endpoint)
+		}
+		opts = append(opts, otlptracehttp.WithEndpointURL(h.Endpoint))
+	}
+	if h != nil && len(h.Headers) > 0 {
+		opts = append(opts, otlptracehttp.WithHeaders(h.Headers))
+	}
+	if h != nil && h.TLS != nil {
+		tc, err := clientTLS(h.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("tracing.otlp.http.tls: %w", err)
+		}
+		opts = append(opts, otlptracehttp.WithTLSClientConfig(tc))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("tracing.otlp.http: %w", err)
+	}
+	return exp, nil
+}
+
+// clientTLS builds a client TLS configuration from files (ca, cert, key).
+func clientTLS(c *config.ClientTLS) (*tls.Config, error) {
+	tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // the operator's explicit choice
+	if c.CA != "" {
+		pem, err := os.ReadFile(c.CA)
+		if err != nil {
+			return nil, fmt.Errorf("ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca: %s holds no PEM certificate", c.CA)
+		}
+		tc.RootCAs = pool
+	}
+	if c.Cert != "" || c.Key != "" {
+		cert, err := tls.LoadX509KeyPair(c.Cert, c.Key)
+		if err != nil {
+			return nil, fmt.Errorf("cert/key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// Shutdown exports the spans still queued and stops the exporter.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if err := t.provider.Shutdown(ctx); err != nil {
+		return fmt.Errorf("tracing: shutdown: %w", err)
+	}
+	return nil
+}
+
+// Trace is the spans of one request; End finishes them.
+type Trace struct {
+	t                     *Tracing
+	entry, router, client trace.Span
+}
+
+// Start begins the spans of r, routed by router (rule, to service) on
+// entryPoint: EntryPoint (server) ← Router ← ReverseProxy (client). It returns r with their context, and with traceparent (and
+// tracestate, baggage) set to the ReverseProxy span's context in its
+// headers, so the server it is forwarded to continues the trace. Requests
+// to Gantry's own services are not traced unless tracing.addInternals
+// (Traefik's default); Start then returns r and nil.
+func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service string) (*http.Request, *Trace) {
+	if !t.addInternals && (strings.HasSuffix(service, "@internal") || strings.HasSuffix(router, "@internal")) {
+		return r, nil
+	}
+	start := time.Now()
+	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	tr := &Trace{t: t}
+	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	if tr.entry.IsRecording() {
+		tr.entry.SetAttributes(attribute.String("entry_point", entryPoint))
+		tr.entry.SetAttributes(t.globalAttrs...)
+		t.serverAttributes(tr.entry, r)
+	}
+	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
+	if tr.router.IsRecording() {
+		tr.router.SetAttributes(
+			attribute.String("traefik.service.name", service),
+			attribute.String("traefik.router.name", router),
+			semconv.HTTPRoute(rule))
+	}
+	ctx, tr.client = t.tracer.Start(ctx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
+	r = r.WithContext(ctx)
+	t.prop.Inject(ctx, propagation.HeaderCarrier(r.Header))
+	return r, tr
+}
+
+// End finishes the spans with what the request came to: the status sent,
+// the server that answered (Upstream), the response headers.
+func (tr *Trace) End(ev *RequestEvent) {
+	if tr == nil {
+		return
+	}
+	end := time.Now()
+	t := tr.t
+	if tr.client.IsRecording() {
+		t.clientAttributes(tr.client, ev)
+		status := ev.Status
+		if ev.Upstream == "" {
+			status = 0 // no server reached: nothing was received
+		}
+		setStatus(tr.client, status, trace.SpanKindClient, ev.ResponseHeader, t.respHeaders)
+		if ev.Upstream == "" {
+			tr.client.SetStatus(codes.Error, "no server reached")
+		}
+	}
+	tr.client.End(trace.WithTimestamp(end))
+	tr.router.End(trace.WithTimestamp(end))
+	if tr.entry.IsRecording() {
+		setStatus(tr.entry, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
+	}
+	tr.entry.End(trace.WithTimestamp(end))
+}
+
+// SpanContext is the request's server span context (for the access log's
+// TraceId and SpanId).
+func (tr *Trace) SpanContext() trace.SpanContext {
+	if tr == nil {
+		return trace.SpanContext{}
+	}
+	return tr.entry.SpanContext()
+}
+
+func protoVersion(p string) string {
+	switch p {
+	case "HTTP/1.0":
+		return "1.0"
+	case "HTTP/1.1":
+		return "1.1"
+	case "HTTP/2", "HTTP/2.0":
+		return "2"
+	case "HTTP/3", "HTTP/3.0":
+		return "3"
+	}
+	return p
+}
+
+// serverAttributes are Traefik's CaptureServerRequest attributes.
+func (t *Tracing) serverAttributes(span trace.Span, r *http.Request) {
+	u := t.safeURL(r.URL)
+	span.SetAttributes(
+		semconv.HTTPRequestMethodKey.String(r.Method),
+		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
+		semconv.HTTPRequestBodySize(int(r.ContentLength)),
+		semconv.URLPath(u.Path),
+		semconv.URLQuery(u.RawQuery),
+		semconv.URLScheme(r.Header.Get("X-Forwarded-Proto")),
+		semconv.UserAgentOriginal(r.UserAgent()),
+		semconv.ServerAddress(r.Host),
+	)
+	host, port, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	client := host
+	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+		if ip, _, _ := strings.Cut(xff, ","); strings.TrimSpace(ip) != "" {
+			client = strings.TrimSpace(ip)
+		}
+	}
+	span.SetAttributes(semconv.NetworkPeerAddress(host), semconv.ClientAddress(client))
+	if err == nil {
+		p, _ := strconv.Atoi(port)
+		span.SetAttributes(semconv.ClientPort(p), semconv.NetworkPeerPort(p))
+	}
+	captureHeaders(span, "http.request.header.", r.Header, t.reqHeaders)
+}
+
+// clientAttributes are Traefik's CaptureClientRequest attributes, for the
+// call to the server that answered.
+func (t *Tracing) clientAttributes(span trace.Span, ev *RequestEvent) {
+	span.SetAttributes(
+		semconv.HTTPRequestMethodKey.String(ev.Method),
+		semconv.NetworkProtocolVersion(protoVersion(ev.Proto)),
+		semconv.UserAgentOriginal(headerValue(ev.Header, "User-Agent")),
+	)
+	if ev.Upstream == "" {
+		return
+	}
+	su, err := url.Parse(ev.Upstream)
+	if err != nil {
+		return
+	}
+	target := *su
+	path, query, _ := strings.Cut(ev.Path, "?")
+	target.Path, target.RawQuery = path, query
+	safe := t.safeURL(&target)
+	span.SetAttributes(semconv.URLFull(safe.String()), semconv.URLScheme(safe.Scheme))
+	host, port, err := net.SplitHostPort(su.Host)
+	if err != nil {
+		host, port = su.Host, "80"
+		if su.Scheme == "https" {
+			port = "443"
+		}
+	}
+	p, _ := strconv.Atoi(port)
+	span.SetAttributes(semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p), semconv.ServerAddress(host), semconv.ServerPort(p))
+	captureHeaders(span, "http.request.header.", ev.Header, t.reqHeaders)
+}
+
+func captureHeaders(span trace.Span, prefix string, h http.Header, names []string) {
+	for _, name := range names {
+		if strings.EqualFold(name, "User-Agent") {
+			continue // already user_agent.original
+		}
+		if v := h[name]; v != nil {
+			span.SetAttributes(attribute.StringSlice(prefix+strings.ToLower(name), v))
+		}
+	}
+}
+
+// setStatus is Traefik's CaptureResponse: 5xx is an error on every span,
+// 4xx too on the client span; http.response.status_code when known.
+func setStatus(span trace.Span, code int, kind trace.SpanKind, h http.Header, captured []string) {
+	switch {
+	case code == 0:
+	case code < 100 || code >= 600:
+		span.SetStatus(codes.Error, fmt.Sprintf("Invalid HTTP status code %d", code))
+	case code >= 500, kind == trace.SpanKindClient && code >= 400:
+		span.SetStatus(codes.Error, "")
+	}
+	if code > 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(code))
+	}
+	captureHeaders(span, "http.response.header.", h, captured)
+}
+
+// safeURL redacts the password and every query value not listed in
+// tracing.safeQueryParams, as Traefik does.
+func (t *Tracing) safeURL(u *url.URL) *url.URL {
+	c := *u
+	if c.User != nil {
+		c.User = url.UserPassword(Redacted, Redacted)
+	}
+	if c.RawQuery != "" {
+		q := c.Query()
+		for k := range q {
+			if !slices.Contains(t.safeQuery, k) {
+				q.Set(k, Redacted)
+			}
+		}
+		c.RawQuery = q.Encode()
+	}
+	return &c
+}
