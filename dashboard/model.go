@@ -358,6 +358,9 @@ func (a *API) features() features {
 		f.Metrics = "Prometheus"
 	}
 	f.AccessLog = st.AccessLog != nil
+	if st.Tracing != nil {
+		f.Tracing = "OpenTelemetry" // Traefik's overview names the backend
+	}
 	return f
 }
 

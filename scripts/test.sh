@@ -67,7 +67,7 @@ step "go test -race (core: ${core[*]})"
 # Allocation assertions are skipped under the race detector (sync.Pool
 # drops items at random there): run them once without it.
 step "go test (allocation assertions, no race detector)"
-"$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... || failed+=("go test allocations")
+"$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... ./dataplane/observe/... || failed+=("go test allocations")
 
 step "go test (rest, integration included)"
 "$GO" test -count=1 -timeout 40m "${extra[@]}" "${rest[@]}" || failed+=("go test rest")

@@ -34,6 +34,11 @@ type RequestEvent struct {
 	// and observability.metrics set to false: the access log, respectively
 	// the metrics, leave the request out.
 	NoAccessLog, NoMetrics bool
+	// TraceID and SpanID identify the request's EntryPoint span when the
+	// request was traced (zero otherwise): the JSON access log writes them
+	// as TraceId and SpanId, as Traefik does.
+	TraceID [16]byte
+	SpanID  [8]byte
 }
 
 // Internal reports whether the request was served by one of Gantry's own

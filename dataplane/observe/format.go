@@ -2,6 +2,7 @@ package observe
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -146,7 +147,16 @@ func (a *AccessLog) formatJSON(ev *RequestEvent, count int64) []byte {
 	if ev.Service != "" {
 		m["ServiceName"] = ev.Service
 	}
+	if ev.TraceID != ([16]byte{}) {
+		m["TraceId"] = hex.EncodeToString(ev.TraceID[:])
+		m["SpanId"] = hex.EncodeToString(ev.SpanID[:])
+	}
+	if ev.TLSVersion != 0 {
+		m["TLSVersion"] = TLSVersionLabel(ev.TLSVersion)
+		m["TLSCipher"] = TLSCipherLabel(ev.TLSCipher)
+	}
 	if ev.Upstream != "" {
+		m["OriginContentSize"] = ev.BytesOut
 		m["ServiceURL"] = redactURL(ev.Upstream)
 		m["ServiceAddr"] = svcAddr
 		m["OriginStatus"] = ev.Status

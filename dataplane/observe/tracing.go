@@ -81,6 +81,12 @@ func NewTracing(ctx context.Context, c *static.Tracing) (*Tracing, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newTracing(c, rate, exp), nil
+}
+
+// newTracing builds the tracer provider over exp (tests and benchmarks
+// pass their own exporter).
+func newTracing(c *static.Tracing, rate float64, exp sdktrace.SpanExporter) *Tracing {
 	name := c.ServiceName
 	if name == "" {
 		name = DefaultTracingServiceName
@@ -111,7 +117,7 @@ func NewTracing(ctx context.Context, c *static.Tracing) (*Tracing, error) {
 	for _, k := range sortedKeys(c.GlobalAttributes) {
 		t.globalAttrs = append(t.globalAttrs, attribute.String(k, c.GlobalAttributes[k]))
 	}
-	return t, nil
+	return t
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -252,7 +258,8 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 }
 
 // End finishes the spans with what the request came to: the status sent,
-// the server that answered (Upstream), the response headers.
+// the server that answered (Upstream), the response headers; it sets
+// ev.TraceID and ev.SpanID to the EntryPoint span's.
 func (tr *Trace) End(ev *RequestEvent) {
 	if tr == nil {
 		return
@@ -276,15 +283,9 @@ func (tr *Trace) End(ev *RequestEvent) {
 		setStatus(tr.entry, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
 	}
 	tr.entry.End(trace.WithTimestamp(end))
-}
-
-// SpanContext is the request's server span context (for the access log's
-// TraceId and SpanId).
-func (tr *Trace) SpanContext() trace.SpanContext {
-	if tr == nil {
-		return trace.SpanContext{}
+	if sc := tr.entry.SpanContext(); sc.IsValid() {
+		ev.TraceID, ev.SpanID = sc.TraceID(), sc.SpanID()
 	}
-	return tr.entry.SpanContext()
 }
 
 func protoVersion(p string) string {
