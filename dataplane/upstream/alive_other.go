@@ -1,9 +1,9 @@
-//go:build !unix
+//go:build !linux
 
 package upstream
 
-import "net"
+// alive cannot peek without allocating or blocking portably here; a stale
+// connection is caught by the retry of replayable requests instead.
+func alive(*pconn) bool { return true }
 
-// alive cannot peek without blocking here; stale connections are caught
-// by the retry in RoundTrip instead.
-func alive(net.Conn) bool { return true }
+func (pc *pconn) peek(uintptr) bool { return true }

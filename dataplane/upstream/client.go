@@ -178,7 +178,7 @@ func (h *Host) get() *pconn {
 			// An idle connection the server closed, reset, or wrote to
 			// (bytes nobody asked for must never become the next client's
 			// response) is dropped; one non-blocking peek tells.
-			if time.Since(pc.idleAt) > h.c.o.IdleConnTimeout || pc.r != pc.w || !alive(pc.c) {
+			if time.Since(pc.idleAt) > h.c.o.IdleConnTimeout || pc.r != pc.w || !alive(pc) {
 				pc.c.Close()
 				continue
 			}

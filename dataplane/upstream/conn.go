@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -38,6 +39,12 @@ type pconn struct {
 	stop    func() bool
 	cut     func() // sets a past deadline; allocated once per connection
 
+	// Liveness peek before reuse (alive): the socket's RawConn and the
+	// callback, made once.
+	raw    syscall.RawConn
+	peekFn func(uintptr) bool
+	peekOK bool
+
 	fields   []field // the current head's fields (reused)
 	conn     []string
 	trailers []field
@@ -46,6 +53,12 @@ type pconn struct {
 func newPconn(c net.Conn) *pconn {
 	pc := &pconn{c: c, buf: make([]byte, readBufSize), bw: bufio.NewWriterSize(c, 4<<10)}
 	pc.cut = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			pc.raw = rc
+			pc.peekFn = pc.peek
+		}
+	}
 	return pc
 }
 
