@@ -235,7 +235,7 @@ func (b *bodyReader) readTrailers() error {
 		if b.tbytes += len(l) + 2; b.tbytes > b.limit {
 			return protoErr("trailer section larger than the limit")
 		}
-		f, err := parseField(string(l))
+		f, err := parseField(l)
 		if err != nil {
 			return err
 		}

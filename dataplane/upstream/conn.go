@@ -46,6 +46,7 @@ type pconn struct {
 	peekOK bool
 
 	fields   []field // the current head's fields (reused)
+	cache    []cachedField
 	conn     []string
 	trailers []field
 }

@@ -292,14 +292,6 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	}
 	// The response head goes to the client.
 	hdr := w.Header()
-	n := 0
-	for _, f := range pc.fields {
-		if !hopByHop(f.name, pc.conn) {
-			n++
-		}
-	}
-	vals := make([]string, n)
-	i := 0
 	for _, f := range pc.fields {
 		if hopByHop(f.name, pc.conn) {
 			if f.name == "Trailer" && hd.framing == bodyChunked {
@@ -307,13 +299,11 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			}
 			continue
 		}
-		vals[i] = f.value
 		if old := hdr[f.name]; old != nil {
 			hdr[f.name] = append(old, f.value)
 		} else {
-			hdr[f.name] = vals[i : i+1 : i+1]
+			hdr[f.name] = f.vals
 		}
-		i++
 	}
 	if err := pc.phase(time.Time{}); err != nil {
 		return Result{Err: err, Status: res.Status, TTFB: res.TTFB}

@@ -21,9 +21,26 @@ func protoErr(format string, args ...any) error {
 	return &ProtocolError{fmt.Sprintf(format, args...)}
 }
 
-// field is one header field line; name is canonical, both are substrings
-// of the head's one string (or of a trailer line's).
-type field struct{ name, value string }
+// field is one header field line: its canonical name, its value, and the
+// value as a one-element slice of capacity 1 for header maps. The strings
+// and the slice are immutable and may be shared by many responses (a
+// connection's fieldCache hands the same ones out while a backend sends
+// the same field again), exactly as the headers middleware shares its
+// values (append on a slice of capacity 1 copies).
+type field struct {
+	name, value string
+	vals        []string
+}
+
+// cachedField is one entry of a connection's field cache: the field line
+// as received, and the field made from it.
+type cachedField struct {
+	raw string // the whole line as received
+	f   field
+}
+
+// maxCachedFields bounds a connection's field cache (by field position).
+const maxCachedFields = 32
 
 // body framings of a response (RFC 9112 §6.3).
 const (
@@ -48,7 +65,9 @@ type head struct {
 // colon, token names, no CR/LF/NUL or other control bytes in values, one
 // Content-Length of digits only, Transfer-Encoding exactly "chunked" and
 // never together with Content-Length (RFC 9112 §2.2, §5, §6.1, §6.3).
-// method is the request's, for the HEAD rule.
+// method is the request's, for the HEAD rule. A field line identical to
+// the one at the same position in this connection's previous response
+// reuses that response's strings, so a steady backend costs no allocation.
 func (pc *pconn) readHead(h *head, method string, limit int) error {
 	end := -1
 	for {
@@ -60,60 +79,55 @@ func (pc *pconn) readHead(h *head, method string, limit int) error {
 			return errHeadTooLarge
 		}
 		if err := pc.fill(limit + 4); err != nil {
-			if err == errHeadTooLarge {
-				return err
-			}
 			return err
 		}
 	}
 	if end-pc.r > limit+4 {
 		return errHeadTooLarge
 	}
-	s := string(pc.buf[pc.r : end-2]) // every line with its CRLF
+	b := pc.buf[pc.r : end-2] // every line with its CRLF
 	pc.r = end
-	return parseHead(s, h, method, pc)
+	return parseHead(b, h, method, pc)
 }
 
 var crlfcrlf = []byte("\r\n\r\n")
 
-func parseHead(s string, h *head, method string, pc *pconn) error {
+func parseHead(s []byte, h *head, method string, pc *pconn) error {
 	*h = head{}
-	clear(pc.fields)
 	pc.fields = pc.fields[:0]
-	clear(pc.conn)
 	pc.conn = pc.conn[:0]
 	line, rest, err := nextLine(s)
 	if err != nil {
 		return err
 	}
 	// status-line = HTTP-version SP status-code SP [ reason-phrase ]
-	if len(line) < 12 || line[:7] != "HTTP/1." || line[7] < '0' || line[7] > '9' || line[8] != ' ' {
-		return protoErr("bad status line %q", clip(line))
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[7] < '0' || line[7] > '9' || line[8] != ' ' {
+		return protoErr("bad status line %q", clip(string(line)))
 	}
 	h.minor = int(line[7] - '0')
 	code := 0
-	for _, c := range []byte(line[9:12]) {
+	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return protoErr("bad status code in %q", clip(line))
+			return protoErr("bad status code in %q", clip(string(line)))
 		}
 		code = code*10 + int(c-'0')
 	}
 	if code < 100 || code > 599 || (len(line) > 12 && line[12] != ' ') {
-		return protoErr("bad status line %q", clip(line))
+		return protoErr("bad status line %q", clip(string(line)))
 	}
-	for i := 12; i < len(line); i++ {
-		if c := line[i]; c < ' ' && c != '\t' || c == 0x7f {
+	for _, c := range line[12:] {
+		if c < ' ' && c != '\t' || c == 0x7f {
 			return protoErr("control byte in reason phrase")
 		}
 	}
 	h.status = code
 	sawCL, sawTE := false, false
-	for rest != "" {
+	for i := 0; len(rest) > 0; i++ {
 		line, rest, err = nextLine(rest)
 		if err != nil {
 			return err
 		}
-		f, err := parseField(line)
+		f, err := pc.field(i, line)
 		if err != nil {
 			return err
 		}
@@ -176,6 +190,26 @@ func parseHead(s string, h *head, method string, pc *pconn) error {
 	return nil
 }
 
+// field returns the field of line, the i-th of its head: from the
+// connection's cache when the same line came at position i last time.
+func (pc *pconn) field(i int, line []byte) (field, error) {
+	if i < len(pc.cache) && pc.cache[i].raw == string(line) {
+		return pc.cache[i].f, nil
+	}
+	f, err := parseField(line)
+	if err != nil {
+		return field{}, err
+	}
+	f.vals = []string{f.value}[:1:1]
+	if i < maxCachedFields {
+		for len(pc.cache) <= i {
+			pc.cache = append(pc.cache, cachedField{})
+		}
+		pc.cache[i] = cachedField{raw: string(line), f: f}
+	}
+	return f, nil
+}
+
 func clip(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "…"
@@ -184,27 +218,27 @@ func clip(s string) string {
 }
 
 // nextLine splits off one CRLF-terminated line; a bare LF or CR is an error.
-func nextLine(s string) (line, rest string, err error) {
-	i := strings.IndexByte(s, '\n')
+func nextLine(s []byte) (line, rest []byte, err error) {
+	i := bytes.IndexByte(s, '\n')
 	if i < 1 || s[i-1] != '\r' {
-		return "", "", protoErr("line not terminated by CRLF")
+		return nil, nil, protoErr("line not terminated by CRLF")
 	}
 	return s[:i-1], s[i+1:], nil
 }
 
 // parseField parses "name: value" strictly (see readHead).
-func parseField(line string) (field, error) {
-	colon := strings.IndexByte(line, ':')
+func parseField(line []byte) (field, error) {
+	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 {
-		if line != "" && (line[0] == ' ' || line[0] == '\t') {
+		if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
 			return field{}, protoErr("obs-fold line")
 		}
 		return field{}, protoErr("field line without a name")
 	}
 	name := line[:colon]
-	for i := 0; i < len(name); i++ {
-		if !isTokenByte(name[i]) {
-			return field{}, protoErr("invalid field name %q", clip(name))
+	for _, c := range name {
+		if !isTokenByte(c) {
+			return field{}, protoErr("invalid field name %q", clip(string(name)))
 		}
 	}
 	v := line[colon+1:]
@@ -214,12 +248,12 @@ func parseField(line string) (field, error) {
 	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 		v = v[:len(v)-1]
 	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return field{}, protoErr("control byte in the value of %s", clip(name))
+	for _, c := range v {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return field{}, protoErr("control byte in the value of %s", clip(string(name)))
 		}
 	}
-	return field{name: http.CanonicalHeaderKey(name), value: v}, nil
+	return field{name: http.CanonicalHeaderKey(string(name)), value: string(v)}, nil
 }
 
 func parseLength(v string) (int64, bool) {
