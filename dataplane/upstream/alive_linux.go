@@ -33,4 +33,3 @@ func (pc *pconn) peek(fd uintptr) bool {
 	pc.peekOK = errno == unix.EAGAIN
 	return true
 }
-

@@ -45,6 +45,11 @@ type pconn struct {
 	peekFn func(uintptr) bool
 	peekOK bool
 
+	// firstAt is when the first response byte after stampFirst arrived
+	// (unix ns; 0 while none or not stamping).
+	stamp   bool
+	firstAt int64
+
 	fields   []field // the current head's fields (reused)
 	cache    []cachedField
 	conn     []string
@@ -67,6 +72,7 @@ func newPconn(c net.Conn) *pconn {
 func (pc *pconn) begin(ctx context.Context) {
 	pc.ctx = ctx
 	pc.stop = nil
+	pc.stamp, pc.firstAt = false, 0
 	pc.probing = false
 	pc.hard = time.Time{}
 }
@@ -118,11 +124,23 @@ func (pc *pconn) end() bool {
 	return true
 }
 
+// stampFirst makes the next read that returns bytes note its time in
+// firstAt.
+func (pc *pconn) stampFirst() {
+	pc.stamp, pc.firstAt = true, 0
+	if pc.r < pc.w {
+		pc.stamp, pc.firstAt = false, time.Now().UnixNano()
+	}
+}
+
 // read reads from the socket into p, turning an expired probe into a watch
 // of the context and waiting on.
 func (pc *pconn) read(p []byte) (int, error) {
 	for {
 		n, err := pc.c.Read(p)
+		if n > 0 && pc.stamp {
+			pc.stamp, pc.firstAt = false, time.Now().UnixNano()
+		}
 		if n == 0 && err != nil && pc.probing && isTimeout(err) {
 			pc.probing = false
 			_ = pc.c.SetReadDeadline(pc.hard)

@@ -133,10 +133,11 @@ const syncBodyMax = 16 << 10
 
 // bodyWriter streams a request body from its own goroutine.
 type bodyWriter struct {
-	done chan error  // the writer's result (cap 1)
-	cont chan bool   // Expect: true sends the body, false abandons it (cap 1)
-	head atomic.Bool // the final response head was read
-	wait sync.WaitGroup
+	done   chan error   // the writer's result (cap 1)
+	cont   chan bool    // Expect: true sends the body, false abandons it (cap 1)
+	head   atomic.Bool  // the final response head was read
+	doneAt atomic.Int64 // unix ns when the whole body was written; 0 until then
+	wait   sync.WaitGroup
 
 	joined bool  // finish ran
 	err    error // the writer's result, once joined
@@ -191,6 +192,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			_ = http.NewResponseController(w).EnableFullDuplex()
 			pc.watch() // the writer may block: cancellation must reach it
 			bw = &bodyWriter{done: make(chan error, 1), cont: make(chan bool, 1)}
+			pc.stampFirst() // an answer that starts before the body was sent is early
 			if !expect {
 				bw.cont <- true
 			}
@@ -203,6 +205,9 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 				b := copyBufs.Get().(*[32 << 10]byte)
 				err := writeBody(pc.bw, r, b[:])
 				copyBufs.Put(b)
+				if err == nil {
+					bw.doneAt.Store(time.Now().UnixNano())
+				}
 				if _, ok := errors.AsType[*ClientError](err); ok && !bw.head.Load() {
 					// The client's upload failed before the backend
 					// answered: end the wait for a response that may
@@ -212,7 +217,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 				bw.done <- err
 			})
 			defer func() {
-				if bw.finish(pc, w) != nil {
+				if bw.finish(pc) != nil {
 					bodyDone = false
 				}
 			}()
@@ -239,7 +244,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			if bw != nil {
 				// The upload's own failure explains a cut connection (and
 				// net/http cancels the request when its body read fails).
-				if _, ok := errors.AsType[*ClientError](bw.finish(pc, w)); ok {
+				if _, ok := errors.AsType[*ClientError](bw.finish(pc)); ok {
 					return Result{Err: bw.err}
 				}
 			}
@@ -259,6 +264,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 				expectTimer.Stop()
 				// The client's own Expect is answered before its body is read.
 				relay1xx(w, pc, hd.status)
+				pc.stampFirst()
 				bw.release(true)
 			}
 			continue
@@ -276,15 +282,10 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		return h.upgrade(pc, w, &hd, res)
 	}
 	if bw != nil {
-		bw.release(false) // Expect not answered by a 100: the body is not sent
-		select {
-		case err := <-bw.done:
-			bodyDone = err == nil
-			bw.done <- err
-		default:
-			// Still uploading: an early final response. The upload stops
-			// (its connection is not reused); the response goes through.
-		}
+		// Expect not answered by a 100: the body is not sent. An upload
+		// still running is an early final response: it stops, its
+		// connection is not reused, the response goes through.
+		bw.release(false)
 	}
 	if up {
 		// Upgrade refused: relay the answer, never reuse the connection.
@@ -327,14 +328,17 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			}
 		}
 	}
-	if bw != nil && !bodyDone {
-		// Wait briefly for an upload that was nearly done; it is stopped in
-		// bw.finish otherwise.
+	if bw != nil {
+		// Reused only when the whole body was written before the answer
+		// began: a backend that answered first may not have read it, and
+		// may close (or reset) the connection (RFC 9112 §9.3).
 		select {
 		case err := <-bw.done:
-			bodyDone = err == nil
 			bw.done <- err
+			at := bw.doneAt.Load()
+			bodyDone = err == nil && at != 0 && pc.firstAt != 0 && at <= pc.firstAt
 		default:
+			bodyDone = false
 		}
 	}
 	reuse = bodyDone && werr == nil && !hd.close && keepAlive
@@ -378,11 +382,13 @@ func (bw *bodyWriter) release(send bool) {
 }
 
 // finish stops the body writer if it is still running, joins it, and
-// returns its error (idempotent). A running writer is cut: its upstream
-// write by a past write deadline, a read of the client's body by a past
-// read deadline on the client's request (through http.ResponseController;
-// a server that cannot do that ends the read at its own read timeout).
-func (bw *bodyWriter) finish(pc *pconn, w http.ResponseWriter) error {
+// returns its error (idempotent). A running writer is cut by a past write
+// deadline on the upstream connection: it stops at its next write, that
+// is once its read of the client's body returns (at once for a client
+// still uploading; a stalled client is cut by the entrypoint's read
+// timeout). The client's read deadline is not touched: a server's body
+// reader need not allow it concurrently with a read.
+func (bw *bodyWriter) finish(pc *pconn) error {
 	if bw.joined {
 		return bw.err
 	}
@@ -391,7 +397,6 @@ func (bw *bodyWriter) finish(pc *pconn, w http.ResponseWriter) error {
 	case bw.err = <-bw.done:
 	default:
 		_ = pc.c.SetWriteDeadline(aLongTimeAgo)
-		_ = http.NewResponseController(w).SetReadDeadline(aLongTimeAgo)
 		bw.err = <-bw.done
 		if bw.err == nil {
 			bw.err = errAbandoned
