@@ -40,6 +40,7 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Connection", "close")
 		}
 	}
+	e.advertiseH3(w, r)
 	prepareForwarded(r, trusted, e.hostname)
 	if e.sanitize {
 		sanitizePath(r.URL)

@@ -89,6 +89,7 @@ type entryPoint struct {
 	fallbackTLS                                               *tlsPolicy
 	proxyIn                                                   *proxyPolicy // proxyProtocol (tcpentry.go)
 	challenges                                                Challenges   // ACME; see SetChallenges
+	h3                                                        *h3Endpoint  // http3 (http3.go); nil when off
 
 	inflight atomic.Int64
 	// slots holds one token per open connection (maxConnections); stop
@@ -230,6 +231,9 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 	if ep.proxyIn, err = newProxyPolicy(c.ProxyProtocol); err != nil {
 		return nil, fmt.Errorf("proxyProtocol.%w", err)
 	}
+	if ep.h3, err = newH3(c.HTTP3); err != nil {
+		return nil, err
+	}
 	if c.HTTP != nil && c.HTTP.Redirections != nil && c.HTTP.Redirections.EntryPoint != nil {
 		if _, err = newRedirect(c.HTTP.Redirections.EntryPoint, all); err != nil { // routed by RedirectRoutes
 			return nil, fmt.Errorf("http.redirections.entryPoint: %w", err)
@@ -258,6 +262,7 @@ func (s *Server) Start(ctx context.Context) error {
 		if err := s.eps[n].listen(ctx); err != nil {
 			for _, m := range names {
 				s.eps[m].closeListeners()
+				s.eps[m].shutdownH3(ctx)
 			}
 			return fmt.Errorf("entrypoint %s: listen on %s: %w", n, s.eps[n].address, err)
 		}
@@ -316,7 +321,7 @@ func (e *entryPoint) listen(ctx context.Context) error {
 			addr = net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 		}
 	}
-	return nil
+	return e.listenH3(ctx)
 }
 
 func (e *entryPoint) closeListeners() {
@@ -348,6 +353,7 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 		h1s := e.h1Server(h2)
 		wg.Go(func() { e.acceptLoop(l, h2, h1s, wg) })
 	}
+	e.serveH3(wg)
 }
 
 // h2Server returns the HTTP/2 server of one listener: it is fed TLS

@@ -65,6 +65,7 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 	for _, srv := range servers {
 		wg.Go(func() { _ = srv.Shutdown(gctx) })
 	}
+	wg.Go(func() { e.shutdownH3(gctx) })
 	wg.Wait()
 	// Shutdown does not wait for hijacked (upgraded) connections; their
 	// handlers are still counted in flight. h1 connections are waited for

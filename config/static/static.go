@@ -48,6 +48,9 @@ type EntryPoint struct {
 	ForwardedHeaders *ForwardedHeaders `json:"forwardedHeaders,omitempty"`
 	HTTP             *EntryHTTP        `json:"http,omitempty"`
 	HTTP2            *EntryHTTP2       `json:"http2,omitempty"`
+	// HTTP3 serves HTTP/3 over QUIC on the entrypoint's port (UDP), with
+	// the same routers, certificates and TLS options as its TLS side.
+	HTTP3 *EntryHTTP3 `json:"http3,omitempty"`
 	// MaxHeaderBytes bounds request headers (bytes); Gantry default 64 KiB.
 	MaxHeaderBytes int `json:"maxHeaderBytes,omitempty"`
 	// ProxyProtocol reads PROXY protocol v1/v2 headers from trusted peers.
@@ -134,6 +137,14 @@ type RedirectEntryPoint struct {
 	Scheme    string `json:"scheme,omitempty"`
 	Permanent *bool  `json:"permanent,omitempty"`
 	Priority  int    `json:"priority,omitempty"`
+}
+
+// EntryHTTP3 is entryPoints.<ep>.http3: AdvertisedPort (default the
+// entrypoint's port) is the UDP port announced in Alt-Svc, for a port
+// translated by a firewall or load balancer in front.
+// Source: https://doc.traefik.io/traefik/reference/install-configuration/entrypoints/#http3
+type EntryHTTP3 struct {
+	AdvertisedPort int `json:"advertisedPort,omitempty"`
 }
 
 // EntryHTTP2 holds HTTP/2 limits. MaxConcurrentStreams defaults to 100.

@@ -54,6 +54,7 @@ var epExtra = map[string]string{
 	"trusted":   "    forwardedHeaders:\n      trustedIPs: [\"127.0.0.1/32\"]\n",
 	"insecure":  "    forwardedHeaders:\n      insecure: true\n",
 	"redir":     "    http:\n      redirections:\n        entryPoint:\n          to: websecure\n",
+	"h3":        "    http3: {}\n",
 	"elsewhere": "    forwardedHeaders:\n      trustedIPs: [\"192.0.2.31/32\"]\n",
 }
 
