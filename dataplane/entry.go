@@ -19,7 +19,8 @@ import (
 // this covers HTTP/2), removal of the client's hop-by-hop fields
 // (removeHopByHop), Connection: close after the response when the
 // connection reached keepAliveMaxRequests or keepAliveMaxTime, the
-// forwarded-headers policy, path sanitising, pending ACME HTTP-01
+// forwarded-headers policy, 400 for an encoded character
+// entryPoints.<name>.http.encodedCharacters denies, path sanitising, pending ACME HTTP-01
 // challenges (SetChallenges); the entrypoint redirection is a router of the
 // table (RedirectRoutes). Framing faults
 // (CL+TE, obs-fold, ...) never get here: h1 refuses them and closes the
@@ -42,6 +43,10 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	e.advertiseH3(w, r)
 	prepareForwarded(r, trusted, e.hostname)
+	if len(e.denyEncoded) > 0 && deniedEncoded(r.URL.EscapedPath(), e.denyEncoded) {
+		http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
+		return
+	}
 	if e.sanitize {
 		sanitizePath(r.URL)
 	}

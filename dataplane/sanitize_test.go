@@ -21,7 +21,11 @@ func TestSanitizePath(t *testing.T) {
 		{"/a/b/..", "/a", "/a"},
 		{"/../../etc/passwd", "/etc/passwd", "/etc/passwd"},
 		{"/%2e%2e/admin", "/admin", "/admin"},
-		{"/a%2Fb/../c", "/a/c", "/a/c"}, // routed and forwarded alike
+		{"/a%2Fb/../c", "/c", "/c"}, // "a%2Fb" is one segment (RFC 3986 §5.2.4; Traefik's JoinPath)
+		{"/public/%2E%2E%2Fadmin/users", "/public/../admin/users", "/public/..%2Fadmin/users"}, // case 025: not a dot-segment
+		{"/public/%2e%2e/admin/users", "/admin/users", "/admin/users"},
+		{"/gitlab/a%2fb", "/gitlab/a/b", "/gitlab/a%2fb"}, // case 024: as sent
+		{"/a%2fb/./c", "/a/b/c", "/a%2fb/c"},
 		{"/keep%2Fslash//x", "/keep/slash/x", "/keep%2Fslash/x"},
 		{"/", "/", "/"},
 	}
@@ -107,5 +111,21 @@ http:
 	resp.Body.Close()
 	if resp.ProtoMajor != 2 || string(b) != "ok" {
 		t.Fatalf("got %s %q, want HTTP/2 ok", resp.Proto, b)
+	}
+}
+
+// entryPoints.<ep>.http.encodedCharacters: denied escapes in either case.
+func TestDeniedEncoded(t *testing.T) {
+	f := false
+	deny := (&static.EncodedCharacters{AllowEncodedSlash: &f, AllowEncodedHash: &f}).Denied()
+	for esc, want := range map[string]bool{
+		"/a%2Fb": true, "/a%2fb": true, "/a%23": true, "/a%3Fb": false, "/plain": false, "/a%": true, "/a%2": true, "/a%252F": false,
+	} {
+		if got := deniedEncoded(esc, deny); got != want {
+			t.Errorf("deniedEncoded(%q, %v) = %v, want %v", esc, deny, got, want)
+		}
+	}
+	if d := (&static.EncodedCharacters{}).Denied(); d != nil {
+		t.Errorf("unset options deny %v; want every character allowed (Traefik's default)", d)
 	}
 }

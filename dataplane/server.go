@@ -101,10 +101,13 @@ type entryPoint struct {
 	// sanitize cleans request paths before routing
 	// (entryPoints.<name>.http.sanitizePath, default true).
 	sanitize bool
-	draining atomic.Bool  // h1 connections close after the response in progress
-	h1busy   atomic.Int64 // h1 connections reading or serving a request (shutdown waits for them)
-	sniffers atomic.Int64 // connections whose first byte is awaited or being handed over
-	loops    atomic.Int64 // running accept loops
+	// denyEncoded lists the escapes answered 400 (upper-case hex, "2F"),
+	// entryPoints.<name>.http.encodedCharacters.
+	denyEncoded []string
+	draining    atomic.Bool  // h1 connections close after the response in progress
+	h1busy      atomic.Int64 // h1 connections reading or serving a request (shutdown waits for them)
+	sniffers    atomic.Int64 // connections whose first byte is awaited or being handed over
+	loops       atomic.Int64 // running accept loops
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -180,6 +183,9 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		fallbackTLS:       defaultTLSPolicy(),
 		stop:              make(chan struct{}),
 		sanitize:          c.HTTP == nil || c.HTTP.SanitizePath == nil || *c.HTTP.SanitizePath,
+	}
+	if c.HTTP != nil {
+		ep.denyEncoded = c.HTTP.EncodedCharacters.Denied()
 	}
 	if c.MaxHeaderBytes > 0 {
 		ep.maxHeaderBytes = c.MaxHeaderBytes

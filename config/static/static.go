@@ -116,10 +116,50 @@ type EntryHTTP struct {
 	// SanitizePath (default true) removes ".", ".." and empty segments
 	// from request paths before routing, as Traefik does.
 	// Source: https://doc.traefik.io/traefik/security/request-path/
-	SanitizePath *bool                   `json:"sanitizePath,omitempty"`
-	Redirections *Redirections           `json:"redirections,omitempty"`
-	Middlewares  []string                `json:"middlewares,omitempty"`
-	TLS          *config.RouterTLSConfig `json:"tls,omitempty"`
+	SanitizePath *bool `json:"sanitizePath,omitempty"`
+	// EncodedCharacters (Traefik 3.7) answers 400 to a request whose path
+	// holds an encoded character it does not allow; every one is allowed
+	// unless set to false.
+	// Source: https://doc.traefik.io/traefik/reference/install-configuration/entrypoints/
+	EncodedCharacters *EncodedCharacters      `json:"encodedCharacters,omitempty"`
+	Redirections      *Redirections           `json:"redirections,omitempty"`
+	Middlewares       []string                `json:"middlewares,omitempty"`
+	TLS               *config.RouterTLSConfig `json:"tls,omitempty"`
+}
+
+// EncodedCharacters is entryPoints.<name>.http.encodedCharacters: nil (or
+// unset) allows, false denies %2F/%2f, %5C/%5c, %00, %3B/%3b, %25,
+// %3F/%3f and %23 respectively, as Traefik 3.7 does.
+type EncodedCharacters struct {
+	AllowEncodedSlash         *bool `json:"allowEncodedSlash,omitempty"`
+	AllowEncodedBackSlash     *bool `json:"allowEncodedBackSlash,omitempty"`
+	AllowEncodedNullCharacter *bool `json:"allowEncodedNullCharacter,omitempty"`
+	AllowEncodedSemicolon     *bool `json:"allowEncodedSemicolon,omitempty"`
+	AllowEncodedPercent       *bool `json:"allowEncodedPercent,omitempty"`
+	AllowEncodedQuestionMark  *bool `json:"allowEncodedQuestionMark,omitempty"`
+	AllowEncodedHash          *bool `json:"allowEncodedHash,omitempty"`
+}
+
+// Denied returns the escapes (upper-case hex, "2F") e denies; nil when
+// every one is allowed.
+func (e *EncodedCharacters) Denied() []string {
+	if e == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range []struct {
+		allow *bool
+		code  string
+	}{
+		{e.AllowEncodedSlash, "2F"}, {e.AllowEncodedBackSlash, "5C"}, {e.AllowEncodedNullCharacter, "00"},
+		{e.AllowEncodedSemicolon, "3B"}, {e.AllowEncodedPercent, "25"}, {e.AllowEncodedQuestionMark, "3F"},
+		{e.AllowEncodedHash, "23"},
+	} {
+		if c.allow != nil && !*c.allow {
+			out = append(out, c.code)
+		}
+	}
+	return out
 }
 
 // Redirections holds the entrypoint redirection.

@@ -3,6 +3,7 @@ package middleware
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -34,4 +35,27 @@ func ensureLeadingSlash(p string) string {
 		return p
 	}
 	return "/" + p
+}
+
+// climbs reports whether the escaped path esc, as a middleware rewrote it,
+// is not its own clean form: a dot-segment ("/../x", "/./x") or an empty
+// segment ("//x") that a backend would resolve, possibly above the root.
+// Reserved escapes stay escaped ("/..%2Fx" is clean: "..%2Fx" is one
+// segment). Traefik rejects such a result with 400 ("sanitized path is not
+// equivalent to stripped path", url.URL.JoinPath on the escaped path) in
+// stripPrefix, stripPrefixRegex and replacePathRegex (case 025).
+func climbs(esc string) bool {
+	if esc == "" || esc == "/" {
+		return false
+	}
+	c := path.Clean(esc)
+	if strings.HasSuffix(esc, "/") && c != "/" {
+		c += "/"
+	}
+	return c != esc
+}
+
+// badRewrite answers 400 to a request whose rewritten path climbs.
+func badRewrite(w http.ResponseWriter) {
+	http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
 }

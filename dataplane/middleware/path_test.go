@@ -2,8 +2,11 @@ package middleware
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/config"
 )
 
 // Case 023: StripPrefix is a plain string prefix, keeps a leading "/",
@@ -122,6 +125,33 @@ func TestPathBadConfig(t *testing.T) {
 		err := buildErr(t, "http:\n  middlewares:\n    bad: "+tt.yml+"\n", "bad")
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want prefix %q", tt.yml, err, tt.want)
+		}
+	}
+}
+
+// Case 025: a rewritten path with a dot-segment or an empty segment is
+// answered 400, never forwarded; reserved escapes keep segments whole.
+func TestRewriteThatClimbsIsRefused(t *testing.T) {
+	for esc, want := range map[string]bool{
+		"/../x": true, "/./x": true, "//x": true, "/a/..": true, "/x/../../y": true,
+		"/x": false, "/": false, "": false, "/..%2Fx": false, "/a%2F..%2Fb": false, "/x/": false, "/...": false, "/..x": false,
+	} {
+		if got := climbs(esc); got != want {
+			t.Errorf("climbs(%q) = %v, want %v", esc, got, want)
+		}
+	}
+	strip, err := newStripPrefix(&config.StripPrefix{Prefixes: []string{"/public"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := false
+	h := strip(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+	for target, code := range map[string]int{"/public../x": 400, "/public/x": 200, "/public./x": 400} {
+		reached = false
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		if rec.Code != code || reached != (code == 200) {
+			t.Errorf("GET %s: %d (forwarded %v), want %d", target, rec.Code, reached, code)
 		}
 	}
 }

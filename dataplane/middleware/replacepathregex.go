@@ -31,7 +31,7 @@ func newReplacePathRegex(c *config.ReplacePathRegex) (Middleware, error) {
 			}
 			raw := re.ReplaceAllString(cur, repl)
 			path, err := url.PathUnescape(raw)
-			if err != nil {
+			if err != nil || climbs(raw) {
 				http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
 				return
 			}

@@ -15,7 +15,9 @@ import (
 // "/", and adds X-Forwarded-Prefix with the stripped prefix. There is no
 // implicit redirect from "/app" to "/app/" (case 023). The deprecated
 // forceSlash option is accepted and has no effect: the result always starts
-// with "/", Traefik v3's behaviour.
+// with "/", Traefik v3's behaviour. A result with a dot-segment or an empty
+// segment ("/public../x" stripped to "/../x") is answered 400, never
+// forwarded, as by Traefik (case 025).
 // Source: https://doc.traefik.io/traefik/middlewares/http/stripprefix/
 func newStripPrefix(c *config.StripPrefix) (Middleware, error) {
 	if len(c.Prefixes) == 0 {
@@ -41,6 +43,10 @@ func newStripPrefix(c *config.StripPrefix) (Middleware, error) {
 					continue
 				}
 				r = stripPath(r, p.p, p.header)
+				if climbs(r.URL.EscapedPath()) {
+					badRewrite(w) // "/public../x" stripped to "/../x" (case 025)
+					return
+				}
 				break
 			}
 			next.ServeHTTP(w, r)

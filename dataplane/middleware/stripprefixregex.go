@@ -37,6 +37,10 @@ func newStripPrefixRegex(c *config.StripPrefixRegex) (Middleware, error) {
 					continue
 				}
 				r = stripPath(r, prefix, []string{prefix})
+				if climbs(r.URL.EscapedPath()) {
+					badRewrite(w)
+					return
+				}
 				break
 			}
 			next.ServeHTTP(w, r)

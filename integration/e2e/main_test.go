@@ -56,6 +56,7 @@ var epExtra = map[string]string{
 	"redir":     "    http:\n      redirections:\n        entryPoint:\n          to: websecure\n",
 	"h3":        "    http3: {}\n",
 	"elsewhere": "    forwardedHeaders:\n      trustedIPs: [\"192.0.2.31/32\"]\n",
+	"strict":    "    http:\n      encodedCharacters:\n        allowEncodedSlash: false\n        allowEncodedHash: false\n",
 }
 
 // update rewrites the dynamic file and waits until gantry has applied a new
