@@ -13,7 +13,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 if [ "${QUICK:-0}" = 1 ]; then
   : "${ROUNDS:=1}" "${DURATION:=4}" "${WARMUP:=1}" "${DO_TLS:=0}" "${DO_ROUTERS:=0}" "${DO_IDLE:=0}"
 fi
-: "${ROUNDS:=3}" "${DURATION:=6}" "${WARMUP:=1}" "${CONNS:=50}"
+: "${ROUNDS:=3}" "${DURATION:=5}" "${WARMUP:=1}" "${CONNS:=50}"
 : "${REGIMES:=A B}"                      # A: proxy pinned to CPU 0, origins on CPU 1; B: unpinned
 : "${LOAD_CPU:=0}"                       # regime A: the load generator's CPU (0: with the proxy; 1: with the origins)
 : "${TARGETS:=direct nginx haproxy gantry}"
@@ -69,7 +69,7 @@ cat "$RUN/rsa.crt" "$RUN/rsa.key" > "$RUN/rsa.pem"
 { echo "date: $(date -u)"; echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) ${GANTRY_BIN:+(GANTRY_BIN=$GANTRY_BIN)}"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"; nginx -v 2>&1; haproxy -v | head -1
   wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version
-  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES ROUTES=$ROUTES WS_SIZE=$WS_SIZE"; } > "$OUT/versions.txt" || true
+  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES LOAD_CPU=$LOAD_CPU ROUTES=$ROUTES WS_SIZE=$WS_SIZE"; } > "$OUT/versions.txt" || true
 
 # --- configs ------------------------------------------------------------
 nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin when name=origin
@@ -209,13 +209,22 @@ start_origins() { # regime -> OPID (nginx origin), GOPID (Go origin); both on CP
   log "origins did not come up"; exit 1
 }
 stop() { [ -n "${1:-}" ] || return 0; kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; sleep 0.3; }
-tree() { local p; for p in "$@"; do echo "$p"; ps -o pid= --ppid "$p" 2>/dev/null || true; done; }
+tree() { # pids... -> them and their children (nginx/HAProxy workers), without forking
+  local p k
+  for p in "$@"; do
+    echo "$p"
+    k=; read -r k 2>/dev/null < "/proc/$p/task/$p/children" || true
+    [ -z "$k" ] || printf '%s\n' $k
+  done
+}
 rss() { [ -n "${1:-}" ] || { echo 0; return; }; local s=0 p v; for p in $(tree "$1"); do v=$(awk '/^VmRSS:/{print $2}' "/proc/$p/status" 2>/dev/null || echo 0); s=$((s+${v:-0})); done; echo $s; }
-ticks() { # pids... -> "user system" clock ticks summed over their process trees
-  local u=0 s=0 p a b
+ticks() { # pids... -> "user system" clock ticks summed over their process trees (bash builtins only:
+  # this runs inside the measured window on a busy machine, so it must be quick)
+  local u=0 s=0 p line f
   for p in $(tree "$@"); do
-    read -r a b < <(awk '{sub(/.*\) /,""); print $12, $13}' "/proc/$p/stat" 2>/dev/null || echo "0 0")
-    u=$((u+${a:-0})); s=$((s+${b:-0}))
+    line=; read -r line 2>/dev/null < "/proc/$p/stat" || continue
+    read -ra f <<< "${line##*) }"   # after "pid (comm) ": f[11] utime, f[12] stime
+    u=$((u+${f[11]:-0})); s=$((s+${f[12]:-0}))
   done
   echo "$u $s"
 }
@@ -244,6 +253,7 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
   t0=$(date +%s.%N); p0=$(ticks "$pid"); o0=$(ticks "$OPID" "$GOPID"); l0=$(ticks "$lp")
   sleep $((DURATION - 2))
   t1=$(date +%s.%N); p1=$(ticks "$pid"); o1=$(ticks "$OPID" "$GOPID"); l1=$(ticks "$lp")
+  local late=0; kill -0 "$lp" 2>/dev/null || late=1   # the window must end inside the load
   rl=$(rss "$pid")
   wait "$lp" || true
   raw="$OUT/raw/$route-$r-$round-$label.txt"; mkdir -p "$OUT/raw"; cp "$out" "$raw"
@@ -261,6 +271,7 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
   cpu=$(awk -v a="$pu" -v b="$ps" 'BEGIN{printf "%.1f", a+b}')
   ocpu=$(pct $(( ${o0% *} + ${o0#* } )) $(( ${o1% *} + ${o1#* } )) "$el")
   lcpu=$(pct $(( ${l0% *} + ${l0#* } )) $(( ${l1% *} + ${l1#* } )) "$el")
+  if [ "$late" = 1 ]; then log "WARNING: $route $r #$round $label: the CPU window outlasted the load (machine too busy); row counted as an error"; errs=$((${errs:-0}+1)); fi
   echo "$route,$r,$round,$label,${rps:-0},${p50:-},${p99:-},$ri,$rl,$cpu,$pu,$ps,$ocpu,$lcpu,${errs:-0}" >> "$OUT/runs.csv"
   log "$route $r #$round $label: rate=${rps:-0}/s p50=${p50:-}ms p99=${p99:-}ms proxy cpu=${cpu}% (usr $pu sys $ps) origins=${ocpu}% load=${lcpu}% rss=${ri}/${rl}KiB errors=${errs:-0}"
 }

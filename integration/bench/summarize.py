@@ -21,7 +21,7 @@ ROUTES = [
     ("ws", "WebSocket echo 1 KiB (messages)"),
 ]
 ORDER = ["nginx", "haproxy", "gantry", "traefik", "direct"]
-REGIMES = [("A", "proxy pinned to CPU 0, one worker / GOMAXPROCS=1; load and origins on CPU 1"), ("B", "unpinned")]
+REGIMES = [("A", "proxy pinned to CPU 0, one worker / GOMAXPROCS=1; origins on CPU 1; load client on LOAD_CPU, see versions.txt"), ("B", "unpinned")]
 
 
 def num(v):
