@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,10 @@ type Generation struct {
 	tlsHosts    map[string]string // router host -> tls.options name (Build, read by BuildTLS)
 	release     []func()
 	tcpS        tcpState // TCP and UDP services (tcpbuild.go)
+	// certGet and tlsPolicies are set by BuildTLS, for TCP routers that
+	// terminate TLS (tcpbuild.go).
+	certGet     func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	tlsPolicies map[string]*tlsPolicy
 }
 
 type built[T any] struct {

@@ -77,7 +77,56 @@ func (g *Generation) BuildTCP(ctx context.Context, name string, r *config.TCPRou
 			h = a
 		}
 	}
+	if r.TLS != nil && !r.TLS.Passthrough {
+		opts := r.TLS.Options
+		if opts == "" {
+			opts = "default"
+		}
+		if opts != "default" && (g.m.Config.TLS == nil || g.m.Config.TLS.Options[opts] == nil) {
+			return nil, fmt.Errorf("tcp router %s: tls.options %q does not exist", name, opts)
+		}
+		return &terminating{next: h, g: g, options: opts}, nil
+	}
 	return h, nil
+}
+
+// terminating is the handler of a TCP router that terminates TLS: the
+// entrypoint runs the handshake with TLSConfig, then hands the decrypted
+// stream to next.
+type terminating struct {
+	next    tcpmux.Handler
+	g       *Generation
+	options string
+
+	once sync.Once
+	conf *tls.Config
+}
+
+// ServeTCP serves the decrypted connection.
+func (t *terminating) ServeTCP(c *tcpmux.Conn) { t.next.ServeTCP(c) }
+
+// TLSConfig is the router's tls.options (versions, suites, curves, client
+// authentication) with the generation's certificates. ALPN is offered only
+// when the options set alpnProtocols: with Traefik's default (h2,
+// http/1.1) a client offering only its own protocol (mqtt) would fail the
+// handshake with no_application_protocol.
+func (t *terminating) TLSConfig() *tls.Config {
+	t.once.Do(func() {
+		t.g.mu.Lock()
+		get, pol := t.g.certGet, t.g.tlsPolicies[t.options]
+		t.g.mu.Unlock()
+		if pol == nil {
+			pol = defaultTLSPolicy()
+		}
+		c := pol.config().Clone()
+		c.GetCertificate = get
+		c.NextProtos = nil
+		if o := t.g.m.Config.TLS; o != nil && o.Options[t.options] != nil && len(o.Options[t.options].ALPNProtocols) > 0 {
+			c.NextProtos = o.Options[t.options].ALPNProtocols
+		}
+		t.conf = c
+	})
+	return t.conf
 }
 
 // tcpService builds (once per generation) the named TCP service.

@@ -157,10 +157,11 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 	c.sniffed.Store(true)
 	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, Done: func() { _ = c.Close() }}
 	if r.Terminate {
-		tc := tls.Server(&prefixConn{Conn: raw, prefix: peeked}, &tls.Config{
-			MinVersion:     tls.VersionTLS12,
-			GetCertificate: t.Certificate,
-		})
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: t.Certificate}
+		if th, ok := r.Handler.(*terminating); ok {
+			cfg = th.TLSConfig()
+		}
+		tc := tls.Server(&prefixConn{Conn: raw, prefix: peeked}, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), e.readHeaderTimeout)
 		err := tc.HandshakeContext(ctx)
 		cancel()

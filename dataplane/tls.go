@@ -282,6 +282,10 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 		}
 		st.register(all)
 	}
+	g.mu.Lock()
+	g.certGet = s.get
+	g.tlsPolicies = byName
+	g.mu.Unlock()
 	return s.get, errs
 }
 
