@@ -39,7 +39,9 @@ func startPostgres(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	cmd := func(name string, args ...string) []string { return append(append(append([]string{}, asUser...), name), args...) }
+	cmd := func(name string, args ...string) []string {
+		return append(append(append([]string{}, asUser...), name), args...)
+	}
 	c := cmd(initdb, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
 	if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
