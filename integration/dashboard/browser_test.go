@@ -153,6 +153,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.Contains(diff, "added") || !strings.Contains(diff, "second@file") {
 		t.Errorf("diff view %q, want second@file added", diff)
 	}
+	step(t, ctx, "show the certificates", 10*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#certificates'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#cert-list .empty`)))
+	if s := textOf(t, ctx, "read the certificates page", `#cert-list`, "innerText"); s != "No certificates from ACME resolvers." {
+		t.Errorf("certificates page without resolvers says %q", s)
+	}
 	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
 		step(t, ctx, "show "+tab, 10*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#`+tab+`'; undefined`),

@@ -346,6 +346,36 @@ function renderDetail() {
   body.replaceChildren(...parts.flat());
 }
 
+// ---- certificates ----
+// renderCertificates shows each ACME certificate: its hosts, issuer,
+// resolver, the days left as a bar (full at 90 days; red under 7, amber
+// under 30) and its renewal state with the last error.
+function renderCertificates(list) {
+  const box = document.getElementById('cert-list');
+  if (!list.length) { box.replaceChildren(el('p', { class: 'empty' }, 'No certificates from ACME resolvers.')); return; }
+  const day = 24 * 3600 * 1000;
+  box.replaceChildren(el('table', { class: 'grid' },
+    el('thead', {}, el('tr', {}, ['Hosts', 'Issuer', 'Resolver', 'Expires in', 'State', 'Used by'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, list.map((c) => {
+      const days = c.notAfter ? Math.floor((Date.parse(c.notAfter) - Date.now()) / day) : null;
+      const cls = days === null ? 'none' : days < 7 ? 'bad' : days < 30 ? 'soon' : 'fine';
+      return el('tr', { 'data-cert': c.main, 'data-state': c.state },
+        el('td', { class: 'mono' }, [c.main, ...(c.sans || [])].join(', ')),
+        el('td', {}, c.issuer || '–'),
+        el('td', { class: 'mono' }, c.resolver),
+        el('td', {}, days === null ? 'no certificate yet' : el('div', { class: 'expiry ' + cls, title: c.notAfter },
+          el('div', { class: 'bar', style: `width:${Math.max(2, Math.min(100, (days / 90) * 100))}%` }), el('span', {}, days + ' days'))),
+        el('td', {}, el('span', { class: 'status ' + (c.state === 'valid' ? 'enabled' : c.state === 'failed' || c.state === 'expired' ? 'disabled' : 'warning') }, c.state),
+          c.renewAt ? el('div', { class: 'meta' }, 'renews ' + new Date(c.renewAt).toLocaleDateString()) : null,
+          c.lastError ? el('div', { class: 'err' }, c.lastError) : null),
+        el('td', {}, (c.users || []).map((u) => [u.includes('@') ? link('router', u) : u, ' '])));
+    }))));
+}
+
+async function loadCertificates() {
+  try { renderCertificates(await getJSON('tls/certificates')); } catch { renderCertificates([]); }
+}
+
 // ---- providers ----
 function renderProviders(list) {
   document.getElementById('provider-list').replaceChildren(...list.map((p) => el('div', { class: 'provider', 'data-name': p.name },
@@ -444,6 +474,7 @@ async function loadAll() {
   renderProviders(ps);
   renderFailing();
   renderDetail();
+  loadCertificates();
   if (ov.version) document.getElementById('version').textContent = ov.version.slice(0, 12);
   document.body.dataset.version = ov.version || '';
 }
