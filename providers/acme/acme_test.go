@@ -79,7 +79,7 @@ func TestNewValidates(t *testing.T) {
 		{&static.ACME{KeyType: "DSA", TLSChallenge: &static.TLSChallenge{}}, "certificatesResolvers.le.acme.keyType \"DSA\""},
 		{&static.ACME{CAServer: "http://ca", TLSChallenge: &static.TLSChallenge{}}, "caServer \"http://ca\": want an https://"},
 		{&static.ACME{HTTPChallenge: &static.HTTPChallenge{EntryPoint: "nope"}}, "httpChallenge.entryPoint: no entrypoint \"nope\""},
-		{&static.ACME{DNSChallenge: &static.DNSChallenge{Provider: "acmeville"}}, "unknown DNS provider \"acmeville\" (available in this build: cloudflare, digitalocean, exec"},
+		{&static.ACME{DNSChallenge: &static.DNSChallenge{Provider: "acmeville"}}, "unknown DNS provider \"acmeville\" (available in this build: abion, acmedns, active24"},
 		{&static.ACME{EAB: &static.EAB{Kid: "k"}, TLSChallenge: &static.TLSChallenge{}}, "eab: set both kid and hmacEncoded"},
 	} {
 		_, err := New(staticWith(map[string]*static.ACME{"le": tt.acme}), &memKV{}, slog.New(slog.DiscardHandler), "t")
