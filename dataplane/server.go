@@ -112,6 +112,7 @@ type entryPoint struct {
 	mu        sync.Mutex
 	listeners []net.Listener
 	servers   []*http.Server
+	h1s       []*h1.Server
 	chans     []*chanListener
 	conns     map[*trackedConn]struct{}
 }
@@ -356,7 +357,8 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 		e.chans = append(e.chans, h2)
 		wg.Go(func() { _ = hs.Serve(h2) })
 		e.loops.Add(1)
-		h1s := e.h1Server(h2)
+		h1s := e.h1Server(h2, wg)
+		e.h1s = append(e.h1s, h1s)
 		wg.Go(func() { e.acceptLoop(l, h2, h1s, wg) })
 	}
 	e.serveH3(wg)
@@ -516,9 +518,11 @@ func (e *entryPoint) sniffFirst(c *trackedConn, deadline time.Time) bool {
 }
 
 // h1Server returns the HTTP/1 server of one listener; connections that
-// start with the h2c preface go to h2.
-func (e *entryPoint) h1Server(h2 *chanListener) *h1.Server {
+// start with the h2c preface go to h2. Goroutines that continue idle
+// connections join wg.
+func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 	return &h1.Server{
+		Go:                wg.Go,
 		Handler:           e,
 		H2C:               h2.push,
 		ReadHeaderTimeout: e.readHeaderTimeout,

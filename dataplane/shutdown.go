@@ -59,7 +59,11 @@ func (e *entryPoint) shutdown(ctx context.Context) {
 			_ = c.Conn.SetReadDeadline(time.Now())
 		}
 	}
+	h1s := slices.Clone(e.h1s)
 	e.mu.Unlock()
+	for _, s := range h1s {
+		s.CloseIdle() // idle connections parked without a goroutine
+	}
 	waitFor(func() bool { return e.sniffers.Load() > 0 })
 	var wg sync.WaitGroup
 	for _, srv := range servers {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -68,8 +69,17 @@ type Server struct {
 	Draining func() bool
 	// Log receives handler panics other than http.ErrAbortHandler.
 	Log *slog.Logger
+	// Go starts the goroutines that continue serving connections after an
+	// idle wait (see ServeConn) and the poller of parked connections; nil
+	// means a go statement. Set it to a sync.WaitGroup's Go to join them
+	// (call CloseIdle first: the poller runs until then).
+	Go func(func())
 
 	bigPool sync.Pool // buffers of MaxHeaderBytes
+
+	parkOnce sync.Once
+	parker   *parker // nil until a connection is first parked
+	parkErr  error
 }
 
 func (s *Server) maxHeaderBytes() int {
@@ -94,7 +104,11 @@ var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, Buf
 
 // ServeConn serves c until it closes, fails, or is hijacked. headDeadline
 // bounds the first request head (zero: ReadHeaderTimeout from now). It
-// blocks; run it on the connection's own goroutine.
+// blocks; run it on the connection's own goroutine. When the connection
+// waits for its next request for longer than idleHandoff (250 ms), it is
+// parked without a goroutine (Linux; elsewhere the wait moves to a new
+// goroutine) and ServeConn returns: the stack the handlers grew is freed.
+// The request that ends the wait is served on a new goroutine (Go).
 func (s *Server) ServeConn(c net.Conn, headDeadline time.Time) {
 	ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, c.LocalAddr())
 	if s.ConnContext != nil {
@@ -106,11 +120,9 @@ func (s *Server) ServeConn(c net.Conn, headDeadline time.Time) {
 	}
 	bp := bufPool.Get().(*[]byte)
 	cs := &conn{srv: s, c: c, bufp: bp, buf: *bp, remote: c.RemoteAddr().String(), ctx: ctx,
-		headDeadline: headDeadline, watchDone: make(chan struct{}, 1)}
+		headDeadline: headDeadline, fd: -1}
 	cs.cw.cs = cs
 	cs.resp.cs = cs
-	cs.watchTimer = time.AfterFunc(time.Hour, cs.watch)
-	cs.watchTimer.Stop()
 	switch tc := c.(type) {
 	case *tls.Conn:
 		st := tc.ConnectionState()
@@ -118,14 +130,81 @@ func (s *Server) ServeConn(c net.Conn, headDeadline time.Time) {
 	case syscall.Conn:
 		cs.raw, _ = tc.SyscallConn()
 	}
-	handed := cs.serve()
-	cs.releaseBuf()
-	if handed {
+	cs.run()
+}
+
+// run serves the connection on the calling goroutine until it closes, is
+// handed over, or stays idle for idleHandoff: then a new goroutine (with a
+// small stack again) continues the idle wait and this one returns.
+func (cs *conn) run() {
+	cs.handoff = false
+	switch cs.serve() {
+	case endHandoff:
+		if !cs.srv.park(cs) {
+			cs.srv.spawn(cs.resume)
+		}
+	case endHanded:
+		cs.releaseBuf()
+	default:
+		cs.closeNow()
+	}
+}
+
+// resume continues the idle wait of a connection handed off by run. It
+// waits itself, with the few frames of readIdle, so the new goroutine
+// parks on its initial (smallest) stack; then run serves what arrived.
+func (cs *conn) resume() {
+	if d := cs.srv.Draining; d != nil && d() {
+		cs.closeNow()
 		return
 	}
-	_ = c.Close()
-	s.state(c, http.StateClosed)
+	wait := cs.idleUntil
+	if wait.Equal(noIdleTimeout) {
+		wait = time.Time{}
+	}
+	_ = cs.c.SetReadDeadline(wait)
+	n, err := cs.readIdle()
+	if err != nil || n == 0 {
+		cs.closeNow()
+		return
+	}
+	cs.idleUntil = time.Time{}
+	cs.srv.state(cs.c, http.StateActive)
+	cs.r, cs.w = 0, n
+	cs.run()
 }
+
+// closeNow closes the connection and reports it closed.
+func (cs *conn) closeNow() {
+	cs.releaseBuf()
+	_ = cs.c.Close()
+	cs.srv.state(cs.c, http.StateClosed)
+}
+
+func (s *Server) spawn(f func()) {
+	if s.Go != nil {
+		s.Go(f)
+		return
+	}
+	go f()
+}
+
+// idleHandoff is how long a keep-alive connection waits for its next
+// request on the goroutine that served the last one. After it the
+// connection is parked without a goroutine (Linux: see park_linux.go) or
+// the wait moves to a new goroutine (elsewhere): either way the old stack,
+// grown by the handler (typically to 8 KiB) and only shrunk by a GC, is
+// freed. A busy connection (requests less than idleHandoff apart) never
+// pays for the move; a later request pays a few microseconds (an epoll
+// registration, a wake-up and a new goroutine).
+const idleHandoff = 250 * time.Millisecond
+
+// How serve ended.
+const (
+	endClose   = iota // close the connection
+	endHanded         // hijacked or handed to H2C: not ours any more
+	endHandoff        // idle: continue on a new goroutine
+)
 
 func (s *Server) state(c net.Conn, st http.ConnState) {
 	if s.ConnState != nil {
@@ -149,6 +228,13 @@ type conn struct {
 	skipCRLF         bool      // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
 	userReadDeadline bool      // the handler set a read deadline: armRead leaves it
 	hijacked         bool
+	// The idle wait: its end (noIdleTimeout for none; zero when not
+	// idle), and whether it is to move to a new goroutine.
+	idleUntil time.Time
+	handoff   bool
+	parked    atomic.Int32 // parkState (park_linux.go)
+	fd        int32        // the socket, once parked; -1 before
+	idleTimer *time.Timer  // closes a parked connection at idleUntil
 
 	resp response
 	cw   connWriter
@@ -198,7 +284,10 @@ func (cs *conn) sendContinue() {
 // behaviour: the request context is cancelled when the client leaves.
 const watchAfter = 100 * time.Millisecond
 
-var aLongTimeAgo = time.Unix(1, 0)
+var (
+	aLongTimeAgo  = time.Unix(1, 0)
+	noIdleTimeout = time.Unix(2, 0)
+)
 
 // watch runs on the timer's goroutine while the handler of a bodyless
 // request runs. A read that returns bytes keeps them (a pipelined request).
@@ -295,15 +384,17 @@ func (cs *conn) growBuf() {
 	cs.bufp, cs.buf, cs.r, cs.w = bp, *bp, 0, n
 }
 
-// serve is the keep-alive loop; it reports whether c was hijacked or
-// handed over (and must not be closed here).
-func (cs *conn) serve() (handed bool) {
+// serve is the keep-alive loop; it reports how it ended.
+func (cs *conn) serve() int {
 	for {
 		// A request that has arrived is always served (with Connection:
 		// close while draining); shutdown cuts idle waits by deadline.
 		end, herr, ok := cs.readHead()
+		if cs.handoff {
+			return endHandoff
+		}
 		if !ok {
-			return false
+			return endClose
 		}
 		var h head
 		if herr == nil {
@@ -311,20 +402,20 @@ func (cs *conn) serve() (handed bool) {
 		}
 		if herr == errH2Preface && !cs.served && cs.srv.H2C != nil {
 			cs.handOver()
-			return true
+			return endHanded
 		}
 		cs.served = true
 		if herr != nil {
 			cs.reject(herr)
-			return false
+			return endClose
 		}
 		cs.r = end
 		keep := cs.serveOne(&h)
 		if cs.hijacked {
-			return true
+			return endHanded
 		}
 		if !keep {
-			return false
+			return endClose
 		}
 	}
 }
@@ -392,12 +483,33 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 		if !cs.served {
 			cs.setReadDeadline(cs.headDeadline)
 		} else {
-			cs.deadline(cs.srv.IdleTimeout)
-			cs.srv.state(cs.c, http.StateIdle)
+			if cs.idleUntil.IsZero() {
+				cs.srv.state(cs.c, http.StateIdle)
+				if idle := cs.srv.IdleTimeout; idle > 0 {
+					cs.idleUntil = time.Now().Add(idle)
+				} else {
+					cs.idleUntil = noIdleTimeout
+				}
+			}
 			if d := cs.srv.Draining; d != nil && d() {
 				return 0, nil, false
 			}
+			// The wait, up to idleHandoff, on this goroutine; the rest on
+			// a new one (see run).
+			wait := cs.idleUntil
+			handoff := time.Until(wait) > idleHandoff
+			if handoff {
+				wait = time.Now().Add(idleHandoff)
+			} else if wait.Equal(noIdleTimeout) {
+				wait = time.Time{}
+			}
+			_ = cs.c.SetReadDeadline(wait)
 			n, err := cs.readIdle()
+			if handoff && err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+				cs.handoff = true
+				return 0, nil, false
+			}
+			cs.idleUntil = time.Time{}
 			if err != nil || n == 0 {
 				return 0, nil, false
 			}
@@ -493,7 +605,7 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	// A context per request, cancelled when the handler returns (as with
 	// net/http) or when the client goes away (see watch).
 	ctx, cancel := context.WithCancel(cs.ctx)
-	defer cancel()
+	defer func() { cancel(); cs.reqCancel = nil }()
 	cs.reqCancel = cancel
 	r := &http.Request{
 		Method: h.method, URL: h.url, RequestURI: h.target, Host: h.host,
@@ -535,9 +647,14 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	}()
 	if b == nil {
 		cs.watching = true
-		cs.watchTimer.Reset(watchAfter)
+		if cs.watchTimer == nil { // dropped while parked
+			cs.watchDone = make(chan struct{}, 1)
+			cs.watchTimer = time.AfterFunc(watchAfter, cs.watch)
+		} else {
+			cs.watchTimer.Reset(watchAfter)
+		}
 	}
-	ok := cs.run(w, r)
+	ok := cs.callHandler(w, r)
 	cs.endWatch()
 	if cs.hijacked {
 		return false
@@ -572,9 +689,9 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	return true
 }
 
-// run calls the handler, recovering a panic: http.ErrAbortHandler closes
+// callHandler calls the handler, recovering a panic: http.ErrAbortHandler closes
 // the connection silently, others are logged with a stack, as net/http does.
-func (cs *conn) run(w *response, r *http.Request) (ok bool) {
+func (cs *conn) callHandler(w *response, r *http.Request) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			ok = false

@@ -277,3 +277,59 @@ func TestRefusedHeads(t *testing.T) {
 		}
 	}
 }
+
+// A connection idle for longer than idleHandoff moves to a new goroutine
+// (the old stack is freed) and keeps serving.
+func TestIdleHandoffKeepsServing(t *testing.T) {
+	spawned := make(chan struct{}, 4)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) }),
+		ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 10 * time.Second,
+		Go: func(f func()) { spawned <- struct{}{}; go f() }}
+	addr := startServer(t, s)
+	c, br := rawConn(t, addr)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "/1" {
+		t.Fatal(body)
+	}
+	select {
+	case <-spawned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle wait did not move to a new goroutine")
+	}
+	io.WriteString(c, "GET /2 HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "/2" {
+		t.Fatal(body)
+	}
+}
+
+// A parked idle connection is closed at its idle timeout, and CloseIdle
+// closes parked connections at once.
+func TestParkedConnectionTimeoutAndCloseIdle(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "x") }),
+		ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 1500 * time.Millisecond}
+	addr := startServer(t, s)
+	c, br := rawConn(t, addr)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	readResp(t, br, "GET")
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("want EOF at the idle timeout, got %v", err)
+	}
+	if d := time.Since(start); d < time.Second || d > 5*time.Second {
+		t.Fatalf("closed after %v, want about the 1.5 s idle timeout", d)
+	}
+
+	s2 := &Server{Handler: s.Handler, ReadHeaderTimeout: 2 * time.Second, IdleTimeout: time.Minute}
+	addr = startServer(t, s2)
+	c, br = rawConn(t, addr)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	readResp(t, br, "GET")
+	time.Sleep(idleHandoff + 300*time.Millisecond) // parked now
+	s2.CloseIdle()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("CloseIdle: want EOF, got %v", err)
+	}
+}

@@ -13,7 +13,8 @@ import (
 // that would block returns the buffer before the goroutine parks, so a
 // keep-alive connection waiting for its next request costs no buffer. It
 // makes no more syscalls than a plain Read. It returns the bytes read (0 at
-// end of file) or the read error (the read deadline applies). Connections
+// end of file) or the read error (the read deadline applies; buf is then
+// nil). Connections
 // without a file descriptor (TLS) wait holding a small buffer.
 func (cs *conn) readIdle() (int, error) {
 	if cs.raw == nil {
@@ -33,11 +34,7 @@ func (cs *conn) readIdle() (int, error) {
 		n, rerr = max(m, 0), err
 		return true
 	})
-	if cs.bufp == nil {
-		bp := bufPool.Get().(*[]byte) // the wait failed: keep the invariant buf != nil
-		cs.bufp, cs.buf = bp, *bp
-	}
-	if err != nil {
+	if err != nil { // buf stays nil: the connection closes or waits again
 		return 0, err
 	}
 	return n, rerr

@@ -233,6 +233,7 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 			return err
 		}
 		h.chunked, h.contentLength = true, -1
+		delete(h.header, "Trailer") // the names are in Request.Trailer (as net/http)
 	} else {
 		h.trailer = nil // trailers come only with chunked (RFC 9112 §7.1.2)
 	}
