@@ -66,7 +66,7 @@ type sharedTransport struct {
 }
 
 func (s *sharedTransport) closeIdle() {
-	s.client.CloseIdleConnections()
+	s.client.Close()
 	s.t.CloseIdleConnections()
 }
 

@@ -59,8 +59,10 @@ type Client struct {
 	h2c    *http2.Transport
 	h2     *http2.Transport // for ClientConns over TLS we dialed ourselves
 
-	mu    sync.Mutex
-	hosts map[string]*Host
+	mu     sync.Mutex
+	hosts  map[string]*Host
+	reaper *time.Timer // closes idle connections past IdleConnTimeout; nil until the first Host
+	closed bool
 }
 
 // New returns a Client with options o.
@@ -123,8 +125,72 @@ func (c *Client) Host(scheme, addr string) *Host {
 			h.tls.ServerName, h.tls1.ServerName = name, name
 		}
 		c.hosts[key] = h
+		if c.reaper == nil && !c.closed {
+			c.reaper = time.AfterFunc(c.reapEvery(), c.reap)
+		}
 	}
 	return h
+}
+
+func (c *Client) reapEvery() time.Duration { return max(c.o.IdleConnTimeout/2, time.Second) }
+
+// reap runs on a timer: it closes idle connections older than
+// IdleConnTimeout (a backend that left keeps none open) and forgets Hosts
+// that served nothing since the last round and hold no connection (a
+// target still holding one keeps working: Host is created again on demand).
+func (c *Client) reap() {
+	c.mu.Lock()
+	hs := make([]*Host, 0, len(c.hosts))
+	for _, h := range c.hosts {
+		hs = append(hs, h)
+	}
+	c.mu.Unlock()
+	now := time.Now()
+	for _, h := range hs {
+		kept := 0
+		for range len(h.idle) {
+			select {
+			case pc := <-h.idle:
+				if now.Sub(pc.idleAt) > h.c.o.IdleConnTimeout {
+					pc.c.Close()
+					continue
+				}
+				select {
+				case h.idle <- pc:
+					kept++
+				default:
+					pc.c.Close()
+				}
+			default:
+			}
+		}
+		uses := h.uses.Load()
+		if kept == 0 && uses == h.seen && h.h2cc.Load() == nil {
+			c.mu.Lock()
+			if c.hosts[h.scheme+"://"+h.addr] == h {
+				delete(c.hosts, h.scheme+"://"+h.addr)
+			}
+			c.mu.Unlock()
+		}
+		h.seen = uses
+	}
+	c.mu.Lock()
+	if !c.closed {
+		c.reaper.Reset(c.reapEvery())
+	}
+	c.mu.Unlock()
+}
+
+// Close closes every idle connection and stops the idle reaper. Requests
+// still running finish normally.
+func (c *Client) Close() {
+	c.mu.Lock()
+	c.closed = true
+	if c.reaper != nil {
+		c.reaper.Stop()
+	}
+	c.mu.Unlock()
+	c.CloseIdleConnections()
 }
 
 // CloseIdleConnections closes every idle connection of every backend.
@@ -151,6 +217,8 @@ type Host struct {
 	addr      string
 	tls, tls1 *tls.Config // with ServerName set
 	idle      chan *pconn
+	uses      atomic.Int64 // Forward calls, for the reaper
+	seen      int64        // uses at the reaper's last round (reaper only)
 
 	h2mu sync.Mutex
 	h2cc atomic.Pointer[http2.ClientConn] // https backend speaking h2; nil until learned

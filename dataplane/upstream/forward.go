@@ -75,6 +75,7 @@ var errStale = errors.New("upstream: reused connection closed by the server")
 // size, and joins it before returning.
 func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 	start := time.Now()
+	h.uses.Add(1)
 	r := ob.Req
 	up := isUpgrade(r)
 	if h.scheme == "h2c" {

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -500,6 +501,66 @@ func BenchmarkForward(b *testing.B) {
 		*ob = Outbound{Req: r}
 		if res := h.Forward(w, ob); res.Err != nil {
 			b.Fatal(res.Err)
+		}
+	}
+}
+
+// Idle connections older than IdleConnTimeout are closed by the reaper,
+// so a backend that left keeps none open.
+func TestIdleConnectionsAreReaped(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	addr := rawBackend(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := br.ReadByte(); err == io.EOF {
+			closed <- struct{}{}
+		}
+	})
+	c := New(Options{IdleConnTimeout: 500 * time.Millisecond})
+	defer c.Close()
+	if _, res := forward(t, c, addr, httptest.NewRequest("GET", "http://x.test/", nil)); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle connection was not closed after IdleConnTimeout")
+	}
+}
+
+// https backends: ALPN picks HTTP/2 (through x/net/http2, one connection
+// for many requests) or HTTP/1.1 (this package's client over TLS).
+func TestHTTPSBackendsByALPN(t *testing.T) {
+	for _, h2 := range []bool{true, false} {
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, r.Proto)
+		}))
+		s.EnableHTTP2 = true
+		cl := &countingListener{Listener: s.Listener}
+		s.Listener = cl
+		s.StartTLS()
+		defer s.Close()
+		c := New(Options{TLS: &tls.Config{InsecureSkipVerify: true}, DisableHTTP2: !h2})
+		defer c.Close()
+		want := "HTTP/2.0"
+		if !h2 {
+			want = "HTTP/1.1"
+		}
+		host := c.Host("https", strings.TrimPrefix(s.URL, "https://"))
+		for i := range 3 {
+			w := newRecorder()
+			res := host.Forward(w, &Outbound{Req: httptest.NewRequest("GET", "https://x.test/", nil)})
+			if res.Err != nil || w.body.String() != want {
+				t.Fatalf("h2=%v request %d: got %q %v, want %s", h2, i, w.body.String(), res.Err, want)
+			}
+		}
+		if n := cl.n.Load(); n != 1 {
+			t.Fatalf("h2=%v: %d connections for 3 requests, want 1", h2, n)
 		}
 	}
 }
