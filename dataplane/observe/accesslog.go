@@ -143,7 +143,7 @@ func (a *AccessLog) Request(ev *RequestEvent) {
 	}
 	line := linePool.Get().(*[]byte)
 	if a.json {
-		*line = append((*line)[:0], a.formatJSON(ev, n)...)
+		*line = a.appendJSON((*line)[:0], ev, n)
 	} else {
 		*line = a.appendCommon((*line)[:0], ev, n)
 	}

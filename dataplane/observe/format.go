@@ -2,15 +2,12 @@ package observe
 
 import (
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Redacted replaces values in redact mode.
@@ -100,95 +97,6 @@ func (a *AccessLog) appendCommon(b []byte, ev *RequestEvent, count int64) []byte
 	b = append(b, `" `...)
 	b = strconv.AppendInt(b, ev.Duration.Milliseconds(), 10)
 	return append(b, "ms\n"...)
-}
-
-// formatJSON renders one JSON object with Traefik's access-log field names,
-// plus request_<Header> and downstream_<Header> for kept headers. Duration
-// is in nanoseconds, sizes in bytes.
-func (a *AccessLog) formatJSON(ev *RequestEvent, count int64) []byte {
-	clientHost, clientPort, _ := splitHostPort(ev.ClientAddr)
-	reqHost, reqPort, _ := splitHostPort(ev.Host)
-	if reqHost == "" {
-		reqHost = ev.Host
-	}
-	scheme := "http"
-	if ev.TLS {
-		scheme = "https"
-	}
-	svcAddr := ""
-	if u, err := url.Parse(ev.Upstream); err == nil {
-		svcAddr = u.Host
-	}
-	m := map[string]any{
-		"ClientAddr":            ev.ClientAddr,
-		"ClientHost":            clientHost,
-		"ClientPort":            clientPort,
-		"ClientUsername":        orDash(basicUser(ev.Header)),
-		"DownstreamContentSize": ev.BytesOut,
-		"DownstreamStatus":      ev.Status,
-		"Duration":              ev.Duration.Nanoseconds(),
-		"RequestAddr":           ev.Host,
-		"RequestContentSize":    contentLength(ev.Header),
-		"RequestCount":          count,
-		"RequestHost":           reqHost,
-		"RequestMethod":         ev.Method,
-		"RequestPath":           ev.Path,
-		"RequestPort":           orDash(reqPort),
-		"RequestProtocol":       ev.Proto,
-		"RequestScheme":         scheme,
-		"RetryAttempts":         ev.Retries,
-		"StartLocal":            ev.Start.Local().Format(time.RFC3339Nano),
-		"StartUTC":              ev.Start.UTC().Format(time.RFC3339Nano),
-		"entryPointName":        ev.EntryPoint,
-	}
-	if ev.Router != "" {
-		m["RouterName"] = ev.Router
-	}
-	if ev.Service != "" {
-		m["ServiceName"] = ev.Service
-	}
-	if ev.TraceID != ([16]byte{}) {
-		m["TraceId"] = hex.EncodeToString(ev.TraceID[:])
-		m["SpanId"] = hex.EncodeToString(ev.SpanID[:])
-	}
-	if ev.TLSVersion != 0 {
-		m["TLSVersion"] = TLSVersionLabel(ev.TLSVersion)
-		m["TLSCipher"] = TLSCipherLabel(ev.TLSCipher)
-	}
-	if ev.Upstream != "" {
-		m["OriginContentSize"] = ev.BytesOut
-		m["ServiceURL"] = redactURL(ev.Upstream)
-		m["ServiceAddr"] = svcAddr
-		m["OriginStatus"] = ev.Status
-	}
-	for k := range m {
-		switch a.fields.field(k) {
-		case ModeDrop:
-			delete(m, k)
-		case ModeRedact:
-			m[k] = Redacted
-		}
-	}
-	addHeaders := func(prefix string, h http.Header) {
-		for name, vals := range h {
-			switch a.fields.header(canonical(name)) {
-			case ModeKeep:
-				m[prefix+name] = strings.Join(vals, ",")
-			case ModeRedact:
-				m[prefix+name] = Redacted
-			}
-		}
-	}
-	addHeaders("request_", ev.Header)
-	addHeaders("downstream_", ev.ResponseHeader)
-	m["level"] = "info"
-	m["msg"] = ""
-	m["time"] = ev.Start.Add(ev.Duration).Format(time.RFC3339)
-	out, err := json.Marshal(m)
-	if err != nil { // only unencodable values could cause this; there are none
-		out = []byte(`{"msg":"access log: encode failed"}`)
-	}
-	return append(out, '\n')
 }
 
 func orDash(s string) string {

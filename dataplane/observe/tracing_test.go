@@ -54,7 +54,7 @@ func TestTraceIDsReachTheAccessLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m map[string]any
-	if err := json.Unmarshal(a.formatJSON(ev, 1), &m); err != nil {
+	if err := json.Unmarshal(a.appendJSON(nil, ev, 1), &m); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := m["TraceId"].(string)

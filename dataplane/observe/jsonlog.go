@@ -1,0 +1,259 @@
+package observe
+
+import (
+	"cmp"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// jfield is one key of a JSON access-log line: a string, a number or a
+// time (formatted when written). Header fields have a prefix
+// ("request_", "downstream_") kept apart from the name so that no key is
+// concatenated.
+type jfield struct {
+	prefix, key string
+	kind        uint8
+	s           string
+	n           int64
+	t           time.Time
+	layout      string
+	id          []byte // jHex
+}
+
+const (
+	jString = iota
+	jNumber
+	jTime
+	jHex // id written as lowercase hex
+)
+
+type jsonScratch struct{ fields []jfield }
+
+var jsonPool = sync.Pool{New: func() any { return &jsonScratch{fields: make([]jfield, 0, 48)} }}
+
+func keyByte(x jfield, i int) byte {
+	if i < len(x.prefix) {
+		return x.prefix[i]
+	}
+	return x.key[i-len(x.prefix)]
+}
+
+// cmpField orders fields by prefix+key, bytewise, as encoding/json sorts
+// map keys.
+func cmpField(a, b jfield) int {
+	la, lb := len(a.prefix)+len(a.key), len(b.prefix)+len(b.key)
+	for i := 0; i < la && i < lb; i++ {
+		if ca, cb := keyByte(a, i), keyByte(b, i); ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+	}
+	return cmp.Compare(la, lb)
+}
+
+// appendJSON appends one JSON object with Traefik's access-log field names
+// (pkg/middlewares/accesslog/logdata.go), keys sorted as logrus writes
+// them, plus request_<Header> and downstream_<Header> for kept headers,
+// and a newline. Duration is in nanoseconds, sizes in bytes. It writes the
+// same bytes as encoding/json would for the same fields as a map, without
+// building one.
+func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
+	sc := jsonPool.Get().(*jsonScratch)
+	f := sc.fields[:0]
+	str := func(k, v string) { f = append(f, jfield{key: k, s: v}) }
+	num := func(k string, n int64) { f = append(f, jfield{key: k, kind: jNumber, n: n}) }
+
+	clientHost, clientPort, _ := splitHostPort(ev.ClientAddr)
+	reqHost, reqPort, _ := splitHostPort(ev.Host)
+	if reqHost == "" {
+		reqHost = ev.Host
+	}
+	scheme := "http"
+	if ev.TLS {
+		scheme = "https"
+	}
+	str("ClientAddr", ev.ClientAddr)
+	str("ClientHost", clientHost)
+	str("ClientPort", clientPort)
+	str("ClientUsername", orDash(basicUser(ev.Header)))
+	num("DownstreamContentSize", ev.BytesOut)
+	num("DownstreamStatus", int64(ev.Status))
+	num("Duration", ev.Duration.Nanoseconds())
+	str("RequestAddr", ev.Host)
+	num("RequestContentSize", contentLength(ev.Header))
+	num("RequestCount", count)
+	str("RequestHost", reqHost)
+	str("RequestMethod", ev.Method)
+	str("RequestPath", ev.Path)
+	str("RequestPort", orDash(reqPort))
+	str("RequestProtocol", ev.Proto)
+	str("RequestScheme", scheme)
+	num("RetryAttempts", int64(ev.Retries))
+	f = append(f, jfield{key: "StartLocal", kind: jTime, t: ev.Start.Local(), layout: time.RFC3339Nano})
+	f = append(f, jfield{key: "StartUTC", kind: jTime, t: ev.Start.UTC(), layout: time.RFC3339Nano})
+	str("entryPointName", ev.EntryPoint)
+	if ev.Router != "" {
+		str("RouterName", ev.Router)
+	}
+	if ev.Service != "" {
+		str("ServiceName", ev.Service)
+	}
+	if ev.TraceID != ([16]byte{}) {
+		f = append(f, jfield{key: "TraceId", kind: jHex, id: ev.TraceID[:]})
+		f = append(f, jfield{key: "SpanId", kind: jHex, id: ev.SpanID[:]})
+	}
+	if ev.TLSVersion != 0 {
+		str("TLSVersion", TLSVersionLabel(ev.TLSVersion))
+		str("TLSCipher", TLSCipherLabel(ev.TLSCipher))
+	}
+	if ev.Upstream != "" {
+		num("OriginContentSize", ev.BytesOut)
+		str("ServiceURL", redactURL(ev.Upstream))
+		str("ServiceAddr", urlHost(ev.Upstream))
+		num("OriginStatus", int64(ev.Status))
+	}
+	kept := f[:0]
+	for _, x := range f {
+		switch a.fields.field(x.key) {
+		case ModeDrop:
+			continue
+		case ModeRedact:
+			x = jfield{key: x.key, s: Redacted}
+		}
+		kept = append(kept, x)
+	}
+	f = kept
+	headers := func(prefix string, h http.Header) {
+		for name, vals := range h {
+			switch a.fields.header(canonical(name)) {
+			case ModeKeep:
+				v := ""
+				if len(vals) == 1 {
+					v = vals[0]
+				} else {
+					v = strings.Join(vals, ",")
+				}
+				f = append(f, jfield{prefix: prefix, key: name, s: v})
+			case ModeRedact:
+				f = append(f, jfield{prefix: prefix, key: name, s: Redacted})
+			}
+		}
+	}
+	headers("request_", ev.Header)
+	headers("downstream_", ev.ResponseHeader)
+	str("level", "info")
+	str("msg", "")
+	f = append(f, jfield{key: "time", kind: jTime, t: ev.Start.Add(ev.Duration), layout: time.RFC3339})
+	slices.SortFunc(f, cmpField)
+
+	b = append(b, '{')
+	for i, x := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = appendJSONText(b, x.prefix)
+		b = appendJSONText(b, x.key)
+		b = append(b, '"', ':')
+		switch x.kind {
+		case jNumber:
+			b = strconv.AppendInt(b, x.n, 10)
+		case jTime:
+			b = append(b, '"')
+			b = x.t.AppendFormat(b, x.layout)
+			b = append(b, '"')
+		case jHex:
+			b = append(b, '"')
+			b = hex.AppendEncode(b, x.id)
+			b = append(b, '"')
+		default:
+			b = append(b, '"')
+			b = appendJSONText(b, x.s)
+			b = append(b, '"')
+		}
+	}
+	b = append(b, '}', '\n')
+	clear(f) // drop references to this request's strings
+	sc.fields = f[:0]
+	jsonPool.Put(sc)
+	return b
+}
+
+// urlHost is the host[:port] of an absolute URL ("http://u:p@h:80/x" →
+// "h:80"), "" when there is none.
+func urlHost(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONText appends s escaped as encoding/json does inside a string:
+// quotes, backslashes and control characters escaped, <, > and & as
+// \u003c…, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendJSONText(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
+}
