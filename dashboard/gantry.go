@@ -83,7 +83,11 @@ func (a *API) problems(v *view) []providers.Problem {
 			msg = status
 		}
 		src := kind + " " + name
-		if o := v.merged.Origins[src]; o != "" {
+		o := v.merged.Origins[src]
+		if ro := v.merged.Origins["rule "+src]; ro != "" && len(errs) > 0 && strings.HasPrefix(errs[0], "rule") {
+			o = ro // a rule error: the rule's line is the one to edit
+		}
+		if o != "" {
 			src = o + " (" + src + ")" // where the provider found it
 		}
 		out = append(out, providers.Problem{

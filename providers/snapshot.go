@@ -55,7 +55,8 @@ type Snapshot struct {
 	// "service api", "middleware auth" (unqualified names), e.g.
 	// "/etc/gantry/app.yml:12:5". The API shows it with routing problems
 	// (a rule that does not parse, a missing service), which only
-	// router.Compile finds. May be nil.
+	// router.Compile finds. A router's rule may be located too, keyed
+	// "rule router web", for errors in the rule. May be nil.
 	Origins map[string]string `json:"Origins,omitempty"`
 	// KeepConfig says the provider cannot read its source (a file
 	// provider's directory missing or unreadable at startup): the aggregator

@@ -73,6 +73,9 @@ func locateYAML(out map[string]string, path string, b []byte) {
 			key := kind + " " + k.Value
 			if _, dup := out[key]; !dup {
 				out[key] = fmt.Sprintf("%s:%d", path, k.Line)
+				if r := mapChild(m.Content[i+1], "rule"); r != nil && kind == "router" {
+					out["rule "+key] = fmt.Sprintf("%s:%d", path, r.Line) // rule errors: the line to edit
+				}
 			}
 		}
 	}

@@ -114,7 +114,11 @@ func splitReport(r *router.Report, where map[string]string) (errs, warns []strin
 		for _, m := range msgs {
 			line := fmt.Sprintf("%s %s: %s", kind, name, m)
 			if bare, ok := strings.CutSuffix(name, "@file"); ok && where[kind+" "+bare] != "" {
-				line = fmt.Sprintf("%s: %s %s: %s", where[kind+" "+bare], kind, name, m)
+				at := where[kind+" "+bare]
+				if r := where["rule "+kind+" "+bare]; r != "" && strings.HasPrefix(m, "rule") {
+					at = r // the rule's line is the one to edit
+				}
+				line = fmt.Sprintf("%s: %s %s: %s", at, kind, name, m)
 			}
 			if status == router.StatusDisabled {
 				errs = append(errs, line)

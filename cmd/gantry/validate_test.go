@@ -21,7 +21,7 @@ func TestValidate(t *testing.T) {
 			[]string{"routers: 2, disabled: 0", "valid: 0 warnings"}, []string{"error:"}},
 		{"bad files", []string{"--providers.file.directory=testdata/dyn-bad", "--entrypoints.web.address=:80"}, 1, []string{
 			"error: file: " + filepath.Join(bad, "broken.yml") + `:6:7: unknown field "priorty"`,
-			"error: " + filepath.Join(bad, "app.yml") + ":6: router badrule@file: rule: offset 0: Host: expected 1 argument, got 2",
+			"error: " + filepath.Join(bad, "app.yml") + ":7: router badrule@file: rule: offset 0: Host: expected 1 argument, got 2",
 			"error: " + filepath.Join(bad, "app.yml") + `:9: router nosvc@file: service "missing@file" does not exist`,
 			"invalid: 3 errors, 0 warnings",
 		}, []string{"router good@file"}},

@@ -183,9 +183,9 @@ func TestServedDirectoryChanges(t *testing.T) {
 	writeFile(t, b, conf("d", s.url("one")))
 	s.expect(t, "020.4 unsupported files ignored", "d.test", "one")
 
-	// 022: b.yml broken (unknown field): d keeps being served from b.yml's
+	// 022: b.yml broken (a syntax error): d keeps being served from b.yml's
 	// last good content while a change elsewhere applies.
-	writeFile(t, b, strings.Replace(conf("d", s.url("two")), "      service: d\n", "      service: d\n      domains: [d.test]\n", 1))
+	writeFile(t, b, strings.Replace(conf("d", s.url("two")), "      service: d\n", "      service: [d\n", 1))
 	writeFile(t, app, conf("a", s.url("two"), "b", s.url("two")))
 	s.expect(t, "022 other file's change applies", "a.test", "two")
 	s.expect(t, "022 broken b.yml keeps its last good content", "d.test", "one")

@@ -150,10 +150,26 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 		b.log.Debug("rendered configuration template", "provider", name, "file", in.path, "content", string(rendered))
 	}
 	c, err := config.Decode(rendered, f)
+	var isolated []providers.Problem
 	if err != nil {
-		p, msg := decodeError(err, rendered, f)
-		c, probs := fail(p, msg)
-		return c, probs, rendered
+		// One bad object disables that object only (issue 15); an error
+		// outside any object (syntax, a bad top-level section) fails the
+		// file.
+		ic, bad, ierr := isolate(rendered, f)
+		if ierr != nil {
+			p, msg := decodeError(err, rendered, f)
+			c, probs := fail(p, msg)
+			return c, probs, rendered
+		}
+		c = ic
+		for _, o := range bad {
+			_, msg := decodeError(o.err, rendered, f)
+			isolated = append(isolated, providers.Problem{
+				Provider: name, Source: in.path + o.at.String(), Severity: providers.SeverityError,
+				Objects: []string{o.kind + " " + o.name},
+				Message: fmt.Sprintf("%s; %s %s left out (the rest of the file is used)", msg, o.kind, o.name),
+			})
+		}
 	}
 	if at, n := longValue(reflect.ValueOf(c), b.limits.valueSize, ""); at != "" {
 		c, probs := fail(pos{}, fmt.Sprintf("%s is %d bytes, over providers.file.maxValueSize (%d)", at, n, b.limits.valueSize))
@@ -163,7 +179,7 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 	probs := validate(c, func(kind, obj string) string {
 		return in.path + objectPos(rendered, f, kind, obj).String()
 	})
-	return withoutInvalid(c), probs, rendered
+	return withoutInvalid(c), append(isolated, probs...), rendered
 }
 
 // empty reports whether c defines nothing.
@@ -300,6 +316,9 @@ func recordOrigins(origins map[string]string, c *config.Configuration, path stri
 				continue
 			}
 			origins[key] = path + at[key].String()
+			if p, ok := at["rule "+key]; ok {
+				origins["rule "+key] = path + p.String()
+			}
 		}
 	}
 	note("router", slices.Collect(maps.Keys(c.HTTP.Routers)))

@@ -67,7 +67,6 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 	}{
 		{"case022/b-indent.yml", "b.yml:5", "yaml: line 5: mapping values are not allowed in this context"},
 		{"case022/b-truncated.yml", "b.yml:", "yaml: line"},
-		{"case022/b-unknown.yml", "b.yml:9:7", `unknown field "domains"`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			s := b.build(context.Background(), []input{a, as(read(t, tc.file), "b.yml")})
@@ -99,7 +98,7 @@ func TestCase022BrokenFileKeepsLastGood(t *testing.T) {
 	// Cold start with b broken: a loads, b contributes nothing (issue 6020:
 	// the later fix must still apply, covered by the watch tests).
 	cold := newBuilder(discard, false)
-	s = cold.build(context.Background(), []input{a, as(read(t, "case022/b-unknown.yml"), "b.yml")})
+	s = cold.build(context.Background(), []input{a, as(read(t, "case022/b-indent.yml"), "b.yml")})
 	if got := routerNames(s); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("cold start routers %v, want [a]", got)
 	}
@@ -241,6 +240,7 @@ func TestOriginsLocateObjects(t *testing.T) {
 		"router noservice": "invalid-objects.yml:6:5",
 		"service s":        "invalid-objects.yml:9:5",
 		"service bad":      "invalid-objects.yml:12:5",
+		"rule router good": "invalid-objects.yml:4:13", // rule errors point at the rule (issue 15)
 	}
 	for k, v := range want {
 		if s.Origins[k] != v {
@@ -249,5 +249,69 @@ func TestOriginsLocateObjects(t *testing.T) {
 	}
 	if got := s.Origins["router other"]; got != "dup2.toml" {
 		t.Errorf("TOML origin: got %q, want the file name", got)
+	}
+}
+
+// Issue 15: an unknown field (or a wrong type) disables only the router,
+// service or middleware that contains it; the rest of the file is used —
+// unlike Traefik, which drops the file — and the problem names the field's
+// line and the object.
+func TestUnknownFieldDisablesOnlyItsObject(t *testing.T) {
+	b := newBuilder(discard, false)
+	a := as(read(t, "case022/a.yml"), "a.yml")
+	b.build(context.Background(), []input{a, as(read(t, "case022/b.yml"), "b.yml")})
+	s := b.build(context.Background(), []input{a, as(read(t, "case022/b-unknown.yml"), "b.yml")})
+	if got := routerNames(s); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("routers %v, want [a]: router b has the unknown field", got)
+	}
+	if svc := s.Config.HTTP.Services["b"]; svc == nil || svc.LoadBalancer.Servers[0].URL != "http://192.0.2.99" {
+		t.Errorf("service b = %+v, want the file's new content (http://192.0.2.99)", svc)
+	}
+	want := []string{`error b.yml:9:7: unknown field "domains"; router b left out (the rest of the file is used)`}
+	if d := cmp.Diff(want, problems(s)); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+	if len(s.Problems) == 1 && !slices.Equal(s.Problems[0].Objects, []string{"router b"}) {
+		t.Errorf("objects %v, want [router b]", s.Problems[0].Objects)
+	}
+
+	for _, tc := range []struct{ file, data, router, source, msg string }{
+		{"x.toml", "[http.routers.bad]\nrule = \"Path(`/b`)\"\nprio = 3\nservice = \"s\"\n[http.routers.good]\nrule = \"Path(`/g`)\"\nservice = \"s\"\n",
+			"good", "x.toml:3:1", `unknown field "prio"; router bad left out`},
+		{"x.json", `{"http": {"routers": {"bad": {"rule": "Path(` + "`/b`" + `)", "service": "s", "prio": 1}, "good": {"rule": "Path(` + "`/g`" + `)", "service": "s", "priority": 2}}}}`,
+			"good", "x.json:1:", `unknown field "prio"; router bad left out`},
+		{"x.yml", "http:\n  middlewares:\n    m:\n      headers:\n        customRequestHeaders: {X: y}\n        nosuch: 1\n  routers:\n    good:\n      rule: Path(`/g`)\n      service: s\n",
+			"good", "x.yml:6:9", `unknown field "nosuch"; middleware m left out`},
+		{"y.yml", "http:\n  routers:\n    bad:\n      rule: Path(`/b`)\n      service: s\n      priority: high\n    good:\n      rule: Path(`/g`)\n      service: s\n",
+			"good", "y.yml:6:7", `router bad left out`},
+	} {
+		s := newBuilder(discard, false).build(context.Background(), []input{{path: tc.file, data: []byte(tc.data)}})
+		if got := routerNames(s); !slices.Equal(got, []string{tc.router}) {
+			t.Errorf("%s: routers %v, want [%s]", tc.file, got, tc.router)
+		}
+		if len(s.Problems) != 1 || !strings.HasPrefix(s.Problems[0].Source, tc.source) || !strings.Contains(s.Problems[0].Message, tc.msg) {
+			t.Errorf("%s: problems %v, want one at %s… saying %q", tc.file, problems(s), tc.source, tc.msg)
+		}
+	}
+	// A syntax error is not inside an object: the file keeps failing whole.
+	s = newBuilder(discard, false).build(context.Background(), []input{{path: "z.yml", data: []byte("http:\n  routers: [\n")}})
+	if len(s.Problems) != 1 || !strings.Contains(s.Problems[0].Message, "nothing from this file is used") {
+		t.Errorf("syntax error: %v", problems(s))
+	}
+}
+
+// Issue 15: a YAML syntax error is reported at the line the user must
+// edit, not where yaml.v3 says the construct began.
+func TestYAMLSyntaxErrorLine(t *testing.T) {
+	for _, tc := range []struct{ data, source, msg string }{
+		{"http:\n  routers:\n    a:\n      rule: Host(`a`)\n      service: [x\n    b:\n      rule: x\n", "x.yml:5", "line 5: did not find expected ',' or ']'"},
+		{"http:\n  routers:\n    a:\n      rule: x\n     service: s\n", "x.yml:5", "line 5: did not find expected key"},
+		{"http:\n  routers:\n    a:\n      rule: x\n      service: s\n    b:\n      rule: y\n      service: s\n  services:\n    s:\n\tloadBalancer: {}\n", "x.yml:11", "line 11: found character that cannot start any token"},
+		{"http:\n  routers:\n    a:\n      rule: Host(`a`)\n    bad line here: : :\n", "x.yml:5", "line 5: mapping values are not allowed"},
+	} {
+		s := newBuilder(discard, false).build(context.Background(), []input{{path: "x.yml", data: []byte(tc.data)}})
+		if len(s.Problems) != 1 || s.Problems[0].Source != tc.source || !strings.Contains(s.Problems[0].Message, tc.msg) {
+			t.Errorf("%q: problems %v, want source %s, message with %q", tc.data, problems(s), tc.source, tc.msg)
+		}
 	}
 }

@@ -3,8 +3,11 @@
 // each rendered as a Go text/template first, compatible with Traefik's
 // file provider (https://doc.traefik.io/traefik/providers/file/).
 //
-// Unlike Traefik, which rejects the whole update, a file that fails to
-// render, parse or decode affects only that file: its last good content
+// Unlike Traefik, which rejects the whole update, an object (router,
+// service, middleware, serversTransport) that does not decode (an unknown
+// field, a wrong type) is left out alone with a Problem naming it and the
+// field's line, and the rest of its file is used (isolate). A file that
+// fails to render or parse affects only that file: its last good content
 // stays in effect, and a Problem names the file, line and (where the parser
 // gives it) column (case 022). A file already broken at start contributes
 // nothing while the valid files load; references to its objects then fail

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +69,10 @@ func decodeError(err error, data []byte, f config.Format) (pos, string) {
 		if f == config.YAML {
 			if m := reYAMLLine.FindStringSubmatch(msg); m != nil {
 				l, _ := strconv.Atoi(m[1])
+				if fixed := yamlErrorLine(data, msg); fixed != 0 && fixed != l {
+					l = fixed
+					msg = strings.Replace(msg, m[0], "line "+strconv.Itoa(l), 1)
+				}
 				return pos{line: l}, msg
 			}
 		}
@@ -208,8 +214,9 @@ func objectPos(data []byte, f config.Format, kind, name string) pos {
 }
 
 // objectPositions locates every router, service and middleware of a YAML
-// file in one parse, keyed "router web"; nil for other formats (the file
-// name alone then locates them).
+// file in one parse, keyed "router web", and each router's rule value,
+// keyed "rule router web"; nil for other formats (the file name alone then
+// locates them).
 func objectPositions(data []byte, f config.Format) map[string]pos {
 	if f != config.YAML {
 		return nil
@@ -223,7 +230,15 @@ func objectPositions(data []byte, f config.Format) map[string]pos {
 		section, parent := sectionOf(kind)
 		n := child(child(root.Content[0], parent, true), section, true)
 		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-			out[kind+" "+n.Content[i].Value] = pos{n.Content[i].Line, n.Content[i].Column}
+			key := kind + " " + n.Content[i].Value
+			out[key] = pos{n.Content[i].Line, n.Content[i].Column}
+			if kind == "router" {
+				// A rule that does not parse is reported at the rule,
+				// the line to edit (issue 15).
+				if r := child(n.Content[i+1], "rule", true); r != nil {
+					out["rule "+key] = pos{r.Line, r.Column}
+				}
+			}
 		}
 	}
 	return out
@@ -269,4 +284,179 @@ func child(n *yaml.Node, key string, fold bool) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// objectError is one object left out of a file that does not decode as a
+// whole: its kind ("router"), name, the decode error and where it is.
+type objectError struct {
+	kind, name string
+	err        error
+	at         pos
+}
+
+// isolate decodes a file whose whole decode failed object by object: every
+// router, service, middleware and serversTransport that does not decode on
+// its own (an unknown field, a wrong type) is left out and returned as an
+// objectError; the rest of the file is decoded without them. It returns an
+// error when the file does not parse, or still does not decode without the
+// bad objects (the error is then not inside one object). Gantry is better
+// than Traefik here, which drops the whole file (issue 15).
+func isolate(data []byte, f config.Format) (*config.Configuration, []objectError, error) {
+	var generic any
+	var err error
+	switch f {
+	case config.YAML:
+		err = yaml.Unmarshal(data, &generic)
+	case config.TOML:
+		m := map[string]any{}
+		_, err = toml.Decode(string(data), &m)
+		generic = m
+	case config.JSON:
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		err = d.Decode(&generic)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	root, ok := generic.(map[string]any)
+	if !ok {
+		return nil, nil, errors.New("top level is not a mapping")
+	}
+	var bad []objectError
+	httpKey, ok := foldKey(root, "http")
+	if ok {
+		h, _ := root[httpKey].(map[string]any)
+		for _, kind := range []string{"router", "service", "middleware", "serversTransport"} {
+			section, _ := sectionOf(kind)
+			sk, ok := foldKey(h, section)
+			if !ok {
+				continue
+			}
+			objs, _ := h[sk].(map[string]any)
+			for _, name := range slices.Sorted(maps.Keys(objs)) {
+				one, err := yaml.Marshal(map[string]any{"http": map[string]any{section: map[string]any{name: jsonNumbers(objs[name])}}})
+				if err == nil {
+					_, err = config.Decode(one, config.YAML)
+				}
+				if err != nil {
+					bad = append(bad, objectError{kind: kind, name: name, err: err, at: keyInObject(data, f, kind, name, err)})
+					delete(objs, name)
+				}
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return nil, nil, errors.New("no single object fails")
+	}
+	rest, err := yaml.Marshal(jsonNumbers(root))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := config.Decode(rest, config.YAML)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, bad, nil
+}
+
+// foldKey returns the key of m equal to key case-insensitively (Decode
+// matches field names so).
+func foldKey(m map[string]any, key string) (string, bool) {
+	for k := range m {
+		if strings.EqualFold(k, key) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// jsonNumbers replaces json.Number values (from a JSON file) with int64 or
+// float64, which yaml.Marshal writes as numbers.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonNumbers(e)
+		}
+	}
+	return v
+}
+
+// keyInObject locates err (from decoding one object alone) in data: for
+// YAML the offending key inside the object, else the object.
+func keyInObject(data []byte, f config.Format, kind, name string, err error) pos {
+	obj := objectPos(data, f, kind, name)
+	if f != config.YAML {
+		if p, _ := decodeError(err, data, f); p.line != 0 {
+			return p
+		}
+		return obj
+	}
+	msg := err.Error()
+	key := ""
+	if m := reUnknownField.FindStringSubmatch(strings.TrimPrefix(msg, "yaml: ")); m != nil {
+		key = m[1]
+	} else if m := reFieldPath.FindStringSubmatch(strings.TrimPrefix(msg, "yaml: ")); m != nil {
+		key = m[1][strings.LastIndexByte(m[1], '.')+1:]
+	}
+	var root yaml.Node
+	if key == "" || yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return obj
+	}
+	section, parent := sectionOf(kind)
+	n := child(child(child(root.Content[0], parent, true), section, true), name, false)
+	var found *yaml.Node
+	if n != nil {
+		walkKeys(n, func(p *yaml.Node, i int) {
+			if found == nil && strings.EqualFold(p.Content[i].Value, key) {
+				found = p.Content[i]
+			}
+		})
+	}
+	if found == nil {
+		return obj
+	}
+	return pos{found.Line, found.Column}
+}
+
+// maxLineSearch bounds yamlErrorLine's search (it parses growing prefixes).
+const maxLineSearch = 5000
+
+// yamlErrorLine returns the line a YAML syntax error msg is about, the one
+// the user must edit: the first line at which the file, cut after it, fails
+// to parse with the same error. yaml.v3 reports the line where the
+// construct in error began, often one or more lines earlier (an unclosed
+// "[" on line 5 is reported at line 4, a mis-indented key on line 5 at the
+// mapping's line 2). It returns 0 when no such line is found, or for
+// files of more than maxLineSearch lines.
+func yamlErrorLine(data []byte, msg string) int {
+	want := reYAMLLine.ReplaceAllString(strings.TrimPrefix(msg, "yaml: "), "")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > maxLineSearch {
+		return 0
+	}
+	end := 0
+	for i, l := range lines {
+		end += len(l)
+		var v any
+		err := yaml.Unmarshal(data[:end], &v)
+		if err == nil {
+			continue
+		}
+		if reYAMLLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "") == want {
+			return i + 1
+		}
+	}
+	return 0
 }
