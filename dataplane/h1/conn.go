@@ -232,12 +232,16 @@ type conn struct {
 	// idle), and whether it is to move to a new goroutine.
 	idleUntil time.Time
 	handoff   bool
-	parked    atomic.Int32 // parkState (park_linux.go)
-	fd        int32        // the socket, once parked; -1 before
-	idleTimer *time.Timer  // closes a parked connection at idleUntil
+	parked    atomic.Int32       // parkState (park_linux.go)
+	fd        int32              // the socket, once parked; -1 before
+	idleTimer *time.Timer        // closes a parked connection at idleUntil
+	idleFn    func(uintptr) bool // readIdle's callback (idle_unix.go)
+	idleN     int
+	idleErr   error
 
-	resp response
-	cw   connWriter
+	resp    response
+	cw      connWriter
+	reqTmpl http.Request // see serveOne
 
 	// wmu orders writes to c: the response (through cw) and an automatic
 	// 100 Continue sent by a body Read on another goroutine.
@@ -607,16 +611,19 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	ctx, cancel := context.WithCancel(cs.ctx)
 	defer func() { cancel(); cs.reqCancel = nil }()
 	cs.reqCancel = cancel
-	r := &http.Request{
+	// WithContext copies the request: fill a template kept in the
+	// connection and copy that (one allocation), then clear it.
+	cs.reqTmpl = http.Request{
 		Method: h.method, URL: h.url, RequestURI: h.target, Host: h.host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h.header, Body: http.NoBody, ContentLength: h.contentLength, Close: h.close,
 		Trailer: h.trailer, RemoteAddr: cs.remote, TLS: cs.tlsState,
 	}
 	if h.minor == 0 {
-		r.Proto, r.ProtoMinor = "HTTP/1.0", 0
+		cs.reqTmpl.Proto, cs.reqTmpl.ProtoMinor = "HTTP/1.0", 0
 	}
-	r = r.WithContext(ctx)
+	r := cs.reqTmpl.WithContext(ctx)
+	cs.reqTmpl = http.Request{}
 	var b *body
 	if h.contentLength != 0 {
 		b = &body{cs: cs, req: r, chunked: h.chunked, remain: h.contentLength, expect: h.expectContinue}

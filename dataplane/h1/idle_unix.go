@@ -21,21 +21,26 @@ func (cs *conn) readIdle() (int, error) {
 		return cs.readIdleBuffered()
 	}
 	cs.releaseBuf()
-	var n int
-	var rerr error
-	err := cs.raw.Read(func(fd uintptr) bool {
-		bp := bufPool.Get().(*[]byte)
-		m, err := unix.Read(int(fd), *bp)
-		if errors.Is(err, unix.EAGAIN) {
-			bufPool.Put(bp)
-			return false
-		}
-		cs.bufp, cs.buf = bp, *bp
-		n, rerr = max(m, 0), err
-		return true
-	})
-	if err != nil { // buf stays nil: the connection closes or waits again
+	if cs.idleFn == nil {
+		cs.idleFn = cs.idleRead // bound once: no allocation per wait
+	}
+	cs.idleN, cs.idleErr = 0, nil
+	if err := cs.raw.Read(cs.idleFn); err != nil { // buf stays nil: the connection closes or waits again
 		return 0, err
 	}
-	return n, rerr
+	return cs.idleN, cs.idleErr
+}
+
+// idleRead is readIdle's readiness callback: it reads into a pooled
+// buffer, or returns it to the pool and reports "not ready" (EAGAIN).
+func (cs *conn) idleRead(fd uintptr) bool {
+	bp := bufPool.Get().(*[]byte)
+	m, err := unix.Read(int(fd), *bp)
+	if errors.Is(err, unix.EAGAIN) {
+		bufPool.Put(bp)
+		return false
+	}
+	cs.bufp, cs.buf = bp, *bp
+	cs.idleN, cs.idleErr = max(m, 0), err
+	return true
 }

@@ -351,7 +351,22 @@ func trailerAllowed(k string) bool {
 	return httpguts.ValidHeaderFieldName(k)
 }
 
+// statusLines holds the status lines of the common codes.
+var statusLines = func() map[int]string {
+	m := map[int]string{}
+	for _, c := range []int{100, 101, 102, 103, 200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308,
+		400, 401, 403, 404, 405, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 425, 426, 428, 429, 431, 451,
+		499, 500, 501, 502, 503, 504, 505} {
+		m[c] = "HTTP/1.1 " + strconv.Itoa(c) + " " + http.StatusText(c) + "\r\n"
+	}
+	return m
+}()
+
 func (w *response) writeStatusLine(code int) {
+	if l, ok := statusLines[code]; ok {
+		w.bw.WriteString(l)
+		return
+	}
 	w.bw.WriteString("HTTP/1.1 ")
 	w.bw.WriteString(strconv.Itoa(code))
 	w.bw.WriteByte(' ')
