@@ -78,7 +78,8 @@ nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin wh
     # No file system on the request path: a fixed 1 KiB body from memory.
     body="server { listen 127.0.0.1:$port backlog=4096;
       location / { return 200 \"$ONE_K\"; }
-      location = /upload { client_body_buffer_size 64k; return 200 \"ok\\n\"; } }"
+      location = /upload { client_body_buffer_size 64k; return 200 \"ok\\n\"; }
+      location = /origin-status { stub_status; } }"
   else
     body="upstream origin { server 127.0.0.1:$ORIGIN; keepalive 64; keepalive_requests 1000000; }
     upstream gorigin { server 127.0.0.1:$GORIGIN; keepalive 64; keepalive_requests 1000000; }
