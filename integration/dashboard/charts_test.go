@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -280,4 +281,95 @@ func TestProblemsPage(t *testing.T) {
 		}
 	}
 	shot(t, ctx, "revisions-diff.png")
+}
+
+// TestOverviewTellsWhichRouterFails is the issue's ten-second test: with a
+// healthy router, one whose backend answers 500, one whose only server is
+// down and one disabled by a missing middleware, the overview's "Failing
+// now" names exactly the three failing routers, each with why, worst
+// first.
+func TestOverviewTellsWhichRouterFails(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	good := harness.StartWhoamiProc(t, "shop")
+	bad := harness.StartWhoamiProc(t, "payments")
+	setHealth(t, bad.URL(), 500) // its /health answers 500: the payments traffic below
+	harness.WriteFile(t, dir, "dynamic.yml", fmt.Sprintf(`http:
+  routers:
+    shop:
+      entryPoints: [web]
+      rule: Host(`+"`shop.example`"+`)
+      service: shop
+    payments:
+      entryPoints: [web]
+      rule: Host(`+"`pay.example`"+`)
+      service: payments
+    search:
+      entryPoints: [web]
+      rule: Host(`+"`search.example`"+`)
+      service: search
+    admin:
+      entryPoints: [web]
+      rule: Host(`+"`admin.example`"+`)
+      middlewares: [sso]
+      service: shop
+  services:
+    shop:
+      loadBalancer:
+        servers: [{url: "%s"}]
+    payments:
+      loadBalancer:
+        servers: [{url: "%s"}]
+    search:
+      loadBalancer:
+        healthCheck: {path: /health, interval: 200ms, timeout: 500ms}
+        servers: [{url: "http://%s"}]
+`, good.URL(), bad.URL(), harness.DeadAddr(t)))
+	g := harness.Start(t, staticConfig(harness.FreeAddr(t), harness.FreeAddr(t), dir))
+	e := &env{g: g, dir: dir, admin: g.URL(t, "traefik", "")}
+	e.waitRouters(t, "shop", "payments", "search", "admin")
+	step(t, ctx, "open the overview", 30*time.Second,
+		chromedp.Navigate(e.admin+"/dashboard/#overview"),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client := &http.Client{Timeout: 2 * time.Second}
+		for i := range 120 { // 6 s at 20 req/s, alternating
+			host, path := "shop.example", "/"
+			if i%2 == 1 {
+				host, path = "pay.example", "/health"
+			}
+			req, _ := http.NewRequest("GET", g.URL(t, "web", path), nil)
+			req.Host = host
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	<-done
+	step(t, ctx, "see the failing routers", 15*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="payments@file"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="search@file"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="admin@file"]`)))
+	items := value(t, ctx, "list the failing routers", 5*time.Second, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#failing li')].map(li => li.dataset.router + ' | ' + li.innerText)`))
+	t.Logf("failing now:\n%s", strings.Join(items, "\n"))
+	if len(items) != 3 {
+		t.Fatalf("failing list has %d entries, want 3 (shop is healthy): %v", len(items), items)
+	}
+	if !strings.HasPrefix(items[0], "admin@file |") {
+		t.Errorf("the disabled router is not first: %v", items)
+	}
+	for _, w := range []struct{ router, why string }{
+		{"admin@file", `disabled: middleware "sso@file" does not exist`},
+		{"search@file", "DOWN (health check"},
+		{"payments@file", "100% of responses are 5xx"},
+	} {
+		if !slices.ContainsFunc(items, func(it string) bool { return strings.HasPrefix(it, w.router+" |") && strings.Contains(it, w.why) }) {
+			t.Errorf("no failing entry for %s saying %q: %v", w.router, w.why, items)
+		}
+	}
+	shot(t, ctx, "overview-ten-seconds.png")
 }
