@@ -139,6 +139,7 @@ func (a *API) routes() http.Handler {
 	get("/api/http/services/{name}", a.getService)
 	get("/api/http/middlewares", a.getMiddlewares)
 	get("/api/http/middlewares/{name}", a.getMiddleware)
+	a.tcpRoutes(get)
 	get("/api/providers", a.getProviders)
 	get("/api/problems", a.getProblems)
 	get("/api/tls/certificates", a.getCertificates)

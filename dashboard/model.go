@@ -327,8 +327,8 @@ func (a *API) overview(v *view) overview {
 	}
 	o := overview{
 		HTTP:      schemeOverview{Routers: count(rs), Services: count(ss), Middlewares: count(ms)},
-		TCP:       schemeOverview{Routers: &section{}, Services: &section{}, Middlewares: &section{}},
-		UDP:       schemeOverview{Routers: &section{}, Services: &section{}},
+		TCP:       v.tcpOverview(),
+		UDP:       v.udpOverview(),
 		Features:  a.features(),
 		Providers: a.providerNames(),
 		Version:   v.tbl.Version(),

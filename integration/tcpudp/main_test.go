@@ -70,8 +70,9 @@ func run(t *testing.T, stdin string, name string, args ...string) (string, error
 }
 
 // gantry starts gantry with extra entrypoints (YAML lines under
-// entryPoints) and the file provider on a directory holding dynamic.yml.
-func gantry(t *testing.T, entryPoints, dynamic string) (*harness.Gantry, string) {
+// entryPoints) and the file provider on a directory holding dynamic.yml;
+// extra holds more top-level static YAML.
+func gantry(t *testing.T, entryPoints, dynamic string, extra ...string) (*harness.Gantry, string) {
 	t.Helper()
 	dir := t.TempDir()
 	dyn := filepath.Join(dir, "dyn")
@@ -89,7 +90,8 @@ store:
   path: %q
 log:
   level: DEBUG
-`, entryPoints, dyn, filepath.Join(dir, "gantry.db"))
+%s
+`, entryPoints, dyn, filepath.Join(dir, "gantry.db"), strings.Join(extra, "\n"))
 	g := harness.StartWith(t, harness.Options{Static: static, Dir: dir})
 	return g, dyn
 }

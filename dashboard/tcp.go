@@ -1,0 +1,267 @@
+package dashboard
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// The TCP and UDP endpoints, in Traefik's shapes (pkg/api/handler_tcp.go,
+// handler_udp.go): each object's configuration with status, error and
+// usedBy/using, plus name, provider and (services, middlewares) type.
+
+type tcpRouterItem struct {
+	*config.TCPRouter
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	Using    []string `json:"using,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+}
+
+type tcpServiceItem struct {
+	*config.TCPService
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	UsedBy   []string `json:"usedBy,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Type     string   `json:"type,omitempty"`
+}
+
+type tcpMiddlewareItem struct {
+	*config.TCPMiddleware
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	UsedBy   []string `json:"usedBy,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Type     string   `json:"type,omitempty"`
+}
+
+type udpRouterItem struct {
+	*config.UDPRouter
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	Using    []string `json:"using,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+}
+
+type udpServiceItem struct {
+	*config.UDPService
+	Err      []string `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	UsedBy   []string `json:"usedBy,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Type     string   `json:"type,omitempty"`
+}
+
+func (a *API) tcpRoutes(get func(string, http.HandlerFunc)) {
+	get("/api/tcp/routers", a.getTCPRouters)
+	get("/api/tcp/routers/{name}", func(w http.ResponseWriter, r *http.Request) { getOne(w, r, "tcp router", a.view().tcpRouter) })
+	get("/api/tcp/services", a.getTCPServices)
+	get("/api/tcp/services/{name}", func(w http.ResponseWriter, r *http.Request) { getOne(w, r, "tcp service", a.view().tcpService) })
+	get("/api/tcp/middlewares", a.getTCPMiddlewares)
+	get("/api/tcp/middlewares/{name}", func(w http.ResponseWriter, r *http.Request) {
+		getOne(w, r, "tcp middleware", a.view().tcpMiddleware)
+	})
+	get("/api/udp/routers", a.getUDPRouters)
+	get("/api/udp/routers/{name}", func(w http.ResponseWriter, r *http.Request) { getOne(w, r, "udp router", a.view().udpRouter) })
+	get("/api/udp/services", a.getUDPServices)
+	get("/api/udp/services/{name}", func(w http.ResponseWriter, r *http.Request) { getOne(w, r, "udp service", a.view().udpService) })
+}
+
+func (v *view) tcp() *config.TCPConfiguration {
+	if v.merged == nil || v.merged.Config == nil || v.merged.Config.TCP == nil {
+		return &config.TCPConfiguration{}
+	}
+	return v.merged.Config.TCP
+}
+
+func (v *view) udp() *config.UDPConfiguration {
+	if v.merged == nil || v.merged.Config == nil || v.merged.Config.UDP == nil {
+		return &config.UDPConfiguration{}
+	}
+	return v.merged.Config.UDP
+}
+
+// routerStatus and objectStatus read the report; an object missing from it
+// is shown enabled (the report of an older table).
+func routerStatus(m map[string]*router.RouterStatus, name string) (string, []string, []string) {
+	if st := m[name]; st != nil {
+		return st.Status, st.Errors, st.Using
+	}
+	return StatusEnabled, nil, nil
+}
+
+func objectStatus(m map[string]*router.ObjectStatus, name string) (string, []string, []string) {
+	if st := m[name]; st != nil {
+		return st.Status, st.Errors, st.UsedBy
+	}
+	return StatusEnabled, nil, nil
+}
+
+func (v *view) tcpRouter(name string, withName bool) (tcpRouterItem, bool) {
+	rc, ok := v.tcp().Routers[name]
+	if !ok || rc == nil {
+		return tcpRouterItem{}, false
+	}
+	it := tcpRouterItem{TCPRouter: rc}
+	it.Status, it.Err, it.Using = routerStatus(v.status.TCPRouters, name)
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+	}
+	return it, true
+}
+
+func (v *view) tcpService(name string, withName bool) (tcpServiceItem, bool) {
+	sc, ok := v.tcp().Services[name]
+	if !ok || sc == nil {
+		return tcpServiceItem{}, false
+	}
+	it := tcpServiceItem{TCPService: sc}
+	it.Status, it.Err, it.UsedBy = objectStatus(v.status.TCPServices, name)
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+		it.Type = "loadbalancer"
+		if sc.Weighted != nil {
+			it.Type = "weighted"
+		}
+	}
+	return it, true
+}
+
+func (v *view) tcpMiddleware(name string, withName bool) (tcpMiddlewareItem, bool) {
+	mc, ok := v.tcp().Middlewares[name]
+	if !ok || mc == nil {
+		return tcpMiddlewareItem{}, false
+	}
+	it := tcpMiddlewareItem{TCPMiddleware: mc}
+	it.Status, it.Err, it.UsedBy = objectStatus(v.status.TCPMiddlewares, name)
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+		switch {
+		case mc.InFlightConn != nil:
+			it.Type = "inflightconn"
+		case mc.IPAllowList != nil:
+			it.Type = "ipallowlist"
+		case mc.IPWhiteList != nil:
+			it.Type = "ipwhitelist"
+		}
+	}
+	return it, true
+}
+
+func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
+	rc, ok := v.udp().Routers[name]
+	if !ok || rc == nil {
+		return udpRouterItem{}, false
+	}
+	it := udpRouterItem{UDPRouter: rc}
+	it.Status, it.Err, it.Using = routerStatus(v.status.UDPRouters, name)
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+	}
+	return it, true
+}
+
+func (v *view) udpService(name string, withName bool) (udpServiceItem, bool) {
+	sc, ok := v.udp().Services[name]
+	if !ok || sc == nil {
+		return udpServiceItem{}, false
+	}
+	it := udpServiceItem{UDPService: sc}
+	it.Status, it.Err, it.UsedBy = objectStatus(v.status.UDPServices, name)
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+		it.Type = "loadbalancer"
+		if sc.Weighted != nil {
+			it.Type = "weighted"
+		}
+	}
+	return it, true
+}
+
+// list collects the items of names that c keeps (search in the name and
+// the extra fields given by text), in name order.
+func list[T any](names []string, c criterion, get func(string, bool) (T, bool), status func(T) string, text func(T) []string) []T {
+	out := []T{}
+	for _, n := range names {
+		it, ok := get(n, true)
+		if ok && c.keep(n, status(it), text(it)...) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (a *API) getTCPRouters(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	listResponse(w, r, list(sortedNames(v.tcp().Routers), newCriterion(r), v.tcpRouter,
+		func(it tcpRouterItem) string { return it.Status },
+		func(it tcpRouterItem) []string { return []string{strings.ToLower(it.Rule), it.Service} }))
+}
+
+func (a *API) getTCPServices(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	listResponse(w, r, list(sortedNames(v.tcp().Services), newCriterion(r), v.tcpService,
+		func(it tcpServiceItem) string { return it.Status }, func(tcpServiceItem) []string { return nil }))
+}
+
+func (a *API) getTCPMiddlewares(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	listResponse(w, r, list(sortedNames(v.tcp().Middlewares), newCriterion(r), v.tcpMiddleware,
+		func(it tcpMiddlewareItem) string { return it.Status }, func(tcpMiddlewareItem) []string { return nil }))
+}
+
+func (a *API) getUDPRouters(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	listResponse(w, r, list(sortedNames(v.udp().Routers), newCriterion(r), v.udpRouter,
+		func(it udpRouterItem) string { return it.Status }, func(it udpRouterItem) []string { return []string{it.Service} }))
+}
+
+func (a *API) getUDPServices(w http.ResponseWriter, r *http.Request) {
+	v := a.view()
+	listResponse(w, r, list(sortedNames(v.udp().Services), newCriterion(r), v.udpService,
+		func(it udpServiceItem) string { return it.Status }, func(udpServiceItem) []string { return nil }))
+}
+
+func (v *view) tcpOverview() schemeOverview {
+	var rs, ss, ms []string
+	for _, n := range sortedNames(v.tcp().Routers) {
+		if it, ok := v.tcpRouter(n, false); ok {
+			rs = append(rs, it.Status)
+		}
+	}
+	for _, n := range sortedNames(v.tcp().Services) {
+		if it, ok := v.tcpService(n, false); ok {
+			ss = append(ss, it.Status)
+		}
+	}
+	for _, n := range sortedNames(v.tcp().Middlewares) {
+		if it, ok := v.tcpMiddleware(n, false); ok {
+			ms = append(ms, it.Status)
+		}
+	}
+	return schemeOverview{Routers: count(rs), Services: count(ss), Middlewares: count(ms)}
+}
+
+func (v *view) udpOverview() schemeOverview {
+	var rs, ss []string
+	for _, n := range sortedNames(v.udp().Routers) {
+		if it, ok := v.udpRouter(n, false); ok {
+			rs = append(rs, it.Status)
+		}
+	}
+	for _, n := range sortedNames(v.udp().Services) {
+		if it, ok := v.udpService(n, false); ok {
+			ss = append(ss, it.Status)
+		}
+	}
+	return schemeOverview{Routers: count(rs), Services: count(ss)}
+}
