@@ -70,8 +70,8 @@ udp:
 	}
 	type item struct {
 		Name, Status, Provider, Rule, Service, Type string
-		Error                                        []string
-		Using, UsedBy                                []string
+		Error                                       []string
+		Using, UsedBy                               []string
 	}
 	var routers []item
 	get("/api/tcp/routers", &routers)
