@@ -53,3 +53,32 @@ func (d *DB) Put(ctx context.Context, bucket, key string, value []byte) error {
 	}
 	return nil
 }
+
+// Update replaces the value under key in bucket with what fn returns for
+// the current value (nil when there is none), in one transaction, so
+// concurrent read-modify-writes do not lose each other's changes. fn's
+// error aborts the update and is returned.
+func (d *DB) Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(kvPrefix + bucket))
+		if err != nil {
+			return err
+		}
+		var old []byte
+		if v := b.Get([]byte(key)); v != nil {
+			old = append([]byte(nil), v...)
+		}
+		nv, err := fn(old)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(key), nv)
+	})
+	if err != nil {
+		return fmt.Errorf("store: update %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}

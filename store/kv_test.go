@@ -35,3 +35,21 @@ func TestKVPutGet(t *testing.T) {
 		t.Fatalf("other key: got %q, want nil", v)
 	}
 }
+
+// Update sees the current value and replaces it.
+func TestKVUpdate(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "g.db"), 0, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; i < 3; i++ {
+		if err := db.Update(ctx, "acme", "n", func(old []byte) ([]byte, error) { return append(old, 'x'), nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := db.Get(ctx, "acme", "n"); string(v) != "xxx" {
+		t.Fatalf("got %q, want xxx", v)
+	}
+}

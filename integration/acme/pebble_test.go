@@ -59,15 +59,25 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// freeUDPPort returns a loopback UDP port.
-func freeUDPPort(t testing.TB) int {
+// freeDNSPort returns a loopback port free for both TCP and UDP (the DNS
+// server binds both; Pebble queries over TCP).
+func freeDNSPort(t testing.TB) int {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port
+		}
 	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
+	t.Fatal("no port free for both TCP and UDP")
+	return 0
 }
 
 // pebble is a configured (not necessarily running) Pebble.
@@ -92,7 +102,7 @@ func (p *pebble) DirectoryURL() string { return fmt.Sprintf("https://127.0.0.1:%
 // (TLS-ALPN-01) of 127.0.0.1, issuing certificates valid for validity.
 func newPebble(t testing.TB, httpPort, tlsPort int, validity time.Duration) *pebble {
 	t.Helper()
-	p := &pebble{dir: pebbleDir(t), work: t.TempDir(), Port: freePort(t), mgmtPort: freePort(t), dnsPort: freeUDPPort(t)}
+	p := &pebble{dir: pebbleDir(t), work: t.TempDir(), Port: freePort(t), mgmtPort: freePort(t), dnsPort: freeDNSPort(t)}
 	certFile, keyFile := p.listenerCert(t)
 	cfg := map[string]any{"pebble": map[string]any{
 		"listenAddress":           fmt.Sprintf("127.0.0.1:%d", p.Port),
@@ -166,6 +176,7 @@ func (p *pebble) Start(t testing.TB) {
 		"-dnsserver", fmt.Sprintf("127.0.0.1:%d", p.dnsPort), "-defaultIPv4", "127.0.0.1", "-defaultIPv6", "",
 		"-http01", "", "-https01", "", "-tlsalpn01", "", "-doh", "", "-management", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 	}, nil)
+	harness.WaitListening(t, 10*time.Second, fmt.Sprintf("127.0.0.1:%d", p.dnsPort))
 	p.proc = harness.StartProcess(t, "pebble", p.work, filepath.Join(p.dir, "pebble"), []string{
 		"-config", filepath.Join(p.work, "pebble.json"), "-dnsserver", fmt.Sprintf("127.0.0.1:%d", p.dnsPort),
 	}, p.Env)

@@ -41,6 +41,15 @@ func (k *memKV) Get(_ context.Context, b, key string) ([]byte, error) {
 	return k.m[b+"/"+key], nil
 }
 
+func (k *memKV) Update(ctx context.Context, b, key string, fn func([]byte) ([]byte, error)) error {
+	old, _ := k.Get(ctx, b, key)
+	v, err := fn(old)
+	if err != nil {
+		return err
+	}
+	return k.Put(ctx, b, key, v)
+}
+
 func (k *memKV) Put(_ context.Context, b, key string, v []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -3,8 +3,10 @@ package acme
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-acme/lego/v5/challenge/tlsalpn01"
 )
@@ -19,53 +21,119 @@ type challenges struct {
 }
 
 type httpToken struct {
-	domain, keyAuth, entryPoint string
+	Domain     string `json:"domain"`
+	KeyAuth    string `json:"keyAuth"`
+	EntryPoint string `json:"entryPoint,omitempty"`
 }
+
+// Shared challenge answers: bucket in the shared store, the bound on
+// concurrent lookups from the request path, and each lookup's timeout.
+const (
+	chalBucket    = "challenges"
+	maxLookups    = 4
+	lookupTimeout = 2 * time.Second
+)
 
 func newChallenges() *challenges {
 	return &challenges{http: map[string]httpToken{}, alpn: map[string]*tls.Certificate{}}
 }
 
-// http01Provider is a lego challenge.Provider publishing tokens for entryPoint.
+// http01Provider is a lego challenge.Provider publishing tokens for
+// entryPoint, also in shared (when set) so that any instance can answer.
 type http01Provider struct {
 	c          *challenges
 	entryPoint string
+	shared     *consulStore
 }
 
-func (p http01Provider) Present(_ context.Context, domain, token, keyAuth string) error {
+func (p http01Provider) Present(ctx context.Context, domain, token, keyAuth string) error {
+	t := httpToken{Domain: strings.ToLower(domain), KeyAuth: keyAuth, EntryPoint: p.entryPoint}
 	p.c.mu.Lock()
-	defer p.c.mu.Unlock()
-	p.c.http[token] = httpToken{domain: strings.ToLower(domain), keyAuth: keyAuth, entryPoint: p.entryPoint}
+	p.c.http[token] = t
+	p.c.mu.Unlock()
+	if p.shared != nil {
+		b, _ := json.Marshal(t)
+		return p.shared.Put(ctx, chalBucket, "http-"+token, b)
+	}
 	return nil
 }
 
-func (p http01Provider) CleanUp(_ context.Context, _, token, _ string) error {
+func (p http01Provider) CleanUp(ctx context.Context, _, token, _ string) error {
 	p.c.mu.Lock()
-	defer p.c.mu.Unlock()
 	delete(p.c.http, token)
+	p.c.mu.Unlock()
+	if p.shared != nil {
+		return p.shared.Delete(ctx, chalBucket, "http-"+token)
+	}
 	return nil
 }
 
 // tlsALPN01 is a lego challenge.Provider publishing validation
-// certificates (RFC 8737 §3).
-type tlsALPN01 struct{ c *challenges }
+// certificates (RFC 8737 §3), and their key authorizations in shared.
+type tlsALPN01 struct {
+	c      *challenges
+	shared *consulStore
+}
 
-func (p tlsALPN01) Present(_ context.Context, domain, _, keyAuth string) error {
+func (p tlsALPN01) Present(ctx context.Context, domain, _, keyAuth string) error {
 	cert, err := tlsalpn01.ChallengeCert(domain, keyAuth)
 	if err != nil {
 		return err
 	}
+	d := strings.ToLower(domain)
 	p.c.mu.Lock()
-	defer p.c.mu.Unlock()
-	p.c.alpn[strings.ToLower(domain)] = cert
+	p.c.alpn[d] = cert
+	p.c.mu.Unlock()
+	if p.shared != nil {
+		b, _ := json.Marshal(httpToken{Domain: d, KeyAuth: keyAuth})
+		return p.shared.Put(ctx, chalBucket, "alpn-"+d, b)
+	}
 	return nil
 }
 
-func (p tlsALPN01) CleanUp(_ context.Context, domain, _, _ string) error {
+func (p tlsALPN01) CleanUp(ctx context.Context, domain, _, _ string) error {
+	d := strings.ToLower(domain)
 	p.c.mu.Lock()
-	defer p.c.mu.Unlock()
-	delete(p.c.alpn, strings.ToLower(domain))
+	delete(p.c.alpn, d)
+	p.c.mu.Unlock()
+	if p.shared != nil {
+		return p.shared.Delete(ctx, chalBucket, "alpn-"+d)
+	}
 	return nil
+}
+
+// sharedChallenges returns the shared store r publishes challenge answers
+// to, or nil.
+func (m *Manager) sharedChallenges(r *resolver) *consulStore {
+	cs, _ := r.kv.(*consulStore)
+	return cs
+}
+
+// lookup reads a challenge answer another instance published, bounded in
+// concurrency (a busy lookup answers "none") and time.
+func (m *Manager) lookup(key string) (httpToken, bool) {
+	if len(m.shared) == 0 {
+		return httpToken{}, false
+	}
+	select {
+	case m.lookups <- struct{}{}:
+		defer func() { <-m.lookups }()
+	default:
+		return httpToken{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	for _, s := range m.shared {
+		b, err := s.Get(ctx, chalBucket, key)
+		if err != nil || b == nil {
+			continue
+		}
+		var t httpToken
+		if json.Unmarshal(b, &t) == nil {
+			return t, true
+		}
+	}
+	return httpToken{}, false
 }
 
 // HTTP01 implements dataplane.Challenges: the key authorization for token
@@ -74,15 +142,47 @@ func (m *Manager) HTTP01(entryPoint, host, token string) (string, bool) {
 	m.chal.mu.RLock()
 	t, ok := m.chal.http[token]
 	m.chal.mu.RUnlock()
-	if !ok || t.domain != host || t.entryPoint != entryPoint {
+	if !ok && validToken(token) {
+		t, ok = m.lookup("http-" + token) // ordered by another instance
+	}
+	if !ok || t.Domain != host || t.EntryPoint != entryPoint {
 		return "", false
 	}
-	return t.keyAuth, true
+	return t.KeyAuth, true
 }
 
-// TLSALPN01 implements dataplane.Challenges.
+// validToken reports whether token can be an ACME token (base64url, RFC
+// 8555 §8.1), so junk paths never reach the shared store.
+func validToken(token string) bool {
+	if len(token) < 16 || len(token) > 128 {
+		return false
+	}
+	for _, c := range token {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// TLSALPN01 implements dataplane.Challenges. A challenge published by
+// another instance sharing the store is answered too.
 func (m *Manager) TLSALPN01(serverName string) *tls.Certificate {
 	m.chal.mu.RLock()
-	defer m.chal.mu.RUnlock()
-	return m.chal.alpn[serverName]
+	c := m.chal.alpn[serverName]
+	m.chal.mu.RUnlock()
+	if c != nil || len(m.shared) == 0 || serverName == "" || len(serverName) > 253 {
+		return c
+	}
+	t, ok := m.lookup("alpn-" + serverName)
+	if !ok {
+		return nil
+	}
+	// Not cached: the next challenge for the name has another key
+	// authorization. Lookups are bounded (maxLookups), so is this cost.
+	c, err := tlsalpn01.ChallengeCert(serverName, t.KeyAuth)
+	if err != nil {
+		return nil
+	}
+	return c
 }

@@ -59,6 +59,9 @@ type Manager struct {
 	inflight map[string]int // resolver -> running orders
 	loadErrs []providers.Problem
 	saveMu   sync.Mutex // orders KV writes (taken before mu)
+
+	shared  []*consulStore // stores shared with other instances (challenge answers)
+	lookups chan struct{}  // bounds concurrent shared challenge lookups
 }
 
 // held is one stored certificate with its parsed leaf.
@@ -86,9 +89,10 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		log: log, kv: kv, resolvers: map[string]*resolver{}, chal: newChallenges(),
 		userAgent: "gantry/" + version, now: time.Now, wake: make(chan struct{}, 1),
 		data: map[string]*Data{}, held: map[string][]*held{}, orders: map[string]*order{},
-		wanted: map[string]*want{}, inflight: map[string]int{},
+		wanted: map[string]*want{}, inflight: map[string]int{}, lookups: make(chan struct{}, maxLookups),
 	}
 	var errs []error
+	shared := map[string]*consulStore{}
 	for _, name := range slices.Sorted(maps.Keys(c.CertificatesResolvers)) {
 		cr := c.CertificatesResolvers[name]
 		if cr == nil || cr.ACME == nil {
@@ -99,6 +103,19 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		r.kv = kv
+		if st := cr.ACME.Storage; strings.HasPrefix(st, consulScheme) {
+			cs := shared[st]
+			if cs == nil {
+				if cs, err = newConsulStore(st, c); err != nil {
+					errs = append(errs, fmt.Errorf("certificatesResolvers.%s.acme.%w", name, err))
+					continue
+				}
+				shared[st] = cs
+				m.shared = append(m.shared, cs)
+			}
+			r.kv = cs
 		}
 		m.resolvers[name] = r
 	}
@@ -141,6 +158,17 @@ func (m *Manager) Run(ctx context.Context, publish func(providers.Snapshot)) err
 	publish(published)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	for _, name := range slices.Sorted(maps.Keys(m.resolvers)) {
+		r := m.resolvers[name]
+		if w, ok := r.kv.(watcher); ok {
+			wg.Go(func() {
+				w.Watch(ctx, kvBucket, name, func() {
+					m.reload(ctx, r)
+					m.signal()
+				})
+			})
+		}
+	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -167,12 +195,12 @@ func (m *Manager) loadAll(ctx context.Context) {
 	m.loadErrs = nil
 	for _, name := range slices.Sorted(maps.Keys(m.resolvers)) {
 		r := m.resolvers[name]
-		d, err := load(ctx, m.kv, name)
+		d, err := load(ctx, r.kv, name)
 		if err != nil {
 			m.loadErrs = append(m.loadErrs, providers.Problem{Provider: Name, Source: "certificatesResolvers." + name, Severity: providers.SeverityError, Message: "read stored account and certificates: " + err.Error()})
 			m.log.Error("acme: read stored data", "resolver", name, "error", err)
 		}
-		if d == nil && err == nil && r.cfg.Storage != "" && !strings.Contains(r.cfg.Storage, "://") {
+		if d == nil && err == nil && r.cfg.Storage != "" && !strings.HasPrefix(r.cfg.Storage, consulScheme) {
 			imp, warn, ierr := importFile(r.cfg.Storage, name)
 			if warn != "" {
 				m.log.Warn("acme: "+warn, "resolver", name)
@@ -182,7 +210,7 @@ func (m *Manager) loadAll(ctx context.Context) {
 				m.loadErrs = append(m.loadErrs, providers.Problem{Provider: Name, Source: r.cfg.Storage, Severity: providers.SeverityError, Message: "import Traefik acme.json: " + ierr.Error()})
 				m.log.Error("acme: import acme.json", "resolver", name, "file", r.cfg.Storage, "error", ierr)
 			case imp != nil:
-				if serr := save(ctx, m.kv, name, imp); serr != nil {
+				if _, serr := save(ctx, r.kv, name, imp); serr != nil {
 					m.log.Error("acme: save imported data", "resolver", name, "error", serr)
 				}
 				m.log.Info("acme: imported Traefik storage", "resolver", name, "file", r.cfg.Storage, "certificates", len(imp.Certificates), "account", imp.Account != nil)
@@ -304,13 +332,33 @@ func (m *Manager) run(ctx context.Context, r *resolver, o *order, acct *Account)
 	names := strings.Join(domainNames(o.domain), ",")
 	octx, cancel := context.WithTimeout(ctx, orderTimeout)
 	defer cancel()
+	if l, ok := r.kv.(locker); ok {
+		release, err := l.Lock(octx, r.name+"|"+names)
+		if err != nil {
+			m.failed(ctx, r, o, err)
+			return
+		}
+		defer release()
+		m.reload(octx, r) // another instance may have just obtained it
+		if m.fresh(r, o.domain) {
+			m.mu.Lock()
+			o.running, o.failures, o.lastErr, o.next = false, 0, "", time.Time{}
+			m.inflight[r.name]--
+			m.mu.Unlock()
+			m.log.Info("acme: certificate obtained by another instance", "resolver", r.name, "domains", names)
+			return
+		}
+		m.mu.Lock()
+		acct = m.data[r.name].Account
+		m.mu.Unlock()
+	}
 	m.log.Info("acme: ordering certificate", "resolver", r.name, "domains", names)
-	cli, newAcct, changed, err := r.client(octx, acct, m.chal, m.userAgent)
+	cli, newAcct, changed, err := r.client(octx, acct, m.chal, m.sharedChallenges(r), m.userAgent)
 	if err == nil && changed {
 		m.mu.Lock()
 		m.data[r.name].Account = newAcct
 		m.mu.Unlock()
-		m.persist(ctx, r.name)
+		m.persist(ctx, r)
 	}
 	var cert *Cert
 	if err == nil {
@@ -320,23 +368,13 @@ func (m *Manager) run(ctx context.Context, r *resolver, o *order, acct *Account)
 			cert = &Cert{Domain: o.domain, Certificate: res.Certificate, Key: res.PrivateKey, Store: providers.DefaultTLSName}
 		}
 	}
+	if err != nil {
+		m.failed(ctx, r, o, err)
+		return
+	}
 	m.mu.Lock()
 	o.running = false
 	m.inflight[r.name]--
-	if err != nil {
-		if ctx.Err() != nil { // shutting down: not a failure
-			m.mu.Unlock()
-			return
-		}
-		o.failures++
-		o.lastErr, o.lastErrAt = err.Error(), m.now()
-		wait := retryDelay(o.failures, err)
-		o.next = m.now().Add(wait)
-		m.mu.Unlock()
-		r.reset()
-		m.log.Warn("acme: certificate order failed", "resolver", r.name, "domains", names, "attempt", o.failures, "retryIn", wait.Round(time.Second), "error", err)
-		return
-	}
 	hs := parseHeld([]*Cert{cert}, m.log, r.name)
 	if len(hs) == 0 {
 		o.failures++
@@ -358,20 +396,79 @@ func (m *Manager) run(ctx context.Context, r *resolver, o *order, acct *Account)
 	}
 	m.held[r.name] = parseHeld(d.Certificates, m.log, r.name)
 	m.mu.Unlock()
-	m.persist(ctx, r.name)
+	m.persist(ctx, r)
 	m.log.Info("acme: certificate obtained", "resolver", r.name, "domains", names, "notAfter", hs[0].leaf.NotAfter, "serial", hs[0].leaf.SerialNumber.Text(16))
 }
 
-// persist writes the resolver's data to the KV.
-func (m *Manager) persist(ctx context.Context, resolver string) {
+// failed records a failed order attempt (nothing when shutting down).
+func (m *Manager) failed(ctx context.Context, r *resolver, o *order, err error) {
+	m.mu.Lock()
+	o.running = false
+	m.inflight[r.name]--
+	if ctx.Err() != nil { // shutting down: not a failure
+		m.mu.Unlock()
+		return
+	}
+	o.failures++
+	o.lastErr, o.lastErrAt = err.Error(), m.now()
+	wait := retryDelay(o.failures, err)
+	o.next = m.now().Add(wait)
+	n := o.failures
+	m.mu.Unlock()
+	r.reset()
+	m.log.Warn("acme: certificate order failed", "resolver", r.name, "domains", strings.Join(domainNames(o.domain), ","), "attempt", n, "retryIn", wait.Round(time.Second), "error", err)
+}
+
+// fresh reports whether the resolver holds a certificate for exactly d
+// that is not due for renewal.
+func (m *Manager) fresh(r *resolver, d config.Domain) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for _, h := range m.held[r.name] {
+		if domainKey(r.name, h.cert.Domain) == domainKey(r.name, d) && now.Before(r.renewAt(h.leaf)) {
+			return true
+		}
+	}
+	return false
+}
+
+// persist merges the resolver's data into its KV and takes the merged
+// result (other instances' certificates included) as the local state.
+func (m *Manager) persist(ctx context.Context, r *resolver) {
 	m.saveMu.Lock()
 	defer m.saveMu.Unlock()
 	m.mu.Lock()
-	d := &Data{Account: m.data[resolver].Account, Certificates: slices.Clone(m.data[resolver].Certificates)}
+	d := &Data{Account: m.data[r.name].Account, Certificates: slices.Clone(m.data[r.name].Certificates)}
 	m.mu.Unlock()
-	if err := save(context.WithoutCancel(ctx), m.kv, resolver, d); err != nil {
-		m.log.Error("acme: save account and certificates", "resolver", resolver, "error", err)
+	out, err := save(context.WithoutCancel(ctx), r.kv, r.name, d)
+	if err != nil {
+		m.log.Error("acme: save account and certificates", "resolver", r.name, "error", err)
+		return
 	}
+	m.mu.Lock()
+	m.data[r.name] = out
+	m.held[r.name] = parseHeld(out.Certificates, m.log, r.name)
+	m.mu.Unlock()
+}
+
+// reload takes the resolver's data from its KV (written by another
+// instance sharing it).
+func (m *Manager) reload(ctx context.Context, r *resolver) {
+	d, err := load(ctx, r.kv, r.name)
+	if err != nil || d == nil {
+		if err != nil {
+			m.log.Warn("acme: reload shared data", "resolver", r.name, "error", err)
+		}
+		return
+	}
+	m.mu.Lock()
+	if d.Account == nil {
+		d.Account = m.data[r.name].Account
+	}
+	m.data[r.name] = d
+	m.held[r.name] = parseHeld(d.Certificates, m.log, r.name)
+	m.mu.Unlock()
 }
 
 // retryDelay is the wait before attempt n+1 after err (see the constants).

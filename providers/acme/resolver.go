@@ -55,6 +55,10 @@ type resolver struct {
 	// certificatesDuration (Traefik's table).
 	renewBefore time.Duration
 
+	// kv keeps the resolver's data: Gantry's store, or Consul KV (shared by
+	// several instances) for a consul:// storage.
+	kv KV
+
 	mu  sync.Mutex // guards cli (building it registers the account)
 	cli *lego.Client
 }
@@ -198,7 +202,7 @@ func (r *resolver) renewAt(leaf *x509.Certificate) time.Time {
 // client returns the resolver's ACME client, registering the account
 // first when it has none (acct is the stored account, possibly nil; the
 // returned account is the one to store when changed is true).
-func (r *resolver) client(ctx context.Context, acct *Account, chal *challenges, userAgent string) (cli *lego.Client, out *Account, changed bool, err error) {
+func (r *resolver) client(ctx context.Context, acct *Account, chal *challenges, shared *consulStore, userAgent string) (cli *lego.Client, out *Account, changed bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cli != nil {
@@ -236,12 +240,12 @@ func (r *resolver) client(ctx context.Context, acct *Account, chal *challenges, 
 		changed = true
 	}
 	if h := r.cfg.HTTPChallenge; h != nil {
-		if err := cli.Challenge.SetHTTP01Provider(http01Provider{c: chal, entryPoint: h.EntryPoint}, http01.SetDelay(h.Delay.D())); err != nil {
+		if err := cli.Challenge.SetHTTP01Provider(http01Provider{c: chal, entryPoint: h.EntryPoint, shared: shared}, http01.SetDelay(h.Delay.D())); err != nil {
 			return nil, nil, false, err
 		}
 	}
 	if r.cfg.TLSChallenge != nil {
-		if err := cli.Challenge.SetTLSALPN01Provider(tlsALPN01{c: chal}); err != nil {
+		if err := cli.Challenge.SetTLSALPN01Provider(tlsALPN01{c: chal, shared: shared}); err != nil {
 			return nil, nil, false, err
 		}
 	}

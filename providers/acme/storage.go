@@ -7,10 +7,12 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/go-acme/lego/v5/acme"
 
@@ -18,10 +20,27 @@ import (
 )
 
 // KV is where accounts and certificates live. *store.DB satisfies it. Get
-// returns nil, nil for a key never written.
+// returns nil, nil for a key never written; Update is an atomic
+// read-modify-write.
 type KV interface {
 	Get(ctx context.Context, bucket, key string) ([]byte, error)
 	Put(ctx context.Context, bucket, key string, value []byte) error
+	Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error
+}
+
+// locker is a KV shared by several instances that serializes orders.
+type locker interface {
+	Lock(ctx context.Context, name string) (release func(), err error)
+}
+
+// watcher is a KV that reports changes made by other instances.
+type watcher interface {
+	Watch(ctx context.Context, bucket, key string, changed func())
+}
+
+// deleter is a KV that can remove keys (challenge answers).
+type deleter interface {
+	Delete(ctx context.Context, bucket, key string) error
 }
 
 // kvBucket is the KV bucket of this package; keys are resolver names.
@@ -114,13 +133,68 @@ func load(ctx context.Context, kv KV, resolver string) (*Data, error) {
 	return &d, d.check()
 }
 
-// save writes d for resolver.
-func save(ctx context.Context, kv KV, resolver string, d *Data) error {
-	b, err := json.Marshal(d)
+// save merges d into what kv holds for resolver (see merge) and returns
+// the result, parsed.
+func save(ctx context.Context, kv KV, resolver string, d *Data) (*Data, error) {
+	var out *Data
+	err := kv.Update(ctx, kvBucket, resolver, func(old []byte) ([]byte, error) {
+		stored := &Data{}
+		if old != nil {
+			if err := json.Unmarshal(old, stored); err != nil {
+				stored = &Data{} // unreadable: replaced
+			}
+		}
+		out = merge(stored, d)
+		return json.Marshal(out)
+	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return kv.Put(ctx, kvBucket, resolver, b)
+	return out, out.check()
+}
+
+// merge combines the stored data (possibly written by another instance)
+// with d: per domain set the certificate expiring last wins; the stored
+// account wins when it is registered at the same CA as d's (so instances
+// sharing a store converge on one account), else d's.
+func merge(stored, d *Data) *Data {
+	out := &Data{Account: stored.Account}
+	switch {
+	case d.Account == nil:
+	case out.Account == nil || out.Account.Registration == nil:
+		out.Account = d.Account
+	case d.Account.Registration != nil && !sameHost(out.Account.Registration.URI, d.Account.Registration.URI):
+		out.Account = d.Account // registered at the CA now configured
+	}
+	byKey := map[string]int{}
+	for _, c := range append(append([]*Cert(nil), stored.Certificates...), d.Certificates...) {
+		if c == nil {
+			continue
+		}
+		k := domainKey("", c.Domain)
+		if i, ok := byKey[k]; ok {
+			if notAfter(c).After(notAfter(out.Certificates[i])) {
+				out.Certificates[i] = c
+			}
+			continue
+		}
+		byKey[k] = len(out.Certificates)
+		out.Certificates = append(out.Certificates, c)
+	}
+	return out
+}
+
+// notAfter is the expiry of c's leaf (zero when it does not parse).
+func notAfter(c *Cert) time.Time {
+	b, _ := pem.Decode(c.Certificate)
+	if b == nil {
+		return time.Time{}
+	}
+	leaf, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		return time.Time{}
+	}
+	return leaf.NotAfter
 }
 
 // check parses the account key and drops empty certificates (Traefik does
