@@ -108,19 +108,16 @@ func (pc *pconn) watch() {
 
 // end finishes the exchange's use of the context. It reports false when
 // the context was cancelled (the connection's deadlines are then spoiled).
+// A read deadline left on the socket does not matter: every exchange sets
+// its own (phase) before reading, and the liveness peek ignores it.
 func (pc *pconn) end() bool {
 	pc.ctx = nil
+	pc.probing = false
 	if pc.stop != nil {
 		ok := pc.stop()
 		pc.stop = nil
-		if !ok {
-			return false
-		}
+		return ok
 	}
-	if pc.probing || !pc.hard.IsZero() {
-		_ = pc.c.SetReadDeadline(time.Time{})
-	}
-	pc.probing = false
 	return true
 }
 

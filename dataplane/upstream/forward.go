@@ -307,8 +307,12 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			hdr[f.name] = f.vals
 		}
 	}
-	if err := pc.phase(time.Time{}); err != nil {
-		return Result{Err: err, Status: res.Status, TTFB: res.TTFB}
+	// The body phase has no deadline; a body already in the buffer needs
+	// no more reads (nor the deadline changes).
+	if hd.framing != bodyNone && !(hd.framing == bodyLength && hd.length <= int64(pc.w-pc.r)) {
+		if err := pc.phase(time.Time{}); err != nil {
+			return Result{Err: err, Status: res.Status, TTFB: res.TTFB}
+		}
 	}
 	w.WriteHeader(hd.status)
 	res.Sent = true

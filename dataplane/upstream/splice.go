@@ -27,15 +27,13 @@ func (h *Host) upgrade(pc *pconn, w http.ResponseWriter, hd *head, res Result) R
 		res.Err = protoErr("backend switched to %q, not the websocket asked for", clip(proto))
 		return res
 	}
-	if err := pc.phase(time.Time{}); err != nil {
-		res.Err = err
-		return res
-	}
-	// From here the connection belongs to the tunnel: no context watch.
+	// From here the connection belongs to the tunnel: no context watch,
+	// no deadline.
 	if !pc.end() {
 		res.Err = errors.New("upstream: request cancelled during the upgrade")
 		return res
 	}
+	_ = pc.c.SetReadDeadline(time.Time{})
 	cc, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		res.Err = err
@@ -44,25 +42,27 @@ func (h *Host) upgrade(pc *pconn, w http.ResponseWriter, hd *head, res Result) R
 	defer cc.Close()
 	_ = cc.SetDeadline(time.Time{})
 	res.Sent = true
-	bw := brw.Writer
-	bw.WriteString("HTTP/1.1 101 ")
-	bw.WriteString(http.StatusText(http.StatusSwitchingProtocols))
-	bw.WriteString("\r\n")
+	// The head and the backend's first frames go out in one write (the
+	// hijacked writer may be tiny).
+	b := make([]byte, 0, 512+pc.w-pc.r)
+	b = append(b, "HTTP/1.1 101 Switching Protocols\r\n"...)
 	for _, f := range pc.fields {
 		if f.name != "Upgrade" && f.name != "Connection" && hopByHop(f.name, pc.conn) {
 			continue
 		}
-		bw.WriteString(f.name)
-		bw.WriteString(": ")
-		bw.WriteString(f.value)
-		bw.WriteString("\r\n")
+		b = append(b, f.name...)
+		b = append(b, ": "...)
+		b = append(b, f.value...)
+		b = append(b, "\r\n"...)
 	}
-	bw.WriteString("\r\n")
-	if pc.r < pc.w { // the backend's first frames, read with the head
-		bw.Write(pc.buf[pc.r:pc.w])
-		pc.r = pc.w
+	b = append(b, "\r\n"...)
+	b = append(b, pc.buf[pc.r:pc.w]...)
+	pc.r = pc.w
+	if err := brw.Writer.Flush(); err != nil {
+		res.Err = &ClientWriteError{err}
+		return res
 	}
-	if err := bw.Flush(); err != nil {
+	if _, err := cc.Write(b); err != nil {
 		res.Err = &ClientWriteError{err}
 		return res
 	}
