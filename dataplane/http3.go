@@ -80,6 +80,13 @@ func (e *entryPoint) serveH3(wg *sync.WaitGroup) {
 	h.tr = &quic.Transport{
 		Conn: h.pc,
 		ConnContext: func(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+			if e.obs != nil {
+				// Counted as protocol "udp" (traefik_open_connections
+				// protocol UDP); quic-go ends ctx when the connection
+				// closes or its handshake fails.
+				e.obs.Conn(e.name, "udp", 1)
+				context.AfterFunc(ctx, func() { e.obs.Conn(e.name, "udp", -1) })
+			}
 			return withConnInfo(ctx, &connInfo{entryPoint: e.name, tls: true, trusted: e.trust.trusts(ci.RemoteAddr), start: time.Now()}), nil
 		},
 	}

@@ -66,7 +66,8 @@ func TestHTTP3SameTableAndMTLS(t *testing.T) {
 	cert, key := selfSigned(t, "a.test", "m.test")
 	caFile, clientCert := clientCA(t)
 	eps := map[string]*static.EntryPoint{"websecure": {Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}}}
-	h := newHarness(t, eps, nil)
+	obs := &recorder{}
+	h := newHarness(t, eps, obs)
 	tbl := h.apply(fmt.Sprintf(`
 http:
   routers:
@@ -147,9 +148,20 @@ tls:
 	if r, b, err := get(withCert, "m.test", "/"); err != nil || r.StatusCode != 200 || echoHeader(b, "Name") != "s" {
 		t.Errorf("HTTP/3 with a client certificate: %v %v", r, err)
 	}
+	obs.mu.Lock()
+	opened := obs.conns["websecure/udp"]
+	obs.mu.Unlock()
+	if opened < 2 {
+		t.Errorf("open QUIC connections counted: %d, want the two live clients'", opened)
+	}
 	for _, c := range []*http.Client{h3plain, noCert, withCert} {
 		c.Transport.(hostRewriter).rt.(*http3.Transport).Close()
 	}
+	eventually(t, "QUIC connections counted closed", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.conns["websecure/udp"] == 0
+	})
 }
 
 // hostRewriter sends every request to addr, keeping the URL host as the
