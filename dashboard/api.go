@@ -103,7 +103,7 @@ func New(opts Options) (*API, error) {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if opts.Live != nil {
 		a.sampler = newSampler(opts.Live, opts.StatsInterval, opts.Now)
-		a.wg.Go(func() { a.sampler.run(a.ctx.Done()) })
+		a.wg.Go(func() { a.sampler.run(a.ctx.Done(), opts.Tables) })
 	}
 	a.handler = a.routes()
 	return a, nil

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,18 +187,44 @@ func (s *sampler) sample() {
 	s.changed = make(chan struct{})
 }
 
-// run samples every interval until done is closed.
-func (s *sampler) run(done <-chan struct{}) {
+// run samples every interval until done is closed; after each swap of
+// tables it drops the counters and history of the routers and services the
+// new configuration no longer has, so a churning configuration does not
+// accumulate them.
+func (s *sampler) run(done <-chan struct{}, tables Tables) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
+	tbl := tables.Current()
 	for {
 		select {
 		case <-done:
 			return
 		case <-t.C:
 			s.sample()
+		case <-tbl.Replaced():
+			tbl = tables.Current()
+			s.forgetMissing(tbl)
 		}
 	}
+}
+
+// forgetMissing forgets what tbl's configuration does not define (internal
+// objects are always kept).
+func (s *sampler) forgetMissing(tbl Table) {
+	var routers, services map[string]bool
+	if c := tbl.Merged().Config; c != nil && c.HTTP != nil {
+		routers, services = map[string]bool{}, map[string]bool{}
+		for n := range c.HTTP.Routers {
+			routers[n] = true
+		}
+		for n := range c.HTTP.Services {
+			services[n] = true
+		}
+	}
+	keep := func(set map[string]bool) func(string) bool {
+		return func(n string) bool { return set[n] || strings.HasSuffix(n, "@internal") }
+	}
+	s.forget(keep(routers), keep(services))
 }
 
 // Changed returns a channel closed at the next sample.

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -113,5 +114,60 @@ func TestSeriesEndpoint(t *testing.T) {
 		if path == "/api/series?router=web@file" && (len(s.RPS) != 1 || s.RPS[0] != 1 || s.Key != "router:web@file") {
 			t.Errorf("%s: %+v", path, s)
 		}
+	}
+}
+
+// TestSamplerForgetsRemovedObjects: after a swap to a configuration without
+// a router and a service, their counters and chart history go, with no
+// WebSocket client connected; what remains keeps its history.
+func TestSamplerForgetsRemovedObjects(t *testing.T) {
+	live := observe.NewLive()
+	f := newFixture(t, func(o *Options) { o.Live = live; o.StatsInterval = 10 * time.Millisecond; o.Now = time.Now })
+	defer f.api.Close()
+	live.Request(&observe.RequestEvent{Router: "old@file", Service: "gone@file", Status: 200})
+	live.Request(&observe.RequestEvent{Router: "web@file", Service: "app@file", Status: 200})
+	time.Sleep(50 * time.Millisecond) // a few samples
+	if s := live.Snapshot(time.Now()); s.Routers["old@file"].Requests != 1 {
+		t.Fatalf("setup: old@file not counted: %v", s.Routers)
+	}
+	f.tables.swap(f.m1) // m1 has old@file as a router, not gone@file as a service
+	f.tables.swap(f.m2) // m2 has neither
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := live.Snapshot(time.Now())
+		_, oldR := s.Routers["old@file"]
+		_, goneS := s.Services["gone@file"]
+		_, webR := s.Routers["web@file"]
+		if !oldR && !goneS {
+			if !webR {
+				t.Fatal("web@file, still configured, was forgotten")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("removed objects still counted after the swap: routers %v services %v", s.Routers, s.Services)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.api.sampler.mu.Lock()
+	_, hasOld := f.api.sampler.fine.series[routerKey("old@file")]
+	_, hasWeb := f.api.sampler.fine.series[routerKey("web@file")]
+	f.api.sampler.mu.Unlock()
+	if hasOld || !hasWeb {
+		t.Errorf("chart history: old@file kept %v, web@file kept %v", hasOld, hasWeb)
+	}
+}
+
+// TestRingBound: beyond MaxSeries objects, new ones get no history (the
+// ring's memory is bounded) while the existing ones keep theirs.
+func TestRingBound(t *testing.T) {
+	r := newRing(4)
+	rates := map[string]observe.Rate{}
+	for i := range MaxSeries + 10 {
+		rates[fmt.Sprintf("router:r%d@file", i)] = observe.Rate{RequestsPerSecond: 1}
+	}
+	r.add(t0, rates)
+	if len(r.series) != MaxSeries {
+		t.Errorf("%d series kept, want the bound %d", len(r.series), MaxSeries)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -137,13 +136,6 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		case <-tbl.Replaced():
 			next := a.tables.Current()
 			ch := store.Diff(tbl.Merged().Config, next.Merged().Config)
-			if a.sampler != nil {
-				if h := next.Merged().Config; h != nil && h.HTTP != nil {
-					a.sampler.forget(
-						func(n string) bool { _, ok := h.HTTP.Routers[n]; return ok || strings.HasSuffix(n, "@internal") },
-						func(n string) bool { _, ok := h.HTTP.Services[n]; return ok || strings.HasSuffix(n, "@internal") })
-				}
-			}
 			if !send(a.configMessage(next, tbl.Version(), &ch)) {
 				return
 			}
