@@ -57,9 +57,11 @@ type Server struct {
 type entry struct {
 	EntryPoint
 	conn *net.UDPConn
-	p4   *ipv4.PacketConn // set when bound to a wildcard IPv4 address
-	p6   *ipv6.PacketConn // set when bound to a wildcard IPv6 address
-	log  *slog.Logger
+	// pktinfo is set when the socket is bound to a wildcard address and
+	// the kernel reports each datagram's destination (IP_PKTINFO and, on
+	// a dual-stack or IPv6 socket, IPV6_RECVPKTINFO).
+	pktinfo bool
+	log     *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*session
@@ -91,19 +93,13 @@ func (s *Server) Start(ctx context.Context) error {
 		la := e.conn.LocalAddr().(*net.UDPAddr)
 		if la.IP == nil || la.IP.IsUnspecified() {
 			// Wildcard bind: learn each datagram's destination address
-			// (IP_PKTINFO / IPV6_RECVPKTINFO) and reply from it, so that a
-			// client that sent to one of several addresses gets the answer
-			// from that address (Traefik issue 7430).
-			if la.IP.To4() != nil || la.IP == nil {
-				p := ipv4.NewPacketConn(e.conn)
-				if p.SetControlMessage(ipv4.FlagDst, true) == nil {
-					e.p4 = p
-				}
-			}
-			p6 := ipv6.NewPacketConn(e.conn)
-			if p6.SetControlMessage(ipv6.FlagDst, true) == nil {
-				e.p6 = p6
-			}
+			// and reply from it, so that a client that sent to one of
+			// several addresses gets the answer from that address
+			// (Traefik issue 7430). IPv4 datagrams on a dual-stack socket
+			// carry IP_PKTINFO, IPv6 ones IPV6_PKTINFO.
+			ok4 := ipv4.NewPacketConn(e.conn).SetControlMessage(ipv4.FlagDst, true) == nil
+			ok6 := la.IP.To4() == nil && ipv6.NewPacketConn(e.conn).SetControlMessage(ipv6.FlagDst, true) == nil
+			e.pktinfo = ok4 || ok6
 		}
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -168,27 +164,29 @@ type session struct {
 	expire time.Time
 }
 
-// read reads one datagram and the local address it was sent to.
-func (e *entry) read(buf []byte) (int, netip.AddrPort, netip.Addr, error) {
-	switch {
-	case e.p4 != nil:
-		n, cm, src, err := e.p4.ReadFrom(buf)
-		var dst netip.Addr
-		if cm != nil && cm.Dst != nil {
-			dst, _ = netip.AddrFromSlice(cm.Dst)
-		}
-		return n, udpAddrPort(src), dst.Unmap(), err
-	case e.p6 != nil:
-		n, cm, src, err := e.p6.ReadFrom(buf)
-		var dst netip.Addr
-		if cm != nil && cm.Dst != nil {
-			dst, _ = netip.AddrFromSlice(cm.Dst)
-		}
-		return n, udpAddrPort(src), dst.Unmap(), err
+// read reads one datagram and the local address it was sent to (invalid
+// without pktinfo).
+func (e *entry) read(buf, oob []byte) (int, netip.AddrPort, netip.Addr, error) {
+	if !e.pktinfo {
+		n, src, err := e.conn.ReadFromUDPAddrPort(buf)
+		return n, unmap(src), netip.Addr{}, err
 	}
-	n, src, err := e.conn.ReadFromUDPAddrPort(buf)
-	return n, src, netip.Addr{}, err
+	n, oobn, _, src, err := e.conn.ReadMsgUDPAddrPort(buf, oob)
+	var dst netip.Addr
+	if err == nil && oobn > 0 {
+		var c4 ipv4.ControlMessage
+		if c4.Parse(oob[:oobn]) == nil && c4.Dst != nil {
+			dst, _ = netip.AddrFromSlice(c4.Dst)
+		}
+		var c6 ipv6.ControlMessage
+		if !dst.IsValid() && c6.Parse(oob[:oobn]) == nil && c6.Dst != nil {
+			dst, _ = netip.AddrFromSlice(c6.Dst)
+		}
+	}
+	return n, unmap(src), dst.Unmap(), err
 }
+
+func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }
 
 func udpAddrPort(a net.Addr) netip.AddrPort {
 	if ua, ok := a.(*net.UDPAddr); ok {
@@ -198,21 +196,24 @@ func udpAddrPort(a net.Addr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// reply writes b to the session's client from the session's local address.
+// reply writes b to the session's client from the session's local
+// address (IP_PKTINFO / IPV6_PKTINFO source), when known.
 func (e *entry) reply(ss *session, b []byte) error {
-	to := net.UDPAddrFromAddrPort(ss.client)
-	if ss.local.IsValid() {
-		if ss.local.Is4() && e.p4 != nil {
-			_, err := e.p4.WriteTo(b, &ipv4.ControlMessage{Src: ss.local.AsSlice()}, to)
-			return err
-		}
-		if e.p6 != nil {
-			src := netip.AddrFrom16(ss.local.As16()) // IPv4 as ::ffff:a.b.c.d on a dual-stack socket
-			_, err := e.p6.WriteTo(b, &ipv6.ControlMessage{Src: src.AsSlice()}, to)
-			return err
-		}
+	to := ss.client
+	if !ss.local.IsValid() {
+		_, _, err := e.conn.WriteMsgUDPAddrPort(b, nil, to)
+		return err
 	}
-	_, err := e.conn.WriteToUDPAddrPort(b, ss.client)
+	var oob []byte
+	if ss.local.Is4() {
+		oob = (&ipv4.ControlMessage{Src: ss.local.AsSlice()}).Marshal()
+		if la := e.conn.LocalAddr().(*net.UDPAddr); la.IP.To4() == nil {
+			to = netip.AddrPortFrom(netip.AddrFrom16(to.Addr().As16()), to.Port()) // dual-stack socket
+		}
+	} else {
+		oob = (&ipv6.ControlMessage{Src: ss.local.AsSlice()}).Marshal()
+	}
+	_, _, err := e.conn.WriteMsgUDPAddrPort(b, oob, to)
 	return err
 }
 
@@ -222,8 +223,9 @@ func (e *entry) reply(ss *session, b []byte) error {
 // once, before the session's reply loop starts.
 func (e *entry) serve(ctx context.Context, active *router.Active, wg *sync.WaitGroup) {
 	buf := make([]byte, maxDatagram)
+	oob := make([]byte, 256)
 	for {
-		n, src, local, err := e.read(buf)
+		n, src, local, err := e.read(buf, oob)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
 				return

@@ -92,3 +92,44 @@ func TestDNSThroughUDPRouter(t *testing.T) {
 		return nil
 	})
 }
+
+// On a wildcard UDP entrypoint, the reply leaves from the address the
+// client sent to (127.0.0.2 here, not the kernel's choice 127.0.0.1;
+// Traefik issue 7430, case 046).
+func TestUDPReplyFromAddressUsed(t *testing.T) {
+	socat := tool(t, "socat")
+	backend := freeUDP(t)
+	start(t, socat, "UDP-RECVFROM:"+port(backend)+",bind=127.0.0.1,fork", "EXEC:cat")
+	p := port(freeUDP(t))
+	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: \":%s/udp\"", harness.FreeAddr(t), p), udpRouter("udp", backend))
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	to := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: mustAtoi(t, p)}
+	buf := make([]byte, 64)
+	harness.Try(t, poll, func() error {
+		_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, err := c.WriteToUDP([]byte("who"), to); err != nil {
+			return err
+		}
+		n, from, err := c.ReadFromUDP(buf)
+		if err != nil {
+			return err
+		}
+		if string(buf[:n]) != "who" || !from.IP.Equal(to.IP) {
+			return fmt.Errorf("reply %q from %v, want from %v", buf[:n], from, to)
+		}
+		return nil
+	})
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
