@@ -29,8 +29,8 @@ func TestValidate(t *testing.T) {
 			[]string{"error: providers.file.directory:", "testdata/nope"}, nil},
 		{"bad static", []string{"--entrypoints.web.address=:80", "--log.level=LOUD"}, 1,
 			[]string{"error: static configuration: log.level", "invalid: 1 error"}, nil},
-		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--tracing.otlp=true"}, 0,
-			[]string{"warning: flags: unknown or unsupported option tracing.otlp: ignored", "valid: 1 warning"}, nil},
+		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--experimental.plugins.x.modulename=y"}, 0,
+			[]string{"warning: flags: unknown or unsupported option experimental.plugins.x.modulename: ignored", "valid: 1 warning"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
