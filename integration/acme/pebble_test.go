@@ -122,7 +122,8 @@ func newPebble(t testing.TB, httpPort, tlsPort int, validity time.Duration) *peb
 	if err := os.WriteFile(filepath.Join(p.work, "pebble.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p.Env = []string{"PEBBLE_VA_NOSLEEP=1", "PEBBLE_AUTHZREUSE=0", "PEBBLE_WFE_NONCEREJECT=0"}
+	// 15% of nonces rejected: lego must retry badNonce errors (RFC 8555 §6.5).
+	p.Env = []string{"PEBBLE_VA_NOSLEEP=1", "PEBBLE_AUTHZREUSE=0", "PEBBLE_WFE_NONCEREJECT=15"}
 	return p
 }
 

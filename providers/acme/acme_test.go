@@ -119,6 +119,11 @@ func TestWants(t *testing.T) {
 			"ip@file":         {Rule: "Host(`10.0.0.1`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 			"noresolver@file": {Rule: "Host(`n.example.com`)", TLS: &config.RouterTLSConfig{}},
 		}},
+		TCP: &config.TCPConfiguration{Routers: map[string]*config.TCPRouter{
+			"db@file":   {Rule: "HostSNI(`db.example.com`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le"}},
+			"pass@file": {Rule: "HostSNI(`pass.example.com`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le", Passthrough: true}},
+			"any@file":  {Rule: "HostSNI(`*`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le"}},
+		}},
 		TLS: &config.TLSConfiguration{Stores: map[string]*config.TLSStore{"default": {DefaultGeneratedCert: &config.GeneratedCert{Resolver: "le", Domain: &config.Domain{Main: "default.example.com"}}}}},
 	}
 	ws, probs := m.wants(c)
@@ -131,6 +136,7 @@ func TestWants(t *testing.T) {
 		"le|a.example.com,b.example.com": {"router same@file"},
 		"dns|*.example.org,example.org":  {"router domains@file"},
 		"le|default.example.com":         {"tls.stores.default.defaultGeneratedCert"},
+		"le|db.example.com":              {"tcp router db@file"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("wants:\ngot  %v\nwant %v", got, want)
@@ -145,13 +151,14 @@ func TestWants(t *testing.T) {
 		`router unknown@file: certificate resolver "nope" is not defined in certificatesResolvers (defined: dns, le)`,
 		"router nohost@file: tls.certResolver le: the rule names no Host()",
 		"router ip@file: 10.0.0.1 is an IP address",
+		"tcp router any@file: tls.certResolver le: the rule names no HostSNI()",
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("problems lack %q; got:\n%s", w, all)
 		}
 	}
-	if len(probs) != 4 {
-		t.Errorf("got %d problems, want 4:\n%s", len(probs), all)
+	if len(probs) != 5 {
+		t.Errorf("got %d problems, want 5:\n%s", len(probs), all)
 	}
 }
 

@@ -30,7 +30,8 @@ func domainKey(resolver string, d config.Domain) string {
 func domainNames(d config.Domain) []string { return append([]string{d.Main}, d.SANs...) }
 
 // wants derives the certificates m needs from resolvers, as Traefik does:
-// for each HTTP router whose tls.certResolver names a resolver, one
+// for each HTTP router (and TCP router terminating TLS, with HostSNI in
+// place of Host) whose tls.certResolver names a resolver, one
 // certificate per tls.domains entry, or, without tls.domains, one
 // certificate for all the names of the Host() matchers of its rule (the
 // first is the main domain); plus tls.stores.default.defaultGeneratedCert.
@@ -94,6 +95,28 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 			add(user, r.TLS.CertResolver, hosts)
 		}
 	}
+	if c.TCP != nil {
+		for _, name := range slices.Sorted(maps.Keys(c.TCP.Routers)) {
+			r := c.TCP.Routers[name]
+			if r == nil || r.TLS == nil || r.TLS.CertResolver == "" || r.TLS.Passthrough {
+				continue
+			}
+			user := "tcp router " + name
+			if len(r.TLS.Domains) > 0 {
+				for _, d := range r.TLS.Domains {
+					add(user, r.TLS.CertResolver, domainNames(d))
+				}
+				continue
+			}
+			hosts := ruleCalls(r.Rule, "HostSNI")
+			hosts = slices.DeleteFunc(hosts, func(h string) bool { return h == "*" })
+			if len(hosts) == 0 {
+				problem(user, fmt.Sprintf("tls.certResolver %s: the rule names no HostSNI() and tls.domains is empty: no certificate to order", r.TLS.CertResolver))
+				continue
+			}
+			add(user, r.TLS.CertResolver, hosts)
+		}
+	}
 	if c.TLS != nil {
 		if st := c.TLS.Stores[providers.DefaultTLSName]; st != nil && st.DefaultGeneratedCert != nil {
 			g := st.DefaultGeneratedCert
@@ -113,14 +136,19 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 
 // ruleHosts returns the lower-cased arguments of the Host() matchers of
 // rule (Traefik's ParseDomains), in order, or nil when it does not parse.
-func ruleHosts(expr string) []string {
+func ruleHosts(expr string) []string { return ruleCalls(expr, "Host") }
+
+// ruleCalls returns the lower-cased arguments of the fn() matchers of rule
+// (Host for HTTP, HostSNI for TCP: Traefik's ParseDomains and
+// ParseHostSNI), in order, or nil when it does not parse.
+func ruleCalls(expr, fn string) []string {
 	t, err := rule.Parse(expr)
 	if err != nil {
 		return nil
 	}
 	var hosts []string
 	_ = t.Walk(func(c *rule.Tree) error {
-		if strings.EqualFold(c.Name, "Host") {
+		if strings.EqualFold(c.Name, fn) {
 			for _, a := range c.Args {
 				hosts = append(hosts, strings.ToLower(a))
 			}
