@@ -38,9 +38,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-echo "quickstart: building gantry and whoami..."
+echo "quickstart: building gantry and whoami (the first build downloads modules and compiles them: 1-3 minutes; later builds take seconds)..."
+started=$(date +%s)
+# A progress line every 15 s: "go build" is silent while it compiles.
+( while sleep 15; do echo "quickstart: still building ($(($(date +%s) - started))s)..."; done ) &
+ticker=$!
+pids+=("$ticker")
 go build -o "$work/gantry" ./cmd/gantry
 go build -o "$work/whoami" ./cmd/whoami
+kill "$ticker" 2>/dev/null || true
+echo "quickstart: built in $(($(date +%s) - started))s; starting two whoami backends and gantry"
 
 "$work/whoami" --addr "127.0.0.1:$WHOAMI1_PORT" --name whoami-1 >"$work/whoami-1.log" 2>&1 &
 pids+=($!)

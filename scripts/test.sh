@@ -27,6 +27,7 @@ start=$(date +%s)
 step() { printf '\n=== %s (%ds)\n' "$1" $(($(date +%s) - start)); }
 
 if [ "${SKIP_SETUP:-}" != 1 ]; then
+	echo "test.sh: installing what the integration tests need (once; later runs take seconds). SKIP_SETUP=1 skips it."
 	for s in scripts/setup/*.sh; do
 		[ -e "$s" ] || continue
 		step "setup: $s"
@@ -59,17 +60,18 @@ for p in "${all[@]}"; do
 	[ -z "$skip" ] && rest+=("$p")
 done
 
+# -count=1 everywhere: a second run really runs the tests (a cached "ok"
+# is not a test run), and integration tests run binaries built by the
+# harness, whose sources the test cache does not see.
 step "go test -race (core: ${core[*]})"
-"$GO" test -race -timeout 25m "${extra[@]}" "${corepkgs[@]}" || failed+=("go test -race core")
+"$GO" test -race -count=1 -timeout 25m "${extra[@]}" "${corepkgs[@]}" || failed+=("go test -race core")
 
-# -count=1: integration tests run binaries built by the harness, whose
-# sources the test cache does not see, so a cached "ok" could be stale.
 # Allocation assertions are skipped under the race detector (sync.Pool
 # drops items at random there): run them once without it.
 step "go test (allocation assertions, no race detector)"
 "$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... ./dataplane/observe/... || failed+=("go test allocations")
 
-step "go test (rest, integration included)"
+step "go test (rest, integration included; the end-to-end suites build and start the real binaries: about 10-20 min on 2 cores)"
 "$GO" test -count=1 -timeout 40m "${extra[@]}" "${rest[@]}" || failed+=("go test rest")
 
 took=$(($(date +%s) - start))

@@ -30,6 +30,12 @@ func TestQuickstartScript(t *testing.T) {
 	if want := "curl -H 'Host: whoami.localhost' " + web + "/"; !strings.Contains(out, want) {
 		t.Fatalf("the script does not print %q:\n%s", want, out)
 	}
+	// It says what it is doing while it builds (issue 15: minutes of silence).
+	for _, want := range []string{"quickstart: building gantry and whoami (the first build", "quickstart: built in "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the script does not print %q:\n%s", want, out)
+		}
+	}
 	seen := map[string]bool{}
 	for range 4 {
 		r := get(t, web+"/", harness.Host("whoami.localhost"))

@@ -23,12 +23,20 @@ fi
 
 mkdir -p "$cache"
 tmp=$(mktemp "$cache/consul.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
-(cd "$root/integration/consulagent" && go build -trimpath -o "$tmp" .) >&2
+echo "consul.sh: building the Consul $version agent once for the integration tests (downloads its modules, then compiles: ~8 min on 2 cores); cached in $cache, later runs take a second" >&2
+started=$(date +%s)
+# A progress line every 30 s: "go build" is silent while it compiles.
+( while sleep 30; do echo "consul.sh: still building Consul $version ($(($(date +%s) - started))s)..." >&2; done ) &
+ticker=$!
+trap 'kill "$ticker" 2>/dev/null; rm -f "$tmp"' EXIT
+(cd "$root/integration/consulagent" && go build -trimpath -o "$tmp" .) 2>&1 | grep -v '^go: downloading' >&2 || true
+kill "$ticker" 2>/dev/null || true
+[ -s "$tmp" ] || { echo "consul.sh: go build failed (see above)" >&2; exit 1; }
+echo "consul.sh: built Consul $version in $(($(date +%s) - started))s" >&2
 "$tmp" version | grep "^Consul v$version\$" >/dev/null || {
 	echo "consul.sh: built binary does not report Consul v$version" >&2
 	exit 1
 }
 mv "$tmp" "$bin"
-trap - EXIT
+trap 'kill "$ticker" 2>/dev/null' EXIT
 echo "$bin"
