@@ -1,0 +1,132 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"testing"
+	"time"
+)
+
+// FuzzResponseHead checks the response-head parser differentially against
+// net/http's reader: ours may refuse what net/http accepts, never the
+// reverse, and when both accept they agree on the status and the framing
+// (a length for Content-Length, chunked, or none), and on every field.
+func FuzzResponseHead(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.0 204 No Content\r\nX-A: b\r\n\r\n",
+		"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+		"HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\n\r\n",
+		"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+		"HTTP/1.1 200\r\nConnection: close, X-B\r\nX-B: 1\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		end := bytes.Index(in, crlfcrlf)
+		if end < 0 {
+			return
+		}
+		pc := &pconn{}
+		var h head
+		ours := parseHead(in[:end+2], &h, http.MethodGet, pc)
+		resp, theirs := http.ReadResponse(bufio.NewReader(bytes.NewReader(in)), &http.Request{Method: http.MethodGet})
+		if ours != nil {
+			return // stricter is allowed
+		}
+		if theirs != nil {
+			t.Fatalf("accepted %q that net/http refuses: %v", in, theirs)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != h.status {
+			t.Fatalf("status %d, net/http %d for %q", h.status, resp.StatusCode, in)
+		}
+		if h.status >= 200 {
+			switch h.framing {
+			case bodyLength:
+				if resp.ContentLength != h.length && h.status != 304 && h.status != 204 {
+					t.Fatalf("length %d, net/http %d for %q", h.length, resp.ContentLength, in)
+				}
+			case bodyChunked:
+				if len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+					t.Fatalf("chunked, net/http %v for %q", resp.TransferEncoding, in)
+				}
+			}
+		}
+		for _, fl := range pc.fields {
+			switch fl.name {
+			case "Content-Length", "Transfer-Encoding", "Connection":
+				continue // net/http consumes or normalises these
+			}
+			found := false
+			for _, v := range resp.Header[fl.name] {
+				if v == fl.value {
+					found = true
+				}
+			}
+			if !found && !(h.status < 200) {
+				t.Fatalf("field %s: %q not in net/http's %q for %q", fl.name, fl.value, resp.Header[fl.name], in)
+			}
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	})
+}
+
+// readerConn is a net.Conn reading from r (writes are discarded).
+type readerConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c readerConn) Read(p []byte) (int, error)      { return c.r.Read(p) }
+func (c readerConn) SetReadDeadline(time.Time) error { return nil }
+func (c readerConn) SetDeadline(time.Time) error     { return nil }
+func (c readerConn) Write(p []byte) (int, error)     { return len(p), nil }
+
+// FuzzChunkedBody checks the chunked decoder against net/http's
+// (httputil.NewChunkedReader): what ours decodes completely, net/http
+// decodes to the same bytes.
+func FuzzChunkedBody(f *testing.F) {
+	for _, s := range []string{
+		"5\r\nhello\r\n0\r\n\r\n",
+		"3;ext=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\n",
+		"a\r\n0123456789\r\n2\r\nab\r\n0\r\n\r\n",
+		"0\r\n\r\n",
+		"5\r\nhello\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		pc := newPconn(readerConn{r: bytes.NewReader(in)})
+		br := bodyReader{pc: pc, framing: bodyChunked, limit: 4096}
+		var got bytes.Buffer
+		scratch := make([]byte, 7) // small reads cross chunk boundaries
+		for {
+			p, err := br.next(scratch)
+			got.Write(p)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return // refused or truncated: stricter is allowed
+			}
+			if got.Len() > 1<<20 {
+				return
+			}
+		}
+		want, err := io.ReadAll(httputil.NewChunkedReader(bytes.NewReader(in)))
+		if err != nil {
+			t.Fatalf("decoded %q that net/http refuses (%v): %q", got.Bytes(), err, in)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("decoded %q, net/http %q, from %q", got.Bytes(), want, in)
+		}
+	})
+}
