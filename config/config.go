@@ -142,11 +142,28 @@ type RouterObservability struct {
 // service is reached as the child of another service.
 // Source: https://doc.traefik.io/traefik/routing/services/
 type Service struct {
-	Middlewares  []string             `json:"middlewares,omitempty"`
-	LoadBalancer *ServersLoadBalancer `json:"loadBalancer,omitempty"`
-	Weighted     *WeightedRoundRobin  `json:"weighted,omitempty"`
-	Mirroring    *Mirroring           `json:"mirroring,omitempty"`
-	Failover     *Failover            `json:"failover,omitempty"`
+	Middlewares         []string             `json:"middlewares,omitempty"`
+	LoadBalancer        *ServersLoadBalancer `json:"loadBalancer,omitempty"`
+	HighestRandomWeight *HighestRandomWeight `json:"highestRandomWeight,omitempty"`
+	Weighted            *WeightedRoundRobin  `json:"weighted,omitempty"`
+	Mirroring           *Mirroring           `json:"mirroring,omitempty"`
+	Failover            *Failover            `json:"failover,omitempty"`
+}
+
+// HighestRandomWeight sends each client (by peer IP) to one child service
+// chosen by rendezvous hashing, weighted; a child without an available
+// server is skipped and only its clients move.
+// Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/load-balancing/service/#highest-random-weight
+type HighestRandomWeight struct {
+	Services    []HRWService `json:"services,omitempty"`
+	HealthCheck *struct{}    `json:"healthCheck,omitempty"`
+}
+
+// HRWService is one child of a highestRandomWeight service; Weight
+// defaults to 1, 0 removes the child.
+type HRWService struct {
+	Name   string `json:"name,omitempty"`
+	Weight *int   `json:"weight,omitempty"`
 }
 
 // ServersLoadBalancer balances requests over a list of servers.

@@ -151,6 +151,9 @@ func validateService(name string, s *Service) []ValidationError {
 	if s.LoadBalancer != nil {
 		set = append(set, "loadBalancer")
 	}
+	if s.HighestRandomWeight != nil {
+		set = append(set, "highestRandomWeight")
+	}
 	if s.Weighted != nil {
 		set = append(set, "weighted")
 	}
@@ -162,7 +165,7 @@ func validateService(name string, s *Service) []ValidationError {
 	}
 	switch len(set) {
 	case 0:
-		return []ValidationError{e("", "no kind set; want one of loadBalancer, weighted, mirroring, failover")}
+		return []ValidationError{e("", "no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover")}
 	case 1:
 	default:
 		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(set, ", "))}
@@ -204,6 +207,18 @@ func validateService(name string, s *Service) []ValidationError {
 			}
 			if hc.Port < 0 || hc.Port > 65535 {
 				errs = append(errs, e("loadBalancer.healthCheck.port", "%d is out of range", hc.Port))
+			}
+		}
+	case s.HighestRandomWeight != nil:
+		if len(s.HighestRandomWeight.Services) == 0 {
+			errs = append(errs, e("highestRandomWeight.services", "empty"))
+		}
+		for i, c := range s.HighestRandomWeight.Services {
+			if c.Name == "" {
+				errs = append(errs, e(fmt.Sprintf("highestRandomWeight.services[%d].name", i), "empty"))
+			}
+			if c.Weight != nil && *c.Weight < 0 {
+				errs = append(errs, e(fmt.Sprintf("highestRandomWeight.services[%d].weight", i), "%d is negative", *c.Weight))
 			}
 		}
 	case s.Weighted != nil:

@@ -71,7 +71,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"service m: mirroring.service: empty",
 		"service m: mirroring.mirrors[0].name: empty",
 		"service m: mirroring.mirrors[0].percent: 101 is not within 0-100",
-		"service none: no kind set; want one of loadBalancer, weighted, mirroring, failover",
+		"service none: no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover",
 		"service two: more than one kind set (loadBalancer, failover); want exactly one",
 		"service w: weighted.services[0].name: empty",
 		"service w: weighted.services[1].weight: -2 is negative",

@@ -234,6 +234,8 @@ func serviceType(s *config.Service) string {
 	switch {
 	case s.LoadBalancer != nil:
 		return "loadbalancer"
+	case s.HighestRandomWeight != nil:
+		return "highestrandomweight"
 	case s.Weighted != nil:
 		return "weighted"
 	case s.Mirroring != nil:

@@ -318,6 +318,8 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 	switch {
 	case s.LoadBalancer != nil:
 		return g.buildLB(name, s.LoadBalancer)
+	case s.HighestRandomWeight != nil:
+		return g.buildHRW(ctx, s.HighestRandomWeight)
 	case s.Weighted != nil:
 		wh := &weightedHandler{}
 		var weights []int
@@ -367,7 +369,7 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		}
 		return newFailover(main, fb, s.Failover)
 	}
-	return nil, errors.New("no kind set; want one of loadBalancer, weighted, mirroring, failover")
+	return nil, errors.New("no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover")
 }
 
 // availWrap keeps a wrapped service's availability visible.

@@ -216,6 +216,13 @@ func qualifyService(s *config.Service, p string) *config.Service {
 		lb := *s.LoadBalancer
 		lb.ServersTransport = Qualify(lb.ServersTransport, p)
 		c.LoadBalancer = &lb
+	case s.HighestRandomWeight != nil:
+		w := *s.HighestRandomWeight
+		w.Services = slices.Clone(w.Services)
+		for i := range w.Services {
+			w.Services[i].Name = Qualify(w.Services[i].Name, p)
+		}
+		c.HighestRandomWeight = &w
 	case s.Weighted != nil:
 		w := *s.Weighted
 		w.Services = slices.Clone(w.Services)

@@ -82,7 +82,7 @@ func TestCompileReport(t *testing.T) {
 		"badrule@docker":  {StatusDisabled, "rule: offset 0: Host: expected 1 argument, got 2"},
 		"nosvc@docker":    {StatusDisabled, `service "missing@docker" does not exist`},
 		"nomw@docker":     {StatusDisabled, `middleware "gone@file" does not exist`},
-		"usesbroken@file": {StatusDisabled, `service "broken@file" is disabled: no kind set; want one of loadBalancer, weighted, mirroring, failover`},
+		"usesbroken@file": {StatusDisabled, `service "broken@file" is disabled: no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover`},
 		"builderr@file":   {StatusDisabled, "build router builderr@file: service builderr@file: bad regexp"},
 		"badmw@file":      {StatusDisabled, "build router badmw@file: middleware bad@file: bad regexp"},
 		"someeps@file":    {StatusWarning, `entrypoint "nope" does not exist`},
@@ -104,7 +104,7 @@ func TestCompileReport(t *testing.T) {
 	}
 	wantSvc := map[string]string{
 		"api@docker":    "enabled [badmw@file,badrule@docker,emptyrule@file,noeps@file,nomw@docker,ok@docker,someeps@file,toohigh@file] ",
-		"broken@file":   "disabled [usesbroken@file] no kind set; want one of loadBalancer, weighted, mirroring, failover",
+		"broken@file":   "disabled [usesbroken@file] no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover",
 		"unused@file":   "enabled [] ",
 		"builderr@file": "disabled [builderr@file] bad regexp",
 	}
