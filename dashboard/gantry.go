@@ -107,6 +107,26 @@ func (a *API) problems(v *view) []providers.Problem {
 		s := v.status.Middlewares[n]
 		add("middleware", n, s.Status, s.Errors)
 	}
+	for _, n := range sortedNames(v.status.TCPRouters) {
+		s := v.status.TCPRouters[n]
+		add("tcp router", n, s.Status, s.Errors)
+	}
+	for _, n := range sortedNames(v.status.TCPServices) {
+		s := v.status.TCPServices[n]
+		add("tcp service", n, s.Status, s.Errors)
+	}
+	for _, n := range sortedNames(v.status.TCPMiddlewares) {
+		s := v.status.TCPMiddlewares[n]
+		add("tcp middleware", n, s.Status, s.Errors)
+	}
+	for _, n := range sortedNames(v.status.UDPRouters) {
+		s := v.status.UDPRouters[n]
+		add("udp router", n, s.Status, s.Errors)
+	}
+	for _, n := range sortedNames(v.status.UDPServices) {
+		s := v.status.UDPServices[n]
+		add("udp service", n, s.Status, s.Errors)
+	}
 	// Certificates, TLS options and stores that failed to load (a missing
 	// certFile): the rest of TLS keeps working, the problem is shown here.
 	for _, e := range v.status.TLS {

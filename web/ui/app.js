@@ -16,6 +16,7 @@ const api = (p) => new URL('../api/' + p, location.href);
 const state = {
   version: '', rates: {}, servers: [], changes: [], problems: [],
   routers: [], services: [], middlewares: [], entrypoints: [],
+  tcp: { routers: [], services: [], middlewares: [] }, udp: { routers: [], services: [] },
   recent: {}, // router name -> last 10 samples of its rate
 };
 
@@ -43,7 +44,8 @@ function route() {
 
 function showTab() {
   const r = route();
-  const tabFor = { router: 'routers', service: 'services', middleware: 'middlewares', entrypoint: 'overview' };
+  const tabFor = { router: 'routers', service: 'services', middleware: 'middlewares', entrypoint: 'overview',
+    tcprouter: 'tcpudp', tcpservice: 'tcpudp', tcpmiddleware: 'tcpudp', udprouter: 'tcpudp', udpservice: 'tcpudp' };
   const nav = r.tab === 'detail' ? tabFor[r.kind] : r.tab;
   for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === r.tab);
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === nav);
@@ -206,13 +208,20 @@ function renderProblems() {
         el('div', { class: 'mono src' }, src || '(no source)'),
         el('ul', {}, srcs[src].map((p) => el('li', { class: p.severity },
           el('span', { class: 'sev ' + p.severity }, p.severity), ' ',
-          (p.objects || []).map((o) => { const [k, ...rest] = o.split(' '); return [objLink(k, rest.join(' ')), ' ']; }),
+          (p.objects || []).map((o) => [problemObject(o), ' ']),
           p.message))))));
   }));
 }
 
 function objLink(kind, name) {
   return ['router', 'service', 'middleware'].includes(kind) ? link(kind, name) : el('span', { class: 'mono' }, kind + ' ' + name);
+}
+
+// problemObject links "router web@file" or "tcp router db@file".
+function problemObject(o) {
+  const w = o.split(' ');
+  if ((w[0] === 'tcp' || w[0] === 'udp') && w.length > 2) return link(w[0] + w[1], w.slice(2).join(' '));
+  return objLink(w[0], w.slice(1).join(' '));
 }
 
 // ---- routers ----
@@ -331,6 +340,30 @@ function renderDetail() {
       if (it) parts.push(el('p', {}, 'Type: ', it.type || '', ' · used by: ', (it.usedBy || []).map((n) => [link('router', n), ' '])), el('h3', {}, 'Definition'), definition(it));
       break;
     }
+    case 'tcprouter': case 'udprouter': {
+      const proto = r.kind.slice(0, 3);
+      const list = state[proto];
+      const it = list.routers.find((x) => x.name === r.name);
+      parts = [header(proto.toUpperCase() + ' router', it, r.name)];
+      if (it) {
+        const pctx = { middlewares: byName(list.middlewares || []), services: byName(list.services), live: {}, proto };
+        parts.push(el('h3', {}, 'Route'), routeFlow(it, pctx), el('h3', {}, 'Definition'), definition(it));
+      }
+      break;
+    }
+    case 'tcpservice': case 'udpservice': case 'tcpmiddleware': {
+      const proto = r.kind.slice(0, 3);
+      const what = r.kind.slice(3);
+      const list = state[proto];
+      const it = (what === 'service' ? list.services : list.middlewares || []).find((x) => x.name === r.name);
+      parts = [header(proto.toUpperCase() + ' ' + what, it, r.name)];
+      if (it) {
+        parts.push(el('p', {}, 'Used by: ', (it.usedBy || []).map((n) => [link(proto + 'router', n), ' '])));
+        if (what === 'service') parts.push(el('h3', {}, 'Sends to'), serviceFlow(r.name, { middlewares: {}, services: byName(list.services), live: {}, proto }));
+        parts.push(el('h3', {}, 'Definition'), definition(it));
+      }
+      break;
+    }
     case 'entrypoint': {
       const it = state.entrypoints.find((x) => x.name === r.name);
       parts = [header('entrypoint', it ? { status: 'enabled' } : null, r.name)];
@@ -374,6 +407,24 @@ function renderCertificates(list) {
 
 async function loadCertificates() {
   try { renderCertificates(await getJSON('tls/certificates')); } catch { renderCertificates([]); }
+}
+
+// ---- TCP and UDP ----
+function renderTCPUDP() {
+  fill(document.querySelector('#tcp-routers tbody'), state.tcp.routers.map((r) => el('tr', { 'data-name': r.name },
+    statusCell(r.status), el('td', {}, link('tcprouter', r.name)), el('td', { class: 'mono' }, r.rule || ''),
+    el('td', {}, (r.using || r.entryPoints || []).join(', ')), el('td', {}, r.service ? link('tcpservice', r.service) : ''), errorsCell(r.error))));
+  fill(document.querySelector('#udp-routers tbody'), state.udp.routers.map((r) => el('tr', { 'data-name': r.name },
+    statusCell(r.status), el('td', {}, link('udprouter', r.name)),
+    el('td', {}, (r.using || r.entryPoints || []).join(', ')), el('td', {}, r.service ? link('udpservice', r.service) : ''), errorsCell(r.error))));
+}
+
+async function loadTCPUDP() {
+  const get = (p) => getJSON(p + '?per_page=1000').catch(() => []);
+  const [tr, ts, tm, ur, us] = await Promise.all([get('tcp/routers'), get('tcp/services'), get('tcp/middlewares'), get('udp/routers'), get('udp/services')]);
+  state.tcp = { routers: tr, services: ts, middlewares: tm };
+  state.udp = { routers: ur, services: us };
+  renderTCPUDP();
 }
 
 // ---- providers ----
@@ -473,6 +524,7 @@ async function loadAll() {
   renderMiddlewares();
   renderProviders(ps);
   renderFailing();
+  await loadTCPUDP();
   renderDetail();
   loadCertificates();
   if (ov.version) document.getElementById('version').textContent = ov.version.slice(0, 12);

@@ -22,11 +22,15 @@ function column(cls, ...kids) {
 }
 
 // serverBox draws one server; live is url → {up, inFlight} from the
-// WebSocket, status the API's "UP"/"DOWN".
-function serverBox(service, url, status, live) {
+// WebSocket, status the API's "UP"/"DOWN". TCP and UDP servers (addresses)
+// have no live state: drawn without health.
+function serverBox(service, url, status, live, pfx) {
   const s = live[url];
+  if (!s && !status && pfx) {
+    return box('server', url, '#' + pfx + 'service/' + encodeURIComponent(service), 'enabled', ['address']);
+  }
   const up = s ? s.up : status !== 'DOWN';
-  const b = box('server', url, '#service/' + encodeURIComponent(service), up ? 'up' : 'down',
+  const b = box('server', url, '#' + pfx + 'service/' + encodeURIComponent(service), up ? 'up' : 'down',
     [el('span', {}, el('span', { class: 'health' }, up ? 'UP' : 'DOWN'), ' · ', el('span', { class: 'inflight' }, (s ? s.inFlight : 0) + ' in flight'))],
     s && !up && s.lastError ? [s.lastError] : []);
   b.dataset.server = url;
@@ -36,7 +40,8 @@ function serverBox(service, url, status, live) {
 // serviceTree draws service name and what it sends to, recursively.
 function serviceTree(name, ctx, depth, label) {
   const s = ctx.services[name];
-  const href = '#service/' + encodeURIComponent(name);
+  const pfx = ctx.proto || '';
+  const href = '#' + pfx + 'service/' + encodeURIComponent(name);
   if (!s) {
     if (name.endsWith('@internal')) return el('div', { class: 'tree' }, box('service', name, href, 'enabled', ['internal', label]));
     return el('div', { class: 'tree' }, box('service', name, href, 'disabled', [label], ['service does not exist']));
@@ -57,24 +62,26 @@ function serviceTree(name, ctx, depth, label) {
     const status = s.serverStatus || {};
     for (const srv of s.loadBalancer.servers || []) {
       const url = srv.url || srv.address || '';
-      kids.push(serverBox(name, url, status[url], ctx.live));
+      kids.push(serverBox(name, url, status[url], ctx.live, pfx));
     }
   }
   return el('div', { class: 'tree' }, node, kids.length ? el('div', { class: 'children' }, kids) : null);
 }
 
-// routeFlow draws router r; ctx = {middlewares, services, live} where the
-// first two map qualified names to API items and live maps server URLs to
-// their live state.
+// routeFlow draws router r; ctx = {middlewares, services, live, proto}
+// where the first two map qualified names to API items, live maps server
+// URLs to their live state and proto is '' (HTTP), 'tcp' or 'udp' (the
+// prefix of the pages the boxes link to).
 export function routeFlow(r, ctx) {
+  const pfx = ctx.proto || '';
   const eps = (r.using && r.using.length ? r.using : r.entryPoints) || [];
   const cols = [];
   cols.push(column('eps', eps.length ? eps.map((ep) => box('entrypoint', ep, '#entrypoint/' + encodeURIComponent(ep), 'enabled', []))
     : box('entrypoint', 'none', '#routers', 'disabled', [], ['no entrypoint'])));
-  cols.push(column('router', box('router', r.name, '#router/' + encodeURIComponent(r.name), r.status, [r.rule || ''], r.error)));
+  cols.push(column('router', box(pfx ? pfx + ' router' : 'router', r.name, '#' + pfx + 'router/' + encodeURIComponent(r.name), r.status, [r.rule || ''], r.error)));
   for (const name of r.middlewares || []) {
     const m = ctx.middlewares[name];
-    const href = '#middleware/' + encodeURIComponent(name);
+    const href = '#' + pfx + 'middleware/' + encodeURIComponent(name);
     cols.push(column('mw', m ? box('middleware', name, href, m.status, [m.type || ''], m.error)
       : box('middleware', name, href, 'disabled', [], ['middleware does not exist'])));
   }
