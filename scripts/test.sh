@@ -7,7 +7,8 @@
 #   4. go test -race        on the core packages (config, router, providers,
 #                           dataplane, store, dashboard)
 #   5. go test              the allocation assertions once without -race
-#   6. go test              on every other package, integration included
+#   6. go test -fuzz        the HTTP/1.1 parser, 30 s per target
+#   7. go test              on every other package, integration included
 # Every step runs even when an earlier one failed; the script ends with one
 # summary line and exits non-zero if any step failed.
 #
@@ -70,6 +71,13 @@ step "go test -race (core: ${core[*]})"
 # drops items at random there): run them once without it.
 step "go test (allocation assertions, no race detector)"
 "$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... ./dataplane/observe/... || failed+=("go test allocations")
+
+# The HTTP/1.1 parser is fuzzed differentially against net/http's reader
+# (ours may refuse more, never accept more); 30 s per target.
+step "go test -fuzz (dataplane/h1, 30s per target)"
+for f in FuzzParseHead FuzzChunkedBody; do
+	"$GO" test -run XXX -fuzz "^$f\$" -fuzztime 30s -fuzzminimizetime 5s -parallel 1 ./dataplane/h1/ || failed+=("fuzz $f")
+done
 
 step "go test (rest, integration included; the end-to-end suites build and start the real binaries: about 10-20 min on 2 cores)"
 "$GO" test -count=1 -timeout 40m "${extra[@]}" "${rest[@]}" || failed+=("go test rest")
