@@ -226,9 +226,6 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 	if st.Priority == 0 {
 		st.Priority = tcpmux.Priority(r.Rule, catchAll)
 	}
-	if r.TLS != nil && r.TLS.CertResolver != "" {
-		st.Errors = append(st.Errors, fmt.Sprintf("tls.certResolver %q: certificates come from the TLS store (tls.certificates) for TCP routers", r.TLS.CertResolver))
-	}
 	if s := c.report.TCPServices[r.Service]; s != nil {
 		s.UsedBy = appendSorted(s.UsedBy, name)
 		if s.Status == StatusDisabled {

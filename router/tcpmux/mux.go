@@ -136,7 +136,8 @@ const (
 //
 //   - not TLS: the first matching route without TLS (ServerName empty, so
 //     only rules such as HostSNI(`*`) or ClientIP match), else HTTP;
-//   - TLS: an HTTPS router whose Host is exactly the SNI wins first ("an
+//   - TLS: an ACME TLS-ALPN-01 challenge (ALPN acme-tls/1) goes to the
+//     HTTPS server, which answers it; an HTTPS router whose Host is exactly the SNI wins first ("an
 //     HTTPS router takes precedence over a TCP-TLS router only if it is not
 //     HostSNI(`*`)"); then a matching TLS route that is not the catch-all;
 //     then HTTPS when the entrypoint has HTTPS routers (its catch-all);
@@ -149,7 +150,7 @@ func (e *EntryPoint) Route(c *ConnData, isTLS bool) (Decision, *Route) {
 		}
 		return ToHTTP, nil
 	}
-	if c.ServerName != "" && e.HTTPSHosts[c.ServerName] {
+	if slices.Contains(c.ALPN, "acme-tls/1") || (c.ServerName != "" && e.HTTPSHosts[c.ServerName]) {
 		return ToHTTP, nil
 	}
 	r := e.TLS.Match(c)

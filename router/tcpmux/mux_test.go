@@ -104,6 +104,9 @@ func TestRoutePrecedence(t *testing.T) {
 		{"https catch-all beats HostSNI(*)", "other.test", true, ToHTTP, ""},
 		{"plain connection", "", false, ToTCP, "plain"},
 	}
+	if d, _ := ep.Route(&ConnData{ServerName: "pass.test", ALPN: []string{"acme-tls/1"}}, true); d != ToHTTP {
+		t.Errorf("an ACME TLS-ALPN-01 challenge must reach the HTTPS server, got %v", d)
+	}
 	for _, tc := range tests {
 		d, r := ep.Route(&ConnData{ServerName: tc.sni}, tc.tls)
 		if d != tc.want || (r == nil) != (tc.route == "") || (r != nil && r.Name != tc.route) {
