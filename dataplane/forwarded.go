@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // managedHeaders are the forwarding headers Gantry sets. From an untrusted
@@ -71,31 +73,80 @@ func prepareForwarded(r *http.Request, trusted bool, server string) {
 			proto = "wss"
 		}
 	}
-	// One backing array for the values set below (one allocation, not five).
-	vals := make([]string, 0, 5)
-	set := func(k, v string) {
-		vals = append(vals, v)
-		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
-	}
+	// Shared one-element slices (see fwdValues): no allocation per request
+	// for values seen before.
 	if len(h["X-Forwarded-Proto"]) == 0 {
-		set("X-Forwarded-Proto", proto)
+		h["X-Forwarded-Proto"] = fwdValues.of(proto)
 	} else {
 		proto = h["X-Forwarded-Proto"][0]
 	}
 	if len(h["X-Forwarded-Host"]) == 0 && r.Host != "" {
-		set("X-Forwarded-Host", r.Host)
+		h["X-Forwarded-Host"] = fwdValues.of(r.Host)
 	}
 	if len(h["X-Forwarded-Port"]) == 0 {
-		set("X-Forwarded-Port", forwardedPort(r.Host, proto))
+		h["X-Forwarded-Port"] = fwdValues.of(forwardedPort(r.Host, proto))
 	}
 	if len(h["X-Real-Ip"]) == 0 {
 		if ip := peerIP(r.RemoteAddr); ip != "" {
-			set("X-Real-Ip", ip)
+			h["X-Real-Ip"] = fwdValues.of(ip)
 		}
 	}
 	if server != "" {
-		set("X-Forwarded-Server", server)
+		h["X-Forwarded-Server"] = fwdValues.of(server)
 	}
+}
+
+// fwdValues interns the forwarding headers' values.
+var fwdValues = newValueCache(4096)
+
+// valueCache hands out shared one-element slices of capacity 1 for header
+// values seen before, as the headers middleware does with its own values:
+// append on such a slice copies, and nothing writes header values in
+// place. Reads are one map lookup in an immutable map (no lock); a new
+// value copies the map, so at most max values are cached (host names and
+// client addresses are chosen by strangers), then new ones are allocated
+// per request.
+type valueCache struct {
+	m   atomic.Pointer[map[string][]string]
+	mu  sync.Mutex
+	max int
+}
+
+func newValueCache(max int) *valueCache {
+	c := &valueCache{max: max}
+	m := map[string][]string{}
+	c.m.Store(&m)
+	return c
+}
+
+// of returns a []string{v} of capacity 1, shared when v was seen before.
+func (c *valueCache) of(v string) []string {
+	cur := *c.m.Load()
+	if s, ok := cur[v]; ok {
+		return s
+	}
+	s := []string{v}[:1:1]
+	if len(cur) >= c.max {
+		return s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.m.Load()
+	if len(old) >= c.max {
+		return s
+	}
+	if cur, ok := old[v]; ok {
+		return cur
+	}
+	m := make(map[string][]string, len(old)+1)
+	for k, x := range old {
+		m[k] = x
+	}
+	v = strings.Clone(v) // the key must not pin the request's buffers
+	s = []string{v}[:1:1]
+	m[v] = s
+	c.m.Store(&m)
+	return s
 }
 
 // forwardedPort derives X-Forwarded-Port like Traefik: the port of Host if

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -103,5 +104,29 @@ http:
 	resp.Body.Close()
 	if got, want := echoHeader(string(body), "X-Forwarded-For"), "203.0.113.7, 198.51.100.1, 198.51.100.2, 127.0.0.1"; got != want {
 		t.Errorf("X-Forwarded-For = %q, want %q", got, want)
+	}
+}
+
+// The forwarding headers' values are shared slices once seen, bounded in
+// number: no allocation per request for a known client and host.
+func TestForwardedValuesShared(t *testing.T) {
+	c := newValueCache(2)
+	a, b := c.of("example.com"), c.of("example.com")
+	if &a[0] != &b[0] || cap(a) != 1 {
+		t.Fatalf("a value seen before was not shared (cap %d)", cap(a))
+	}
+	c.of("b")
+	x, y := c.of("c"), c.of("c")
+	if &x[0] == &y[0] || len(*c.m.Load()) != 2 {
+		t.Fatalf("the cache grew past its bound: %d entries", len(*c.m.Load()))
+	}
+	r := httptest.NewRequest("GET", "http://shop.test/", nil)
+	r.RemoteAddr = "192.0.2.7:1234"
+	prepareForwarded(r, false, "gantry")
+	if n := testing.AllocsPerRun(100, func() {
+		clear(r.Header)
+		prepareForwarded(r, false, "gantry")
+	}); n != 0 {
+		t.Fatalf("prepareForwarded allocates %.0f times per request for a known client and host", n)
 	}
 }
