@@ -24,9 +24,11 @@
 // forwarder) reach handlers through the connection's context, so the request
 // path allocates nothing for them.
 //
-// One request: the entry handler (entry.go) applies the entrypoint policy
-// (header-field cap, forwarded headers, redirection, connection close after
-// chunked requests), loads the table once and calls the router's chain:
+// One request: package h1 (every HTTP/1.x connection, plain or TLS) or
+// net/http's HTTP/2 server (h2, h2c) parses it; the entry handler
+// (entry.go) applies the arrival policy (header-field cap, removal of the
+// client's hop-by-hop fields before any middleware, forwarded headers,
+// redirection), loads the table once and calls the router's chain:
 // recover → observer → entrypoint middlewares → router middlewares →
 // service. The observer layer carries the request's exchange (exchange.go:
 // pooled, the one ResponseWriter wrapper, recording status and bytes). A

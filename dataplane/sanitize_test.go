@@ -88,7 +88,7 @@ http:
 }
 
 // Plaintext HTTP/2 with prior knowledge (gRPC without TLS) is served, as by
-// Traefik; the fast path hands the connection preface to net/http.
+// Traefik; h1 hands a connection that starts with the preface to net/http.
 func TestH2CPriorKnowledge(t *testing.T) {
 	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")

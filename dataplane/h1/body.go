@@ -325,7 +325,7 @@ func (b *body) finish() (keep bool) {
 	}
 	cs := b.cs
 	_ = cs.c.SetReadDeadline(time.Now().Add(drainTimeout))
-	cs.userReadDeadline = true // armRead must not extend the drain deadline
+	cs.userReadDeadline.Store(true) // armRead must not extend the drain deadline
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	drained := 0

@@ -224,9 +224,9 @@ type conn struct {
 	remote   string
 	ctx      context.Context // the connection's; each request gets a child
 
-	headDeadline     time.Time // of the first request head
-	skipCRLF         bool      // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
-	userReadDeadline bool      // the handler set a read deadline: armRead leaves it
+	headDeadline     time.Time   // of the first request head
+	skipCRLF         bool        // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
+	userReadDeadline atomic.Bool // the handler set a read deadline: armRead leaves it
 	hijacked         bool
 	// The idle wait: its end (noIdleTimeout for none; zero when not
 	// idle), and whether it is to move to a new goroutine.
@@ -574,8 +574,8 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 
 var tooLarge = &headError{status: http.StatusRequestHeaderFieldsTooLarge, reason: "request head too large"}
 
-// readIdle, for connections without a file descriptor (TLS): a small
-// buffer is taken back before the blocking read.
+// readIdleBuffered is readIdle for connections without a file descriptor
+// (TLS): it waits holding a small buffer (a large one is given back).
 func (cs *conn) readIdleBuffered() (int, error) {
 	if cs.bufp == nil || cap(*cs.bufp) != BufferSize {
 		cs.releaseBuf()
@@ -598,7 +598,7 @@ func (cs *conn) setReadDeadline(t time.Time) { _ = cs.c.SetReadDeadline(t) }
 // armRead sets the body read deadline (ReadTimeout from now) unless the
 // handler set its own.
 func (cs *conn) armRead() {
-	if cs.userReadDeadline {
+	if cs.userReadDeadline.Load() {
 		return
 	}
 	cs.deadline(cs.srv.ReadTimeout)
@@ -635,7 +635,7 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	if cs.srv.WriteTimeout > 0 {
 		_ = cs.c.SetWriteDeadline(time.Now().Add(cs.srv.WriteTimeout))
 	}
-	cs.userReadDeadline = false
+	cs.userReadDeadline.Store(false)
 	if b == nil {
 		_ = cs.c.SetReadDeadline(time.Time{})
 	} else {

@@ -333,3 +333,51 @@ func TestParkedConnectionTimeoutAndCloseIdle(t *testing.T) {
 		t.Fatalf("CloseIdle: want EOF, got %v", err)
 	}
 }
+
+// Full duplex: the body is read on another goroutine while the response
+// streams (with an automatic 100 Continue in between); run with -race.
+func TestFullDuplexEcho(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if err := rc.EnableFullDuplex(); err != nil {
+			t.Error(err)
+		}
+		w.WriteHeader(200)
+		rc.Flush()
+		chunks := make(chan []byte)
+		go func() {
+			defer close(chunks)
+			for {
+				b := make([]byte, 5)
+				n, err := io.ReadFull(r.Body, b)
+				if n > 0 {
+					chunks <- b[:n]
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		for b := range chunks {
+			w.Write(bytes.ToUpper(b))
+			rc.Flush()
+		}
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("want the 200 head before any body byte (no 100: a final status was chosen first): %v %v", resp, err)
+	}
+	for _, part := range []string{"hello", "world"} {
+		fmt.Fprintf(c, "5\r\n%s\r\n", part)
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(resp.Body, b); err != nil || string(b) != strings.ToUpper(part) {
+			t.Fatalf("echo of %s: %q %v", part, b, err)
+		}
+	}
+	io.WriteString(c, "0\r\n\r\n")
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
+		t.Fatalf("end: %q %v", rest, err)
+	}
+}

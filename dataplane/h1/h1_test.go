@@ -113,7 +113,7 @@ func exchange(t *testing.T, addr, raw string, n int, methods ...string) (resps [
 	return resps, closed
 }
 
-func TestFastPathServesSimpleRequestsAndKeepsAlive(t *testing.T) {
+func TestServesSimpleRequestsAndKeepsAlive(t *testing.T) {
 	addr := start(t, echo("fast"))
 	raw := "GET /a?x=1 HTTP/1.1\r\nHost: example.test\r\nAccept: */*\r\nX-Multi: 1\r\nX-Multi: 2\r\nuser-agent: t\r\n\r\n" +
 		"HEAD /b HTTP/1.1\r\nHost: example.test\r\n\r\n" +

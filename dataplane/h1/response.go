@@ -41,8 +41,6 @@ type response struct {
 	err         error
 }
 
-var errHijacked = http.ErrHijacked
-
 func (w *response) reset(bw *bufio.Writer, r *http.Request, h *head, b *body) {
 	*w = response{cs: w.cs, bw: bw, req: r, body: b, header: make(http.Header, 8), cl: -1,
 		closeAfter: h.close, http10: h.minor == 0, keepAlive10: h.keepAlive10}
@@ -115,7 +113,7 @@ func (w *response) WriteHeader(code int) {
 // Write sends body bytes; see the package doc for the framing chosen.
 func (w *response) Write(p []byte) (int, error) {
 	if w.cs.hijacked {
-		return 0, errHijacked
+		return 0, http.ErrHijacked
 	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -218,7 +216,7 @@ func (w *response) Flush() {
 // FlushError is Flush reporting the write error (http.ResponseController).
 func (w *response) FlushError() error {
 	if w.cs.hijacked {
-		return errHijacked
+		return http.ErrHijacked
 	}
 	w.Flush()
 	return w.err
@@ -228,7 +226,7 @@ func (w *response) FlushError() error {
 // request (http.ResponseController); the body's ReadTimeout no longer
 // applies to it.
 func (w *response) SetReadDeadline(t time.Time) error {
-	w.cs.userReadDeadline = true
+	w.cs.userReadDeadline.Store(true)
 	return w.cs.c.SetReadDeadline(t)
 }
 
@@ -247,7 +245,7 @@ func (w *response) EnableFullDuplex() error { return nil }
 func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	cs := w.cs
 	if cs.hijacked {
-		return nil, nil, errHijacked
+		return nil, nil, http.ErrHijacked
 	}
 	if w.wroteHeader && !w.headerSent {
 		w.sendHeader()
