@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -27,7 +28,8 @@ import (
 // certificate refuses an HTTP/3 client without one exactly as on TCP
 // (Traefik CVE-2026-53622 was an mTLS bypass over HTTP/3). Each QUIC
 // connection gets a connInfo (entrypoint, forwarded-headers trust of the
-// peer) like a TCP one. The entrypoint's TLS responses on TCP advertise it
+// peer) like a TCP one and holds one of the entrypoint's connection slots
+// (maxConnections counts TCP and QUIC together). The entrypoint's TLS responses on TCP advertise it
 // with Alt-Svc: h3=":port"; ma=2592000.
 // Source: https://doc.traefik.io/traefik/reference/install-configuration/entrypoints/#http3
 type h3Endpoint struct {
@@ -38,6 +40,8 @@ type h3Endpoint struct {
 	tr  *quic.Transport
 	srv *http3.Server
 }
+
+var errConnCap = errors.New("http3: connection cap reached")
 
 func newH3(c *static.EntryHTTP3) (*h3Endpoint, error) {
 	if c == nil {
@@ -80,6 +84,15 @@ func (e *entryPoint) serveH3(wg *sync.WaitGroup) {
 	h.tr = &quic.Transport{
 		Conn: h.pc,
 		ConnContext: func(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+			// A QUIC connection takes one of the entrypoint's connection
+			// slots (transport.maxConnections, shared with TCP); with
+			// none free the connection is refused rather than queued.
+			select {
+			case e.slots <- struct{}{}:
+				context.AfterFunc(ctx, func() { <-e.slots })
+			default:
+				return nil, errConnCap
+			}
 			if e.obs != nil {
 				// Counted as protocol "udp" (traefik_open_connections
 				// protocol UDP); quic-go ends ctx when the connection

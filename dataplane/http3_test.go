@@ -188,3 +188,48 @@ func TestHTTP3AdvertisedPort(t *testing.T) {
 		t.Errorf("Alt-Svc %q, want port 443", got)
 	}
 }
+
+// QUIC connections hold the entrypoint's connection slots: with
+// maxConnections 1 a second HTTP/3 client is refused while the first is
+// connected, and served once it leaves.
+func TestHTTP3ConnectionCap(t *testing.T) {
+	be := echoBackend(t, "s")
+	cert, key := selfSigned(t, "a.test")
+	eps := map[string]*static.EntryPoint{"websecure": {Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}, Transport: &static.EntryTransport{MaxConnections: 1}}}
+	h := newHarness(t, eps, nil)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, tls: {}}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+tls:
+  certificates: [{certFile: %s, keyFile: %s}]
+`, be.URL, yamlQuote(cert), yamlQuote(key)), GenerationOptions{})
+	addr := h.addr("websecure")
+	client := func() (*http.Client, *http3.Transport) {
+		tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}} //nolint:gosec // test
+		return &http.Client{Transport: hostRewriter{rt: tr, addr: addr}, Timeout: 5 * time.Second}, tr
+	}
+	get := func(c *http.Client) error {
+		resp, err := c.Get("https://a.test/")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	c1, t1 := client()
+	if err := get(c1); err != nil {
+		t.Fatalf("first client: %v", err)
+	}
+	c2, t2 := client()
+	defer t2.Close()
+	if err := get(c2); err == nil {
+		t.Error("second QUIC connection served beyond maxConnections 1")
+	}
+	t1.Close()
+	eventually(t, "the second client served once the first left", func() bool {
+		c3, t3 := client()
+		defer t3.Close()
+		return get(c3) == nil
+	})
+}
