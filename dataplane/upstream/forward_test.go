@@ -564,3 +564,38 @@ func TestHTTPSBackendsByALPN(t *testing.T) {
 		}
 	}
 }
+
+// A request body of unknown length goes chunked, with the client's
+// trailers after it.
+func TestChunkedRequestWithTrailers(t *testing.T) {
+	var got atomic.Value
+	s, _ := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(fmt.Sprintf("%s te=%v trailer=%s", b, r.TransferEncoding, r.Trailer.Get("X-Checksum")))
+	}))
+	r := httptest.NewRequest("POST", "http://x.test/", io.MultiReader(strings.NewReader("abc"), strings.NewReader("def")))
+	r.ContentLength = -1
+	r.Trailer = http.Header{"X-Checksum": nil}
+	r.Body = &trailerBody{r: r, Reader: io.MultiReader(strings.NewReader("abc"), strings.NewReader("def"))}
+	if _, res := forward(t, testClient(Options{}), hostOf(s), r); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if g, want := got.Load(), "abcdef te=[chunked] trailer=42"; g != want {
+		t.Fatalf("backend saw %q, want %q", g, want)
+	}
+}
+
+// trailerBody sets the request's trailer value at EOF, as a server does.
+type trailerBody struct {
+	io.Reader
+	r *http.Request
+}
+
+func (b *trailerBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF {
+		b.r.Trailer.Set("X-Checksum", "42")
+	}
+	return n, err
+}
+func (b *trailerBody) Close() error { return nil }
