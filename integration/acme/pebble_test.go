@@ -91,8 +91,11 @@ type pebble struct {
 	// Gantry as caCertificates).
 	CAFile string
 	// Env is Pebble's environment (PEBBLE_* knobs).
-	Env  []string
-	proc *harness.Process
+	Env []string
+	// dnsServer, when set, is the DNS server Pebble resolves with (instead
+	// of its pebble-challtestsrv).
+	dnsServer string
+	proc      *harness.Process
 }
 
 // DirectoryURL is the ACME directory.
@@ -173,13 +176,23 @@ func (p *pebble) listenerCert(t testing.TB) (certFile, keyFile string) {
 // 127.0.0.1) and Pebble, and waits for the directory.
 func (p *pebble) Start(t testing.TB) {
 	t.Helper()
+	if p.dnsServer != "" {
+		p.startPebble(t, p.dnsServer)
+		return
+	}
 	harness.StartProcess(t, "challtestsrv", p.work, filepath.Join(p.dir, "pebble-challtestsrv"), []string{
 		"-dnsserver", fmt.Sprintf("127.0.0.1:%d", p.dnsPort), "-defaultIPv4", "127.0.0.1", "-defaultIPv6", "",
 		"-http01", "", "-https01", "", "-tlsalpn01", "", "-doh", "", "-management", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 	}, nil)
 	harness.WaitListening(t, 10*time.Second, fmt.Sprintf("127.0.0.1:%d", p.dnsPort))
+	p.startPebble(t, fmt.Sprintf("127.0.0.1:%d", p.dnsPort))
+}
+
+// startPebble runs Pebble resolving with dns and waits for its directory.
+func (p *pebble) startPebble(t testing.TB, dns string) {
+	t.Helper()
 	p.proc = harness.StartProcess(t, "pebble", p.work, filepath.Join(p.dir, "pebble"), []string{
-		"-config", filepath.Join(p.work, "pebble.json"), "-dnsserver", fmt.Sprintf("127.0.0.1:%d", p.dnsPort),
+		"-config", filepath.Join(p.work, "pebble.json"), "-dnsserver", dns,
 	}, p.Env)
 	harness.Try(t, 30*time.Second, func() error {
 		_, err := p.get("/dir", p.Port)

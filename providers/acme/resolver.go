@@ -97,6 +97,13 @@ func newResolver(name string, c *static.ACME, entryPoints map[string]*static.Ent
 			return nil, fmt.Errorf("%s.dnsChallenge.provider: %w", p, err)
 		}
 		r.dns = dp
+		if len(d.Resolvers) > 0 {
+			// lego keeps the resolvers process-wide: with several DNS-01
+			// resolvers, the last one's list is used by all.
+			opts := dns01.NewOptions()
+			opts.RecursiveNameservers = d.Resolvers
+			dns01.SetDefaultClient(dns01.NewClient(opts))
+		}
 	}
 	if c.EAB != nil && (c.EAB.Kid == "" || c.EAB.HmacEncoded == "") {
 		return nil, fmt.Errorf("%s.eab: set both kid and hmacEncoded", p)

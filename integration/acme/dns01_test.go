@@ -1,0 +1,114 @@
+package acme
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// startNamed runs Debian's named (bind9) on a loopback port, authoritative
+// for "test." (every name has A 127.0.0.1) and accepting RFC 2136 updates
+// signed with the returned TSIG key (hmac-sha256).
+func startNamed(t *testing.T) (addr, keyName, secret string) {
+	t.Helper()
+	bin, err := exec.LookPath("named")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/named"); serr != nil {
+			harness.MissingTool(t, "named not installed: run scripts/setup/bind9.sh")
+		}
+		bin = "/usr/sbin/named"
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var k [32]byte
+	_, _ = rand.Read(k[:])
+	keyName, secret = "gantry-test.", base64.StdEncoding.EncodeToString(k[:])
+	port := freeDNSPort(t)
+	conf := fmt.Sprintf(`
+options {
+	directory "%[1]s";
+	pid-file "%[1]s/named.pid";
+	listen-on port %[2]d { 127.0.0.1; };
+	listen-on-v6 { none; };
+	recursion no;
+	dnssec-validation no;
+	notify no;
+};
+controls { };
+key "%[3]s" { algorithm hmac-sha256; secret "%[4]s"; };
+zone "test" {
+	type primary;
+	file "%[1]s/test.zone";
+	journal "%[1]s/test.zone.jnl";
+	allow-update { key "%[3]s"; };
+};
+`, dir, port, keyName, secret)
+	zone := `$TTL 5
+@	IN SOA ns.test. admin.test. 1 5 5 60 5
+@	IN NS ns.test.
+ns	IN A 127.0.0.1
+@	IN A 127.0.0.1
+*	IN A 127.0.0.1
+`
+	for name, content := range map[string]string{"named.conf": conf, "test.zone": zone} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.StartProcess(t, "named", dir, bin, []string{"-g", "-c", filepath.Join(dir, "named.conf")}, nil)
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	harness.WaitListening(t, 20*time.Second, addr)
+	return addr, keyName, secret
+}
+
+// DNS-01 for a wildcard through the RFC 2136 provider (Traefik's name and
+// RFC2136_* variables) against a real named that Pebble resolves with: the
+// TXT record is added by a signed dynamic update, Pebble validates it, and
+// the wildcard certificate serves any name below it, verified against
+// Pebble's root.
+func TestDNS01WildcardRFC2136(t *testing.T) {
+	ns, key, secret := startNamed(t)
+	pb := newPebble(t, freePort(t), freePort(t), time.Hour)
+	pb.dnsServer = ns
+	pb.Start(t)
+	roots := pb.Roots(t)
+	dyn := t.TempDir()
+	harness.WriteFile(t, dyn, "r.yml", "http:\n  routers:\n    w:\n      rule: HostRegexp(`^.+\\.wild\\.test$`)\n      service: noop@internal\n      tls:\n        certResolver: dns\n        domains:\n          - main: \"*.wild.test\"\n            sans: [wild.test]\n")
+	g := harness.StartWith(t, harness.Options{Static: fmt.Sprintf(`
+entryPoints:
+  websecure: {address: "127.0.0.1:%d"}
+providers:
+  file: {directory: %s}
+certificatesResolvers:
+  dns:
+    acme:
+      caServer: %s
+      caCertificates: [%s]
+      dnsChallenge:
+        provider: rfc2136
+        resolvers: ["%s"]
+        propagation: {disableANSChecks: true}
+`, freePort(t), dyn, pb.DirectoryURL(), pb.CAFile, ns), Env: []string{
+		"RFC2136_NAMESERVER=" + ns, "RFC2136_TSIG_KEY=" + key, "RFC2136_TSIG_SECRET=" + secret,
+		"RFC2136_TSIG_ALGORITHM=hmac-sha256.", "RFC2136_PROPAGATION_TIMEOUT=30", "RFC2136_POLLING_INTERVAL=1",
+		"RFC2136_SEQUENCE_INTERVAL=1", // *.wild.test and wild.test share one TXT name: solved one after the other
+	}})
+	start := time.Now()
+	defer func() { t.Logf("certificate served after %v", time.Since(start).Round(time.Second)) }()
+	for _, sni := range []string{"a.wild.test", "other.wild.test", "wild.test"} {
+		harness.Try(t, 90*time.Second, func() error {
+			_, err := served(g.EntryPoints["websecure"], sni, roots)
+			return err
+		})
+	}
+}
