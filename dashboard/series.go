@@ -135,54 +135,106 @@ type sampler struct {
 	interval time.Duration
 	now      func() time.Time
 
-	mu        sync.Mutex
-	fine      *ring
-	coarse    *ring
-	prev      observe.Snapshot // last fine sample
-	minute    observe.Snapshot // start of the current coarse step
-	latest    Stats
-	changed   chan struct{} // closed and replaced at each sample
-	keepAlive func(key string) bool
+	mu       sync.Mutex
+	fine     *ring
+	coarse   *ring
+	prev     observe.Snapshot // last fine sample
+	spare    observe.Snapshot // the one before, reused for the next
+	minute   observe.Snapshot // start of the current coarse step (its own copy)
+	latest   Stats
+	changed  chan struct{}           // closed and replaced at each sample
+	keys     map[string]observe.Rate // reused by ratesByKey
+	keyCache map[[2]string]string    // series keys, built once per object
 }
 
 func newSampler(live *observe.Live, interval time.Duration, now func() time.Time) *sampler {
 	s := &sampler{live: live, interval: interval, now: now, fine: newRing(fineSamples), coarse: newRing(coarseSamples), changed: make(chan struct{})}
 	s.prev = live.Snapshot(now())
-	s.minute = s.prev
+	s.minute = copySnapshot(observe.Snapshot{}, s.prev)
 	return s
 }
 
-func ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[string]observe.Rate, Stats) {
+// copySnapshot copies src into dst's storage (dst must not share maps or
+// slices with src).
+func copySnapshot(dst, src observe.Snapshot) observe.Snapshot {
+	cp := func(dm, sm map[string]observe.Counts) map[string]observe.Counts {
+		if dm == nil {
+			dm = map[string]observe.Counts{}
+		}
+		for k := range dm {
+			if _, ok := sm[k]; !ok {
+				delete(dm, k)
+			}
+		}
+		for k, c := range sm {
+			d := dm[k]
+			d.Requests, d.ClientErrors, d.Errors = c.Requests, c.ClientErrors, c.Errors
+			d.Buckets = append(d.Buckets[:0], c.Buckets...)
+			dm[k] = d
+		}
+		return dm
+	}
+	dst.At = src.At
+	dst.Total.Requests, dst.Total.ClientErrors, dst.Total.Errors = src.Total.Requests, src.Total.ClientErrors, src.Total.Errors
+	dst.Total.Buckets = append(dst.Total.Buckets[:0], src.Total.Buckets...)
+	dst.Routers = cp(dst.Routers, src.Routers)
+	dst.Services = cp(dst.Services, src.Services)
+	return dst
+}
+
+// ratesByKey computes the rates from prev to cur, as Stats (fresh maps:
+// they are handed to the WebSocket loops) and by series key into the
+// sampler's reused keys map.
+func (s *sampler) ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[string]observe.Rate, Stats) {
 	st := Stats{
 		At:       cur.At,
 		Total:    observe.RateOf(d, prev.Total, cur.Total),
 		Routers:  observe.RatesOf(d, prev.Routers, cur.Routers),
 		Services: observe.RatesOf(d, prev.Services, cur.Services),
 	}
-	keys := make(map[string]observe.Rate, 1+len(st.Routers)+len(st.Services))
-	keys[keyTotal] = st.Total
+	if s.keys == nil {
+		s.keys = map[string]observe.Rate{}
+	}
+	clear(s.keys)
+	s.keys[keyTotal] = st.Total
 	for n, r := range st.Routers {
-		keys[routerKey(n)] = r
+		s.keys[s.key("router:", n)] = r
 	}
 	for n, r := range st.Services {
-		keys[serviceKey(n)] = r
+		s.keys[s.key("service:", n)] = r
 	}
-	return keys, st
+	return s.keys, st
+}
+
+// key returns prefix+name, built once per object.
+func (s *sampler) key(prefix, name string) string {
+	if s.keyCache == nil {
+		s.keyCache = map[[2]string]string{}
+	}
+	k := [2]string{prefix, name}
+	v, ok := s.keyCache[k]
+	if !ok {
+		v = prefix + name
+		s.keyCache[k] = v
+	}
+	return v
 }
 
 // sample takes one sample now.
 func (s *sampler) sample() {
-	cur := s.live.Snapshot(s.now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys, st := ratesByKey(cur.At.Sub(s.prev.At), s.prev, cur)
+	cur := &s.spare // reuse the snapshot two samples old
+	s.live.SnapshotInto(cur, s.now())
+	keys, st := s.ratesByKey(cur.At.Sub(s.prev.At), s.prev, *cur)
 	s.fine.add(cur.At, keys)
-	s.prev, s.latest = cur, st
+	s.latest = st
 	if d := cur.At.Sub(s.minute.At); d >= coarseStep {
-		ck, _ := ratesByKey(d, s.minute, cur)
+		ck, _ := s.ratesByKey(d, s.minute, *cur)
 		s.coarse.add(cur.At, ck)
-		s.minute = cur
+		s.minute = copySnapshot(s.minute, *cur)
 	}
+	s.prev, s.spare = *cur, s.prev
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -265,6 +317,11 @@ func (s *sampler) forget(routerExists, serviceExists func(string) bool) {
 	defer s.mu.Unlock()
 	s.fine.drop(keep)
 	s.coarse.drop(keep)
+	for k, v := range s.keyCache {
+		if !keep(v) {
+			delete(s.keyCache, k)
+		}
+	}
 }
 
 // read returns a series: rng "15m" (the fine ring, default) or "24h".

@@ -171,3 +171,19 @@ func TestRingBound(t *testing.T) {
 		t.Errorf("%d series kept, want the bound %d", len(r.series), MaxSeries)
 	}
 }
+
+// BenchmarkSample10kRouters is one second's sampling with 10 000 routers
+// and services that saw traffic (the sampler's cost at Gantry's scale).
+func BenchmarkSample10kRouters(b *testing.B) {
+	live := observe.NewLive()
+	for i := range 10000 {
+		live.Request(&observe.RequestEvent{Router: fmt.Sprintf("r%d@file", i), Service: fmt.Sprintf("s%d@file", i), Status: 200, Duration: time.Millisecond})
+	}
+	now := t0
+	s := newSampler(live, time.Second, func() time.Time { return now })
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Second)
+		s.sample()
+	}
+}

@@ -60,8 +60,13 @@ func (s *stats) add(status int, bucket int) {
 	s.buckets[bucket].Add(1)
 }
 
-func (s *stats) counts() Counts {
-	c := Counts{Requests: s.requests.Load(), ClientErrors: s.client.Load(), Errors: s.server.Load(), Buckets: make([]int64, numBuckets)}
+// counts reads the counters into c, reusing c.Buckets when it has room.
+func (s *stats) counts(c Counts) Counts {
+	c.Requests, c.ClientErrors, c.Errors = s.requests.Load(), s.client.Load(), s.server.Load()
+	if cap(c.Buckets) < numBuckets {
+		c.Buckets = make([]int64, numBuckets)
+	}
+	c.Buckets = c.Buckets[:numBuckets]
 	for i := range s.buckets {
 		c.Buckets[i] = s.buckets[i].Load()
 	}
@@ -129,16 +134,37 @@ type Snapshot struct {
 // Snapshot copies the current counters. It allocates and may run
 // concurrently with Request.
 func (l *Live) Snapshot(at time.Time) Snapshot {
-	s := Snapshot{At: at, Total: l.total.counts(), Routers: map[string]Counts{}, Services: map[string]Counts{}}
-	copyAll := func(m *sync.Map, out map[string]Counts) {
+	var s Snapshot
+	l.SnapshotInto(&s, at)
+	return s
+}
+
+// SnapshotInto is Snapshot reusing dst's maps and bucket slices (a sampler
+// alternating two snapshots allocates only for new objects).
+func (l *Live) SnapshotInto(dst *Snapshot, at time.Time) {
+	dst.At = at
+	dst.Total = l.total.counts(dst.Total)
+	copyAll := func(m *sync.Map, out *map[string]Counts) {
+		if *out == nil {
+			*out = map[string]Counts{}
+		}
+		seen := 0
 		m.Range(func(k, v any) bool {
-			out[k.(string)] = v.(*stats).counts()
+			name := k.(string)
+			(*out)[name] = v.(*stats).counts((*out)[name])
+			seen++
 			return true
 		})
+		if seen != len(*out) { // objects were forgotten: drop their entries
+			for name := range *out {
+				if _, ok := m.Load(name); !ok {
+					delete(*out, name)
+				}
+			}
+		}
 	}
-	copyAll(&l.routers, s.Routers)
-	copyAll(&l.services, s.Services)
-	return s
+	copyAll(&l.routers, &dst.Routers)
+	copyAll(&l.services, &dst.Services)
 }
 
 // Rate is one object's traffic between two snapshots.
@@ -190,23 +216,21 @@ func RateOf(d time.Duration, p, c Counts) Rate {
 	}
 	if reqs > 0 {
 		r.ErrorRatio = float64(errs) / float64(reqs)
-		delta := make([]int64, len(c.Buckets))
-		for i := range c.Buckets {
-			delta[i] = c.Buckets[i]
-			if i < len(p.Buckets) {
-				delta[i] -= p.Buckets[i]
-			}
-		}
-		r.P50Ms = percentile(delta, reqs, 0.50)
-		r.P99Ms = percentile(delta, reqs, 0.99)
+		r.P50Ms = percentile(p.Buckets, c.Buckets, reqs, 0.50)
+		r.P99Ms = percentile(p.Buckets, c.Buckets, reqs, 0.99)
 	}
 	return r
 }
 
-func percentile(buckets []int64, total int64, q float64) float64 {
+// percentile is the q-quantile of the latencies counted between prev and
+// cur (per-bucket differences), without allocating.
+func percentile(prev, cur []int64, total int64, q float64) float64 {
 	rank := int64(math.Ceil(q * float64(total)))
 	var seen int64
-	for i, n := range buckets {
+	for i, n := range cur {
+		if i < len(prev) {
+			n -= prev[i]
+		}
 		seen += n
 		if seen >= rank {
 			if i >= len(latencyBounds) {
