@@ -32,10 +32,14 @@ const (
 // env is the shared test environment: one engine, one network, one Gantry
 // container. Built on first use, torn down by TestMain.
 type env struct {
-	eng       *engine
-	web       string // 127.0.0.1:port of Gantry's web entrypoint
-	api       string // 127.0.0.1:port of Gantry's API (traefik entrypoint)
-	gantryPID int    // pid of Gantry's process, for its network namespace
+	eng   *engine
+	web   string // 127.0.0.1:port of Gantry's web entrypoint
+	redis string // 127.0.0.1:port of Gantry's redis entrypoint (TCP routers)
+	// redisImage is set when the Redis test image could be built (Debian's
+	// redis-server is installed).
+	redisImage bool
+	api        string // 127.0.0.1:port of Gantry's API (traefik entrypoint)
+	gantryPID  int    // pid of Gantry's process, for its network namespace
 }
 
 var (
@@ -92,7 +96,14 @@ func setup() (*env, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for img, df := range map[string]string{whoamiImage: "whoami", gantryImage: "gantry"} {
+	images := map[string]string{whoamiImage: "whoami", gantryImage: "gantry"}
+	if ok, err := redisContext(dir); err != nil {
+		return nil, err
+	} else if ok {
+		images[redisImage] = "redis"
+		e.redisImage = true
+	}
+	for img, df := range images {
 		dockerfile, err := filepath.Abs(filepath.Join("testdata", df+".Dockerfile"))
 		if err != nil {
 			return nil, err
@@ -141,11 +152,12 @@ func (e *env) startGantry(ctx context.Context) error {
 		Image: gantryImage,
 		Cmd: []string{
 			"--entryPoints.web.address=:80",
+			"--entryPoints.redis.address=:6379",
 			"--api.insecure=true",
 			"--providers.docker.endpoint=unix://" + sockMountDir + "/docker.sock",
 			"--log.level=DEBUG",
 		},
-		ExposedPorts: nat.PortSet{"80/tcp": {}, "8080/tcp": {}},
+		ExposedPorts: nat.PortSet{"80/tcp": {}, "8080/tcp": {}, "6379/tcp": {}},
 	}
 	hc := &container.HostConfig{
 		NetworkMode: netName,
@@ -153,6 +165,7 @@ func (e *env) startGantry(ctx context.Context) error {
 		PortBindings: nat.PortMap{
 			"80/tcp":   {{HostIP: "127.0.0.1"}},
 			"8080/tcp": {{HostIP: "127.0.0.1"}},
+			"6379/tcp": {{HostIP: "127.0.0.1"}},
 		},
 	}
 	r, err := e.eng.cli.ContainerCreate(ctx, cfg, hc, nil, nil, gantryName)
@@ -174,7 +187,7 @@ func (e *env) startGantry(ctx context.Context) error {
 		}
 		return net.JoinHostPort("127.0.0.1", bs[0].HostPort)
 	}
-	e.web, e.api = hostPort("80/tcp"), hostPort("8080/tcp")
+	e.web, e.api, e.redis = hostPort("80/tcp"), hostPort("8080/tcp"), hostPort("6379/tcp")
 	if e.web == "" || e.api == "" {
 		return fmt.Errorf("gantry ports not published: %v", in.NetworkSettings.Ports)
 	}

@@ -30,6 +30,7 @@ func TestDocker(t *testing.T) {
 	t.Run("NetworkConnectedAfterStart", func(t *testing.T) { testLateNetwork(t, e) })
 	t.Run("HealthStartingAndUnhealthyArePending", func(t *testing.T) { testHealth(t, e) })
 	t.Run("LabelErrorsAreProblems", func(t *testing.T) { testLabelProblems(t, e) })
+	t.Run("TCPRedisByLabels", func(t *testing.T) { testTCPRedisByLabels(t, e) })
 	t.Run("StartToFirst200", func(t *testing.T) { testStartLatency(t, e) })
 	t.Run("DaemonStoppedAndBack", func(t *testing.T) { testOutage(t, e) })
 }
