@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,4 +157,85 @@ func TestStoreReadableByOthersRefused(t *testing.T) {
 	if out := g2.Output(); !strings.Contains(out, "accessible to other users (mode 0644)") || !strings.Contains(out, "chmod 600 "+db) {
 		t.Errorf("output lacks the refusal and its fix:\n%s", out)
 	}
+}
+
+// Issue 15, as a real unprivileged user (root reads everything): a
+// provider directory made unreadable is reported as "permission denied",
+// not as missing, its routes stay, and making it readable again is noticed
+// without SIGHUP.
+func TestUnreadableDirectoryAsUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run gantry as another user")
+	}
+	const nobody = 65534
+	work, err := os.MkdirTemp("", "gantry-perm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w1 := harness.StartWhoamiProc(t, "w1")
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w1.URL(), "a"))
+	api, webAddr := harness.FreeAddr(t), harness.FreeAddr(t)
+	static := strings.Replace(staticConfig(webAddr, dyn, filepath.Join(work, "gantry.db"), "20ms"),
+		"entryPoints:\n", fmt.Sprintf("api:\n  insecure: true\nentryPoints:\n  traefik:\n    address: %q\n", api), 1)
+	cfg := filepath.Join(work, "gantry.yml")
+	if err := os.WriteFile(cfg, []byte(static), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{work, dyn, filepath.Join(dyn, "app.yml"), cfg} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A copy of the binary the user can execute (the harness's build
+	// directory is private).
+	data, err := os.ReadFile(harness.GantryBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(work, "gantry")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--configFile="+cfg)
+	cmd.Dir = work
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("gantry output:\n%s", out.String())
+		}
+	})
+	web := "http://" + webAddr + "/"
+	harness.TryGet(t, pollTimeout, web, harness.Host("a.test"), harness.StatusIs(200))
+
+	if err := os.Chmod(dyn, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	harness.TryGet(t, pollTimeout, "http://"+api+"/api/problems", harness.BodyContains("cannot be read: permission denied"), harness.BodyLacks("does not exist"))
+	harness.TryGet(t, pollTimeout, web, harness.Host("a.test"), harness.StatusIs(200))
+	if err := os.Chmod(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.TryGet(t, pollTimeout, "http://"+api+"/api/problems", harness.BodyLacks("permission denied"))
 }
