@@ -120,7 +120,8 @@ type Headers struct {
 //
 // ErrorRequestHeaders lists the request headers sent to the error page
 // service: nil (unset) sends all of the client's headers, an empty list
-// none (Traefik v3.7).
+// none (Traefik v3.7). An empty label value is unset (all headers): use a
+// file, KV or a header name that is never sent to forward none.
 type ErrorPage struct {
 	Status              []string       `json:"status,omitempty"`
 	StatusRewrites      map[string]int `json:"statusRewrites,omitempty"`
