@@ -146,9 +146,9 @@ func TestWebSocketHealthAndStats(t *testing.T) {
 	}
 
 	for range 50 {
-		live.Request(&dataplane.RequestEvent{Router: "web@file", Status: 200, Duration: 2 * time.Millisecond})
+		live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: 2 * time.Millisecond})
 	}
-	live.Request(&dataplane.RequestEvent{Router: "web@file", Status: 503, Duration: 40 * time.Millisecond})
+	live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 503, Duration: 40 * time.Millisecond})
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s := next(t, c, "stats", deadline)
@@ -161,6 +161,11 @@ func TestWebSocketHealthAndStats(t *testing.T) {
 		}
 		if len(s.Servers) != 3 || s.Servers[0].InFlight != 3 {
 			t.Errorf("servers %+v, want 3 with 10.0.0.1 at 3 in flight", s.Servers)
+		}
+		// The same sample, as the charts store it: total and per service.
+		if s.Stats == nil || s.Stats.Total.RequestsPerSecond != r.RequestsPerSecond || s.Stats.Services["app@file"].RequestsPerSecond != r.RequestsPerSecond ||
+			s.Stats.Routers["web@file"] != r || !s.Stats.At.Equal(s.At) {
+			t.Errorf("stats %+v, want the router's rates also as the total and app@file's", s.Stats)
 		}
 		break
 	}

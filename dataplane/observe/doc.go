@@ -1,12 +1,17 @@
-// Package observe turns the dataplane's request events into the three views
-// operators read: the access log (Traefik's common and JSON formats),
-// Prometheus metrics under Traefik's metric names, and live per-router
-// statistics for the dashboard.
+// Package observe turns the dataplane's request events into what operators
+// read: the access log (Traefik's common and JSON formats, File reopened on
+// SIGUSR1), Prometheus metrics under Traefik's metric names, live
+// statistics for the dashboard (the proxy total, each router and each
+// service), and OpenTelemetry traces with Traefik's span names (Tracing).
 //
-// Each type implements Observer; Tee combines them. Everything
+// It sits below the dataplane: RequestEvent and Observer are defined here
+// and the dataplane aliases them, so observe imports only config. Each
+// observer type implements Observer; Tee combines them. Everything
 // reachable from the request path (Request, Conn) is lock-free or uses the
-// Prometheus client's own concurrent vectors; nothing there blocks on I/O.
-// The access log formats on the request goroutine and hands finished lines
-// to a writer goroutine owned by the caller of AccessLog.Run; when that
-// writer falls behind, lines are dropped and counted, never waited for.
+// Prometheus client's own concurrent vectors, and Live and Metrics do not
+// allocate once an object has been seen; nothing there blocks on I/O. The
+// access log formats on the request goroutine and hands finished lines to a
+// writer goroutine owned by the caller of AccessLog.Run; when that writer
+// falls behind, lines are dropped and counted, never waited for. Tracing's
+// spans are exported by the OpenTelemetry SDK's batch processor.
 package observe
