@@ -35,7 +35,7 @@ declare -A RPATH=([get1k]=/1k [post4k]=/upload [chunk64k]=/chunk64k [ws]=/ws)
 declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN)
 HZ=$(getconf CLK_TCK)
 RUN=$(mktemp -d -t gantrybench.XXXXXX); chmod 755 "$RUN"
-mkdir -p "$OUT" "$RUN/logs"
+mkdir -p "$OUT" "$RUN/logs" "$RUN/tls" "$RUN/g"   # tls/, g/: the only directories Gantry reads (it may watch them)
 PIDS=()
 cleanup() { for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$RUN"; }
 trap cleanup EXIT
@@ -64,8 +64,8 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 ONE_K=$(head -c 1024 /dev/zero | tr '\0' 'x')
 printf 'wrk.method = "POST"\nwrk.body = string.rep("p", 4096)\nwrk.headers["Content-Type"] = "application/octet-stream"\n' > "$RUN/post4k.lua"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench.local -addext subjectAltName=DNS:bench.local \
-  -keyout "$RUN/rsa.key" -out "$RUN/rsa.crt" 2>/dev/null
-cat "$RUN/rsa.crt" "$RUN/rsa.key" > "$RUN/rsa.pem"
+  -keyout "$RUN/tls/rsa.key" -out "$RUN/tls/rsa.crt" 2>/dev/null
+cat "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" > "$RUN/tls/rsa.pem"
 { echo "date: $(date -u)"; echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) ${GANTRY_BIN:+(GANTRY_BIN=$GANTRY_BIN)}"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"; nginx -v 2>&1; haproxy -v | head -1
   wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version
@@ -95,7 +95,7 @@ worker_processes $workers; worker_rlimit_nofile 65536; daemon off; pid $RUN/$nam
 events { worker_connections 30000; }
 http { access_log off; default_type text/html; sendfile on; tcp_nodelay on; keepalive_requests 1000000; keepalive_timeout 300s;
   client_body_temp_path $RUN/$name-tmp; proxy_temp_path $RUN/$name-tmp;
-  ssl_certificate $RUN/rsa.crt; ssl_certificate_key $RUN/rsa.key; ssl_protocols TLSv1.2 TLSv1.3;
+  ssl_certificate $RUN/tls/rsa.crt; ssl_certificate_key $RUN/tls/rsa.key; ssl_protocols TLSv1.2 TLSv1.3;
   ssl_ciphers ECDHE-RSA-AES256-GCM-SHA384; ssl_session_cache off; ssl_session_tickets off;
   $body }
 NGX
@@ -118,7 +118,7 @@ defaults
     option http-keep-alive
 frontend fe
     bind 127.0.0.1:${PORT[haproxy]} backlog 4096
-    bind 127.0.0.1:${TPORT[haproxy]} ssl crt $RUN/rsa.pem backlog 4096
+    bind 127.0.0.1:${TPORT[haproxy]} ssl crt $RUN/tls/rsa.pem backlog 4096
     http-request return status 404 unless { req.hdr(host),lower,word(1,:) -m str bench.local }
     use_backend gbe if { path /chunk64k /ws }
     default_backend be
@@ -131,26 +131,26 @@ HAP
 }
 gantry_conf() { # dynamic-file-name cert(rsa|ecdsa)
   local dyn=$1 cert=$2
-  cat > "$RUN/gantry.yml" <<GY
+  cat > "$RUN/g/gantry.yml" <<GY
 entryPoints:
   web: {address: "127.0.0.1:${PORT[gantry]}"}
   websecure: {address: "127.0.0.1:${TPORT[gantry]}"}
 providers:
-  file: {filename: "$RUN/$dyn", watch: false}
+  file: {filename: "$RUN/g/$dyn", watch: false}
 log: {level: ERROR}
-store: {path: "$RUN/gantry-$RANDOM$RANDOM.db"}
+store: {path: "$RUN/g/gantry-$RANDOM$RANDOM.db"}
 GY
   if [ -n "${PPROF_PORT:-}" ]; then # Go's profiler on the API entrypoint (api.debug)
-    sed -i "s|^entryPoints:|entryPoints:\n  traefik: {address: \"127.0.0.1:$PPROF_PORT\"}|" "$RUN/gantry.yml"
-    printf 'api: {insecure: true, dashboard: false, debug: true}\n' >> "$RUN/gantry.yml"
+    sed -i "s|^entryPoints:|entryPoints:\n  traefik: {address: \"127.0.0.1:$PPROF_PORT\"}|" "$RUN/g/gantry.yml"
+    printf 'api: {insecure: true, dashboard: false, debug: true}\n' >> "$RUN/g/gantry.yml"
   fi
   if [ "$cert" = rsa ]; then
-    printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/rsa.crt" "$RUN/rsa.key" >> "$RUN/$dyn"
+    printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" >> "$RUN/g/$dyn"
   fi
-  echo "$RUN/gantry.yml"
+  echo "$RUN/g/gantry.yml"
 }
 dyn_one() {
-  cat > "$RUN/dyn-one.yml" <<DY
+  cat > "$RUN/g/dyn-one.yml" <<DY
 http:
   routers:
     bench: {rule: "Host(\`bench.local\`)", service: origin, entryPoints: [web]}
@@ -172,7 +172,7 @@ dyn_many() { # 10 000 routers: 2 500 hosts x (host, /api, /static, exact /admin)
       echo "    r$i-admin: {rule: \"Host(\`$h\`) && Path(\`/admin\`)\", service: origin}"
     done
     echo "  services:"; echo "    origin: {loadBalancer: {servers: [{url: \"http://127.0.0.1:$ORIGIN\"}]}}"
-  } > "$RUN/dyn-many.yml"
+  } > "$RUN/g/dyn-many.yml"
 }
 
 # --- processes ----------------------------------------------------------
