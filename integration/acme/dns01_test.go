@@ -79,7 +79,7 @@ ns	IN A 127.0.0.1
 func TestDNS01WildcardRFC2136(t *testing.T) {
 	ns, key, secret := startNamed(t)
 	pb := newPebble(t, freePort(t), freePort(t), time.Hour)
-	pb.dnsServer = ns
+	pb.DNSServer = ns
 	pb.Start(t)
 	roots := pb.Roots(t)
 	dyn := t.TempDir()
