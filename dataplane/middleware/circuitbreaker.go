@@ -27,7 +27,9 @@ const (
 // reaching the service. Then it recovers over recoveryDuration (default
 // 10s), letting a linearly growing share of requests through and tripping
 // again if the expression holds; after that it is closed again with fresh
-// statistics.
+// statistics. Each router using the middleware has its own breaker and
+// window (case 044: a tripped breaker on one router leaves the others
+// alone); the state starts closed with each configuration generation.
 //
 // The expression uses expr syntax (&&, ||, !, comparisons, arithmetic)
 // over NetworkErrorRatio() (share of 502 and 504 answers),
@@ -65,7 +67,12 @@ func newCircuitBreaker(c *config.CircuitBreaker) (Middleware, error) {
 	case cb.code < 100 || cb.code > 599:
 		return nil, errField("responseCode", "%d is not an HTTP status", cb.code)
 	}
-	return cb.wrap, nil
+	// One breaker per use, as Traefik builds one per router × middleware
+	// (case 044): two routers naming the same middleware trip apart.
+	return func(next http.Handler) http.Handler {
+		b := &breaker{prog: cb.prog, check: cb.check, fallback: cb.fallback, recovery: cb.recovery, code: cb.code}
+		return b.wrap(next)
+	}, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -167,3 +167,37 @@ func TestCircuitBreakerExpressions(t *testing.T) {
 		t.Errorf("integer quantile: %v", err)
 	}
 }
+
+// Case 044: the same circuitBreaker middleware on two routers is two
+// breakers; tripping one leaves the other serving.
+func TestCircuitBreakerPerRouter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := newCircuitBreaker(&config.CircuitBreaker{Expression: "ResponseCodeRatio(500, 600, 0, 600) > 0.30", CheckPeriod: config.Duration(time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shopBE, adminBE := &codes{}, &codes{}
+		shopBE.code.Store(500)
+		adminBE.code.Store(200)
+		shop, admin := m(shopBE), m(adminBE)
+		get := func(h http.Handler) int {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			return rec.Code
+		}
+		for range 10 {
+			get(shop)
+			get(admin)
+		}
+		time.Sleep(time.Second)
+		get(shop) // evaluated: 100% errors, trips
+		if c := get(shop); c != 503 {
+			t.Fatalf("shop: %d, want the fallback 503", c)
+		}
+		for range 5 {
+			if c := get(admin); c != 200 {
+				t.Fatalf("admin shares shop's breaker: %d", c)
+			}
+		}
+	})
+}
