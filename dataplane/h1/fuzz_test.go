@@ -25,6 +25,10 @@ func TestParseHeadAgreesWithStandardParser(t *testing.T) {
 		"GET /10 HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 12\r\n\r\n",
 		"CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
 		"OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET /a/b-c_d.e~f$g&h+i,j:k;l=m@n?q=1&r HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET /p? HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET /p?? HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET //x/%41(y)?z HTTP/1.1\r\nHost: h\r\n\r\n",
 	} {
 		var h head
 		if err := parseHead([]byte(raw), &h, DefaultMaxHeaders); err != nil {
@@ -50,6 +54,11 @@ func checkAgainstStd(t *testing.T, b []byte) {
 		t.Fatalf("%q: h1 %s %s host=%s close=%v minor=%d cl=%d chunked=%v url=%s; net/http %s %s host=%s close=%v minor=%d cl=%d te=%v url=%s",
 			b, h.method, h.target, h.host, h.close, h.minor, h.contentLength, h.chunked, h.url,
 			r.Method, r.RequestURI, r.Host, r.Close, r.ProtoMinor, r.ContentLength, r.TransferEncoding, r.URL)
+	}
+	su, hu := *r.URL, *h.url
+	if su.User != nil || hu.User != nil || su.Scheme != hu.Scheme || su.Host != hu.Host || su.Opaque != hu.Opaque ||
+		su.Path != hu.Path || su.RawPath != hu.RawPath || su.RawQuery != hu.RawQuery || su.ForceQuery != hu.ForceQuery {
+		t.Fatalf("%q: URLs differ: h1 %#v, net/http %#v", b, hu, su)
 	}
 	// net/http deletes "Connection: close" on HTTP/1.1 and adds
 	// Cache-Control for Pragma: no-cache (RFC 7234 compatibility); neither

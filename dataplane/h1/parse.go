@@ -24,6 +24,14 @@ type head struct {
 	close, keepAlive10 bool
 	expectContinue     bool
 	trailer            http.Header // declared Trailer names, nil if none
+	mem                *headMem
+}
+
+// headMem holds what every request needs besides its header map, in one
+// allocation: the URL and the backing array of up to 16 field values.
+type headMem struct {
+	url  url.URL
+	vals [16]string
 }
 
 // headError is a request the server refuses: the status to answer (the
@@ -118,7 +126,13 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	h.method = methodString(line[:sp1], s[:sp1])
 	h.target = s[sp1+1 : sp2]
 	h.header = make(http.Header, fields)
-	vals := make([]string, fields)
+	h.mem = new(headMem) // the URL and (usually) the values: one allocation
+	var vals []string
+	if fields <= len(h.mem.vals) {
+		vals = h.mem.vals[:fields]
+	} else {
+		vals = make([]string, fields)
+	}
 	hosts, cls := 0, 0
 	var te []string
 	h.contentLength = 0
@@ -251,6 +265,17 @@ func (h *head) parseTarget() *headError {
 	t := h.target
 	var err error
 	switch {
+	case t[0] == '/' && plainPath(t):
+		// What url.ParseRequestURI returns for a path that needs no
+		// unescaping (checked by FuzzParseHead), without its allocation.
+		u := &h.mem.url
+		if q := strings.IndexByte(t, '?'); q >= 0 {
+			u.Path, u.RawQuery = t[:q], t[q+1:]
+			u.ForceQuery = q == len(t)-1
+		} else {
+			u.Path = t
+		}
+		h.url = u
 	case t[0] == '/':
 		h.url, err = url.ParseRequestURI(t)
 	case t == "*":
@@ -283,6 +308,24 @@ func (h *head) parseTarget() *headError {
 		h.host = h.url.Host // §3.2.2: the target's authority wins over Host
 	}
 	return nil
+}
+
+// plainPath reports whether the path of an origin-form target (up to '?')
+// has only bytes that url.URL never escapes in a path: unreserved, "/" and
+// "$&+,:;=@".
+func plainPath(t string) bool {
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '.', c == '_', c == '~', c == '/', c == '$', c == '&', c == '+', c == ',', c == ':', c == ';', c == '=', c == '@':
+		case c == '?':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkTransferEncoding accepts exactly one coding, chunked (RFC 9112 §6.1,
