@@ -230,8 +230,14 @@ func (h *Host) closeIdle() {
 		case pc := <-h.idle:
 			pc.c.Close()
 		default:
-			if cc := h.h2cc.Load(); cc != nil {
-				_ = cc.Shutdown(context.Background())
+			// Never wait for the HTTP/2 connection's streams (a gRPC
+			// stream may last hours): no new request takes it, and it is
+			// closed now if idle, else by its idle timeout.
+			if cc := h.h2cc.Swap(nil); cc != nil {
+				cc.SetDoNotReuse()
+				if st := cc.State(); st.StreamsActive == 0 && st.StreamsReserved == 0 && st.StreamsPending == 0 {
+					_ = cc.Close()
+				}
 			}
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // Result is the outcome of one Forward.
@@ -90,8 +92,8 @@ func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 	for attempt := 0; ; attempt++ {
 		pc := h.get()
 		if pc == nil {
+			var cc *http2.ClientConn
 			var err error
-			var cc = h.h2cc.Load()
 			pc, cc, err = h.dial(r.Context(), up)
 			if err != nil {
 				return Result{Err: err}
