@@ -37,7 +37,7 @@ type Provider struct {
 // as the directory gone (its last good configuration stays), not as its
 // files deleted one by one (routes dropped).
 const (
-	settleQuiet = 100 * time.Millisecond
+	settleQuiet = 25 * time.Millisecond
 	settleMax   = time.Second
 )
 
