@@ -133,3 +133,49 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// The session idle timeout (udp.timeout): datagrams closer together than
+// the timeout stay on one session (one upstream socket, so one socat
+// child, whose pid is the reply); after a longer pause the client gets a
+// new session.
+func TestUDPSessionIdleTimeout(t *testing.T) {
+	socat := tool(t, "socat")
+	backend := freeUDP(t)
+	start(t, socat, "UDP-LISTEN:"+port(backend)+",bind=127.0.0.1,fork,reuseaddr", "SYSTEM:while read l; do echo $$; done")
+	ep := freeUDP(t)
+	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 1s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
+	c, err := net.Dial("udp", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	ask := func() (string, error) {
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write([]byte("x\n")); err != nil {
+			return "", err
+		}
+		n, err := c.Read(buf)
+		return strings.TrimSpace(string(buf[:n])), err
+	}
+	var first string
+	harness.Try(t, poll, func() error {
+		var err error
+		first, err = ask()
+		return err
+	})
+	for range 4 { // 4 × 400ms: well past the timeout in total, never idle for it
+		time.Sleep(400 * time.Millisecond)
+		if got, err := ask(); err != nil || got != first {
+			t.Fatalf("within the timeout: %q %v, want the same session %q", got, err, first)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	got, err := ask()
+	if err != nil {
+		t.Fatalf("after the timeout: %v (the first datagram of a new session must be answered)", err)
+	}
+	if got == first {
+		t.Fatalf("after 1.5s idle with a 1s timeout the session was kept (%s)", got)
+	}
+}
