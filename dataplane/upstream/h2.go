@@ -25,6 +25,17 @@ var errHeaderTimeout = errors.New("upstream: response header timeout")
 func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, cc *http2.ClientConn) (res Result) {
 	r := ob.Req
 	out := h2Request(r, ob, h)
+	var body *trackedBody
+	if out.Body != nil {
+		body = &trackedBody{ReadCloser: out.Body}
+		out.Body = body
+	}
+	clientErr := func(err error) error {
+		if body != nil && body.err != nil {
+			return &ClientError{body.err}
+		}
+		return err
+	}
 	var err error
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
@@ -73,6 +84,9 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 		return Result{Err: &timeoutError{"response headers"}}
 	}
 	if err != nil {
+		if ce := clientErr(nil); ce != nil {
+			return Result{Err: ce}
+		}
 		if cerr := r.Context().Err(); cerr != nil {
 			return Result{Err: cerr}
 		}
@@ -136,6 +150,21 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 		dst[http.TrailerPrefix+k] = vs
 	}
 	return res
+}
+
+// trackedBody keeps the client's body read error, so a failing upload is
+// told from a failing backend.
+type trackedBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // h2Request builds the outbound HTTP/2 request (x/net/http2 needs an
