@@ -218,6 +218,10 @@ func (r *resolver) client(ctx context.Context, acct *Account, chal *challenges, 
 	if acct != nil && acct.Registration != nil && !sameHost(acct.Registration.URI, r.caServer) {
 		acct = nil // another CA: a new account (Traefik does the same)
 	}
+	if acct != nil {
+		cp := *acct // shared with Run's state: changed only as a copy
+		acct = &cp
+	}
 	if acct == nil || acct.key == nil {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
