@@ -10,7 +10,7 @@ import (
 // off): what is left is the cost of observing itself.
 type nopObserver struct{}
 
-func (nopObserver) Request(*RequestEvent)     {}
+func (nopObserver) Request(*RequestEvent)    {}
 func (nopObserver) Conn(string, string, int) {}
 
 // reusedWriter is a ResponseWriter whose header map is reused, as a server
