@@ -1,0 +1,157 @@
+package dataplane
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// tcpEchoBackend echoes every connection, prefixed by tag, until EOF.
+func tcpEchoBackend(t *testing.T, tag string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if _, err := io.WriteString(c, tag+line); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func lineTrip(t *testing.T, c net.Conn, msg string) string {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.WriteString(c, msg+"\n"); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TCP routers through a real Server: a HostSNI TLS passthrough router on
+// an entrypoint that also serves plain HTTP, and a ClientIP router on
+// another one whose connection survives swaps that keep its router and is
+// closed a grace period after the router goes (run under -race in CI).
+func TestTCPRoutingThroughServer(t *testing.T) {
+	eps := map[string]*static.EntryPoint{
+		"web": {Address: "127.0.0.1:0"},
+		"raw": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: 300 * 1e6}}},
+	}
+	h := newHarness(t, eps, nil)
+	a, b := tcpEchoBackend(t, "a:"), tcpEchoBackend(t, "b:")
+	w := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "http ok") }))
+	t.Cleanup(w.Close)
+	conf := func(router string) string {
+		return fmt.Sprintf(`
+tcp:
+  routers:
+    %s:
+      entryPoints: [raw]
+      rule: ClientIP(`+"`127.0.0.0/8`"+`)
+      service: a
+    pass:
+      entryPoints: [web]
+      rule: HostSNI(`+"`pass.test`"+`)
+      service: b
+      tls:
+        passthrough: true
+  services:
+    a:
+      loadBalancer:
+        servers: [{address: %q}]
+    b:
+      loadBalancer:
+        servers: [{address: %q}]
+http:
+  routers:
+    site:
+      entryPoints: [web]
+      rule: PathPrefix(`+"`/`"+`)
+      service: site
+  services:
+    site:
+      loadBalancer:
+        servers: [{url: %q}]
+`, router, a, b, w.URL)
+	}
+	tbl := h.apply(conf("r1"), GenerationOptions{})
+	if st := tbl.Report().TCPRouters["r1"]; st == nil || st.Status != "enabled" {
+		t.Fatalf("r1: %+v", st)
+	}
+	c, err := net.Dial("tcp", h.addr("raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := lineTrip(t, c, "one"); got != "a:one" {
+		t.Fatalf("raw: %q", got)
+	}
+	// Plain HTTP still served on the entrypoint that has a TLS TCP router.
+	if code, body := h.get("web", "x.test", "/"); code != 200 || body != "http ok" {
+		t.Fatalf("http next to tcp: %d %q", code, body)
+	}
+	// A TLS ClientHello for pass.test is passed through untouched: the
+	// backend sees the handshake bytes (0x16 record), not plaintext.
+	raw, err := net.Dial("tcp", h.addr("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(raw, &tls.Config{ServerName: "pass.test", InsecureSkipVerify: true})
+	_ = tc.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := tc.Handshake(); err == nil {
+		t.Fatal("handshake with a plain echo server succeeded")
+	}
+	raw.Close()
+	for i := range 5 {
+		h.apply(conf("r1")+fmt.Sprintf("\n# swap %d\n", i), GenerationOptions{})
+		if got := lineTrip(t, c, fmt.Sprint(i)); got != fmt.Sprintf("a:%d", i) {
+			t.Fatalf("after swap %d: %q", i, got)
+		}
+	}
+	h.apply(conf("r2"), GenerationOptions{}) // r1 removed
+	removed := time.Now()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	if err == nil || time.Since(removed) < 250*time.Millisecond {
+		t.Fatalf("removed router's connection: err %v after %v, want closed after the 300ms grace", err, time.Since(removed))
+	}
+	c2, err := net.Dial("tcp", h.addr("raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if got := lineTrip(t, c2, "new"); got != "a:new" {
+		t.Fatalf("r2: %q", got)
+	}
+}
