@@ -64,7 +64,7 @@ func TestOverviewChartFollowsLoad(t *testing.T) {
 		t.Fatalf("load: %d of 500 requests answered 200", got)
 	}
 	time.Sleep(2500 * time.Millisecond) // the last partial second reaches the page
-	from := before - 1 // the last sample before the load: the first interval's start
+	from := before - 1                  // the last sample before the load: the first interval's start
 	data := value(t, ctx, "read the chart's data", 5*time.Second,
 		chromedp.Evaluate[[][]float64](`[window.gantryCharts['overview-rates'].t.slice(`+fmt.Sprint(from)+`), window.gantryCharts['overview-rates'].rps.slice(`+fmt.Sprint(from)+`)]`))
 	if len(data[0]) < 2 {
