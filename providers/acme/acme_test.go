@@ -132,8 +132,7 @@ func TestWants(t *testing.T) {
 		got[k] = w.users
 	}
 	want := map[string][]string{
-		"le|b.example.com,a.example.com": {"router hosts@docker"},
-		"le|a.example.com,b.example.com": {"router same@file"},
+		"le|a.example.com,b.example.com": {"router hosts@docker", "router same@file"},
 		"dns|*.example.org,example.org":  {"router domains@file"},
 		"le|default.example.com":         {"tls.stores.default.defaultGeneratedCert"},
 		"le|db.example.com":              {"tcp router db@file"},

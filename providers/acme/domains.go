@@ -22,8 +22,10 @@ type want struct {
 // key identifies a certificate request: resolver and the domain set.
 func (w *want) key() string { return domainKey(w.resolver, w.domain) }
 
+// The names are sorted: two routers asking for the same names in another
+// order share one certificate (one order, not two).
 func domainKey(resolver string, d config.Domain) string {
-	return resolver + "|" + strings.Join(domainNames(d), ",")
+	return resolver + "|" + strings.Join(slices.Sorted(slices.Values(domainNames(d))), ",")
 }
 
 // names returns Main then the SANs.

@@ -333,7 +333,7 @@ func (m *Manager) run(ctx context.Context, r *resolver, o *order, acct *Account)
 	octx, cancel := context.WithTimeout(ctx, orderTimeout)
 	defer cancel()
 	if l, ok := r.kv.(locker); ok {
-		release, err := l.Lock(octx, r.name+"|"+names)
+		release, err := l.Lock(octx, domainKey(r.name, o.domain))
 		if err != nil {
 			m.failed(ctx, r, o, err)
 			return
