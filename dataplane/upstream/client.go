@@ -322,7 +322,12 @@ func (h *Host) dial(ctx context.Context, upgrade bool) (*pconn, *http2.ClientCon
 			}
 			return nil, cc, nil
 		}
-		c = tc
+		pc := newPconn(tc)
+		// The liveness peek looks at the TCP socket under TLS: any record
+		// waiting there on an idle connection (close_notify, a late
+		// ticket) drops it, which is safe.
+		pc.setRaw(c)
+		return pc, nil, nil
 	}
 	return newPconn(c), nil, nil
 }

@@ -59,13 +59,18 @@ type pconn struct {
 func newPconn(c net.Conn) *pconn {
 	pc := &pconn{c: c, buf: make([]byte, readBufSize), bw: bufio.NewWriterSize(c, 4<<10)}
 	pc.cut = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
+	pc.setRaw(c)
+	return pc
+}
+
+// setRaw sets the socket the liveness peek reads (c's, when it has one).
+func (pc *pconn) setRaw(c net.Conn) {
 	if sc, ok := c.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			pc.raw = rc
 			pc.peekFn = pc.peek
 		}
 	}
-	return pc
 }
 
 // begin starts an exchange on pc under ctx.

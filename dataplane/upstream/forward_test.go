@@ -599,3 +599,31 @@ func (b *trailerBody) Read(p []byte) (int, error) {
 	return n, err
 }
 func (b *trailerBody) Close() error { return nil }
+
+// An idle https connection the backend closed is not reused (the peek
+// looks at the TCP socket under TLS), so even a request that cannot be
+// replayed gets a fresh connection.
+func TestHTTPSIdleConnectionClosedByBackend(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	s.Config.IdleTimeout = 100 * time.Millisecond // closes idle keep-alive connections
+	cl := &countingListener{Listener: s.Listener}
+	s.Listener = cl
+	s.StartTLS()
+	defer s.Close()
+	c := New(Options{TLS: &tls.Config{InsecureSkipVerify: true}, DisableHTTP2: true})
+	defer c.Close()
+	host := c.Host("https", strings.TrimPrefix(s.URL, "https://"))
+	for i := range 2 {
+		w := newRecorder()
+		res := host.Forward(w, &Outbound{Req: httptest.NewRequest("POST", "https://x.test/", nil)})
+		if res.Err != nil || w.body.String() != "ok" {
+			t.Fatalf("request %d: %q %v", i, w.body.String(), res.Err)
+		}
+		time.Sleep(300 * time.Millisecond) // the backend closes the idle connection
+	}
+	if n := cl.n.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2", n)
+	}
+}
