@@ -155,3 +155,35 @@ tls:
 }
 
 func sameDER(c *x509.Certificate, der []byte) bool { return string(c.Raw) == string(der) }
+
+// tls.stores.default.defaultGeneratedCert: once the resolver's certificate
+// for the domain is among the certificates, it is the default (served to a
+// hello without a known name); before that the generated one serves.
+func TestDefaultGeneratedCertFromResolver(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	store := `
+  stores:
+    default:
+      defaultGeneratedCert:
+        resolver: le
+        domain: {main: default.example.com, sans: [www.default.example.com]}
+`
+	h.apply("tls:"+store, GenerationOptions{})
+	name := func() string {
+		c := tlsDial(t, h.addr("web"), "unknown.example.org")
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	if got := name(); got != "GANTRY DEFAULT CERT" {
+		t.Errorf("before the resolver's certificate: default %q, want the generated one", got)
+	}
+	certPEM, keyPEM := selfSigned(t, "default.example.com", "www.default.example.com")
+	h.apply(`
+tls:
+  certificates:
+    - certFile: `+yamlQuote(certPEM)+`
+      keyFile: `+yamlQuote(keyPEM)+store, GenerationOptions{})
+	if got := name(); got != "default.example.com" {
+		t.Errorf("with the resolver's certificate: default %q, want default.example.com", got)
+	}
+}

@@ -90,6 +90,7 @@ func TestNewValidates(t *testing.T) {
 		{&static.ACME{HTTPChallenge: &static.HTTPChallenge{EntryPoint: "nope"}}, "httpChallenge.entryPoint: no entrypoint \"nope\""},
 		{&static.ACME{DNSChallenge: &static.DNSChallenge{Provider: "acmeville"}}, "unknown DNS provider \"acmeville\" (available in this build: abion, acmedns, active24"},
 		{&static.ACME{EAB: &static.EAB{Kid: "k"}, TLSChallenge: &static.TLSChallenge{}}, "eab: set both kid and hmacEncoded"},
+		{&static.ACME{Storage: "consul://127.0.0.1:8500", TLSChallenge: &static.TLSChallenge{}}, "certificatesResolvers.le.acme.storage \"consul://127.0.0.1:8500\": want consul://[host:port]/<key prefix>"},
 	} {
 		_, err := New(staticWith(map[string]*static.ACME{"le": tt.acme}), &memKV{}, slog.New(slog.DiscardHandler), "t")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
