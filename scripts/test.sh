@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check Gantry's CI runs, from a fresh clone:
 #   1. scripts/setup/*.sh   installs what integration tests need (dockerd,
-#                           Consul, Chromium; each script is idempotent)
+#                           Consul, Chromium, the TCP/UDP servers and clients;
+#                           each script is idempotent)
 #   2. gofmt -l             no unformatted Go file
 #   3. go vet ./...
 #   4. go test -race        on the core packages (config, router, providers,
