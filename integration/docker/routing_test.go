@@ -30,6 +30,7 @@ func TestDocker(t *testing.T) {
 	t.Run("NetworkConnectedAfterStart", func(t *testing.T) { testLateNetwork(t, e) })
 	t.Run("HealthStartingAndUnhealthyArePending", func(t *testing.T) { testHealth(t, e) })
 	t.Run("LabelErrorsAreProblems", func(t *testing.T) { testLabelProblems(t, e) })
+	t.Run("TraefikLabelSemantics", func(t *testing.T) { testTraefikLabelSemantics(t, e) })
 	t.Run("TCPRedisByLabels", func(t *testing.T) { testTCPRedisByLabels(t, e) })
 	t.Run("StartToFirst200", func(t *testing.T) { testStartLatency(t, e) })
 	t.Run("DaemonStoppedAndBack", func(t *testing.T) { testOutage(t, e) })
@@ -249,4 +250,21 @@ func testLabelProblems(t *testing.T, e *env) {
 	harness.TryGet(t, wait, e.url("/"), harness.Host("good.test"), harness.StatusIs(200), harness.BodyContains("Name: mixed"))
 	e.tryProblem(t, "container mixed label gantry.http.routers.bad.priority", providers.SeverityError, `invalid integer "high"`)
 	harness.TryGet(t, wait, e.url("/"), harness.Host("bad.test"), harness.StatusIs(404))
+}
+
+// testTraefikLabelSemantics is cases 036 and 010 with a real dockerd (issue
+// 15): traefik.enable takes strconv.ParseBool's spellings ("1" enables,
+// "yes" is an error that leaves the container out), and a root that only
+// looks like http ("traefik.https.…") leaves the whole container out, as
+// Traefik does, instead of routing it by its default rule.
+func testTraefikLabelSemantics(t *testing.T, e *env) {
+	e.run(t, &whoami{name: "bool-one", labels: map[string]string{"traefik.enable": "1", "traefik.http.routers.one.rule": "Host(`one.test`)"}})
+	e.run(t, &whoami{name: "bool-yes", labels: map[string]string{"traefik.enable": "yes", "traefik.http.routers.yes.rule": "Host(`yes.test`)"}})
+	e.run(t, &whoami{name: "root-typo", labels: map[string]string{"traefik.https.routers.z.rule": "Host(`z.test`)"}})
+	harness.TryGet(t, wait, e.url("/"), harness.Host("one.test"), harness.StatusIs(200), harness.BodyContains("Name: bool-one"))
+	e.tryProblem(t, "container bool-yes label traefik.enable", providers.SeverityError, `invalid boolean "yes"`)
+	e.tryProblem(t, "container root-typo label traefik.https.routers.z.rule", providers.SeverityError, `unknown root "https"`)
+	for _, host := range []string{"yes.test", "bool-yes", "z.test", "root-typo"} {
+		harness.TryGet(t, wait, e.url("/"), harness.Host(host), harness.StatusIs(404))
+	}
 }
