@@ -240,9 +240,7 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 	tr := &Trace{t: t}
 	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 	if tr.entry.IsRecording() {
-		tr.entry.SetAttributes(attribute.String("entry_point", entryPoint))
-		tr.entry.SetAttributes(t.globalAttrs...)
-		t.serverAttributes(tr.entry, r)
+		t.serverAttributes(tr.entry, r, entryPoint)
 	}
 	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
 	if tr.router.IsRecording() {
@@ -302,15 +300,22 @@ func protoVersion(p string) string {
 	return p
 }
 
-// serverAttributes are Traefik's CaptureServerRequest attributes.
-func (t *Tracing) serverAttributes(span trace.Span, r *http.Request) {
-	u := t.safeURL(r.URL)
-	span.SetAttributes(
+// serverAttributes are Traefik's CaptureServerRequest attributes (plus
+// entry_point and the global attributes), set in one call.
+func (t *Tracing) serverAttributes(span trace.Span, r *http.Request, entryPoint string) {
+	attrs := make([]attribute.KeyValue, 0, 20+len(t.globalAttrs)+len(t.reqHeaders))
+	attrs = append(attrs, attribute.String("entry_point", entryPoint))
+	attrs = append(attrs, t.globalAttrs...)
+	path, query := r.URL.Path, r.URL.RawQuery
+	if query != "" {
+		query = t.safeURL(r.URL).RawQuery
+	}
+	attrs = append(attrs,
 		semconv.HTTPRequestMethodKey.String(r.Method),
 		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
 		semconv.HTTPRequestBodySize(int(r.ContentLength)),
-		semconv.URLPath(u.Path),
-		semconv.URLQuery(u.RawQuery),
+		semconv.URLPath(path),
+		semconv.URLQuery(query),
 		semconv.URLScheme(r.Header.Get("X-Forwarded-Proto")),
 		semconv.UserAgentOriginal(r.UserAgent()),
 		semconv.ServerAddress(r.Host),
@@ -325,55 +330,54 @@ func (t *Tracing) serverAttributes(span trace.Span, r *http.Request) {
 			client = strings.TrimSpace(ip)
 		}
 	}
-	span.SetAttributes(semconv.NetworkPeerAddress(host), semconv.ClientAddress(client))
+	attrs = append(attrs, semconv.NetworkPeerAddress(host), semconv.ClientAddress(client))
 	if err == nil {
 		p, _ := strconv.Atoi(port)
-		span.SetAttributes(semconv.ClientPort(p), semconv.NetworkPeerPort(p))
+		attrs = append(attrs, semconv.ClientPort(p), semconv.NetworkPeerPort(p))
 	}
-	captureHeaders(span, "http.request.header.", r.Header, t.reqHeaders)
+	attrs = appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
+	span.SetAttributes(attrs...)
 }
 
 // clientAttributes are Traefik's CaptureClientRequest attributes, for the
-// call to the server that answered.
+// call to the server that answered, set in one call.
 func (t *Tracing) clientAttributes(span trace.Span, ev *RequestEvent) {
-	span.SetAttributes(
+	attrs := make([]attribute.KeyValue, 0, 12+len(t.reqHeaders))
+	attrs = append(attrs,
 		semconv.HTTPRequestMethodKey.String(ev.Method),
 		semconv.NetworkProtocolVersion(protoVersion(ev.Proto)),
 		semconv.UserAgentOriginal(headerValue(ev.Header, "User-Agent")),
 	)
-	if ev.Upstream == "" {
-		return
-	}
-	su, err := url.Parse(ev.Upstream)
-	if err != nil {
-		return
-	}
-	target := *su
-	path, query, _ := strings.Cut(ev.Path, "?")
-	target.Path, target.RawQuery = path, query
-	safe := t.safeURL(&target)
-	span.SetAttributes(semconv.URLFull(safe.String()), semconv.URLScheme(safe.Scheme))
-	host, port, err := net.SplitHostPort(su.Host)
-	if err != nil {
-		host, port = su.Host, "80"
-		if su.Scheme == "https" {
-			port = "443"
+	if su, err := url.Parse(ev.Upstream); ev.Upstream != "" && err == nil {
+		target := *su
+		path, query, _ := strings.Cut(ev.Path, "?")
+		target.Path, target.RawQuery = path, query
+		safe := t.safeURL(&target)
+		attrs = append(attrs, semconv.URLFull(safe.String()), semconv.URLScheme(safe.Scheme))
+		host, port, err := net.SplitHostPort(su.Host)
+		if err != nil {
+			host, port = su.Host, "80"
+			if su.Scheme == "https" {
+				port = "443"
+			}
 		}
+		p, _ := strconv.Atoi(port)
+		attrs = append(attrs, semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p), semconv.ServerAddress(host), semconv.ServerPort(p))
+		attrs = appendHeaders(attrs, "http.request.header.", ev.Header, t.reqHeaders)
 	}
-	p, _ := strconv.Atoi(port)
-	span.SetAttributes(semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p), semconv.ServerAddress(host), semconv.ServerPort(p))
-	captureHeaders(span, "http.request.header.", ev.Header, t.reqHeaders)
+	span.SetAttributes(attrs...)
 }
 
-func captureHeaders(span trace.Span, prefix string, h http.Header, names []string) {
+func appendHeaders(attrs []attribute.KeyValue, prefix string, h http.Header, names []string) []attribute.KeyValue {
 	for _, name := range names {
 		if strings.EqualFold(name, "User-Agent") {
 			continue // already user_agent.original
 		}
 		if v := h[name]; v != nil {
-			span.SetAttributes(attribute.StringSlice(prefix+strings.ToLower(name), v))
+			attrs = append(attrs, attribute.StringSlice(prefix+strings.ToLower(name), v))
 		}
 	}
+	return attrs
 }
 
 // setStatus is Traefik's CaptureResponse: 5xx is an error on every span,
@@ -386,10 +390,11 @@ func setStatus(span trace.Span, code int, kind trace.SpanKind, h http.Header, ca
 	case code >= 500, kind == trace.SpanKindClient && code >= 400:
 		span.SetStatus(codes.Error, "")
 	}
+	attrs := make([]attribute.KeyValue, 0, 1+len(captured))
 	if code > 0 {
-		span.SetAttributes(semconv.HTTPResponseStatusCode(code))
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(code))
 	}
-	captureHeaders(span, "http.response.header.", h, captured)
+	span.SetAttributes(appendHeaders(attrs, "http.response.header.", h, captured)...)
 }
 
 // safeURL redacts the password and every query value not listed in
