@@ -132,6 +132,9 @@ func (a *API) problems(v *view) []providers.Problem {
 	for _, e := range v.status.TLS {
 		out = append(out, providers.Problem{Source: "tls", Message: e, Severity: providers.SeverityError})
 	}
+	for _, e := range v.status.NotFound { // entryPoints.<ep>.http.notFound
+		out = append(out, providers.Problem{Source: "notFound", Message: e, Severity: providers.SeverityError})
+	}
 	if a.opts.Certificates != nil { // live: a failed order changes no configuration
 		out = append(out, a.opts.Certificates.Problems()...)
 	}

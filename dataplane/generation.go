@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
@@ -35,6 +36,9 @@ type GenerationOptions struct {
 	// of entryPoints.<ep>.http.middlewares; they run before the router's
 	// own, on requests arriving on that entrypoint only.
 	EntryPointMiddlewares map[string][]string
+	// NotFound holds entryPoints.<ep>.http.notFound per entrypoint: the
+	// page for requests no router matches (BuildNotFound).
+	NotFound map[string]*static.NotFoundPage
 	// Challenges answers ACME TLS-ALPN-01 handshakes; nil means none.
 	Challenges Challenges
 	// Stapler staples OCSP responses to served certificates; nil: none.

@@ -31,6 +31,15 @@ type TLSBuilder interface {
 	BuildTLS(ctx context.Context, c *config.TLSConfiguration) (getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error), errs []error)
 }
 
+// NotFoundBuilder is an optional capability of a HandlerBuilder: Compile
+// calls BuildNotFound once per HTTP entrypoint, and the entrypoint serves
+// requests that match no router with the returned handler. (nil, nil)
+// keeps the bare 404; an error is reported (Report.NotFound) and keeps the
+// bare 404 too.
+type NotFoundBuilder interface {
+	BuildNotFound(ctx context.Context, entryPoint string) (http.Handler, error)
+}
+
 // ObjectError is an error in a named service or middleware, found while
 // building a router that uses it. Kind is "service" or "middleware"; Name is
 // qualified.

@@ -92,7 +92,7 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 				plain = append(plain, r.route)
 			}
 		}
-		t.eps[ep.Name] = &entryHandler{name: ep.Name, plain: newMux(plain), secure: newMux(secure)}
+		t.eps[ep.Name] = &entryHandler{name: ep.Name, plain: newMux(plain), secure: newMux(secure), notFound: c.notFound(ep.Name)}
 	}
 	c.compileTCP(t, perEP)
 	if tb, ok := b.(TLSBuilder); ok {
@@ -107,6 +107,25 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 		}
 	}
 	return t
+}
+
+// notFound returns the handler for requests of entryPoint that match no
+// router: the builder's (NotFoundBuilder), else the bare 404. A builder
+// error is reported in Report.NotFound.
+func (c *compiler) notFound(entryPoint string) http.Handler {
+	nb, ok := c.b.(NotFoundBuilder)
+	if !ok {
+		return notFound
+	}
+	h, err := nb.BuildNotFound(c.ctx, entryPoint)
+	if err != nil {
+		c.report.NotFound = append(c.report.NotFound, "entrypoint "+entryPoint+": "+err.Error())
+		return notFound
+	}
+	if h == nil {
+		return notFound
+	}
+	return h
 }
 
 type compiler struct {

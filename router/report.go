@@ -33,6 +33,9 @@ type Report struct {
 	// TLS lists problems with certificates, options and stores returned by
 	// the builder's BuildTLS; each disables only what it names.
 	TLS []string `json:"tls,omitempty"`
+	// NotFound lists problems with entryPoints.<ep>.http.notFound (each
+	// keeps that entrypoint's bare 404).
+	NotFound []string `json:"notFound,omitempty"`
 }
 
 // RouterStatus is the status of one router.
@@ -96,6 +99,9 @@ func (r *Report) Problems() []string {
 			m[n] = s.Errors
 		}
 		add(kind, m)
+	}
+	for _, e := range r.NotFound {
+		out = append(out, "notFound: "+e)
 	}
 	for _, e := range r.TLS {
 		out = append(out, "tls: "+e)

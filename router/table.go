@@ -30,20 +30,23 @@ type entryHandler struct {
 	name   string
 	plain  *mux // routers without a tls block
 	secure *mux // routers with a tls block
+	// notFound serves requests no router matches (NotFoundBuilder).
+	notFound http.Handler
 }
 
 var notFound = http.HandlerFunc(http.NotFound)
 
 // ServeHTTP routes r: TLS requests (r.TLS != nil) to the routers with a
 // tls block, other requests to those without one (Traefik). It answers
-// 404 ("404 page not found") when no router matches.
+// 404 ("404 page not found") when no router matches, or what the
+// entrypoint's NotFoundBuilder handler answers.
 func (e *entryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in := newInput(r)
 	if rt := e.mux(r).lookup(&in); rt != nil {
 		rt.h.ServeHTTP(w, r)
 		return
 	}
-	notFound(w, r)
+	e.notFound.ServeHTTP(w, r)
 }
 
 func (e *entryHandler) mux(r *http.Request) *mux {

@@ -76,6 +76,18 @@ func entryPointMiddlewares(c *static.Configuration) map[string][]string {
 	return out
 }
 
+// entryPointNotFound returns entryPoints.<ep>.http.notFound per
+// entrypoint, for GenerationOptions.
+func entryPointNotFound(c *static.Configuration) map[string]*static.NotFoundPage {
+	out := map[string]*static.NotFoundPage{}
+	for name, ep := range c.EntryPoints {
+		if ep.HTTP != nil && ep.HTTP.NotFound != nil {
+			out[name] = ep.HTTP.NotFound
+		}
+	}
+	return out
+}
+
 // apply builds a generation for m, compiles its table, swaps it in, retires
 // the previous generation, saves m when save is true, and logs one
 // "config applied" line plus the problems that appeared or went away.

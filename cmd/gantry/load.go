@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -233,6 +234,11 @@ func checkStatic(c *static.Configuration) error {
 			_, portErr := strconv.ParseUint(strings.TrimPrefix(to, ":"), 10, 16)
 			if !isEP && portErr != nil {
 				errs = append(errs, fmt.Errorf("entryPoints.%s.http.redirections.entryPoint.to: no entrypoint %q (and not a port)", name, to))
+			}
+		}
+		if r := ep.HTTP; r != nil && r.NotFound != nil {
+			if err := dataplane.CheckNotFound(r.NotFound); err != nil {
+				errs = append(errs, fmt.Errorf("entryPoints.%s.http.%w", name, err))
 			}
 		}
 		if fh := ep.ForwardedHeaders; fh != nil {

@@ -155,6 +155,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 			Tracing:               tracing,
 			Internal:              in.handlers,
 			EntryPointMiddlewares: entryPointMiddlewares(c),
+			NotFound:              entryPointNotFound(c),
 		},
 		ropts: routerOptions(c),
 		epTLS: entryPointTLS(c),

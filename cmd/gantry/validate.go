@@ -74,6 +74,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 			Log:                   log,
 			Internal:              in.handlers,
 			EntryPointMiddlewares: entryPointMiddlewares(l.Config),
+			NotFound:              entryPointNotFound(l.Config),
 		})
 		t := router.Compile(ctx, m, gen, routerOptions(l.Config))
 		gen.Close()

@@ -125,6 +125,24 @@ type EntryHTTP struct {
 	Redirections      *Redirections           `json:"redirections,omitempty"`
 	Middlewares       []string                `json:"middlewares,omitempty"`
 	TLS               *config.RouterTLSConfig `json:"tls,omitempty"`
+	// NotFound answers requests no router matches with a page fetched from
+	// a service instead of the bare "404 page not found" (Gantry; Traefik
+	// issue #4218).
+	NotFound *NotFoundPage `json:"notFound,omitempty"`
+}
+
+// NotFoundPage is entryPoints.<name>.http.notFound: a request that matches
+// no router of the entrypoint gets the page the errors middleware would
+// fetch from Service (qualified, "pages@file") with GET at Query (default
+// "/"; {status} is Status, {originalStatus} 404, {url} the query-escaped
+// request URL), with the page's headers and body and Status (default 404,
+// 100-599). An unknown or broken Service is a problem of the generation and
+// the bare 404 is served. Source: Gantry; the page request is built as in
+// https://doc.traefik.io/traefik/middlewares/http/errorpages/.
+type NotFoundPage struct {
+	Service string `json:"service,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	Query   string `json:"query,omitempty"`
 }
 
 // EncodedCharacters is entryPoints.<name>.http.encodedCharacters: nil (or
