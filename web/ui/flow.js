@@ -14,7 +14,7 @@ function box(kind, name, href, status, lines, errors) {
     el('span', { class: 'kind' }, kind),
     el('span', { class: 'bname mono' }, name),
     (lines || []).map((l) => el('span', { class: 'meta' }, l)),
-    (errors || []).map((e) => el('span', { class: 'berr' }, e)));
+    (errors || []).map((e) => el('span', { class: 'berr', title: e }, e)));
 }
 
 function column(cls, ...kids) {
@@ -109,6 +109,7 @@ export function updateServers(root, servers) {
     if (!s.up && s.lastError) {
       if (!err) { err = el('span', { class: 'berr' }); b.append(err); }
       err.textContent = s.lastError;
+      err.title = s.lastError;
     } else if (err) err.remove();
   }
 }
