@@ -29,7 +29,7 @@
 // Reload (SIGHUP) forces a re-read. At startup a missing or unreadable path
 // publishes only its Problem with Snapshot.KeepConfig, so the configuration
 // restored from the store stays and /api/problems says why. Events are read
-// once a burst has been quiet for 25ms, so "rm -rf" is seen as the directory
+// once a burst has been quiet for 25ms (150ms when it removed something), so "rm -rf" is seen as the directory
 // gone (routes kept), not as its files deleted one by one. Dangling symbolic
 // links and link loops are problems naming the file (case 021).
 //

@@ -36,9 +36,14 @@ type Provider struct {
 // system events to end before reading: an "rm -rf" of the directory is seen
 // as the directory gone (its last good configuration stays), not as its
 // files deleted one by one (routes dropped).
+//
+// A burst with a removal waits longer (settleQuietRemove): deletions are
+// rare, and an rm -rf slowed down by a busy machine must still end before
+// the directory is read.
 const (
-	settleQuiet = 25 * time.Millisecond
-	settleMax   = time.Second
+	settleQuiet       = 25 * time.Millisecond
+	settleQuietRemove = 150 * time.Millisecond
+	settleMax         = time.Second
 )
 
 // New returns a file provider for opts (providers.file in the static
@@ -143,7 +148,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 			if !p.relevant(ev) {
 				continue
 			}
-			if !p.settle(ctx, w) {
+			if !p.settle(ctx, w, ev.Op.Has(fsnotify.Remove)) {
 				return nil
 			}
 		case err := <-errs:
@@ -154,12 +159,18 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 }
 
-// settle consumes events until none has arrived for settleQuiet (at most
-// settleMax), so that a burst (an editor's save, a ConfigMap swap, rm -rf)
+// settle consumes events until none has arrived for settleQuiet
+// (settleQuietRemove once a removal was seen; at most settleMax), so that a burst (an editor's save, a ConfigMap swap, rm -rf)
 // costs one re-read and is read once it is over. It returns false when ctx
 // is done.
-func (p *Provider) settle(ctx context.Context, w *fsnotify.Watcher) bool {
-	quiet := time.NewTimer(settleQuiet)
+func (p *Provider) settle(ctx context.Context, w *fsnotify.Watcher, removal bool) bool {
+	window := func() time.Duration {
+		if removal {
+			return settleQuietRemove
+		}
+		return settleQuiet
+	}
+	quiet := time.NewTimer(window())
 	defer quiet.Stop()
 	limit := time.NewTimer(settleMax)
 	defer limit.Stop()
@@ -167,8 +178,9 @@ func (p *Provider) settle(ctx context.Context, w *fsnotify.Watcher) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-w.Events:
-			quiet.Reset(settleQuiet)
+		case ev := <-w.Events:
+			removal = removal || ev.Op.Has(fsnotify.Remove)
+			quiet.Reset(window())
 		case <-quiet.C:
 			return true
 		case <-limit.C:
