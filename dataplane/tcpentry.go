@@ -174,6 +174,10 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 	}
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
+	if e.obs != nil { // traefik_open_connections{protocol="TCP"}
+		e.obs.Conn(e.name, "tcp", 1)
+		defer e.obs.Conn(e.name, "tcp", -1)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { e.closeWhenRemoved(t, r.Name, raw, done) })

@@ -68,7 +68,8 @@ func TestTCPRoutingThroughServer(t *testing.T) {
 		"web": {Address: "127.0.0.1:0"},
 		"raw": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: 300 * 1e6}}},
 	}
-	h := newHarness(t, eps, nil)
+	rec := &recorder{}
+	h := newHarness(t, eps, rec)
 	a, b := tcpEchoBackend(t, "a:"), tcpEchoBackend(t, "b:")
 	w := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "http ok") }))
 	t.Cleanup(w.Close)
@@ -116,6 +117,12 @@ http:
 	defer c.Close()
 	if got := lineTrip(t, c, "one"); got != "a:one" {
 		t.Fatalf("raw: %q", got)
+	}
+	rec.mu.Lock()
+	open := rec.conns["raw/tcp"]
+	rec.mu.Unlock()
+	if open != 1 {
+		t.Errorf("open TCP connections on raw: %d, want 1", open)
 	}
 	// Plain HTTP still served on the entrypoint that has a TLS TCP router.
 	if code, body := h.get("web", "x.test", "/"); code != 200 || body != "http ok" {
