@@ -110,6 +110,7 @@ certificatesResolvers:
       caServer: %s
       caCertificates: [%s]
       certificatesDuration: 1
+      storage: acme.json
       httpChallenge:
         entryPoint: web
   alpn:
@@ -216,6 +217,26 @@ certificatesResolvers:
 		}
 		return nil
 	})
+	// Kept up to date in Traefik's acme.json format (mode 0600) too, so
+	// going back to Traefik finds the certificate.
+	fi, err := os.Stat(filepath.Join(g.Dir, "acme.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("acme.json mode %o, want 600", fi.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(filepath.Join(g.Dir, "acme.json"))
+	var exported map[string]struct {
+		Certificates []struct {
+			Domain      struct{ Main string } `json:"domain"`
+			Certificate []byte                `json:"certificate"`
+		}
+	}
+	if err := json.Unmarshal(raw, &exported); err != nil || len(exported["le"].Certificates) != 1 || exported["le"].Certificates[0].Domain.Main != "a.test" ||
+		!strings.Contains(string(exported["le"].Certificates[0].Certificate), "BEGIN CERTIFICATE") {
+		t.Errorf("acme.json: %v, %s", err, raw)
+	}
 	// Stored in Gantry's store, file mode 0600.
 	st, err := os.Stat(filepath.Join(g.Dir, "gantry.db"))
 	if err != nil {

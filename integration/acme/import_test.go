@@ -35,7 +35,7 @@ func TestTraefikACMEJSONImported(t *testing.T) {
 	}}
 	b, _ := json.Marshal(doc)
 	acmeJSON := filepath.Join(dir, "acme.json")
-	if err := os.WriteFile(acmeJSON, b, 0o600); err != nil {
+	if err := os.WriteFile(acmeJSON, b, 0o644); err != nil { // as some users have it
 		t.Fatal(err)
 	}
 	dyn := t.TempDir()
@@ -58,6 +58,9 @@ certificatesResolvers:
 	out := g.WaitOutput(t, 10*time.Second, "acme: imported Traefik storage")
 	if strings.Contains(out, "ordering certificate") {
 		t.Errorf("an order was started for an imported valid certificate")
+	}
+	if st, err := os.Stat(acmeJSON); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("acme.json after import: %v, mode %v; want 0600 (it holds private keys)", err, st.Mode().Perm())
 	}
 	g.Stop(t)
 	if err := os.Remove(acmeJSON); err != nil {

@@ -352,3 +352,34 @@ func TestFailedOrderIsAProblem(t *testing.T) {
 		t.Errorf("Certificates: %+v", cs)
 	}
 }
+
+// exportFile updates one resolver's entry of a Traefik acme.json, keeps
+// the others, and leaves the file mode 0600 even when it was 0644.
+func TestExportFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acme.json")
+	if err := os.WriteFile(path, []byte(`{"other": {"Account": null, "Certificates": []}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cert, key, _ := selfSigned(t, time.Hour, "x.example.com")
+	if err := exportFile(path, "le", &Data{Certificates: []*Cert{{Domain: config.Domain{Main: "x.example.com"}, Certificate: cert, Key: key, Store: "default"}}}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %o, want 600", st.Mode().Perm())
+	}
+	d, _, err := importFile(path, "le")
+	if err != nil || d == nil || len(d.Certificates) != 1 || d.Certificates[0].Domain.Main != "x.example.com" {
+		t.Fatalf("read back: %+v, %v", d, err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"other"`) {
+		t.Errorf("other resolver's entry dropped: %s", b)
+	}
+	if err := os.WriteFile(path, []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := exportFile(path, "le", &Data{}); err == nil {
+		t.Errorf("a file that is not acme.json was overwritten")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ type Manager struct {
 	inflight map[string]int // resolver -> running orders
 	loadErrs []providers.Problem
 	saveMu   sync.Mutex // orders KV writes (taken before mu)
+	exportMu sync.Mutex // serializes acme.json writes (resolvers may share one file)
 
 	shared  []*consulStore // stores shared with other instances (challenge answers)
 	lookups chan struct{}  // bounds concurrent shared challenge lookups
@@ -203,7 +205,10 @@ func (m *Manager) loadAll(ctx context.Context) {
 		if d == nil && err == nil && r.cfg.Storage != "" && !strings.HasPrefix(r.cfg.Storage, consulScheme) {
 			imp, warn, ierr := importFile(r.cfg.Storage, name)
 			if warn != "" {
-				m.log.Warn("acme: "+warn, "resolver", name)
+				m.log.Warn("acme: "+warn+"; Gantry makes it 0600", "resolver", name)
+				if err := os.Chmod(r.cfg.Storage, 0o600); err != nil {
+					m.log.Warn("acme: chmod 600", "file", r.cfg.Storage, "error", err)
+				}
 			}
 			switch {
 			case ierr != nil:
@@ -445,6 +450,13 @@ func (m *Manager) persist(ctx context.Context, r *resolver) {
 	if err != nil {
 		m.log.Error("acme: save account and certificates", "resolver", r.name, "error", err)
 		return
+	}
+	if st := r.cfg.Storage; st != "" && !strings.HasPrefix(st, consulScheme) {
+		m.exportMu.Lock()
+		if err := exportFile(st, r.name, out); err != nil {
+			m.log.Warn("acme: update the Traefik storage file", "resolver", r.name, "file", st, "error", err)
+		}
+		m.exportMu.Unlock()
 	}
 	m.mu.Lock()
 	m.data[r.name] = out

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-acme/lego/v5/acme"
@@ -239,7 +240,7 @@ func importFile(path, resolver string) (d *Data, warn string, err error) {
 		return nil, "", fmt.Errorf("%s: larger than %d bytes", path, maxImportBytes)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		warn = fmt.Sprintf("%s is readable by others (mode %04o): it holds private keys; chmod 600 it", path, st.Mode().Perm())
+		warn = fmt.Sprintf("%s is readable by others (mode %04o): it holds private keys", path, st.Mode().Perm())
 	}
 	var all map[string]*Data
 	dec := json.NewDecoder(f)
@@ -257,4 +258,49 @@ func importFile(path, resolver string) (d *Data, warn string, err error) {
 		return nil, warn, fmt.Errorf("%s: resolver %s: %w", path, resolver, err)
 	}
 	return d, warn, nil
+}
+
+// exportFile writes d as resolver's entry of the Traefik acme.json at path,
+// keeping the other resolvers' entries, atomically (temporary file, then
+// rename) and with mode 0600 whatever the old file's mode was, so going
+// back to Traefik finds every certificate. Traefik reads only PKCS#1 RSA
+// account keys: with Gantry's ECDSA account key it registers a new account,
+// which changes nothing for the certificates.
+func exportFile(path, resolver string, d *Data) error {
+	all := map[string]json.RawMessage{}
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		if err := json.Unmarshal(b, &all); err != nil {
+			return fmt.Errorf("%s: not a Traefik acme.json, left alone: %w", path, err)
+		}
+	}
+	enc, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	all[resolver] = enc
+	out, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".acme-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(out); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
