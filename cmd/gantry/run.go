@@ -161,7 +161,17 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		epTLS: entryPointTLS(c),
 	}
 	if in.metrics != nil {
-		app.reloaded = in.metrics.ConfigReloaded
+		app.reloaded = func(at time.Time) {
+			in.metrics.ConfigReloaded(at)
+			// Drop the series of routers and services that are gone.
+			if m := active.Load().Merged(); m != nil && m.Config != nil && m.Config.HTTP != nil {
+				c := m.Config
+				in.metrics.Keep(func(n string) bool { _, ok := c.HTTP.Routers[n]; return ok },
+					func(n string) bool { _, ok := c.HTTP.Services[n]; return ok })
+			} else {
+				in.metrics.Keep(func(string) bool { return false }, func(string) bool { return false })
+			}
+		}
 	}
 	app.certFiles = dataplane.NewCertFiles(log.With("component", "certfiles"))
 	stapler := dataplane.NewStapler(log.With("component", "ocsp"), nil)

@@ -217,6 +217,61 @@ func (m *Metrics) ConfigReloaded(at time.Time) {
 	m.lastReload.Set(float64(at.UnixNano()) / 1e9)
 }
 
+// Keep drops the series of routers and services for which router,
+// respectively service, returns false (they left the configuration), so a
+// churning configuration neither grows memory nor keeps exporting series
+// of objects that are gone (Traefik drops them too, after a scrape).
+// Internal routers and services are always kept. Safe to call while
+// requests are recorded; an increment racing the removal may be lost.
+func (m *Metrics) Keep(router, service func(name string) bool) {
+	gone := func(name string, exists func(string) bool) bool {
+		return name != "" && !strings.HasSuffix(name, "@internal") && !exists(name)
+	}
+	dropRouters, dropServices := map[string]bool{}, map[string]bool{}
+	m.cache.Range(func(k, _ any) bool {
+		key := k.(reqKey)
+		if gone(key.router, router) || gone(key.service, service) {
+			m.cache.Delete(k)
+			if gone(key.router, router) {
+				dropRouters[key.router] = true
+			}
+			if gone(key.service, service) {
+				dropServices[key.service] = true
+			}
+		}
+		return true
+	})
+	m.tlsCache.Range(func(k, _ any) bool {
+		key := k.(tlsKey)
+		if gone(key.router, router) || gone(key.service, service) {
+			m.tlsCache.Delete(k)
+		}
+		return true
+	})
+	for _, f := range []*family{m.rtM, m.svcM} {
+		if f == nil {
+			continue
+		}
+		for _, v := range []interface {
+			DeletePartialMatch(prometheus.Labels) int
+		}{f.reqs, f.tls, f.reqBytes, f.respBytes, f.dur} {
+			for r := range dropRouters {
+				if f == m.rtM {
+					v.DeletePartialMatch(prometheus.Labels{"router": r})
+				}
+			}
+			for s := range dropServices {
+				v.DeletePartialMatch(prometheus.Labels{"service": s})
+			}
+		}
+	}
+	if m.retries != nil {
+		for s := range dropServices {
+			m.retries.DeletePartialMatch(prometheus.Labels{"service": s})
+		}
+	}
+}
+
 // reqKey is one combination of request labels.
 type reqKey struct {
 	code                               int

@@ -603,3 +603,33 @@ func TestFileReopenLosesNoLine(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsKeepDropsRemovedObjects: series of a router and a service that
+// left the configuration are no longer exported; the others stay, and a
+// request to a kept router still counts.
+func TestMetricsKeepDropsRemovedObjects(t *testing.T) {
+	m := NewMetrics(MetricsOptions{Prometheus: &static.Prometheus{AddRoutersLabels: true}})
+	gone := event("old@file", 200, time.Millisecond)
+	gone.Service = "old-svc@file"
+	gone.Retries = 1
+	m.Request(gone)
+	m.Request(event("web@file", 200, time.Millisecond))
+	m.Keep(func(n string) bool { return n == "web@file" }, func(n string) bool { return n == "api@file" })
+	m.Request(event("web@file", 200, time.Millisecond))
+	out := scrape(t, m.Handler())
+	if strings.Contains(out, "old@file") || strings.Contains(out, "old-svc@file") {
+		t.Errorf("series of removed objects still exported:\n%s", out)
+	}
+	for _, want := range []string{
+		`traefik_router_requests_total{code="200",method="GET",protocol="http",router="web@file",service="api@file"} 2`,
+		`traefik_service_requests_total{code="200",method="GET",protocol="http",service="api@file"} 2`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	m.Request(gone) // the object comes back: counted afresh
+	if out := scrape(t, m.Handler()); !strings.Contains(out, `router="old@file",service="old-svc@file"} 1`) {
+		t.Errorf("a returning router is not counted again:\n%s", out)
+	}
+}
