@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/builtin"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -38,6 +39,16 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 	set, err := buildProviders(l.Config, log)
 	if err != nil {
 		errs = append(errs, err.Error())
+	}
+	var certs *acme.Manager
+	if len(l.Config.CertificatesResolvers) > 0 {
+		// Options and DNS providers (with their environment variables) are
+		// checked as at run; nothing is ordered or read from the store.
+		if certs, err = acme.New(l.Config, nil, log, versionString()); err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			fmt.Fprintf(stdout, "certificate resolvers: %d checked\n", len(l.Config.CertificatesResolvers))
+		}
 	}
 	snaps := map[string]providers.Snapshot{builtin.Name: {Config: builtin.Build(l.Config)}}
 	if set != nil {
@@ -69,6 +80,13 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		if err != nil {
 			errs = append(errs, err.Error())
 			in = &internals{}
+		}
+		m = entryPointTLS(l.Config).apply(m, routerOptions(l.Config).EntryPoints)
+		if certs != nil {
+			_, probs := certs.Wants(m.Config)
+			for _, p := range probs {
+				errs = append(errs, p.String())
+			}
 		}
 		gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{
 			Log:                   log,

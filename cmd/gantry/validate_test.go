@@ -29,6 +29,11 @@ func TestValidate(t *testing.T) {
 			[]string{"error: providers.file.directory:", "testdata/nope"}, nil},
 		{"bad static", []string{"--entrypoints.web.address=:80", "--log.level=LOUD"}, 1,
 			[]string{"error: static configuration: log.level", "invalid: 1 error"}, nil},
+		{"bad resolver", []string{"--entrypoints.web.address=:80", "--certificatesresolvers.le.acme.keytype=DSA", "--certificatesresolvers.le.acme.httpchallenge.entrypoint=web"}, 1,
+			[]string{`error: certificatesResolvers.le.acme.keyType "DSA"`, "invalid: 1 error"}, nil},
+		{"resolver and routers", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--api.insecure",
+			"--certificatesresolvers.le.acme.tlschallenge", "--entrypoints.web.http.tls.certresolver=nope"}, 1,
+			[]string{"certificate resolvers: 1 checked", `certificate resolver "nope" is not defined in certificatesResolvers (defined: le)`}, nil},
 		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--experimental.plugins.x.modulename=y"}, 0,
 			[]string{"warning: flags: unknown or unsupported option experimental.plugins.x.modulename: ignored", "valid: 1 warning"}, nil},
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 )
 
@@ -137,4 +138,13 @@ func (m *Manager) Problems() []providers.Problem {
 		})
 	}
 	return out
+}
+
+// Wants returns the certificates c needs from the resolvers, as
+// "resolver|names" keys, and the problems of routers asking for what
+// cannot be ordered (unknown resolver, wildcard without DNS-01, no Host).
+// It does not change the Manager (gantry validate uses it).
+func (m *Manager) Wants(c *config.Configuration) ([]string, []providers.Problem) {
+	ws, probs := m.wants(c)
+	return slices.Sorted(maps.Keys(ws)), probs
 }
