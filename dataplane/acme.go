@@ -11,8 +11,10 @@ import (
 // Challenges answers ACME challenges ahead of routing: HTTP-01 (RFC 8555
 // §8.3) on the entrypoints it names and TLS-ALPN-01 (RFC 8737) on every
 // TLS handshake that offers only the "acme-tls/1" protocol. providers/acme
-// implements it. Both methods are called on the request path: they must be
-// safe for concurrent use and must not block on the network.
+// implements it. Both methods are called on the request path, only for
+// challenge paths and acme-tls/1 handshakes: they must be safe for
+// concurrent use and wait at most a short, bounded time (providers/acme
+// asks a shared store for challenges another instance published).
 type Challenges interface {
 	// HTTP01 returns the key authorization to answer for token when a
 	// challenge for host (lower-case, no port) is pending on entryPoint.

@@ -16,13 +16,18 @@
 // It answers challenges through the dataplane.Challenges interface
 // (HTTP01, TLSALPN01), which the entrypoints call ahead of routing.
 //
-// Accounts and certificates are kept in a KV (Gantry's bbolt store) in
-// Traefik's acme.json layout per resolver; an existing acme.json named by
-// storage is imported on first start, so migrating from Traefik orders
-// nothing again.
+// Accounts and certificates are kept in a KV in Traefik's acme.json layout
+// per resolver: Gantry's bbolt store, or Consul KV for a
+// "consul://host:port/prefix" storage, shared by several instances (a
+// Consul session lock per domain set makes one instance order it; the
+// others watch the key and take the result; challenge answers are shared
+// too). An existing acme.json named by storage is imported on first start,
+// so migrating from Traefik orders nothing again, and is kept up to date
+// (mode 0600) for a way back.
 //
 // Goroutines: Run owns every goroutine it starts (one per order in
-// progress) and joins them before it returns. Observe, HTTP01, TLSALPN01,
-// Certificates and Problems are safe for concurrent use and never block on
-// the network.
+// progress, one watch per shared store) and joins them before it returns.
+// Observe, Certificates, Problems and Wants never block on the network;
+// HTTP01 and TLSALPN01 ask a shared store only for tokens they do not
+// hold, bounded in concurrency and time.
 package acme
