@@ -71,7 +71,7 @@ step "go test -race (core: ${core[*]})"
 # Allocation assertions are skipped under the race detector (sync.Pool
 # drops items at random there): run them once without it.
 step "go test (allocation assertions, no race detector)"
-"$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... ./dataplane/ ./dataplane/observe/... || failed+=("go test allocations")
+"$GO" test -count=1 -run 'DoesNotAllocate' "${extra[@]}" ./router/... ./dataplane/ ./dataplane/h1/ ./dataplane/observe/... || failed+=("go test allocations")
 
 # The HTTP/1.1 parser is fuzzed differentially against net/http's reader
 # (ours may refuse more, never accept more); 30 s per target.

@@ -36,6 +36,9 @@ const (
 
 // Server serves HTTP/1.1 (and HTTP/1.0) connections, plain or TLS; see the
 // package doc. Fields are read-only once ServeConn has been called.
+// Handler must not use the Request (Header, URL, Trailer), nor the
+// ResponseWriter or its Header, after ServeHTTP returns: a connection
+// reuses them for its next request (package doc, Reuse).
 type Server struct {
 	// Handler serves every request. Required.
 	Handler http.Handler
@@ -138,7 +141,9 @@ func (s *Server) ServeConn(c net.Conn, headDeadline time.Time) {
 // small stack again) continues the idle wait and this one returns.
 func (cs *conn) run() {
 	cs.handoff = false
-	switch cs.serve() {
+	end := cs.serve()
+	cs.dropReuse()
+	switch end {
 	case endHandoff:
 		if !cs.srv.park(cs) {
 			cs.srv.spawn(cs.resume)
@@ -239,9 +244,9 @@ type conn struct {
 	idleN     int
 	idleErr   error
 
-	resp    response
-	cw      connWriter
-	reqTmpl http.Request // see serveOne
+	resp  response
+	cw    connWriter
+	reuse *reuse // while busy; nil once idle for idleHandoff
 
 	// wmu orders writes to c: the response (through cw) and an automatic
 	// 100 Continue sent by a body Read on another goroutine.
@@ -251,7 +256,7 @@ type conn struct {
 
 	// Client-gone detection for slow bodyless requests: watchTimer starts
 	// watch when a handler runs longer than watchAfter.
-	reqCancel  context.CancelFunc // cancels the current request's context
+	reqCtx     *reqContext // the current request's context
 	watchTimer *time.Timer
 	watchDone  chan struct{}
 	watching   bool // watchTimer armed for this request
@@ -315,7 +320,7 @@ func (cs *conn) watch() {
 		} else {
 			cs.peerGone = true
 		}
-		cs.reqCancel()
+		cs.reqCtx.cancel(nil)
 	}
 }
 
@@ -388,6 +393,46 @@ func (cs *conn) growBuf() {
 	cs.bufp, cs.buf, cs.r, cs.w = bp, *bp, 0, n
 }
 
+// reuse is what the requests of a busy connection reuse, so that a
+// request costs no allocation for its Request, URL, header maps and
+// context. It is dropped when the connection goes idle for idleHandoff,
+// is hijacked or closes, so an idle connection holds none of it. Reuse is
+// why the Request, its Header, URL and context, and the ResponseWriter's
+// Header must not be used after ServeHTTP returns (see Server); strings
+// taken from them stay valid.
+type reuse struct {
+	ctx    *reqContext   // nil after a request that waited on it
+	base   *http.Request // zero but for its context, ctx
+	req    http.Request
+	mem    headMem
+	header http.Header // the request's
+	resp   http.Header // the response's
+}
+
+// reuseMaxFields bounds the header maps kept for the next request: a map
+// that grew past it is dropped (Go maps do not shrink).
+const reuseMaxFields = 32
+
+// trim drops header maps that grew large.
+func (u *reuse) trim() {
+	if len(u.header) > reuseMaxFields {
+		u.header = nil
+	}
+	if len(u.resp) > reuseMaxFields {
+		u.resp = nil
+	}
+}
+
+// dropReuse frees the connection's reuse state (see reuse).
+func (cs *conn) dropReuse() {
+	if u := cs.reuse; u != nil {
+		if u.ctx != nil {
+			u.ctx.cancel(nil) // nobody waits on it; stops a watch of the parent
+		}
+		cs.reuse = nil
+	}
+}
+
 // serve is the keep-alive loop; it reports how it ended.
 func (cs *conn) serve() int {
 	for {
@@ -400,9 +445,13 @@ func (cs *conn) serve() int {
 		if !ok {
 			return endClose
 		}
-		var h head
+		if cs.reuse == nil {
+			cs.reuse = new(reuse)
+		}
+		h := head{header: cs.reuse.header, mem: &cs.reuse.mem}
 		if herr == nil {
 			herr = parseHead(cs.buf[cs.r:end], &h, cs.srv.maxHeaders())
+			cs.reuse.header = h.header
 		}
 		if herr == errH2Preface && !cs.served && cs.srv.H2C != nil {
 			cs.handOver()
@@ -457,16 +506,30 @@ func (cs *conn) reject(e *headError) {
 	}
 }
 
-// lingerClose half-closes the connection and discards what the client
-// still sends for a short while (as net/http's closeWriteAndWait), so the
-// last response reaches it before the close.
+// Bounds of lingerClose: how long, and how many bytes, it keeps reading
+// what the client still sends after the last response.
+const (
+	lingerTimeout  = 500 * time.Millisecond // net/http's rstAvoidanceDelay
+	lingerMaxBytes = 8 << 20
+)
+
+// lingerClose half-closes the connection (the last response is followed
+// by a FIN) and reads and discards what the client still sends — the rest
+// of an upload answered early, say with 413 — until it closes its side,
+// for up to lingerTimeout and lingerMaxBytes; then the caller closes.
+// Closing with unread bytes would reset the connection, and a reset makes
+// the client's kernel drop the response it has not read yet (a client
+// still writing its upload sees "broken pipe" or "connection reset"
+// instead of the answer). net/http half-closes and waits 500 ms without
+// reading, so a client whose upload fills the window meanwhile still gets
+// the reset; reading lets it finish sending, read the answer and close.
 func (cs *conn) lingerClose() {
 	if cw, ok := cs.c.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	}
-	_ = cs.c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	_ = cs.c.SetReadDeadline(time.Now().Add(lingerTimeout))
 	bp := bufPool.Get().(*[]byte)
-	for total := 0; total < maxDrain; {
+	for total := 0; total < lingerMaxBytes; {
 		n, err := cs.c.Read(*bp)
 		total += n
 		if err != nil {
@@ -606,24 +669,30 @@ func (cs *conn) armRead() {
 
 // serveOne runs the handler for one request; false means close.
 func (cs *conn) serveOne(h *head) (keep bool) {
-	// A context per request, cancelled when the handler returns (as with
-	// net/http) or when the client goes away (see watch).
-	ctx, cancel := context.WithCancel(cs.ctx)
-	defer func() { cancel(); cs.reqCancel = nil }()
-	cs.reqCancel = cancel
-	// WithContext copies the request: fill a template kept in the
-	// connection and copy that (one allocation), then clear it.
-	cs.reqTmpl = http.Request{
-		Method: h.method, URL: h.url, RequestURI: h.target, Host: h.host,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: h.header, Body: http.NoBody, ContentLength: h.contentLength, Close: h.close,
-		Trailer: h.trailer, RemoteAddr: cs.remote, TLS: cs.tlsState,
+	u := cs.reuse
+	if u.ctx == nil {
+		u.ctx = newReqContext(cs.ctx)
+		u.base = (&http.Request{}).WithContext(u.ctx)
 	}
+	cs.reqCtx = u.ctx
+	defer func() {
+		if !u.ctx.end() { // waited on: cancelled as the handler returned
+			u.ctx, u.base = nil, nil
+		}
+		cs.reqCtx = nil
+		u.trim()
+	}()
+	// The connection's Request, reset from base (which carries the
+	// context and no other state), then filled.
+	r := &u.req
+	*r = *u.base
+	r.Method, r.URL, r.RequestURI, r.Host = h.method, h.url, h.target, h.host
+	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
+	r.Header, r.Body, r.ContentLength, r.Close = h.header, http.NoBody, h.contentLength, h.close
+	r.Trailer, r.RemoteAddr, r.TLS = h.trailer, cs.remote, cs.tlsState
 	if h.minor == 0 {
-		cs.reqTmpl.Proto, cs.reqTmpl.ProtoMinor = "HTTP/1.0", 0
+		r.Proto, r.ProtoMinor = "HTTP/1.0", 0
 	}
-	r := cs.reqTmpl.WithContext(ctx)
-	cs.reqTmpl = http.Request{}
 	var b *body
 	if h.contentLength != 0 {
 		b = &body{cs: cs, req: r, chunked: h.chunked, remain: h.contentLength, expect: h.expectContinue}
@@ -646,7 +715,12 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	bw := writerPool.Get().(*bufio.Writer)
 	bw.Reset(cs.cw)
 	w := &cs.resp
-	w.reset(bw, r, h, b)
+	if u.resp == nil {
+		u.resp = make(http.Header, 8)
+	} else {
+		clear(u.resp)
+	}
+	w.reset(bw, r, h, b, u.resp)
 	defer func() {
 		bw.Reset(nil)
 		writerPool.Put(bw)

@@ -53,6 +53,24 @@
 // requests with a body, it is noticed by the body's reads or the response
 // write.
 //
+// Reuse: a busy connection reuses its *http.Request, URL, request and
+// response header maps and (when nobody waited on it) the request context
+// from one request to the next, so a keep-alive GET costs one allocation
+// (the string holding the head). Hence the contract, stricter than
+// net/http's: the Request, its Header, URL and Trailer, and the
+// ResponseWriter's Header must not be used after ServeHTTP returns (clone
+// what must outlive it, as the mirroring service does with Request.Clone);
+// strings taken from them stay valid. The request context is cancelled
+// when the client leaves, and, if it was waited on (Done, a derived
+// context, context.AfterFunc), when ServeHTTP returns, as with net/http; a
+// context nobody waited on is kept for the next request.
+//
+// Early answers: a connection closed with request bytes still unread (an
+// early 413 to an upload, a refused head) is half-closed after the
+// response, and what the client still sends is read and discarded until
+// it closes, for up to 500 ms and 8 MiB, so that no reset destroys the
+// answer before the client has read it.
+//
 // Memory: a keep-alive connection waiting for its next request holds no
 // read or write buffer (on Unix the wait is a readiness wait on the socket
 // before a buffer is taken from a pool).

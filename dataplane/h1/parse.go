@@ -77,7 +77,8 @@ const h2Preface = "PRI * HTTP/2.0\r\n\r\n"
 //   - Expect other than 100-continue: 417 (RFC 9110 §10.1.1).
 //
 // Field values are substrings of one string holding the head (one
-// allocation for all of them).
+// allocation for all of them). h.header and h.mem, when set (the
+// connection's, see reuse), are cleared and reused; else they are made.
 func parseHead(b []byte, h *head, maxFields int) *headError {
 	if string(b) == h2Preface {
 		return errH2Preface
@@ -125,8 +126,16 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	s := string(b) // every string below is a substring of s
 	h.method = methodString(line[:sp1], s[:sp1])
 	h.target = s[sp1+1 : sp2]
-	h.header = make(http.Header, fields)
-	h.mem = new(headMem) // the URL and (usually) the values: one allocation
+	if h.header == nil {
+		h.header = make(http.Header, fields)
+	} else {
+		clear(h.header) // the connection's map, reused (see reuse)
+	}
+	if h.mem == nil {
+		h.mem = new(headMem) // the URL and (usually) the values: one allocation
+	} else {
+		*h.mem = headMem{}
+	}
 	var vals []string
 	if fields <= len(h.mem.vals) {
 		vals = h.mem.vals[:fields]

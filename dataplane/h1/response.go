@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -41,8 +42,10 @@ type response struct {
 	err         error
 }
 
-func (w *response) reset(bw *bufio.Writer, r *http.Request, h *head, b *body) {
-	*w = response{cs: w.cs, bw: bw, req: r, body: b, header: make(http.Header, 8), cl: -1,
+// reset prepares w for a request; header is the (empty) response header
+// map, reused from request to request.
+func (w *response) reset(bw *bufio.Writer, r *http.Request, h *head, b *body, header http.Header) {
+	*w = response{cs: w.cs, bw: bw, req: r, body: b, header: header, cl: -1,
 		closeAfter: h.close, http10: h.minor == 0, keepAlive10: h.keepAlive10}
 }
 
@@ -175,6 +178,13 @@ func (w *response) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
+}
+
+// WriteString is Write for a string (io.StringWriter, as net/http's
+// ResponseWriter), without copying s: Write only reads p and keeps no
+// reference to it.
+func (w *response) WriteString(s string) (int, error) {
+	return w.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // startStream sends the header of a body of unknown length — chunked, or
