@@ -145,6 +145,28 @@ type RateLimit struct {
 	Period          Duration         `json:"period,omitempty"`
 	Burst           int64            `json:"burst,omitempty"`
 	SourceCriterion *SourceCriterion `json:"sourceCriterion,omitempty"`
+	// Redis keeps the buckets in Redis, shared by every instance using the
+	// same Redis and middleware name (Traefik v3.4).
+	Redis *RateLimitRedis `json:"redis,omitempty"`
+}
+
+// RateLimitRedis is rateLimit.redis (Traefik v3.4): the Redis the buckets
+// live in. Endpoints default to ["localhost:6379"]; more than one makes a
+// cluster client (go-redis UniversalClient, as Traefik). Timeouts default
+// to go-redis's (dial 5s, read and write 3s); PoolSize 0 is 10 per CPU.
+// Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/middlewares/ratelimit/
+type RateLimitRedis struct {
+	Endpoints      []string   `json:"endpoints,omitempty"`
+	Username       string     `json:"username,omitempty"`
+	Password       string     `json:"password,omitempty"`
+	DB             int        `json:"db,omitempty"`
+	TLS            *ClientTLS `json:"tls,omitempty"`
+	PoolSize       int        `json:"poolSize,omitempty"`
+	MinIdleConns   int        `json:"minIdleConns,omitempty"`
+	MaxActiveConns int        `json:"maxActiveConns,omitempty"`
+	ReadTimeout    Duration   `json:"readTimeout,omitempty"`
+	WriteTimeout   Duration   `json:"writeTimeout,omitempty"`
+	DialTimeout    Duration   `json:"dialTimeout,omitempty"`
 }
 
 // RedirectRegex redirects URLs matching Regex to Replacement.

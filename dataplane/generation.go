@@ -384,6 +384,9 @@ type availWrap struct {
 
 func (w availWrap) available() bool { return w.a.available() }
 
+// OnRelease implements middleware.Releaser: f runs at Close.
+func (g *Generation) OnRelease(f func()) { g.onRelease(f) }
+
 // onRelease registers f to run at Close.
 func (g *Generation) onRelease(f func()) {
 	g.mu.Lock()

@@ -66,7 +66,7 @@ func New(ctx context.Context, name string, c *config.Middleware, res Resolver) (
 	case c.Errors != nil:
 		m, err = newErrors(ctx, c.Errors, res)
 	case c.RateLimit != nil:
-		m, err = newRateLimit(c.RateLimit)
+		m, err = newRateLimit(name, c.RateLimit, res)
 	case c.RedirectRegex != nil:
 		m, err = newRedirectRegex(c.RedirectRegex)
 	case c.RedirectScheme != nil:

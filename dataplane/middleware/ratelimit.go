@@ -24,14 +24,20 @@ import (
 // bucket idle long enough to have refilled completely is equivalent to a
 // new one and is dropped by a sweep that runs at most once per refill time,
 // on the request path, so nothing runs in the background.
+//
+// With c.Redis the buckets live in Redis instead (newRedisRateLimit), so
+// every instance sharing it enforces one limit.
 // Source: https://doc.traefik.io/traefik/middlewares/http/ratelimit/
-func newRateLimit(c *config.RateLimit) (Middleware, error) {
+func newRateLimit(name string, c *config.RateLimit, res Resolver) (Middleware, error) {
 	rl, err := newRateLimitState(c)
 	if err != nil {
 		return nil, err
 	}
 	if rl == nil {
 		return func(next http.Handler) http.Handler { return next }, nil
+	}
+	if c.Redis != nil {
+		return newRedisRateLimit(name, c.Redis, rl, res)
 	}
 	return rl.wrap, nil
 }
