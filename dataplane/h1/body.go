@@ -305,7 +305,9 @@ func (cs *conn) readLine() ([]byte, error) {
 // another goroutine is cut by a past deadline.
 func (b *body) finish() (keep bool) {
 	if !b.mu.TryLock() {
-		_ = b.cs.c.SetReadDeadline(aLongTimeAgo)
+		// A read is under way on another goroutine: cut it, and keep a
+		// read about to start (armRead) from re-arming the deadline.
+		_ = b.cs.fixReadDeadline(aLongTimeAgo)
 		b.mu.Lock()
 		b.ended = true
 		b.mu.Unlock()
@@ -324,8 +326,7 @@ func (b *body) finish() (keep bool) {
 		return false
 	}
 	cs := b.cs
-	_ = cs.c.SetReadDeadline(time.Now().Add(drainTimeout))
-	cs.userReadDeadline.Store(true) // armRead must not extend the drain deadline
+	_ = cs.fixReadDeadline(time.Now().Add(drainTimeout)) // armRead must not extend it
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	drained := 0

@@ -231,7 +231,14 @@ type conn struct {
 
 	headDeadline     time.Time   // of the first request head
 	skipCRLF         bool        // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
-	userReadDeadline atomic.Bool // the handler set a read deadline: armRead leaves it
+	// rdMu orders the read deadline of the body (armRead, on whichever
+	// goroutine reads it) with the handler's (SetReadDeadline) and the
+	// server's own (a drain, cutting a blocked read): checking
+	// userReadDeadline and setting the deadline happen together, so a
+	// deadline set by the handler is never overwritten by a body read
+	// that started before it.
+	rdMu             sync.Mutex
+	userReadDeadline bool // under rdMu: the deadline is not armRead's to set
 	hijacked         bool
 	// The idle wait: its end (noIdleTimeout for none; zero when not
 	// idle), and whether it is to move to a new goroutine.
@@ -661,10 +668,21 @@ func (cs *conn) setReadDeadline(t time.Time) { _ = cs.c.SetReadDeadline(t) }
 // armRead sets the body read deadline (ReadTimeout from now) unless the
 // handler set its own.
 func (cs *conn) armRead() {
-	if cs.userReadDeadline.Load() {
-		return
+	cs.rdMu.Lock()
+	defer cs.rdMu.Unlock()
+	if !cs.userReadDeadline {
+		cs.deadline(cs.srv.ReadTimeout)
 	}
-	cs.deadline(cs.srv.ReadTimeout)
+}
+
+// fixReadDeadline sets the read deadline to t, and keeps armRead from
+// changing it for the rest of the request: the handler's deadline
+// (http.ResponseController), the drain's, or a past one cutting a read.
+func (cs *conn) fixReadDeadline(t time.Time) error {
+	cs.rdMu.Lock()
+	defer cs.rdMu.Unlock()
+	cs.userReadDeadline = true
+	return cs.c.SetReadDeadline(t)
 }
 
 // serveOne runs the handler for one request; false means close.
@@ -704,7 +722,9 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	if cs.srv.WriteTimeout > 0 {
 		_ = cs.c.SetWriteDeadline(time.Now().Add(cs.srv.WriteTimeout))
 	}
-	cs.userReadDeadline.Store(false)
+	cs.rdMu.Lock()
+	cs.userReadDeadline = false
+	cs.rdMu.Unlock()
 	if b == nil {
 		_ = cs.c.SetReadDeadline(time.Time{})
 	} else {

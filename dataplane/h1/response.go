@@ -234,10 +234,10 @@ func (w *response) FlushError() error {
 
 // SetReadDeadline sets the connection's read deadline for the rest of the
 // request (http.ResponseController); the body's ReadTimeout no longer
-// applies to it.
+// applies to it. It may be called while another goroutine reads the body
+// (full duplex): a read blocked or about to start gets the new deadline.
 func (w *response) SetReadDeadline(t time.Time) error {
-	w.cs.userReadDeadline.Store(true)
-	return w.cs.c.SetReadDeadline(t)
+	return w.cs.fixReadDeadline(t)
 }
 
 // SetWriteDeadline sets the connection's write deadline
