@@ -229,8 +229,8 @@ type conn struct {
 	remote   string
 	ctx      context.Context // the connection's; each request gets a child
 
-	headDeadline     time.Time   // of the first request head
-	skipCRLF         bool        // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
+	headDeadline time.Time // of the first request head
+	skipCRLF     bool      // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
 	// rdMu orders the read deadline of the body (armRead, on whichever
 	// goroutine reads it) with the handler's (SetReadDeadline) and the
 	// server's own (a drain, cutting a blocked read): checking
