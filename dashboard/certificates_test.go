@@ -14,7 +14,7 @@ import (
 type fakeCerts struct{}
 
 func (fakeCerts) Certificates() []acme.CertificateStatus {
-	return []acme.CertificateStatus{{Resolver: "le", Main: "a.example.com", State: "valid", NotAfter: t0.Add(60 * 24 * time.Hour)}}
+	return []acme.CertificateStatus{{Resolver: "le", Main: "a.example.com", State: "valid", NotAfter: t0.Add(60 * 24 * time.Hour), Users: []string{"app@file", "defaultGeneratedCert"}}}
 }
 
 func (fakeCerts) Problems() []providers.Problem {
@@ -34,6 +34,11 @@ func TestCertificatesEndpoint(t *testing.T) {
 	var got []acme.CertificateStatus
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got) != 1 || got[0].Main != "a.example.com" || got[0].State != "valid" {
 		t.Errorf("certificates: %s (%v)", rec.Body, err)
+	}
+	// The routers using a certificate are names, not basicAuth users: the
+	// API's redaction must not turn them into REDACTED.
+	if len(got) == 1 && strings.Join(got[0].Users, ",") != "app@file,defaultGeneratedCert" {
+		t.Errorf("certificate users = %q, want the router names: %s", got[0].Users, rec.Body)
 	}
 	rec = do(t, f.api.Handler(), http.MethodGet, "/api/problems", nil)
 	if !strings.Contains(rec.Body.String(), "certificatesResolvers.le") || !strings.Contains(rec.Body.String(), "b.example.com: certificate order failed") {

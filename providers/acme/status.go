@@ -17,8 +17,10 @@ type CertificateStatus struct {
 	Resolver string   `json:"resolver"`
 	Main     string   `json:"main"`
 	SANs     []string `json:"sans,omitempty"`
-	// Users are the routers (and defaultGeneratedCert) that need it.
-	Users     []string  `json:"users,omitempty"`
+	// Users are the routers (and defaultGeneratedCert) that need it; JSON
+	// "usedBy" as in the API's other objects ("users" would be redacted as
+	// basicAuth credentials).
+	Users     []string  `json:"usedBy,omitempty"`
 	Subject   string    `json:"subject,omitempty"`
 	DNSNames  []string  `json:"dnsNames,omitempty"`
 	Issuer    string    `json:"issuer,omitempty"`

@@ -401,7 +401,7 @@ function renderCertificates(list) {
         el('td', {}, el('span', { class: 'status ' + (c.state === 'valid' ? 'enabled' : c.state === 'failed' || c.state === 'expired' ? 'disabled' : 'warning') }, c.state),
           c.renewAt ? el('div', { class: 'meta' }, 'renews ' + new Date(c.renewAt).toLocaleDateString()) : null,
           c.lastError ? el('div', { class: 'err' }, c.lastError) : null),
-        el('td', {}, (c.users || []).map((u) => [u.includes('@') ? link('router', u) : u, ' '])));
+        el('td', {}, (c.usedBy || []).map((u) => [u.includes('@') ? link('router', u) : u, ' '])));
     }))));
 }
 
