@@ -48,6 +48,26 @@ type Docker struct {
 	HTTPClientTimeout  config.Duration   `json:"httpClientTimeout,omitempty"`
 	// Prefixes are Gantry's: the label prefixes read (default gantry, traefik).
 	Prefixes []string `json:"prefixes,omitempty"`
+	// Endpoints are several Docker engines watched by this one provider
+	// (Gantry; Traefik issue #182), instead of Endpoint. The other options
+	// (labels, rules, constraints) apply to all of them.
+	Endpoints []DockerEndpoint `json:"endpoints,omitempty"`
+}
+
+// DockerEndpoint is one engine of providers.docker.endpoints. Name (letters,
+// digits, "-"; unique) qualifies what Gantry names after a container on
+// that engine. HostAddress is the address its containers are reached on
+// through their published ports; it defaults to the endpoint's host for
+// tcp://, http(s):// and ssh:// endpoints (remote daemons) and is unset for
+// unix:// (a local daemon: containers are reached on their own networks).
+type DockerEndpoint struct {
+	Name              string            `json:"name,omitempty"`
+	Endpoint          string            `json:"endpoint,omitempty"`
+	TLS               *config.ClientTLS `json:"tls,omitempty"`
+	Username          string            `json:"username,omitempty"`
+	Password          string            `json:"password,omitempty"`
+	HostAddress       string            `json:"hostAddress,omitempty"`
+	HTTPClientTimeout config.Duration   `json:"httpClientTimeout,omitempty"`
 }
 
 // ConsulEndpoint is how to reach a Consul agent.

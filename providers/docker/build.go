@@ -119,6 +119,9 @@ func serviceName(c containerInfo) string {
 	if okS && okP {
 		name = svc + "_" + proj
 	}
+	if c.Endpoint != "" { // several engines: qualified, so equal names on two hosts do not collide
+		name += "_" + c.Endpoint
+	}
 	return normalize(name)
 }
 
@@ -131,7 +134,7 @@ func normalize(name string) string {
 }
 
 func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool) {
-	src := "container " + c.Name
+	src := c.source()
 	pk := label.ProviderKeys(c.Labels, b.s.prefixes...)
 	enable := b.s.exposedByDefault
 	if v, ok := pk["enable"]; ok {
@@ -279,7 +282,7 @@ func (b *builder) healthReason(c containerInfo) string {
 // (Traefik's BuildRouterConfiguration). Services and routers disabled by a
 // bad label still count: a broken declaration must not make Gantry guess.
 func (b *builder) routers(c containerInfo, h *config.HTTPConfiguration, name string, brokenServices, brokenRouters int) {
-	src := "container " + c.Name
+	src := c.source()
 	nServices := len(h.Services) + brokenServices
 	if len(h.Routers) == 0 && brokenRouters == 0 {
 		if nServices > 1 {

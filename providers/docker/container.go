@@ -30,6 +30,21 @@ type containerInfo struct {
 	Networks []netInfo `json:"networks,omitempty"`
 	// Ports are the exposed ports, sorted by number then protocol.
 	Ports []portInfo `json:"ports,omitempty"`
+	// Endpoint is the name of the engine of providers.docker.endpoints the
+	// container runs on ("" with the single endpoint option).
+	Endpoint string `json:"endpoint,omitempty"`
+	// HostAddress is that engine's host address for published ports ("" for
+	// a local engine).
+	HostAddress string `json:"hostAddress,omitempty"`
+}
+
+// source names the container in problems: "container web", or "container
+// web on endpoint b" with several engines.
+func (c containerInfo) source() string {
+	if c.Endpoint == "" {
+		return "container " + c.Name
+	}
+	return "container " + c.Name + " on endpoint " + c.Endpoint
 }
 
 // netInfo is one network attachment.

@@ -58,6 +58,9 @@ type Provider struct {
 	watch     bool
 	base      settings
 	newClient func() (dockerAPI, error)
+	// endpoints are providers.docker.endpoints (multi.go); when set,
+	// endpoint and newClient are unused.
+	endpoints []*engine
 }
 
 // New checks opts and returns a Provider; it does not connect (Run does).
@@ -113,6 +116,14 @@ func New(opts static.Docker, log *slog.Logger) (*Provider, error) {
 		base:     s,
 	}
 	p.newClient = func() (dockerAPI, error) { return client.NewClientWithOpts(clientOpts...) }
+	if len(opts.Endpoints) > 0 {
+		if opts.Endpoint != "" {
+			return nil, fmt.Errorf("docker: set endpoint or endpoints, not both")
+		}
+		if p.endpoints, err = newEngines(opts); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -207,18 +218,27 @@ func (p *Provider) Name() string { return providerName }
 // effect, so a Docker outage never publishes an empty configuration
 // (case 016). Run makes only read calls.
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
-	cli, err := p.newClient()
+	if len(p.endpoints) > 0 {
+		return p.runMulti(ctx, publish)
+	}
+	return p.watchEngine(ctx, p.endpoint, p.newClient, &watcher{publish: publish})
+}
+
+// watchEngine is Run for one engine: w's publish receives snapshots, or,
+// when w.onList is set, onList receives every changed container list.
+func (p *Provider) watchEngine(ctx context.Context, endpoint string, newClient func() (dockerAPI, error), w *watcher) error {
+	cli, err := newClient()
 	if err != nil {
-		return fmt.Errorf("docker: client for %s: %w", p.endpoint, err)
+		return fmt.Errorf("docker: client for %s: %w", endpoint, err)
 	}
 	defer cli.Close()
 	if _, err := cli.Ping(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("docker: connect %s: %w", p.endpoint, err)
+		return fmt.Errorf("docker: connect %s: %w", endpoint, err)
 	}
-	w := &watcher{p: p, cli: cli, s: p.base, publish: publish, cache: map[string]cacheEntry{}}
+	w.p, w.cli, w.s, w.cache = p, cli, p.base, map[string]cacheEntry{}
 	w.s.selfID = selfID()
 	if !p.watch {
 		if err := w.refresh(ctx); err != nil && ctx.Err() == nil {
@@ -240,7 +260,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 		}
 		return err
 	}
-	p.log.Info("connected to docker", "endpoint", p.endpoint)
+	p.log.Info("connected to docker", "endpoint", endpoint)
 	for {
 		select {
 		case <-ctx.Done():
@@ -249,7 +269,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("docker: event stream from %s: %w", p.endpoint, err)
+			return fmt.Errorf("docker: event stream from %s: %w", endpoint, err)
 		case ev := <-evs:
 			if !relevant(ev) {
 				continue
@@ -309,9 +329,12 @@ type watcher struct {
 	cli     dockerAPI
 	s       settings
 	publish func(providers.Snapshot)
-	last    []byte // JSON of the last published snapshot
-	hostOK  bool   // s.hostIP resolved
-	cache   map[string]cacheEntry
+	// onList, when set, receives each container list that differs from
+	// the previous one instead of publish (several engines, multi.go).
+	onList func([]containerInfo)
+	last   []byte // JSON of the last published snapshot
+	hostOK bool   // s.hostIP resolved
+	cache  map[string]cacheEntry
 }
 
 // refresh lists, builds and publishes when the snapshot changed.
@@ -320,6 +343,17 @@ func (w *watcher) refresh(ctx context.Context) error {
 	cs, err := w.list(ctx)
 	if err != nil {
 		return err
+	}
+	if w.onList != nil {
+		b, err := json.Marshal(cs)
+		if err != nil {
+			return fmt.Errorf("docker: encode containers: %w", err)
+		}
+		if string(b) != string(w.last) {
+			w.last = b
+			w.onList(cs)
+		}
+		return nil
 	}
 	snap := build(cs, w.s)
 	b, err := json.Marshal(snap)

@@ -24,7 +24,7 @@ type serverError struct {
 // or the container's lowest exposed port, and scheme defaults to http.
 // Further servers (servers[1]…, a Gantry extension) must carry a URL.
 func (b *builder) addServer(c containerInfo, svc string, lb *config.ServersLoadBalancer, self map[string]bool) *serverError {
-	src := "container " + c.Name
+	src := c.source()
 	if len(lb.Servers) == 0 {
 		lb.Servers = []config.Server{{}}
 	}
@@ -63,12 +63,15 @@ func (b *builder) addServer(c containerInfo, svc string, lb *config.ServersLoadB
 // binding with useBindPortIP when one has a specific IP, else the
 // container's network address and port.
 func (b *builder) address(c containerInfo, port string, self map[string]bool) (string, string, *serverError) {
-	src := "container " + c.Name
+	src := c.source()
 	if port == "" {
 		if len(c.Ports) == 0 {
 			return "", "", &serverError{src, "port is missing: the container exposes no port; add a label " + b.s.prefixes[len(b.s.prefixes)-1] + ".http.services.<name>.loadbalancer.server.port"}
 		}
 		port = strconv.Itoa(c.Ports[0].Port) // lowest, numerically (case 012)
+	}
+	if c.HostAddress != "" {
+		return b.remoteAddress(c, port)
 	}
 	if b.s.useBindPortIP {
 		for _, p := range c.Ports {
@@ -98,7 +101,7 @@ func (b *builder) address(c containerInfo, port string, self map[string]bool) (s
 // container has several. It returns "" and an error when no network has an
 // address yet (case 015: the route appears on the network connect event).
 func (b *builder) ip(c containerInfo, self map[string]bool) (string, *serverError) {
-	src := "container " + c.Name
+	src := c.source()
 	want := b.s.network
 	if v, ok := providerKey(c, b.s.prefixes, "docker.network"); ok {
 		want = v
@@ -155,4 +158,27 @@ func (b *builder) ip(c containerInfo, self map[string]bool) (string, *serverErro
 		b.add(providers.SeverityWarning, src, fmt.Sprintf("network %q not found on the container (is the compose project prefix missing?); using network %q", want, n.Name))
 	}
 	return n.IP, nil
+}
+
+// remoteAddress is the address of a container on a remote engine (one of
+// providers.docker.endpoints with a host address): its containers'
+// networks are not reachable from Gantry, so the port must be published
+// and the server is the binding's IP when it names one address, else the
+// engine's host address, with the published port. A container in network
+// mode host listens on the host itself: host address and port.
+func (b *builder) remoteAddress(c containerInfo, port string) (string, string, *serverError) {
+	if c.NetworkMode == "host" {
+		return c.HostAddress, port, nil
+	}
+	for _, p := range c.Ports {
+		if strconv.Itoa(p.Port) != port || p.Proto != "tcp" || len(p.Bindings) == 0 {
+			continue
+		}
+		bd := p.Bindings[0]
+		if bd.HostIP != "" && bd.HostIP != "0.0.0.0" && bd.HostIP != "::" && !net.ParseIP(bd.HostIP).IsLoopback() {
+			return bd.HostIP, bd.HostPort, nil
+		}
+		return c.HostAddress, bd.HostPort, nil
+	}
+	return "", "", &serverError{c.source(), fmt.Sprintf("port %s is not published: containers of endpoint %s (a remote engine) are reached on %s through published ports", port, c.Endpoint, c.HostAddress)}
 }

@@ -38,7 +38,7 @@ func hasTCPUDP(cfg *config.Configuration, broken map[string]bool) bool {
 // false (not running, or not healthy with allowEmptyServices) keeps the
 // services with no server, as Traefik does.
 func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string, self map[string]bool, withServers bool, broken map[string]bool) {
-	src := "container " + c.Name
+	src := c.source()
 	if t := cfg.TCP; t != nil || brokenKind(broken, "tcp ") {
 		t = cfg.EnsureTCP()
 		if len(t.Services) == 0 && !brokenKind(broken, "tcp service ") {
@@ -147,7 +147,7 @@ func brokenKind(broken map[string]bool, prefix string) bool {
 // labels gave one, else the container's address with port (or its lowest
 // exposed port). Errors name the label.
 func (b *builder) serverAddress(c containerInfo, proto, svc, addr, port string, self map[string]bool) (string, *serverError) {
-	src := "container " + c.Name
+	src := c.source()
 	key := b.protoLabel(c, proto, svc, "port")
 	if addr != "" {
 		if port != "" {
