@@ -227,7 +227,7 @@ type conn struct {
 	buf      []byte
 	r, w     int // unread bytes are buf[r:w]
 	remote   string
-	ctx      context.Context // the connection's; each request gets a child
+	ctx      context.Context // the connection's; the parent of its requests' (reqContext)
 
 	headDeadline time.Time // of the first request head
 	skipCRLF     bool      // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
