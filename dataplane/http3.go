@@ -62,7 +62,10 @@ func (e *entryPoint) listenH3(ctx context.Context) error {
 	addr := e.listeners[0].Addr().(*net.TCPAddr)
 	e.mu.Unlock()
 	host, _, _ := net.SplitHostPort(e.address)
-	pc, err := (&net.ListenConfig{}).ListenPacket(ctx, "udp", net.JoinHostPort(host, strconv.Itoa(addr.Port)))
+	pc, err := e.inheritedH3(addr.Port) // binary upgrade
+	if err == nil && pc == nil {
+		pc, err = (&net.ListenConfig{}).ListenPacket(ctx, "udp", net.JoinHostPort(host, strconv.Itoa(addr.Port)))
+	}
 	if err != nil {
 		return fmt.Errorf("http3: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
+	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -87,9 +88,10 @@ type entryPoint struct {
 	keepAliveMaxRequests                                      int64
 	keepAliveMaxTime                                          time.Duration
 	fallbackTLS                                               *tlsPolicy
-	proxyIn                                                   *proxyPolicy // proxyProtocol (tcpentry.go)
-	challenges                                                Challenges   // ACME; see SetChallenges
-	h3                                                        *h3Endpoint  // http3 (http3.go); nil when off
+	proxyIn                                                   *proxyPolicy       // proxyProtocol (tcpentry.go)
+	challenges                                                Challenges         // ACME; see SetChallenges
+	h3                                                        *h3Endpoint        // http3 (http3.go); nil when off
+	inherit                                                   *handoff.Inherited // sockets of the binary upgrade (upgrade.go)
 
 	inflight atomic.Int64
 	// slots holds one token per open connection (maxConnections); stop
@@ -304,6 +306,12 @@ func (s *Server) Addrs(entryPoint string) []net.Addr {
 // port silently (splitting its traffic); a plain bind first makes a busy
 // port fail Start as without SO_REUSEPORT.
 func (e *entryPoint) listen(ctx context.Context) error {
+	if ok, err := e.adopt(ctx); ok || err != nil { // binary upgrade
+		if err != nil {
+			return err
+		}
+		return e.listenH3(ctx)
+	}
 	lc := listenConfig()
 	addr := e.address
 	if _, port, _ := net.SplitHostPort(addr); port != "0" {

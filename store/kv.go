@@ -19,7 +19,7 @@ func (d *DB) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.db.Load().View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(kvPrefix + bucket))
 		if b == nil {
 			return nil
@@ -41,7 +41,7 @@ func (d *DB) Put(ctx context.Context, bucket, key string, value []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := d.db.Update(func(tx *bolt.Tx) error {
+	err := d.db.Load().Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(kvPrefix + bucket))
 		if err != nil {
 			return err
@@ -62,7 +62,7 @@ func (d *DB) Update(ctx context.Context, bucket, key string, fn func(old []byte)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := d.db.Update(func(tx *bolt.Tx) error {
+	err := d.db.Load().Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(kvPrefix + bucket))
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -59,7 +60,7 @@ type Revision struct {
 // DB is the bbolt-backed store. Create it with Open; it is safe for
 // concurrent use.
 type DB struct {
-	db      *bolt.DB
+	db      atomic.Pointer[bolt.DB] // swapped by Resume
 	path    string
 	history int
 	log     *slog.Logger
@@ -115,7 +116,7 @@ func Open(path string, history int, log *slog.Logger) (*DB, error) {
 			return nil, fmt.Errorf("store: open fresh %s: %w", path, err)
 		}
 	}
-	d.db = db
+	d.db.Store(db)
 	return d, nil
 }
 
@@ -153,6 +154,28 @@ func openChecked(path string) (db *bolt.DB, err error) {
 // database moved aside), or "".
 func (d *DB) Warning() string { return d.warning }
 
+// Suspend closes the database file, releasing its lock, so that another
+// process (the new binary of an upgrade) can open it; until Resume every
+// read and write fails with bbolt's "database not open". The old process
+// keeps serving its configuration meanwhile.
+func (d *DB) Suspend() error {
+	if err := d.db.Load().Close(); err != nil {
+		return fmt.Errorf("store: close %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Resume reopens the database after Suspend (the upgrade failed). It fails
+// when another process holds the lock for longer than 2s.
+func (d *DB) Resume() error {
+	db, err := openChecked(d.path)
+	if err != nil {
+		return fmt.Errorf("store: reopen %s: %w", d.path, err)
+	}
+	d.db.Store(db)
+	return nil
+}
+
 // Path returns the database file path.
 func (d *DB) Path() string { return d.path }
 
@@ -160,7 +183,7 @@ func (d *DB) Path() string { return d.path }
 func (d *DB) Close() error {
 	d.dec.Close()
 	d.enc.Close()
-	if err := d.db.Close(); err != nil {
+	if err := d.db.Load().Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", d.path, err)
 	}
 	return nil
@@ -184,7 +207,7 @@ func (d *DB) SaveApplied(ctx context.Context, m *providers.Merged, at time.Time)
 		return fmt.Errorf("store: encode revision %s: %w", m.Version, err)
 	}
 	val := d.enc.EncodeAll(js, nil)
-	err = d.db.Update(func(tx *bolt.Tx) error {
+	err = d.db.Load().Update(func(tx *bolt.Tx) error {
 		revs, vers := tx.Bucket(bucketRevisions), tx.Bucket(bucketVersions)
 		if k, _ := revs.Cursor().Last(); k != nil {
 			if cur := vers.Get([]byte(m.Version)); cur != nil && string(cur) == string(k) {
@@ -276,7 +299,7 @@ func (d *DB) LastGood(ctx context.Context) (*providers.Merged, error) {
 		return nil, err
 	}
 	var out *providers.Merged
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.db.Load().View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRevisions).Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			_, m, err := d.decode(k, v)
@@ -305,7 +328,7 @@ func (d *DB) History(ctx context.Context, limit int) ([]Revision, error) {
 		return nil, err
 	}
 	var out []Revision
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.db.Load().View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRevisions).Cursor()
 		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
 			r, _, err := d.decode(k, v)
@@ -330,7 +353,7 @@ func (d *DB) Revision(ctx context.Context, version string) (*Revision, error) {
 		return nil, err
 	}
 	var out *Revision
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.db.Load().View(func(tx *bolt.Tx) error {
 		k := tx.Bucket(bucketVersions).Get([]byte(version))
 		if k == nil {
 			return ErrNotFound

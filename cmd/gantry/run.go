@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
@@ -30,7 +31,8 @@ const defaultStorePath = "gantry.db"
 // the whole shutdown.
 const shutdownMargin = 5 * time.Second
 
-// runCmd loads the configuration and serves until SIGTERM or SIGINT.
+// runCmd loads the configuration and serves until SIGTERM or SIGINT (or a
+// binary upgrade on SIGUSR2 hands over to the new process).
 func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) int {
 	l, err := loadStatic(c, environ)
 	if err != nil {
@@ -58,11 +60,24 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 // serve wires and runs everything (design.md §2.4): store, pool, the last
 // good configuration compiled and swapped in before any provider reports,
 // the entrypoints, then the providers through the aggregator. It returns
-// nil after a graceful shutdown on SIGTERM/SIGINT (or ctx's end).
+// nil after a graceful shutdown on SIGTERM/SIGINT (or ctx's end), or after
+// draining once SIGUSR2 started a new binary that serves (upgrade.go).
+//
+// Started by an upgrade (handoff.EnvFDs set), it serves on the inherited
+// sockets and tells the old process it is ready once its entrypoints serve
+// and its first configuration is applied.
 func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
+	inherited, err := handoff.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	_ = os.Unsetenv(handoff.EnvFDs)
+	_ = os.Unsetenv(handoff.EnvReady)
+	defer inherited.Unused()       // sockets left when serve fails early
+	exe, exeErr := os.Executable() // the path: SIGUSR2 runs what is there then
 
 	path, history := defaultStorePath, 0
 	if c.Store != nil {
@@ -182,10 +197,17 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	}
 	defer app.close()
 
+	first := make(chan struct{}) // closed at the first configuration applied
+	var firstOnce sync.Once
+	applied := func() { firstOnce.Do(func() { close(first) }) }
+	if len(set.list) == 0 {
+		applied() // no provider will ever report
+	}
 	switch m, err := db.LastGood(ctx); {
 	case err == nil:
 		agg.Seed(m)
 		app.apply(ctx, m, false)
+		applied()
 		log.Info("restored the last good configuration", "version", m.Version)
 	case errors.Is(err, store.ErrNotFound):
 	default:
@@ -200,21 +222,46 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if certs != nil {
 		srv.SetChallenges(certs)
 	}
+	srv.Inherit(inherited)
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
 	udpSrv := udpproxy.NewServer(log, active, udpEPs)
+	udpSrv.Inherit(inherited)
 	if err := udpSrv.Start(ctx); err != nil {
 		_ = srv.Shutdown(ctx)
 		return err
+	}
+	if keys := inherited.Unused(); len(keys) > 0 {
+		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = agg.Run(runCtx, func(ctx context.Context, m *providers.Merged) { app.apply(ctx, m, true) })
+		_ = agg.Run(runCtx, func(ctx context.Context, m *providers.Merged) { app.apply(ctx, m, true); applied() })
 	})
+	if inherited != nil {
+		wg.Go(func() {
+			select {
+			case <-first:
+			case <-runCtx.Done():
+				return
+			}
+			if err := inherited.Ready(); err != nil {
+				log.Error("upgrade: tell the old process this one serves", "error", err)
+				return
+			}
+			log.Info("upgrade: serving; the old process drains", "pid", os.Getpid())
+		})
+	}
+	up := &upgrader{log: log, exe: exe, store: db, timeout: upgradeReadyTimeout,
+		sockets: []func() ([]handoff.Socket, error){srv.Sockets, udpSrv.Sockets}}
+	upCtx, upCancel := context.WithCancel(runCtx)
+	defer upCancel()
+	upgraded := make(chan error, 1)
+	upgrading := false
 	wg.Go(func() {
 		_ = app.certFiles.Run(runCtx, func() { app.reapply(runCtx) })
 	})
@@ -235,6 +282,25 @@ wait:
 				reopen()
 				continue
 			}
+			if s == syscall.SIGUSR2 {
+				switch {
+				case exeErr != nil:
+					log.Error("SIGUSR2: binary upgrade impossible: executable path unknown", "error", exeErr)
+				case upgrading:
+					log.Warn("SIGUSR2: a binary upgrade is already in progress")
+				default:
+					upgrading = true
+					log.Info("SIGUSR2: upgrading the binary", "executable", exe)
+					wg.Go(func() {
+						pid, err := up.run(upCtx)
+						if err == nil {
+							log.Info("upgrade: new process serves; draining", "pid", pid)
+						}
+						upgraded <- err
+					})
+				}
+				continue
+			}
 			if s == syscall.SIGHUP {
 				log.Info("SIGHUP: reloading file configuration")
 				for _, r := range set.reloads {
@@ -244,11 +310,18 @@ wait:
 			}
 			log.Info("shutting down", "signal", s.String())
 			break wait
+		case err := <-upgraded:
+			upgrading = false
+			if err == nil {
+				break wait
+			}
+			log.Error("upgrade failed; this process keeps serving", "error", err)
 		case <-ctx.Done():
 			log.Info("shutting down", "reason", context.Cause(ctx))
 			break wait
 		}
 	}
+	upCancel() // an upgrade in progress is abandoned (its process killed)
 	if in.ping != nil {
 		in.ping.terminating.Store(true)
 	}
@@ -259,7 +332,7 @@ wait:
 		for {
 			select {
 			case s := <-sigs:
-				if s != syscall.SIGHUP && s != syscall.SIGUSR1 {
+				if s != syscall.SIGHUP && s != syscall.SIGUSR1 && s != syscall.SIGUSR2 {
 					log.Warn("second signal: closing connections now", "signal", s.String())
 					scancel()
 					return

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 
+	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -52,6 +53,8 @@ type Server struct {
 	eps    []*entry
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
+	// inherit holds the sockets of the binary upgrade (handoff.go).
+	inherit *handoff.Inherited
 }
 
 type entry struct {
@@ -83,8 +86,11 @@ func NewServer(log *slog.Logger, active *router.Active, eps []EntryPoint) *Serve
 // entrypoint and address, and close what was already bound.
 func (s *Server) Start(ctx context.Context) error {
 	for _, e := range s.eps {
-		var lc net.ListenConfig
-		pc, err := lc.ListenPacket(ctx, "udp", e.Address)
+		pc, err := s.inherited(e) // binary upgrade (handoff.go)
+		if err == nil && pc == nil {
+			var lc net.ListenConfig
+			pc, err = lc.ListenPacket(ctx, "udp", e.Address)
+		}
 		if err != nil {
 			s.closeAll()
 			return fmt.Errorf("entrypoint %s: listen on %s/udp: %w", e.Name, e.Address, err)

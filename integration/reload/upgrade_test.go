@@ -1,0 +1,208 @@
+package reload
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// upgradeGrace is the web entrypoint's graceTimeOut in the upgrade test.
+const upgradeGrace = 5 * time.Second
+
+// installBinary copies src to dst the way a package manager installs a new
+// version: write aside, then rename over (the running process keeps its
+// old inode).
+func installBinary(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := dst + ".new"
+	if err := os.WriteFile(tmp, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pidAlive reports whether pid exists (and is not a zombie).
+func pidAlive(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	s := string(st)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// TestBinaryUpgradeUnderLoad is issue 18's binary upgrade through the real
+// binary: a new binary that exits at once fails the upgrade and the old
+// process keeps serving; then, under load (keep-alive and a new connection
+// per request, 500 req/s each), SIGUSR2 starts the installed binary on the
+// inherited sockets: zero failed requests, the old process exits after
+// draining, the new one (another pid) serves afterwards.
+func TestBinaryUpgradeUnderLoad(t *testing.T) {
+	w := harness.StartWhoamiProc(t, "w1")
+	work := t.TempDir()
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "a"))
+	web := harness.FreeAddr(t)
+	static := strings.Replace(staticConfig(web, dyn, filepath.Join(work, "gantry.db"), "20ms"), fmt.Sprintf("address: %q\n", web),
+		fmt.Sprintf("address: %q\n    transport:\n      lifeCycle:\n        graceTimeOut: %s\n", web, upgradeGrace), 1)
+	cfg := filepath.Join(work, "gantry.yml")
+	if err := os.WriteFile(cfg, []byte(static), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(work, "bin", "gantry")
+	if err := os.Mkdir(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installBinary(t, harness.GantryBin(t), bin)
+
+	// Started here, not by the harness: the new process inherits stdout
+	// and stderr, so they go to a file (a pipe would keep the harness
+	// waiting for the new process too).
+	logPath := filepath.Join(work, "gantry.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	output := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	old := exec.Command(bin, "--configFile="+cfg)
+	old.Dir, old.Stdout, old.Stderr = work, logf, logf
+	if err := old.Start(); err != nil {
+		t.Fatal(err)
+	}
+	oldDone := make(chan struct{})
+	go func() { _ = old.Wait(); close(oldDone) }()
+	newPid := 0
+	t.Cleanup(func() {
+		for _, pid := range []int{old.Process.Pid, newPid} {
+			if pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+		_ = harness.Poll(harness.StopTimeout, func() error {
+			if pidAlive(old.Process.Pid) || newPid > 0 && pidAlive(newPid) {
+				return fmt.Errorf("still running")
+			}
+			return nil
+		})
+		for _, pid := range []int{old.Process.Pid, newPid} {
+			if pid > 0 && pidAlive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if t.Failed() {
+			t.Logf("--- gantry output ---\n%s--- end ---", output())
+		}
+	})
+	url := "http://" + web + "/"
+	harness.TryGet(t, pollTimeout, url, harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	waitLog := func(substr string, n int) {
+		t.Helper()
+		harness.Try(t, pollTimeout, func() error {
+			if c := strings.Count(output(), substr); c < n {
+				return fmt.Errorf("%q logged %d times, want %d", substr, c, n)
+			}
+			return nil
+		})
+	}
+	waitLog("config applied", 1)
+
+	// 1. A new binary that exits at once: the upgrade fails, the old
+	// process keeps serving and says why.
+	broken := filepath.Join(work, "broken")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installBinary(t, broken, bin)
+	if err := old.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("upgrade failed; this process keeps serving", 1)
+	if out := output(); !strings.Contains(out, "exit status 3") {
+		t.Errorf("the failure does not say the new process exited with status 3:\n%s", out)
+	}
+	for range 20 {
+		harness.TryGet(t, pollTimeout, url, harness.Host("a.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	}
+	// The store was given back: a new configuration is applied and saved.
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "a", "b"))
+	harness.TryGet(t, pollTimeout, url, harness.Host("b.test"), harness.StatusIs(200))
+	waitLog("config applied", 2)
+	if out := output(); strings.Contains(out, "database not open") {
+		t.Errorf("the store stayed closed after the failed upgrade:\n%s", out)
+	}
+
+	// 2. The real new binary, under load.
+	installBinary(t, harness.GantryBin(t), bin)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var keep, fresh loadResult
+	const loadFor = 5 * time.Second
+	wg.Go(func() { keep = runLoad(ctx, url, "a.test", loadFor, true) })
+	wg.Go(func() { fresh = runLoad(ctx, url, "a.test", loadFor, false) })
+	time.Sleep(time.Second)
+	if err := old.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("upgrade: new process serves; draining", 1)
+	m := regexp.MustCompile(`new process serves; draining" pid=(\d+)`).FindStringSubmatch(output())
+	if m == nil {
+		t.Fatalf("no pid in the upgrade log line")
+	}
+	newPid, _ = strconv.Atoi(m[1])
+	select {
+	case <-oldDone:
+	case <-time.After(upgradeGrace + 10*time.Second):
+		t.Fatalf("the old process still runs %v after the upgrade", upgradeGrace+10*time.Second)
+	}
+	wg.Wait()
+	t.Logf("keep-alive: %v", keep)
+	t.Logf("new connections: %v", fresh)
+	for name, r := range map[string]loadResult{"keep-alive": keep, "new connections": fresh} {
+		if r.failed != 0 || r.sent == 0 {
+			t.Errorf("%s: %d of %d requests failed: %q", name, r.failed, r.sent, r.firstErrs)
+		}
+	}
+	if code := old.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("old process exit code %d, want 0", code)
+	}
+	if newPid == old.Process.Pid || !pidAlive(newPid) {
+		t.Fatalf("new process %d is not running (old was %d)", newPid, old.Process.Pid)
+	}
+	out := output()
+	for _, want := range []string{"upgrade: serving on inherited sockets", "upgrade: serving; the old process drains", "gantry stopped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	// Only the new process is left to answer.
+	for range 20 {
+		harness.TryGet(t, pollTimeout, url, harness.Host("b.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	}
+	// The new process owns the store: a change is applied and saved.
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "a", "b", "c"))
+	harness.TryGet(t, pollTimeout, url, harness.Host("c.test"), harness.StatusIs(200))
+	waitLog("config applied", 3)
+}
