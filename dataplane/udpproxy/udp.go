@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/ipv4"
@@ -32,11 +33,50 @@ import (
 const (
 	DefaultTimeout = 3 * time.Second
 	maxDatagram    = 65535
-	// maxSessions bounds the sessions of one entrypoint (a stranger can
-	// open one per source address); datagrams of new clients beyond it
-	// are dropped until sessions expire.
+	// maxSessions bounds the sessions of all UDP entrypoints together (a
+	// stranger can open one per source address, and UDP sources are
+	// cheap to forge); datagrams of new clients beyond it are dropped
+	// until sessions expire. Each session holds a socket, so the bound is
+	// also at most a quarter of the process's file descriptor limit
+	// (sessionLimit): a flood must not leave the TCP entrypoints unable to
+	// accept (EMFILE).
 	maxSessions = 65536
 )
+
+// sessionLimit is the session bound for a soft RLIMIT_NOFILE of nofile
+// descriptors (0: unknown): min(maxSessions, nofile/4), at least 1.
+func sessionLimit(nofile uint64) int64 {
+	if nofile == 0 || nofile/4 >= maxSessions {
+		return maxSessions
+	}
+	return max(int64(nofile/4), 1)
+}
+
+// sessionCap counts the sessions of a Server's entrypoints.
+type sessionCap struct {
+	max    int64
+	n      atomic.Int64
+	warned atomic.Bool // the cap was reported since it was last left
+}
+
+// take reserves a session, or reports false at the cap (logged once per
+// episode at the cap).
+func (c *sessionCap) take(log *slog.Logger) bool {
+	if c.n.Add(1) > c.max {
+		c.n.Add(-1)
+		if !c.warned.Swap(true) {
+			log.Warn("udp: session limit reached; datagrams of new clients are dropped until sessions expire", "limit", c.max)
+		}
+		return false
+	}
+	return true
+}
+
+func (c *sessionCap) release() {
+	if c.n.Add(-1) < c.max*9/10 {
+		c.warned.Store(false)
+	}
+}
 
 // EntryPoint is one UDP entrypoint's settings.
 type EntryPoint struct {
@@ -51,6 +91,7 @@ type Server struct {
 	log    *slog.Logger
 	active *router.Active
 	eps    []*entry
+	cap    *sessionCap
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
 	// inherit holds the sockets of the binary upgrade (handoff.go).
@@ -65,6 +106,7 @@ type entry struct {
 	// a dual-stack or IPv6 socket, IPV6_RECVPKTINFO).
 	pktinfo bool
 	log     *slog.Logger
+	cap     *sessionCap // shared by the Server's entrypoints
 
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*session
@@ -72,12 +114,12 @@ type entry struct {
 
 // NewServer returns a Server for eps (not listening yet).
 func NewServer(log *slog.Logger, active *router.Active, eps []EntryPoint) *Server {
-	s := &Server{log: log, active: active}
+	s := &Server{log: log, active: active, cap: &sessionCap{max: sessionLimit(nofileLimit())}}
 	for _, e := range eps {
 		if e.Timeout <= 0 {
 			e.Timeout = DefaultTimeout
 		}
-		s.eps = append(s.eps, &entry{EntryPoint: e, log: log.With("entrypoint", e.Name), sessions: map[netip.AddrPort]*session{}})
+		s.eps = append(s.eps, &entry{EntryPoint: e, log: log.With("entrypoint", e.Name), cap: s.cap, sessions: map[netip.AddrPort]*session{}})
 	}
 	return s
 }
@@ -274,14 +316,12 @@ func (e *entry) open(active *router.Active, src netip.AddrPort, local netip.Addr
 		e.log.Debug("udp: no server", "router", rt.Name, "error", err)
 		return nil
 	}
-	e.mu.Lock()
-	full := len(e.sessions) >= maxSessions
-	e.mu.Unlock()
-	if full {
+	if !e.cap.take(e.log) {
 		return nil
 	}
 	c, err := net.Dial("udp", addr)
 	if err != nil {
+		e.cap.release()
 		e.log.Debug("udp dial failed", "router", rt.Name, "server", addr, "error", err)
 		return nil
 	}
@@ -302,6 +342,7 @@ func (e *entry) relay(ss *session) {
 		}
 		e.mu.Unlock()
 		_ = ss.up.Close()
+		e.cap.release()
 	}()
 	buf := make([]byte, maxDatagram)
 	for {
