@@ -279,6 +279,25 @@ func TestEarly413StopsUpload(t *testing.T) {
 			t.Fatalf("HTTP/1.1 upload %d: got %d %q, want the backend's 413", i, resp.StatusCode, b)
 		}
 	}
+	// A Go client, which reads the response while it uploads but stops
+	// uploading only once it has read it: the proxy's connection must not
+	// be reset under it (h1's lingerClose).
+	for i := range 5 {
+		tr := &http.Transport{}
+		req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/up", io.LimitReader(neverEnding('x'), 256<<20))
+		req.Host = "x.test"
+		req.ContentLength = 256 << 20
+		resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("HTTP/1.1 Go client upload %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		tr.CloseIdleConnections()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "too large") {
+			t.Fatalf("HTTP/1.1 Go client upload %d: got %d %q, want the backend's 413", i, resp.StatusCode, b)
+		}
+	}
 	tr := h2cClient()
 	defer tr.CloseIdleConnections()
 	for i := range 5 {

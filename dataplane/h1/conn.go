@@ -513,8 +513,8 @@ func (cs *conn) reject(e *headError) {
 	}
 }
 
-// Bounds of lingerClose: how long, and how many bytes, it keeps reading
-// what the client still sends after the last response.
+// Bounds of lingerClose: how long it waits for the client to close, and
+// how many bytes it reads meanwhile.
 const (
 	lingerTimeout  = 500 * time.Millisecond // net/http's rstAvoidanceDelay
 	lingerMaxBytes = 8 << 20
@@ -522,21 +522,23 @@ const (
 
 // lingerClose half-closes the connection (the last response is followed
 // by a FIN) and reads and discards what the client still sends — the rest
-// of an upload answered early, say with 413 — until it closes its side,
-// for up to lingerTimeout and lingerMaxBytes; then the caller closes.
-// Closing with unread bytes would reset the connection, and a reset makes
-// the client's kernel drop the response it has not read yet (a client
-// still writing its upload sees "broken pipe" or "connection reset"
-// instead of the answer). net/http half-closes and waits 500 ms without
-// reading, so a client whose upload fills the window meanwhile still gets
-// the reset; reading lets it finish sending, read the answer and close.
+// of an upload answered early, say with 413 — until it closes its side or
+// lingerTimeout passes; then the caller closes. Closing with unread bytes
+// would reset the connection, and a reset makes the client's kernel drop
+// the response it has not read yet (a client still writing its upload
+// sees "broken pipe" or "connection reset" instead of the answer). After
+// lingerMaxBytes it stops reading (bounding the work) but still waits out
+// lingerTimeout, as net/http's closeWriteAndWait does: the client, blocked
+// on full socket buffers, has that long to read the answer.
 func (cs *conn) lingerClose() {
 	if cw, ok := cs.c.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	}
-	_ = cs.c.SetReadDeadline(time.Now().Add(lingerTimeout))
+	until := time.Now().Add(lingerTimeout)
+	_ = cs.c.SetReadDeadline(until)
 	bp := bufPool.Get().(*[]byte)
-	for total := 0; total < lingerMaxBytes; {
+	total := 0
+	for total < lingerMaxBytes {
 		n, err := cs.c.Read(*bp)
 		total += n
 		if err != nil {
@@ -544,6 +546,9 @@ func (cs *conn) lingerClose() {
 		}
 	}
 	bufPool.Put(bp)
+	if total >= lingerMaxBytes {
+		time.Sleep(time.Until(until))
+	}
 }
 
 // readHead reads until buf[r:] holds a whole head and returns the index

@@ -67,9 +67,9 @@
 //
 // Early answers: a connection closed with request bytes still unread (an
 // early 413 to an upload, a refused head) is half-closed after the
-// response, and what the client still sends is read and discarded until
-// it closes, for up to 500 ms and 8 MiB, so that no reset destroys the
-// answer before the client has read it.
+// response, and what the client still sends is read and discarded (up to
+// 8 MiB) until it closes, for at most 500 ms, so that no reset destroys
+// the answer before the client has read it.
 //
 // Memory: a keep-alive connection waiting for its next request holds no
 // read or write buffer (on Unix the wait is a readiness wait on the socket
