@@ -15,7 +15,7 @@ import (
 // once and keeps it for the whole request; it takes no lock.
 //
 // On arrival, before any middleware, it applies the arrival policy:
-// 431 (and close) for more than 100 header fields (h1 refuses them itself;
+// OPTIONS * answered 200 here (as net/http does), 431 (and close) for more than 100 header fields (h1 refuses them itself;
 // this covers HTTP/2), removal of the client's hop-by-hop fields
 // (removeHopByHop), Connection: close after the response when the
 // connection reached keepAliveMaxRequests or keepAliveMaxTime, the
@@ -31,6 +31,14 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tooManyHeaders(r.Header) {
 		w.Header().Set("Connection", "close")
 		http.Error(w, "too many header fields", http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
+	if r.Method == http.MethodOptions && r.URL.Path == "*" {
+		// OPTIONS * asks about this server (RFC 9110 §9.3.7): answered
+		// here as net/http (so Traefik) does, never routed or forwarded
+		// (path cleaning would turn it into "OPTIONS /%2A").
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	removeHopByHop(r)

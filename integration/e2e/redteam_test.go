@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recordingBackend is a raw TCP backend that records every byte it
+// receives and answers each request head with "200 ok" (Content-Length
+// 2); it returns host:port and a function returning what it has seen.
+func recordingBackend(t *testing.T) (string, func() string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var seen strings.Builder
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					mu.Lock()
+					seen.WriteString(line)
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+					if line == "\r\n" {
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen.String()
+	}
+}
+
+// rawExchange sends raw on a new connection to addr and reads until gantry
+// closes it or nothing more comes for 500ms; closed says which.
+func rawExchange(t *testing.T, addr, raw string) (got string, closed bool) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		n, err := c.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				return b.String(), false
+			}
+			return b.String(), true
+		}
+	}
+}
+
+// Red team, through the binary: "OPTIONS * HTTP/1.1" asks about the server
+// itself (RFC 9110 §9.3.7). Gantry answered it by routing the path "*"
+// cleaned to "/*" and forwarding "OPTIONS /%2A" to the backend — a
+// different request target than the client sent. net/http (so Traefik)
+// answers it itself: 200 with Content-Length 0, nothing forwarded, the
+// connection kept.
+func TestOptionsAsteriskAnsweredByGantry(t *testing.T) {
+	be, seen := recordingBackend(t)
+	p := startProxy(t, map[string]string{"web": ""}, "", `
+http:
+  routers:
+    r: {rule: "PathPrefix(`+"`/`"+`)", service: s}
+  services:
+    s: {loadBalancer: {servers: [{url: "http://`+be+`"}]}}
+`)
+	addr := strings.TrimPrefix(p.URL(t, "web", ""), "http://")
+	got, closed := rawExchange(t, addr, "OPTIONS * HTTP/1.1\r\nHost: app\r\n\r\nGET /after HTTP/1.1\r\nHost: app\r\n\r\n")
+	first, rest, _ := strings.Cut(got, "\r\n\r\n")
+	if !strings.HasPrefix(first, "HTTP/1.1 200 ") || !strings.Contains(first, "\r\nContent-Length: 0") {
+		t.Fatalf("OPTIONS * got %q, want 200 with Content-Length: 0", got)
+	}
+	if !strings.HasPrefix(rest, "HTTP/1.1 200 ") || closed {
+		t.Fatalf("the request pipelined after OPTIONS * got %q (closed %v), want 200 on the kept connection", rest, closed)
+	}
+	b := seen()
+	if strings.Contains(b, "OPTIONS") || !strings.Contains(b, "GET /after HTTP/1.1\r\n") {
+		t.Fatalf("backend received %q: OPTIONS * must not be forwarded, GET /after must", b)
+	}
+}
