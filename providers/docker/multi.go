@@ -129,7 +129,9 @@ func (p *Provider) runMulti(ctx context.Context, publish func(providers.Snapshot
 					backoff = engineMinBackoff
 				}
 				mu.Lock()
-				down[e.name] = err.Error()
+				if _, ok := down[e.name]; !ok { // the outage's first error: one stable problem until it ends
+					down[e.name] = err.Error()
+				}
 				mu.Unlock()
 				notify()
 				p.log.Warn("docker endpoint failed; its last containers stay in effect", "endpoint", e.name, "error", err, "retry_in", backoff)
