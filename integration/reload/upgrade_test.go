@@ -3,6 +3,7 @@ package reload
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,9 +65,13 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "a"))
-	web := harness.FreeAddr(t)
+	// A UDP entrypoint too: its socket is handed over as well.
+	echo := udpEcho(t)
+	harness.WriteFile(t, dyn, "udp.yml", fmt.Sprintf("udp:\n  routers:\n    echo:\n      entryPoints: [dns]\n      service: echo\n"+
+		"  services:\n    echo:\n      loadBalancer:\n        servers:\n          - address: %q\n", echo))
+	web, dns := harness.FreeAddr(t), harness.FreeAddr(t)
 	static := strings.Replace(staticConfig(web, dyn, filepath.Join(work, "gantry.db"), "20ms"), fmt.Sprintf("address: %q\n", web),
-		fmt.Sprintf("address: %q\n    transport:\n      lifeCycle:\n        graceTimeOut: %s\n", web, upgradeGrace), 1)
+		fmt.Sprintf("address: %q\n    transport:\n      lifeCycle:\n        graceTimeOut: %s\n  dns:\n    address: %q\n", web, upgradeGrace, dns+"/udp"), 1)
 	cfg := filepath.Join(work, "gantry.yml")
 	if err := os.WriteFile(cfg, []byte(static), 0o644); err != nil {
 		t.Fatal(err)
@@ -128,6 +133,7 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 		})
 	}
 	waitLog("config applied", 1)
+	harness.Try(t, pollTimeout, func() error { return udpAsk(dns, "before") })
 
 	// 1. A new binary that exits at once: the upgrade fails, the old
 	// process keeps serving and says why.
@@ -192,12 +198,13 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 		t.Fatalf("new process %d is not running (old was %d)", newPid, old.Process.Pid)
 	}
 	out := output()
-	for _, want := range []string{"upgrade: serving on inherited sockets", "upgrade: serving; the old process drains", "gantry stopped"} {
+	for _, want := range []string{"upgrade: serving on inherited sockets", "upgrade: serving on the inherited socket\" entrypoint=dns", "upgrade: serving; the old process drains", "gantry stopped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q", want)
 		}
 	}
-	// Only the new process is left to answer.
+	// Only the new process is left to answer, on TCP and UDP.
+	harness.Try(t, pollTimeout, func() error { return udpAsk(dns, "after") })
 	for range 20 {
 		harness.TryGet(t, pollTimeout, url, harness.Host("b.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
 	}
@@ -205,4 +212,49 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "a", "b", "c"))
 	harness.TryGet(t, pollTimeout, url, harness.Host("c.test"), harness.StatusIs(200))
 	waitLog("config applied", 3)
+}
+
+// udpEcho serves a UDP echo on a loopback port until the test ends and
+// returns its address.
+func udpEcho(t *testing.T) string {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+	t.Cleanup(func() { pc.Close(); <-done })
+	return pc.LocalAddr().String()
+}
+
+// udpAsk sends msg to addr from a new socket and wants it echoed.
+func udpAsk(addr, msg string) error {
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte(msg)); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	if err != nil {
+		return fmt.Errorf("udp %s: %w", addr, err)
+	}
+	if string(buf[:n]) != msg {
+		return fmt.Errorf("udp echo %q, want %q", buf[:n], msg)
+	}
+	return nil
 }
