@@ -315,3 +315,35 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// The same isolation holds in the tcp and udp sections (README, TCP and
+// UDP: "a bad key ... disables only its object"): an unknown field in one
+// TCP router leaves out that router only, named at the field's line, and
+// the HTTP, TCP and UDP objects beside it are used.
+func TestUnknownFieldInTCPAndUDPDisablesOnlyItsObject(t *testing.T) {
+	data := "http:\n  routers:\n    web:\n      rule: Path(`/`)\n      service: s\n" +
+		"tcp:\n  routers:\n    good:\n      rule: HostSNI(`*`)\n      service: db\n    bad:\n      rule: HostSNI(`*`)\n      service: db\n      bogus: 1\n" +
+		"  services:\n    db:\n      loadBalancer:\n        servers:\n          - address: 127.0.0.1:5432\n    wrong:\n      loadBalancer:\n        servers: \"127.0.0.1:1\"\n" +
+		"udp:\n  routers:\n    dns:\n      service: u\n      nosuch: x\n  services:\n    u:\n      loadBalancer:\n        servers:\n          - address: 127.0.0.1:53\n"
+	s := newBuilder(discard, false).build(context.Background(), []input{{path: "t.yml", data: []byte(data)}})
+	if got := routerNames(s); !slices.Equal(got, []string{"web"}) {
+		t.Errorf("http routers %v, want [web]", got)
+	}
+	if s.Config.TCP == nil || s.Config.TCP.Routers["good"] == nil || s.Config.TCP.Routers["bad"] != nil ||
+		s.Config.TCP.Services["db"] == nil || s.Config.TCP.Services["wrong"] != nil {
+		t.Fatalf("tcp = %+v, want router good and service db only", s.Config.TCP)
+	}
+	if s.Config.UDP == nil || s.Config.UDP.Routers["dns"] != nil || s.Config.UDP.Services["u"] == nil {
+		t.Errorf("udp = %+v, want service u without router dns", s.Config.UDP)
+	}
+	got := problems(s)
+	for _, want := range []string{
+		`error t.yml:14:7: unknown field "bogus"; tcpRouter bad left out (the rest of the file is used)`,
+		`tcpService wrong left out (the rest of the file is used)`,
+		`error t.yml:27:7: unknown field "nosuch"; udpRouter dns left out (the rest of the file is used)`,
+	} {
+		if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, want) }) {
+			t.Errorf("problems %q lack %q", got, want)
+		}
+	}
+}

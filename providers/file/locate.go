@@ -294,8 +294,16 @@ type objectError struct {
 	at         pos
 }
 
+// isolatedKinds are the object kinds isolate decodes one by one: HTTP's,
+// TCP's and UDP's routers, services, middlewares and serversTransports.
+var isolatedKinds = []string{
+	"router", "service", "middleware", "serversTransport",
+	config.KindTCPRouter, config.KindTCPService, config.KindTCPMiddleware, config.KindTCPServersTransport,
+	config.KindUDPRouter, config.KindUDPService,
+}
+
 // isolate decodes a file whose whole decode failed object by object: every
-// router, service, middleware and serversTransport that does not decode on
+// router, service, middleware and serversTransport (HTTP, TCP, UDP) that does not decode on
 // its own (an unknown field, a wrong type) is left out and returned as an
 // objectError; the rest of the file is decoded without them. It returns an
 // error when the file does not parse, or still does not decode without the
@@ -324,25 +332,26 @@ func isolate(data []byte, f config.Format) (*config.Configuration, []objectError
 		return nil, nil, errors.New("top level is not a mapping")
 	}
 	var bad []objectError
-	httpKey, ok := foldKey(root, "http")
-	if ok {
-		h, _ := root[httpKey].(map[string]any)
-		for _, kind := range []string{"router", "service", "middleware", "serversTransport"} {
-			section, _ := sectionOf(kind)
-			sk, ok := foldKey(h, section)
-			if !ok {
-				continue
+	for _, kind := range isolatedKinds {
+		section, parent := sectionOf(kind)
+		pk, ok := foldKey(root, parent)
+		if !ok {
+			continue
+		}
+		h, _ := root[pk].(map[string]any)
+		sk, ok := foldKey(h, section)
+		if !ok {
+			continue
+		}
+		objs, _ := h[sk].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(objs)) {
+			one, err := yaml.Marshal(map[string]any{parent: map[string]any{section: map[string]any{name: jsonNumbers(objs[name])}}})
+			if err == nil {
+				_, err = config.Decode(one, config.YAML)
 			}
-			objs, _ := h[sk].(map[string]any)
-			for _, name := range slices.Sorted(maps.Keys(objs)) {
-				one, err := yaml.Marshal(map[string]any{"http": map[string]any{section: map[string]any{name: jsonNumbers(objs[name])}}})
-				if err == nil {
-					_, err = config.Decode(one, config.YAML)
-				}
-				if err != nil {
-					bad = append(bad, objectError{kind: kind, name: name, err: err, at: keyInObject(data, f, kind, name, err)})
-					delete(objs, name)
-				}
+			if err != nil {
+				bad = append(bad, objectError{kind: kind, name: name, err: err, at: keyInObject(data, f, kind, name, err)})
+				delete(objs, name)
 			}
 		}
 	}
