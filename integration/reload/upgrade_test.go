@@ -55,8 +55,9 @@ func pidAlive(pid int) bool {
 // binary: a new binary that exits at once fails the upgrade and the old
 // process keeps serving; then, under load (keep-alive and a new connection
 // per request, 500 req/s each), SIGUSR2 starts the installed binary on the
-// inherited sockets: zero failed requests, the old process exits after
-// draining, the new one (another pid) serves afterwards.
+// inherited sockets (TCP and a UDP entrypoint): zero failed requests, the
+// old process exits after draining, the new one (another pid) serves
+// afterwards and can itself be upgraded again.
 func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	w := harness.StartWhoamiProc(t, "w1")
 	work := t.TempDir()
@@ -100,20 +101,21 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	oldDone := make(chan struct{})
 	go func() { _ = old.Wait(); close(oldDone) }()
 	newPid := 0
+	pids := []int{old.Process.Pid} // every gantry process, for the cleanup
 	t.Cleanup(func() {
-		for _, pid := range []int{old.Process.Pid, newPid} {
-			if pid > 0 {
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-			}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
 		_ = harness.Poll(harness.StopTimeout, func() error {
-			if pidAlive(old.Process.Pid) || newPid > 0 && pidAlive(newPid) {
-				return fmt.Errorf("still running")
+			for _, pid := range pids {
+				if pidAlive(pid) {
+					return fmt.Errorf("%d still running", pid)
+				}
 			}
 			return nil
 		})
-		for _, pid := range []int{old.Process.Pid, newPid} {
-			if pid > 0 && pidAlive(pid) {
+		for _, pid := range pids {
+			if pidAlive(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
@@ -178,6 +180,7 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 		t.Fatalf("no pid in the upgrade log line")
 	}
 	newPid, _ = strconv.Atoi(m[1])
+	pids = append(pids, newPid)
 	select {
 	case <-oldDone:
 	case <-time.After(upgradeGrace + 10*time.Second):
@@ -212,6 +215,29 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "a", "b", "c"))
 	harness.TryGet(t, pollTimeout, url, harness.Host("c.test"), harness.StatusIs(200))
 	waitLog("config applied", 3)
+
+	// 3. The new process upgrades again (its environment and descriptors
+	// were left clean): a third process serves, the second exits.
+	if err := syscall.Kill(newPid, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("upgrade: new process serves; draining", 2)
+	all := regexp.MustCompile(`new process serves; draining" pid=(\d+)`).FindAllStringSubmatch(output(), -1)
+	third, _ := strconv.Atoi(all[len(all)-1][1])
+	pids = append(pids, third)
+	if err := harness.Poll(upgradeGrace+10*time.Second, func() error {
+		if pidAlive(newPid) {
+			return fmt.Errorf("second process %d still running", newPid)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if third == newPid || !pidAlive(third) {
+		t.Fatalf("third process %d is not running", third)
+	}
+	harness.TryGet(t, pollTimeout, url, harness.Host("c.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	harness.Try(t, pollTimeout, func() error { return udpAsk(dns, "third") })
 }
 
 // udpEcho serves a UDP echo on a loopback port until the test ends and
