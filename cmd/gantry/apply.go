@@ -41,6 +41,9 @@ type applier struct {
 	certFiles *dataplane.CertFiles
 	// epTLS is entryPoints.<ep>.http.tls, given to routers without tls.
 	epTLS epTLS
+	// applied, when set, is told the version of each swapped-in
+	// configuration (the Consul registration's meta).
+	applied func(version string)
 
 	mu       sync.Mutex            // serializes apply and reapply
 	last     *providers.Merged     // the configuration applied last
@@ -127,6 +130,9 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	}
 	if a.reloaded != nil {
 		a.reloaded(time.Now())
+	}
+	if a.applied != nil {
+		a.applied(m.Version)
 	}
 	if save && a.store != nil {
 		if err := a.store.SaveApplied(ctx, saved, time.Now()); err != nil {

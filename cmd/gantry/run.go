@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +24,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
+	"github.com/gantry-proxy/gantry/providers/consul"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/store"
 )
@@ -196,6 +202,13 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		app.observe = certs.Observe
 	}
 	defer app.close()
+	var reg *consul.Registration
+	if c.Cluster != nil && c.Cluster.Consul != nil {
+		if reg, err = newRegistration(c, log); err != nil {
+			return err
+		}
+		app.applied = reg.SetVersion
+	}
 
 	first := make(chan struct{}) // closed at the first configuration applied
 	var firstOnce sync.Once
@@ -266,6 +279,9 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		_ = app.certFiles.Run(runCtx, func() { app.reapply(runCtx) })
 	})
 	wg.Go(func() { _ = stapler.Run(runCtx) })
+	if reg != nil {
+		wg.Go(func() { _ = reg.Run(runCtx) })
+	}
 	if accessLog != nil {
 		wg.Go(func() {
 			if err := accessLog.Run(runCtx); err != nil {
@@ -383,4 +399,32 @@ func accessLogWriter(c *static.AccessLog) (io.Writer, func(), error) {
 		return nil, nil, fmt.Errorf("accessLog.filePath: %w", err)
 	}
 	return f, func() { f.Close() }, nil
+}
+
+// newRegistration fills cluster's defaults (instanceID "<hostname>-<port>",
+// port: the first TCP entrypoint's, by name) and builds the Consul
+// registration.
+func newRegistration(c *static.Configuration, log *slog.Logger) (*consul.Registration, error) {
+	cl := *c.Cluster
+	if cl.Port == 0 {
+		for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
+			ep := c.EntryPoints[name]
+			if isUDP(ep) {
+				continue
+			}
+			addr, _, _ := strings.Cut(ep.Address, "/")
+			if _, p, err := net.SplitHostPort(addr); err == nil {
+				cl.Port, _ = strconv.Atoi(p)
+				break
+			}
+		}
+	}
+	if cl.InstanceID == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("cluster.instanceID: unset and no hostname: %w", err)
+		}
+		cl.InstanceID = h + "-" + strconv.Itoa(cl.Port)
+	}
+	return consul.NewRegistration(&cl, log)
 }

@@ -26,6 +26,8 @@ type Configuration struct {
 	// Store is Gantry's own section: where the last good configuration and
 	// its history are kept.
 	Store *Store `json:"store,omitempty"`
+	// Cluster registers this instance in Consul (Gantry).
+	Cluster *Cluster `json:"cluster,omitempty"`
 }
 
 // Global holds Traefik's global switches (accepted, no effect in Gantry).
@@ -341,4 +343,23 @@ type Prometheus struct {
 type Store struct {
 	Path    string `json:"path,omitempty"`
 	History int    `json:"history,omitempty"`
+}
+
+// Cluster is Gantry's cluster section: with Consul set, the instance
+// registers itself in the Consul agent as service ServiceName (default
+// "gantry"), ID InstanceID (default "<hostname>-<first entrypoint port>"),
+// at Address:Port (defaults: the agent's idea of the node address, the
+// first TCP entrypoint's port), with a TTL check Gantry passes every TTL/3
+// (TTL default 10s): a killed or hung instance turns critical within TTL,
+// and is deregistered DeregisterCriticalServiceAfter (default 1m) later.
+// The service's meta "configVersion" is the version of the configuration
+// the instance serves. At shutdown the instance deregisters.
+type Cluster struct {
+	Consul                         *ConsulEndpoint `json:"consul,omitempty"`
+	ServiceName                    string          `json:"serviceName,omitempty"`
+	InstanceID                     string          `json:"instanceID,omitempty"`
+	Address                        string          `json:"address,omitempty"`
+	Port                           int             `json:"port,omitempty"`
+	TTL                            config.Duration `json:"ttl,omitempty"`
+	DeregisterCriticalServiceAfter config.Duration `json:"deregisterCriticalServiceAfter,omitempty"`
 }

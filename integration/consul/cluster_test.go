@@ -1,0 +1,89 @@
+package consul
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// cluster.consul: two gantry instances register in a real Consul agent
+// with a passing TTL check and their configuration version in the meta;
+// one killed (SIGKILL: no deregistration) turns critical within its TTL
+// while the other stays passing; one stopped gracefully deregisters.
+func TestClusterRegistration(t *testing.T) {
+	a := startAgent(t)
+	start := func(id string) *harness.Gantry {
+		return harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  web:
+    address: %q
+cluster:
+  consul:
+    address: %q
+  instanceID: %s
+  ttl: 2s
+`, harness.FreeAddr(t), a.Addr, id))
+	}
+	g1, g2 := start("gantry-one"), start("gantry-two")
+	health := func() (map[string]string, map[string]string, error) {
+		entries, _, err := a.API.Health().Service("gantry", "", false, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		status, version := map[string]string{}, map[string]string{}
+		for _, e := range entries {
+			status[e.Service.ID] = e.Checks.AggregatedStatus()
+			version[e.Service.ID] = e.Service.Meta["configVersion"]
+		}
+		return status, version, nil
+	}
+	harness.Try(t, e2eTimeout, func() error {
+		st, ver, err := health()
+		if err != nil {
+			return err
+		}
+		if st["gantry-one"] != api.HealthPassing || st["gantry-two"] != api.HealthPassing {
+			return fmt.Errorf("status %v, want both passing", st)
+		}
+		if ver["gantry-one"] == "" || ver["gantry-one"] != ver["gantry-two"] {
+			return fmt.Errorf("config versions %v, want one equal non-empty version", ver)
+		}
+		return nil
+	})
+
+	killed := time.Now()
+	if err := g1.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	harness.Try(t, e2eTimeout, func() error {
+		st, _, err := health()
+		if err != nil {
+			return err
+		}
+		if st["gantry-one"] != api.HealthCritical {
+			return fmt.Errorf("killed instance %q, want critical", st["gantry-one"])
+		}
+		if st["gantry-two"] != api.HealthPassing {
+			return fmt.Errorf("live instance %q, want passing", st["gantry-two"])
+		}
+		return nil
+	})
+	t.Logf("killed instance critical after %s (ttl 2s)", time.Since(killed).Round(100*time.Millisecond))
+
+	g2.Stop(t)
+	harness.Try(t, e2eTimeout, func() error {
+		st, _, err := health()
+		if err != nil {
+			return err
+		}
+		if _, ok := st["gantry-two"]; ok {
+			return fmt.Errorf("stopped instance still registered: %v", st)
+		}
+		return nil
+	})
+}

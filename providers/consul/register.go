@@ -1,0 +1,127 @@
+package consul
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/gantry-proxy/gantry/config/static"
+)
+
+// Registration keeps this Gantry instance registered in a Consul agent
+// (static cluster.consul) with a TTL check, so DNS and load balancers in
+// front find live instances. Create it with NewRegistration; Run it; tell
+// it each applied configuration version with SetVersion.
+type Registration struct {
+	log     *slog.Logger
+	client  *api.Client
+	svc     api.AgentServiceRegistration
+	checkID string
+	ttl     time.Duration
+
+	mu      sync.Mutex
+	version string
+	changed chan struct{}
+}
+
+// NewRegistration checks c (serviceName, instanceID and port are required
+// by then: the caller fills the defaults) and builds the Consul client.
+func NewRegistration(c *static.Cluster, log *slog.Logger) (*Registration, error) {
+	if c.InstanceID == "" || c.Port <= 0 || c.Port > 65535 {
+		return nil, fmt.Errorf("cluster: instanceID and port are required")
+	}
+	cl, _, err := newClient(c.Consul)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.consul: %w", err)
+	}
+	name := c.ServiceName
+	if name == "" {
+		name = "gantry"
+	}
+	ttl := 10 * time.Second
+	if c.TTL > 0 {
+		ttl = c.TTL.D()
+	}
+	if ttl < time.Second {
+		return nil, fmt.Errorf("cluster.ttl %s: at least 1s", ttl)
+	}
+	dereg := time.Minute
+	if c.DeregisterCriticalServiceAfter > 0 {
+		dereg = c.DeregisterCriticalServiceAfter.D()
+	}
+	r := &Registration{log: log.With("component", "cluster"), client: cl, ttl: ttl, checkID: "gantry:" + c.InstanceID,
+		changed: make(chan struct{}, 1)}
+	r.svc = api.AgentServiceRegistration{
+		ID: c.InstanceID, Name: name, Address: c.Address, Port: c.Port,
+		Check: &api.AgentServiceCheck{CheckID: r.checkID, Name: "gantry alive", TTL: ttl.String(),
+			DeregisterCriticalServiceAfter: dereg.String()},
+	}
+	return r, nil
+}
+
+// SetVersion records the configuration version the instance serves; the
+// registration's meta follows it.
+func (r *Registration) SetVersion(v string) {
+	r.mu.Lock()
+	r.version = v
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Run registers the instance, passes its TTL check every TTL/3 and
+// re-registers when the version changes or the agent lost it; an agent
+// that cannot be reached is retried at the same pace (logged once per
+// outage). When ctx ends it deregisters (bounded by 2s) and returns nil.
+func (r *Registration) Run(ctx context.Context) error {
+	tick := time.NewTicker(r.ttl / 3)
+	defer tick.Stop()
+	registered, failing := "", false
+	for {
+		r.mu.Lock()
+		v := r.version
+		r.mu.Unlock()
+		err := func() error {
+			if registered != v || registered == "" {
+				svc := r.svc
+				svc.Meta = map[string]string{"configVersion": v}
+				if err := r.client.Agent().ServiceRegisterOpts(&svc, api.ServiceRegisterOpts{}.WithContext(ctx)); err != nil {
+					return fmt.Errorf("register: %w", err)
+				}
+				registered = v
+			}
+			if err := r.client.Agent().UpdateTTLOpts(r.checkID, "serving configuration "+v, api.HealthPassing, (&api.QueryOptions{}).WithContext(ctx)); err != nil {
+				registered = "" // the agent may have lost the service (restarted): register again
+				return fmt.Errorf("pass TTL check: %w", err)
+			}
+			return nil
+		}()
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && !failing:
+			r.log.Warn("consul registration failing; retrying", "error", err)
+			failing = true
+		case err == nil && failing:
+			r.log.Info("consul registration restored", "id", r.svc.ID)
+			failing = false
+		case err == nil && registered != "" && v == registered:
+		}
+		select {
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if err := r.client.Agent().ServiceDeregisterOpts(r.svc.ID, (&api.QueryOptions{}).WithContext(dctx)); err != nil {
+				r.log.Warn("consul deregistration", "error", err)
+			}
+			return nil
+		case <-tick.C:
+		case <-r.changed:
+		}
+	}
+}
