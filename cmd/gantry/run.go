@@ -106,8 +106,10 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	}
 	var certs *acme.Manager
 	if len(c.CertificatesResolvers) > 0 {
+		// Invalid resolvers are skipped (Traefik's behaviour) and stay
+		// listed in /api/problems; the valid ones run.
 		if certs, err = acme.New(c, db, log.With("component", "acme"), versionString()); err != nil {
-			return err
+			log.Error("certificate resolvers skipped", "error", err)
 		}
 		set.list = append(set.list, certs)
 	}

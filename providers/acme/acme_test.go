@@ -102,6 +102,40 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
+// An invalid resolver is skipped, as Traefik skips it, while the valid
+// ones run: New still returns a Manager, the skipped resolver stays in
+// Problems, and a router asking for it is a problem naming why.
+func TestInvalidResolverIsSkippedNotFatal(t *testing.T) {
+	m, err := New(staticWith(map[string]*static.ACME{
+		"broken": {Email: "ops@example.com"}, // no challenge
+		"le":     {HTTPChallenge: &static.HTTPChallenge{EntryPoint: "web"}},
+	}), &memKV{}, slog.New(slog.DiscardHandler), "t")
+	if err == nil || !strings.Contains(err.Error(), "certificatesResolvers.broken.acme: no challenge") {
+		t.Fatalf("New: error %v, want the broken resolver's", err)
+	}
+	if m == nil || m.resolvers["le"] == nil || m.resolvers["broken"] != nil {
+		t.Fatalf("New: manager %v, want the valid resolver only", m)
+	}
+	m.Observe(&providers.Merged{Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
+		"a@docker": {Rule: "Host(`a.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "broken"}},
+		"b@docker": {Rule: "Host(`b.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+	}}}})
+	var resolverProblem, routerProblem bool
+	for _, p := range m.Problems() {
+		switch {
+		case p.Source == "certificatesResolvers.broken" && strings.Contains(p.Message, "resolver skipped: certificatesResolvers.broken.acme: no challenge"):
+			resolverProblem = true
+		case strings.Contains(p.Source, "a@docker") && strings.Contains(p.Message, `"broken" was skipped`):
+			routerProblem = true
+		case strings.Contains(p.Source, "b@docker"):
+			t.Errorf("router of the valid resolver has a problem: %+v", p)
+		}
+	}
+	if !resolverProblem || !routerProblem {
+		t.Errorf("Problems() = %+v; want the skipped resolver (%v) and the router asking for it (%v)", m.Problems(), resolverProblem, routerProblem)
+	}
+}
+
 // The certificates routers need, as Traefik derives them.
 func TestWants(t *testing.T) {
 	t.Setenv("EXEC_PATH", "/bin/true")

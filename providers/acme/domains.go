@@ -49,6 +49,10 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 	}
 	add := func(user, res string, names []string) {
 		r := m.resolvers[res]
+		if err := m.skipped[res]; r == nil && err != nil {
+			problem(user, fmt.Sprintf("certificate resolver %q was skipped (%v): the generated default certificate serves", res, err))
+			return
+		}
 		if r == nil {
 			problem(user, fmt.Sprintf("certificate resolver %q is not defined in certificatesResolvers (defined: %s)", res, strings.Join(slices.Sorted(maps.Keys(m.resolvers)), ", ")))
 			return

@@ -59,6 +59,11 @@ type Manager struct {
 	wantErrs []providers.Problem
 	inflight map[string]int // resolver -> running orders
 	loadErrs []providers.Problem
+	// skipped holds each resolver whose options are invalid, by name, with
+	// the error: it is left out (as Traefik skips it "from the resolvers
+	// list") and is a problem for as long as Gantry runs; routers asking
+	// for it get the generated default certificate and a problem.
+	skipped map[string]error
 	saveMu   sync.Mutex // orders KV writes (taken before mu)
 	exportMu sync.Mutex // serializes acme.json writes (resolvers may share one file)
 
@@ -86,6 +91,12 @@ type order struct {
 // New checks every resolver of c.CertificatesResolvers (errors name the
 // option; an unknown DNS provider lists the available ones) and returns a
 // Manager keeping its data in kv. version goes into the User-Agent.
+//
+// The Manager is always returned. A resolver that fails its checks is
+// skipped, as Traefik skips it (cmd/traefik: "The ACME resolver is skipped
+// from the resolvers list"), and the error, the join of every skipped
+// resolver's, is returned too: `gantry run` logs it and keeps serving (the
+// skipped resolvers stay in Problems), `gantry validate` fails on it.
 func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Manager, error) {
 	m := &Manager{
 		log: log, kv: kv, resolvers: map[string]*resolver{}, chal: newChallenges(),
@@ -94,16 +105,21 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		wanted: map[string]*want{}, inflight: map[string]int{}, lookups: make(chan struct{}, maxLookups),
 	}
 	var errs []error
+	m.skipped = map[string]error{}
+	skip := func(name string, err error) {
+		m.skipped[name] = err
+		errs = append(errs, err)
+	}
 	shared := map[string]*consulStore{}
 	for _, name := range slices.Sorted(maps.Keys(c.CertificatesResolvers)) {
 		cr := c.CertificatesResolvers[name]
 		if cr == nil || cr.ACME == nil {
-			errs = append(errs, fmt.Errorf("certificatesResolvers.%s: only acme resolvers are supported", name))
+			skip(name, fmt.Errorf("certificatesResolvers.%s: only acme resolvers are supported", name))
 			continue
 		}
 		r, err := newResolver(name, cr.ACME, c.EntryPoints)
 		if err != nil {
-			errs = append(errs, err)
+			skip(name, err)
 			continue
 		}
 		r.kv = kv
@@ -111,7 +127,7 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 			cs := shared[st]
 			if cs == nil {
 				if cs, err = newConsulStore(st, c); err != nil {
-					errs = append(errs, fmt.Errorf("certificatesResolvers.%s.acme.%w", name, err))
+					skip(name, fmt.Errorf("certificatesResolvers.%s.acme.%w", name, err))
 					continue
 				}
 				shared[st] = cs
@@ -121,10 +137,7 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		}
 		m.resolvers[name] = r
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, errors.Join(errs...)
 }
 
 // Name implements providers.Provider.

@@ -104,6 +104,12 @@ func (m *Manager) Problems() []providers.Problem {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := slices.Concat(m.loadErrs, m.wantErrs)
+	for _, name := range slices.Sorted(maps.Keys(m.skipped)) {
+		out = append(out, providers.Problem{
+			Provider: Name, Source: "certificatesResolvers." + name, Severity: providers.SeverityError,
+			Message: "resolver skipped: " + m.skipped[name].Error() + "; routers asking for it are served the generated default certificate",
+		})
+	}
 	now := m.now()
 	for _, k := range slices.Sorted(maps.Keys(m.orders)) {
 		o := m.orders[k]
