@@ -63,7 +63,7 @@ type Manager struct {
 	// the error: it is left out (as Traefik skips it "from the resolvers
 	// list") and is a problem for as long as Gantry runs; routers asking
 	// for it get the generated default certificate and a problem.
-	skipped map[string]error
+	skipped  map[string]error
 	saveMu   sync.Mutex // orders KV writes (taken before mu)
 	exportMu sync.Mutex // serializes acme.json writes (resolvers may share one file)
 
