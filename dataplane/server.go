@@ -488,7 +488,11 @@ func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 	if e.divert(c) {
 		return
 	}
-	if !c.sniffed.Load() && !e.sniffFirst(c, deadline) {
+	if c.sniffed.Load() {
+		// divert read the first bytes and cleared its deadline: the
+		// handshake and head still share the one from the accept.
+		_ = c.SetReadDeadline(deadline)
+	} else if !e.sniffFirst(c, deadline) {
 		_ = c.Close()
 		return
 	}

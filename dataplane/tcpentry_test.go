@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 )
 
@@ -160,5 +161,51 @@ http:
 	defer c2.Close()
 	if got := lineTrip(t, c2, "new"); got != "a:new" {
 		t.Fatalf("r2: %q", got)
+	}
+}
+
+// On an entrypoint with TCP routers, a connection handed back to HTTPS
+// (its ClientHello matched no TCP router) still has readHeaderTimeout for
+// its handshake: a client that stops within its first ClientHello record
+// (or after it) is cut, not held forever (slowloris through the TCP
+// router's peek, which cleared the deadline).
+func TestStalledHelloHandedBackToHTTPSIsCut(t *testing.T) {
+	rht := config.Duration(200 * time.Millisecond)
+	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
+		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &rht}}}}, &recorder{})
+	b := tcpEchoBackend(t, "b:")
+	h.apply(fmt.Sprintf(`
+tcp:
+  routers:
+    pass:
+      entryPoints: [web]
+      rule: HostSNI(`+"`pass.test`"+`)
+      service: b
+      tls:
+        passthrough: true
+  services:
+    b:
+      loadBalancer:
+        servers: [{address: %q}]
+`, b), GenerationOptions{})
+	for _, partial := range []string{
+		"\x16\x03\x01\x00\x05\x01\x00\x00\xff\xff", // a whole record, the handshake message announced longer
+		"\x16\x03\x01\x00\x40\x01\x00",             // a record cut short
+	} {
+		c, err := net.Dial("tcp", h.addr("web"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, partial)
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		start := time.Now()
+		_, err = io.ReadAll(c)
+		c.Close()
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Errorf("partial hello %q: connection still open after 3s (readHeaderTimeout 200ms)", partial)
+		}
+		if d := time.Since(start); d < 150*time.Millisecond {
+			t.Errorf("partial hello %q: closed after %v, before the header timeout", partial, d)
+		}
 	}
 }
