@@ -34,6 +34,9 @@ type Options struct {
 	// (/api/tls/certificates) and adds their failed orders to
 	// /api/problems; nil means no resolvers.
 	Certificates Certificates
+	// Cluster lists the instances registered in Consul (/api/cluster);
+	// nil: the endpoint answers 404 (no cluster section).
+	Cluster Cluster
 	// Live feeds per-router rates to the WebSocket (nil: no stats messages).
 	Live *observe.Live
 	// UI is the dashboard's files (web.FS()); nil serves no UI.
@@ -142,6 +145,7 @@ func (a *API) routes() http.Handler {
 	a.tcpRoutes(get)
 	get("/api/providers", a.getProviders)
 	get("/api/problems", a.getProblems)
+	get("/api/cluster", a.getCluster)
 	get("/api/tls/certificates", a.getCertificates)
 	get("/api/revisions", a.getRevisions)
 	get("/api/revisions/{version}", a.getRevision)

@@ -33,6 +33,8 @@ type internalSources struct {
 	history dashboard.History
 	// certificates is the ACME manager, nil without certificatesResolvers.
 	certificates dashboard.Certificates
+	// cluster is the Consul registration, nil without cluster.consul.
+	cluster dashboard.Cluster
 }
 
 // newInternals builds the internal services the static configuration
@@ -60,6 +62,9 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 		}
 		if src.history != nil {
 			opts.History = src.history
+		}
+		if src.cluster != nil {
+			opts.Cluster = src.cluster
 		}
 		if src.certificates != nil {
 			opts.Certificates = src.certificates

@@ -123,6 +123,13 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if certs != nil {
 		src.certificates = certs
 	}
+	var reg *consul.Registration
+	if c.Cluster != nil && c.Cluster.Consul != nil {
+		if reg, err = newRegistration(c, log); err != nil {
+			return err
+		}
+		src.cluster = reg
+	}
 	in, err := newInternals(c, log, src)
 	if err != nil {
 		return err
@@ -204,11 +211,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		app.observe = certs.Observe
 	}
 	defer app.close()
-	var reg *consul.Registration
-	if c.Cluster != nil && c.Cluster.Consul != nil {
-		if reg, err = newRegistration(c, log); err != nil {
-			return err
-		}
+	if reg != nil {
 		app.applied = reg.SetVersion
 	}
 

@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"encoding/json"
 	"fmt"
 	"syscall"
 	"testing"
@@ -22,12 +23,16 @@ func TestClusterRegistration(t *testing.T) {
 entryPoints:
   web:
     address: %q
+  traefik:
+    address: %q
+api:
+  insecure: true
 cluster:
   consul:
     address: %q
   instanceID: %s
   ttl: 2s
-`, harness.FreeAddr(t), a.Addr, id))
+`, harness.FreeAddr(t), harness.FreeAddr(t), a.Addr, id))
 	}
 	g1, g2 := start("gantry-one"), start("gantry-two")
 	health := func() (map[string]string, map[string]string, error) {
@@ -55,6 +60,27 @@ cluster:
 		}
 		return nil
 	})
+
+	// The API lists the cluster: both instances, one version, agreeing.
+	var cs struct {
+		Service   string
+		Instances []struct {
+			ID, ConfigVersion, Status string
+			Self                      bool
+		}
+		Agree bool
+	}
+	r, err := harness.Get(g2.URL(t, "traefik", "/api/cluster"))
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("/api/cluster: %v %+v", err, r)
+	}
+	if err := json.Unmarshal([]byte(r.Body), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Instances) != 2 || !cs.Agree || cs.Instances[1].ID != "gantry-two" || !cs.Instances[1].Self || cs.Instances[0].Self ||
+		cs.Instances[0].ConfigVersion == "" || cs.Instances[0].ConfigVersion != cs.Instances[1].ConfigVersion {
+		t.Fatalf("/api/cluster: %s", r.Body)
+	}
 
 	killed := time.Now()
 	if err := g1.Signal(syscall.SIGKILL); err != nil {

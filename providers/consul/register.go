@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,4 +126,51 @@ func (r *Registration) Run(ctx context.Context) error {
 		case <-r.changed:
 		}
 	}
+}
+
+// Instance is one registered Gantry instance as Consul sees it.
+type Instance struct {
+	ID            string `json:"id"`
+	Address       string `json:"address"`
+	Port          int    `json:"port"`
+	ConfigVersion string `json:"configVersion"`
+	Status        string `json:"status"` // passing, warning or critical
+	Self          bool   `json:"self,omitempty"`
+}
+
+// ClusterStatus is every registered instance of the service, sorted by ID,
+// and whether the passing ones serve the same configuration version.
+type ClusterStatus struct {
+	Service   string     `json:"service"`
+	Instances []Instance `json:"instances"`
+	Agree     bool       `json:"agree"`
+}
+
+// Status asks the agent for every instance of the service (passing or
+// not).
+func (r *Registration) Status(ctx context.Context) (*ClusterStatus, error) {
+	entries, _, err := r.client.Health().Service(r.svc.Name, "", false, (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("consul: instances of %s: %w", r.svc.Name, err)
+	}
+	cs := &ClusterStatus{Service: r.svc.Name, Instances: []Instance{}, Agree: true}
+	version := ""
+	for _, e := range entries {
+		addr := e.Service.Address
+		if addr == "" && e.Node != nil {
+			addr = e.Node.Address
+		}
+		in := Instance{ID: e.Service.ID, Address: addr, Port: e.Service.Port, ConfigVersion: e.Service.Meta["configVersion"],
+			Status: e.Checks.AggregatedStatus(), Self: e.Service.ID == r.svc.ID}
+		if in.Status == api.HealthPassing {
+			if version == "" {
+				version = in.ConfigVersion
+			} else if in.ConfigVersion != version {
+				cs.Agree = false
+			}
+		}
+		cs.Instances = append(cs.Instances, in)
+	}
+	slices.SortFunc(cs.Instances, func(a, b Instance) int { return strings.Compare(a.ID, b.ID) })
+	return cs, nil
 }
