@@ -109,3 +109,36 @@ http:
 		t.Fatalf("backend received %q: OPTIONS * must not be forwarded, GET /after must", b)
 	}
 }
+
+// Red team, through the binary: a WebSocket upgrade that the backend
+// answers with 200 instead of 101 leaves an ordinary HTTP/1.1 connection,
+// never a tunnel: a request the client pipelines behind the upgrade is
+// parsed and routed by Gantry (the backend sees Gantry's X-Forwarded-For,
+// not the client's forged one), not spliced raw to the backend.
+func TestUpgradeAnswered200IsNoTunnel(t *testing.T) {
+	be, seen := recordingBackend(t)
+	p := startProxy(t, map[string]string{"web": ""}, "", `
+http:
+  routers:
+    r: {rule: "PathPrefix(`+"`/`"+`)", service: s}
+  services:
+    s: {loadBalancer: {servers: [{url: "http://`+be+`"}]}}
+`)
+	addr := strings.TrimPrefix(p.URL(t, "web", ""), "http://")
+	got, closed := rawExchange(t, addr, "GET /ws HTTP/1.1\r\nHost: app\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"+
+		"GET /smuggled HTTP/1.1\r\nHost: app\r\nX-Forwarded-For: 6.6.6.6\r\n\r\n")
+	if strings.Count(got, "HTTP/1.1 200 OK\r\n") != 2 || closed {
+		t.Fatalf("client got %q (closed %v), want two 200s on a kept connection", got, closed)
+	}
+	b := seen()
+	_, second, ok := strings.Cut(b, "GET /smuggled HTTP/1.1\r\n")
+	if !ok {
+		t.Fatalf("backend never received the pipelined request: %q", b)
+	}
+	second, _, _ = strings.Cut(second, "\r\n\r\n")
+	second += "\r\n"
+	if strings.Contains(second, "6.6.6.6") || !strings.Contains(second, "X-Forwarded-For: 127.0.0.1\r\n") {
+		t.Fatalf("the pipelined request reached the backend as %q: it was tunnelled, not routed", second)
+	}
+}
