@@ -36,13 +36,27 @@ func isManaged(canonical string) bool {
 	return false
 }
 
+// isFraming reports whether canonical names a field that frames or routes
+// the message or is hop-by-hop. Its underscore spelling (Transfer_Encoding)
+// is never legitimate and a CGI/WSGI-style backend folds it onto the real
+// name, so it is deleted like a managed header's.
+func isFraming(canonical string) bool {
+	switch canonical {
+	case "Content-Length", "Transfer-Encoding", "Host", "Connection", "Upgrade",
+		"Te", "Trailer", "Keep-Alive", "Proxy-Connection", "Expect":
+		return true
+	}
+	return false
+}
+
 // prepareForwarded applies the entrypoint's forwarded-headers policy to an
 // inbound request, in place. trusted is the peer's trust decision; server is
 // Gantry's host name (X-Forwarded-Server).
 //
 //   - Untrusted: every managed header (and its underscore spelling) is
 //     deleted. Trusted: underscore spellings are deleted all the same
-//     (reliability.md §8.4), the rest is kept.
+//     (reliability.md §8.4), the rest is kept. Underscore spellings of
+//     framing and hop-by-hop fields (isFraming) are always deleted.
 //   - Then X-Forwarded-Proto (http, https, ws, wss), X-Forwarded-Host (from
 //     Host), X-Forwarded-Port (port of Host, else 443 for https/wss, else
 //     80) and X-Real-Ip (the peer) are set when absent, and
@@ -53,7 +67,7 @@ func prepareForwarded(r *http.Request, trusted bool, server string) {
 	h := r.Header
 	for k := range h {
 		if strings.IndexByte(k, '_') >= 0 {
-			if isManaged(http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-"))) {
+			if d := http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-")); isManaged(d) || isFraming(d) {
 				delete(h, k)
 			}
 		}

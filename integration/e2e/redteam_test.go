@@ -142,3 +142,34 @@ http:
 		t.Fatalf("the pipelined request reached the backend as %q: it was tunnelled, not routed", second)
 	}
 }
+
+// Red team, through the binary: underscore spellings of framing and
+// hop-by-hop fields (Transfer_Encoding, Content_Length) were
+// forwarded; a CGI/WSGI-style backend reads them as the real fields
+// (HTTP_TRANSFER_ENCODING). They are deleted like X_Forwarded_For; an
+// ordinary underscore field is still forwarded (Traefik keeps them).
+func TestUnderscoreFramingFieldsNotForwarded(t *testing.T) {
+	be, seen := recordingBackend(t)
+	p := startProxy(t, map[string]string{"web": ""}, "", `
+http:
+  routers:
+    r: {rule: "PathPrefix(`+"`/`"+`)", service: s}
+  services:
+    s: {loadBalancer: {servers: [{url: "http://`+be+`"}]}}
+`)
+	addr := strings.TrimPrefix(p.URL(t, "web", ""), "http://")
+	got, closed := rawExchange(t, addr, "GET /u HTTP/1.1\r\nHost: app\r\nTransfer_Encoding: chunked\r\nContent_Length: 40\r\n"+
+		"X_Custom: kept\r\n\r\n")
+	if !strings.HasPrefix(got, "HTTP/1.1 200 ") || closed {
+		t.Fatalf("client got %q (closed %v), want 200 on a kept connection", got, closed)
+	}
+	b := strings.ToLower(seen())
+	for _, bad := range []string{"transfer_encoding", "content_length"} {
+		if strings.Contains(b, bad) {
+			t.Errorf("backend received %s: %q", bad, b)
+		}
+	}
+	if !strings.Contains(b, "x_custom: kept\r\n") {
+		t.Errorf("an ordinary underscore field was not forwarded: %q", b)
+	}
+}
