@@ -80,6 +80,11 @@ func TestCompileTCPAndUDP(t *testing.T) {
 	if u := tbl.UDP("dns"); u == nil || u.Name != "a@file" {
 		t.Errorf("udp dns: %+v", u)
 	}
+	// The counts "config applied" and "gantry validate" print include the
+	// TCP and UDP routers: onudp, nosvc, b and c are disabled.
+	if n, d := rep.RouterCount(), rep.Count(StatusDisabled); n != 8 || d != 4 {
+		t.Errorf("routers %d, disabled %d; want 8 and 4 (HTTP, TCP and UDP)", n, d)
+	}
 	if st := rep.UDPRouters["b@file"]; st.Status != StatusDisabled || !strings.Contains(strings.Join(st.Errors, ";"), "already served by UDP router a@file") {
 		t.Errorf("second udp router: %+v", st)
 	}

@@ -110,16 +110,21 @@ func (r *Report) Problems() []string {
 	return out
 }
 
-// Count returns how many routers have the given status.
+// Count returns how many routers (HTTP, TCP and UDP) have the given status.
 func (r *Report) Count(status string) int {
 	n := 0
-	for _, s := range r.Routers {
-		if s.Status == status {
-			n++
+	for _, m := range []map[string]*RouterStatus{r.Routers, r.TCPRouters, r.UDPRouters} {
+		for _, s := range m {
+			if s.Status == status {
+				n++
+			}
 		}
 	}
 	return n
 }
+
+// RouterCount is the number of HTTP, TCP and UDP routers.
+func (r *Report) RouterCount() int { return len(r.Routers) + len(r.TCPRouters) + len(r.UDPRouters) }
 
 // fail marks an object disabled with err, once per distinct message.
 func (s *ObjectStatus) fail(msg string) {

@@ -143,7 +143,7 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	a.logProblems(ctx, m, rep)
 	a.log.Info("config applied",
 		"version", m.Version,
-		"routers", len(rep.Routers),
+		"routers", rep.RouterCount(),
 		"disabled", rep.Count(router.StatusDisabled),
 		"took", time.Since(start).Round(time.Microsecond))
 	return t

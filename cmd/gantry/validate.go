@@ -101,7 +101,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		e, w := splitReport(t.Report(), objectSources(l.Config))
 		errs = append(errs, e...)
 		warns = append(warns, w...)
-		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", len(t.Report().Routers), t.Report().Count(router.StatusDisabled))
+		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", t.Report().RouterCount(), t.Report().Count(router.StatusDisabled))
 	}
 	for _, w := range warns {
 		fmt.Fprintln(stdout, "warning:", w)
