@@ -15,7 +15,8 @@ import (
 // once and keeps it for the whole request; it takes no lock.
 //
 // On arrival, before any middleware, it applies the arrival policy:
-// OPTIONS * answered 200 here (as net/http does), 431 (and close) for more than 100 header fields (h1 refuses them itself;
+// OPTIONS * answered 200 here (as net/http does), an HTTP/1 CONNECT
+// answered 405 and the connection closed, 431 (and close) for more than 100 header fields (h1 refuses them itself;
 // this covers HTTP/2), removal of the client's hop-by-hop fields
 // (removeHopByHop), Connection: close after the response when the
 // connection reached keepAliveMaxRequests or keepAliveMaxTime, the
@@ -25,6 +26,10 @@ import (
 // table (RedirectRoutes). Framing faults
 // (CL+TE, obs-fold, ...) never get here: h1 refuses them and closes the
 // connection.
+// allowedMethods is the Allow field of the 405 answered to CONNECT (RFC
+// 9110 §15.5.6 requires one): every standard method but CONNECT.
+const allowedMethods = "GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE, PATCH"
+
 func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
@@ -39,6 +44,17 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// (path cleaning would turn it into "OPTIONS /%2A").
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if r.Method == http.MethodConnect && r.ProtoMajor == 1 {
+		// CONNECT asks a forward proxy for a tunnel (RFC 9110 §9.3.6);
+		// Gantry is a reverse proxy and has no route that tunnels, so it
+		// is refused here rather than forwarded with a target the backend
+		// cannot use. The connection closes: what a client sends after
+		// CONNECT is tunnel data, never a request to parse.
+		w.Header().Set("Allow", allowedMethods)
+		w.Header().Set("Connection", "close")
+		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
 		return
 	}
 	removeHopByHop(r)

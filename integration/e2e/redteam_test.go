@@ -110,6 +110,34 @@ http:
 	}
 }
 
+// Red team, through the binary: "CONNECT host:port" asks a forward proxy
+// for a tunnel. Gantry forwarded it to the matching route as
+// "CONNECT / HTTP/1.1" and parsed what followed as the next request. It is
+// refused with 405 (and an Allow field), nothing is forwarded, and the
+// connection closes, so the bytes a client sends after CONNECT — tunnel
+// data — are never parsed as a request.
+func TestConnectRefusedAndClosed(t *testing.T) {
+	be, seen := recordingBackend(t)
+	p := startProxy(t, map[string]string{"web": ""}, "", `
+http:
+  routers:
+    r: {rule: "PathPrefix(`+"`/`"+`) || HostRegexp(`+"`.+`"+`)", service: s}
+  services:
+    s: {loadBalancer: {servers: [{url: "http://`+be+`"}]}}
+`)
+	addr := strings.TrimPrefix(p.URL(t, "web", ""), "http://")
+	got, closed := rawExchange(t, addr, "CONNECT app:443 HTTP/1.1\r\nHost: app:443\r\n\r\nGET /after HTTP/1.1\r\nHost: app\r\n\r\n")
+	if !strings.HasPrefix(got, "HTTP/1.1 405 ") || !strings.Contains(got, "\r\nAllow: ") || !closed {
+		t.Fatalf("CONNECT got %q (closed %v), want 405 with Allow and the connection closed", got, closed)
+	}
+	if strings.Count(got, "HTTP/1.1 ") != 1 {
+		t.Fatalf("bytes after CONNECT were answered as a request: %q", got)
+	}
+	if b := seen(); b != "" {
+		t.Fatalf("backend received %q, want nothing", b)
+	}
+}
+
 // Red team, through the binary: a WebSocket upgrade that the backend
 // answers with 200 instead of 101 leaves an ordinary HTTP/1.1 connection,
 // never a tunnel: a request the client pipelines behind the upgrade is
