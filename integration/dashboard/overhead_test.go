@@ -37,7 +37,7 @@ func cpuSeconds(b *testing.B, pid int) float64 {
 // sampled at 1.0 and 0.01 (to an in-test OTLP receiver), and reports each
 // as a ratio to the run without. Run it alone, on a quiet machine:
 //
-//	go test -run XXX -bench ObservabilityCPU -benchtime 1x ./integration/dashboard
+//	go test -run '^$' -bench ObservabilityCPU -benchtime 1x ./integration/dashboard
 func BenchmarkObservabilityCPU(b *testing.B) {
 	rc := &receiver{}
 	collector := httptest.NewServer(rc)
