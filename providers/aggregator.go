@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
@@ -41,38 +43,128 @@ const (
 // Aggregator runs providers, keeps the latest Snapshot of each (latest
 // wins), waits for a quiet debounce window, merges (see Merge) and hands
 // every new Merged configuration to apply. It is safe for concurrent use;
-// Run is called once.
+// Run is called once. Providers can be replaced, added and removed while
+// it runs (Replace, Remove: a static configuration reloaded live).
 type Aggregator struct {
-	log       *slog.Logger
-	debounce  time.Duration
-	providers []Provider
-	dirty     chan struct{} // capacity 1: "some snapshot changed"
+	log      *slog.Logger
+	debounce atomic.Int64  // time.Duration
+	dirty    chan struct{} // capacity 1: "some snapshot changed"
 
-	mu     sync.Mutex
-	snaps  map[string]Snapshot // latest published, or seeded from the store
-	states map[string]SourceState
-	last   string // Version last applied (or seeded)
+	mu        sync.Mutex
+	providers []Provider
+	snaps     map[string]Snapshot // latest published, or seeded from the store
+	states    map[string]SourceState
+	last      string // Version last applied (or seeded)
+	// While Run runs: its context, its providers' goroutines and how to
+	// stop each one.
+	runCtx  context.Context
+	wg      sync.WaitGroup
+	running map[string]*runningProvider
+}
+
+// runningProvider is one provider's supervisor goroutine.
+type runningProvider struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // NewAggregator returns an Aggregator over ps. debounce is the quiet window
 // after the last publish before merging; 0 or less means DefaultDebounce.
 // Provider names must be unique and must not contain '@'.
 func NewAggregator(log *slog.Logger, debounce time.Duration, ps ...Provider) *Aggregator {
-	if debounce <= 0 {
-		debounce = DefaultDebounce
-	}
 	a := &Aggregator{
 		log:       log,
-		debounce:  debounce,
-		providers: ps,
+		providers: slices.Clone(ps),
 		dirty:     make(chan struct{}, 1),
 		snaps:     map[string]Snapshot{},
 		states:    map[string]SourceState{},
+		running:   map[string]*runningProvider{},
 	}
+	a.SetDebounce(debounce)
 	for _, p := range ps {
 		a.states[p.Name()] = SourceState{State: StateStarting}
 	}
 	return a
+}
+
+// SetDebounce changes the quiet window (0 or less: DefaultDebounce); the
+// next merge uses it.
+func (a *Aggregator) SetDebounce(d time.Duration) {
+	if d <= 0 {
+		d = DefaultDebounce
+	}
+	a.debounce.Store(int64(d))
+}
+
+// Replace runs p instead of the provider of the same name, or adds it when
+// there is none. The old instance is stopped (its Run returned) before p
+// starts, and its last snapshot stays in effect, with state "starting",
+// until p publishes: routes never disappear in between. Before Run, it only
+// changes the list Run will start.
+func (a *Aggregator) Replace(p Provider) {
+	name := p.Name()
+	a.stop(name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := slices.IndexFunc(a.providers, func(q Provider) bool { return q.Name() == name })
+	if i < 0 {
+		a.providers = append(a.providers, p)
+	} else {
+		a.providers[i] = p
+	}
+	st := a.states[name]
+	st.State = StateStarting
+	a.states[name] = st
+	if a.runCtx != nil {
+		a.startLocked(p)
+	}
+}
+
+// Remove stops the provider named name (waiting for its Run to return) and
+// drops its snapshot, so the next merge no longer holds its objects. An
+// unknown name is a no-op.
+func (a *Aggregator) Remove(name string) {
+	a.stop(name)
+	a.mu.Lock()
+	a.providers = slices.DeleteFunc(a.providers, func(q Provider) bool { return q.Name() == name })
+	_, had := a.snaps[name]
+	delete(a.snaps, name)
+	delete(a.states, name)
+	a.mu.Unlock()
+	if had {
+		a.markDirty()
+	}
+}
+
+// stop cancels the running provider named name and waits for it.
+func (a *Aggregator) stop(name string) {
+	a.mu.Lock()
+	r := a.running[name]
+	delete(a.running, name)
+	a.mu.Unlock()
+	if r != nil {
+		r.cancel()
+		<-r.done
+	}
+}
+
+// startLocked starts p's supervisor under Run's context. a.mu is held.
+func (a *Aggregator) startLocked(p Provider) {
+	ctx, cancel := context.WithCancel(a.runCtx)
+	r := &runningProvider{cancel: cancel, done: make(chan struct{})}
+	a.running[p.Name()] = r
+	a.wg.Go(func() {
+		defer close(r.done)
+		defer cancel()
+		a.supervise(ctx, p)
+	})
+}
+
+func (a *Aggregator) markDirty() {
+	select {
+	case a.dirty <- struct{}{}:
+	default:
+	}
 }
 
 // Seed installs m, the last good configuration from the store, as the
@@ -114,11 +206,21 @@ func (a *Aggregator) Sources() map[string]SourceState {
 // twice in a row with the same Version. A merge that fails is logged and
 // skipped.
 func (a *Aggregator) Run(ctx context.Context, apply func(context.Context, *Merged)) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	a.mu.Lock()
+	a.runCtx = ctx
 	for _, p := range a.providers {
-		wg.Go(func() { a.supervise(ctx, p) })
+		a.startLocked(p)
 	}
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		for _, r := range a.running {
+			r.cancel()
+		}
+		a.running, a.runCtx = map[string]*runningProvider{}, nil
+		a.mu.Unlock()
+		a.wg.Wait()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -146,16 +248,17 @@ func (a *Aggregator) Run(ctx context.Context, apply func(context.Context, *Merge
 // in the coming merge, does not cause a second one. It returns false when
 // ctx is done.
 func (a *Aggregator) settle(ctx context.Context) bool {
-	quiet := time.NewTimer(a.debounce)
+	debounce := time.Duration(a.debounce.Load())
+	quiet := time.NewTimer(debounce)
 	defer quiet.Stop()
-	limit := time.NewTimer(maxDelayFactor * a.debounce)
+	limit := time.NewTimer(maxDelayFactor * debounce)
 	defer limit.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-a.dirty:
-			quiet.Reset(a.debounce)
+			quiet.Reset(debounce)
 		case <-quiet.C:
 			return a.drain()
 		case <-limit.C:
@@ -275,10 +378,7 @@ func (a *Aggregator) publish(name string, s Snapshot) {
 	st.Problems = len(s.Problems)
 	a.states[name] = st
 	a.mu.Unlock()
-	select {
-	case a.dirty <- struct{}{}:
-	default:
-	}
+	a.markDirty()
 }
 
 func firstLines(b []byte, n int) string {

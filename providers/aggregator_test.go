@@ -383,3 +383,83 @@ func TestSeedUnchangedIsNotReapplied(t *testing.T) {
 		h.wantApplies(0)
 	})
 }
+
+// A static configuration reloaded live (issue 18) replaces, adds and
+// removes providers while Run runs: the replaced one's last snapshot stays
+// until its successor publishes, the others are untouched, a removed one's
+// objects go away.
+func TestReplaceAddRemoveWhileRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		old, other := providertest.New("file"), providertest.New("docker")
+		h := start(t, 100*time.Millisecond, old, other)
+		h.run()
+		defer h.stop()
+		old.Publish(routers("a"))
+		other.Publish(routers("d"))
+		time.Sleep(time.Second)
+		h.wantApplies(1)
+		if got := h.names(0); !slices.Equal(got, []string{"a@file", "d@docker"}) {
+			t.Fatalf("applied %v", got)
+		}
+
+		repl := providertest.New("file")
+		h.agg.Replace(repl)
+		synctest.Wait()
+		if old.Running() {
+			t.Fatal("the replaced provider still runs")
+		}
+		if !repl.Running() || other.Runs() != 1 {
+			t.Fatalf("replacement running %v, untouched provider ran %d times (want 1)", repl.Running(), other.Runs())
+		}
+		time.Sleep(time.Second)
+		h.wantApplies(1) // nothing published yet: the old snapshot stays
+		if st := h.agg.Sources()["file"].State; st != providers.StateStarting {
+			t.Errorf("replaced provider's state %q, want starting", st)
+		}
+		repl.Publish(routers("b"))
+		time.Sleep(time.Second)
+		h.wantApplies(2)
+		if got := h.names(1); !slices.Equal(got, []string{"b@file", "d@docker"}) {
+			t.Fatalf("after the replacement published: %v", got)
+		}
+
+		added := providertest.New("consulcatalog")
+		added.Publish(routers("c"))
+		h.agg.Replace(added)
+		time.Sleep(time.Second)
+		h.wantApplies(3)
+		if got := h.names(2); !slices.Equal(got, []string{"b@file", "c@consulcatalog", "d@docker"}) {
+			t.Fatalf("after adding: %v", got)
+		}
+
+		h.agg.Remove("docker")
+		time.Sleep(time.Second)
+		h.wantApplies(4)
+		if other.Running() {
+			t.Error("the removed provider still runs")
+		}
+		if got := h.names(3); !slices.Equal(got, []string{"b@file", "c@consulcatalog"}) {
+			t.Fatalf("after removing: %v", got)
+		}
+		if _, ok := h.agg.Sources()["docker"]; ok {
+			t.Error("the removed provider is still listed in Sources")
+		}
+	})
+}
+
+// Replace before Run changes what Run starts.
+func TestReplaceBeforeRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		first, second := providertest.New("file"), providertest.New("file")
+		h := start(t, 100*time.Millisecond, first)
+		h.agg.Replace(second)
+		second.Publish(routers("x"))
+		h.run()
+		defer h.stop()
+		time.Sleep(time.Second)
+		h.wantApplies(1)
+		if first.Runs() != 0 || second.Runs() != 1 {
+			t.Errorf("runs: first %d, second %d; want 0 and 1", first.Runs(), second.Runs())
+		}
+	})
+}

@@ -31,9 +31,11 @@ type Provider struct {
 var _ providers.Provider = (*Provider)(nil)
 
 // New returns the internal provider for c (nil c means no internal
-// routers).
-func New(c *static.Configuration) *Provider {
-	return &Provider{snap: providers.Snapshot{Config: Build(c)}}
+// routers). problems are published with the routers: those of the static
+// configuration itself (a reload refused or applied in part, see
+// cmd/gantry), shown in /api/problems like any provider's.
+func New(c *static.Configuration, problems ...providers.Problem) *Provider {
+	return &Provider{snap: providers.Snapshot{Config: Build(c), Problems: problems}}
 }
 
 // Name returns "internal".
