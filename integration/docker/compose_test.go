@@ -25,6 +25,23 @@ func composeCommand() []string {
 	return nil
 }
 
+// composeRunner returns a function running compose with args on project
+// of file against the test engine, with vars and DOCKER_SOCK (the engine's
+// socket) in its environment.
+func composeRunner(compose []string, file, project string, e *env, vars ...string) func(ctx context.Context, args ...string) (string, error) {
+	return func(ctx context.Context, args ...string) (string, error) {
+		argv := append(append(compose[1:len(compose):len(compose)], "-f", file, "-p", project), args...)
+		cmd := exec.CommandContext(ctx, compose[0], argv...)
+		cmd.Env = append(append(os.Environ(), "DOCKER_HOST="+e.eng.host(),
+			"DOCKER_SOCK="+filepath.Join(e.eng.runDir(), "docker.sock")), vars...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("%s %s: %w\n%s", compose[0], strings.Join(argv, " "), err, out)
+		}
+		return string(out), nil
+	}
+}
+
 // TestComposeFile brings up the repository's docker-compose.yml against the
 // test engine, with the FROM scratch test images in place of the images a
 // user builds or pulls, and checks that whoami answers through the
@@ -41,23 +58,12 @@ func TestComposeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	web, dash := harness.FreeAddr(t), harness.FreeAddr(t)
-	run := func(ctx context.Context, args ...string) (string, error) {
-		argv := append(append(compose[1:len(compose):len(compose)], "-f", file, "-p", "gantryit"), args...)
-		cmd := exec.CommandContext(ctx, compose[0], argv...)
-		cmd.Env = append(os.Environ(),
-			"DOCKER_HOST="+e.eng.host(),
-			"GANTRY_IMAGE="+gantryImage,
-			"WHOAMI_IMAGE="+whoamiImage,
-			"GANTRY_WEB="+web,
-			"GANTRY_DASHBOARD="+dash,
-			"DOCKER_SOCK="+filepath.Join(e.eng.runDir(), "docker.sock"),
-		)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return string(out), fmt.Errorf("%s %s: %w\n%s", compose[0], strings.Join(argv, " "), err, out)
-		}
-		return string(out), nil
-	}
+	run := composeRunner(compose, file, "gantryit", e,
+		"GANTRY_IMAGE="+gantryImage,
+		"WHOAMI_IMAGE="+whoamiImage,
+		"GANTRY_WEB="+web,
+		"GANTRY_DASHBOARD="+dash,
+	)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {

@@ -38,8 +38,11 @@ type env struct {
 	// redisImage is set when the Redis test image could be built (Debian's
 	// redis-server is installed).
 	redisImage bool
-	api        string // 127.0.0.1:port of Gantry's API (traefik entrypoint)
-	gantryPID  int    // pid of Gantry's process, for its network namespace
+	// postgresImage is set when the Postgres test image could be built
+	// (Debian's postgresql server is installed).
+	postgresImage bool
+	api           string // 127.0.0.1:port of Gantry's API (traefik entrypoint)
+	gantryPID     int    // pid of Gantry's process, for its network namespace
 }
 
 var (
@@ -102,6 +105,12 @@ func setup() (*env, error) {
 	} else if ok {
 		images[redisImage] = "redis"
 		e.redisImage = true
+	}
+	if ok, err := postgresContext(dir); err != nil {
+		return nil, err
+	} else if ok {
+		images[postgresImage] = "postgres"
+		e.postgresImage = true
 	}
 	for img, df := range images {
 		dockerfile, err := filepath.Abs(filepath.Join("testdata", df+".Dockerfile"))

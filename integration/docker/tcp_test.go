@@ -26,36 +26,45 @@ func redisContext(dir string) (bool, error) {
 		return false, nil
 	}
 	bin, _ = filepath.EvalSymlinks(bin)
-	out, err := exec.Command("ldd", bin).Output()
-	if err != nil {
-		return false, fmt.Errorf("ldd %s: %w", bin, err)
-	}
-	files := []string{bin}
-	for _, line := range strings.Split(string(out), "\n") {
-		for _, f := range strings.Fields(line) {
-			if strings.HasPrefix(f, "/") {
-				files = append(files, f)
+	return true, copyWithLibs(filepath.Join(dir, "ctx-redis"), map[string]string{bin: "usr/bin/redis-server"})
+}
+
+// copyWithLibs copies each host binary (key) to its path in ctx (value) and
+// the shared libraries ldd lists for it to their host paths, so that a FROM
+// scratch image of ctx runs it.
+func copyWithLibs(ctx string, bins map[string]string) error {
+	for bin, dst := range bins {
+		out, err := exec.Command("ldd", bin).Output()
+		if err != nil {
+			return fmt.Errorf("ldd %s: %w", bin, err)
+		}
+		files := map[string]string{bin: dst}
+		for _, line := range strings.Split(string(out), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "/") {
+					files[f] = f
+				}
+			}
+		}
+		for src, dst := range files {
+			if err := copyFile(src, filepath.Join(ctx, dst), 0o755); err != nil {
+				return err
 			}
 		}
 	}
-	ctx := filepath.Join(dir, "ctx-redis")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return false, err
-		}
-		dst := filepath.Join(ctx, "usr/bin/redis-server")
-		if f != bin {
-			dst = filepath.Join(ctx, f)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return false, err
-		}
-		if err := os.WriteFile(dst, b, 0o755); err != nil {
-			return false, err
-		}
+	return nil
+}
+
+// copyFile copies src to dst with mode, creating dst's directories.
+func copyFile(src, dst string, mode os.FileMode) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
 	}
-	return true, nil
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, mode)
 }
 
 // A compose-style Redis container routed by traefik.tcp labels only: the
@@ -107,4 +116,97 @@ func testTCPRedisByLabels(t *testing.T, e *env) {
 	if r, err := harness.Get("http://" + e.api + "/api/http/routers/cache-stack@docker"); err != nil || r.StatusCode != 404 {
 		t.Errorf("a TCP-only container must get no HTTP router: %v %v", r, err)
 	}
+}
+
+// Issue 14's done-when: examples/tcp/docker-compose.yml, a file written for
+// Traefik v3 (its proxy image defaults to traefik:v3.6), runs unchanged
+// with PROXY_IMAGE set to Gantry and FROM scratch images of Debian's
+// redis-server and postgresql in place of the official ones. Redis is
+// reached with redis-cli through HostSNI(`*`); Postgres with psql
+// "sslmode=require" through HostSNI routers after its STARTTLS, once with
+// TLS passthrough (Postgres's own certificate, ssl on in pg_stat_ssl) and
+// once with termination (Gantry's default certificate, plain text to
+// Postgres).
+func TestComposeTCP(t *testing.T) {
+	needDocker(t)
+	compose := composeCommand()
+	if compose == nil {
+		harness.MissingTool(t, "docker-compose not installed: run scripts/setup/docker.sh")
+	}
+	cli, errR := exec.LookPath("redis-cli")
+	psql, errP := exec.LookPath("psql")
+	openssl, errO := exec.LookPath("openssl")
+	if errR != nil || errP != nil || errO != nil {
+		harness.MissingTool(t, "redis-cli, psql or openssl not installed: run scripts/setup/tcpudp.sh")
+	}
+	e := getEnv(t)
+	if !e.redisImage || !e.postgresImage {
+		harness.MissingTool(t, "redis-server or postgresql not installed: run scripts/setup/tcpudp.sh")
+	}
+	file, err := filepath.Abs(filepath.Join("..", "..", "examples", "tcp", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis, pg, api := harness.FreeAddr(t), harness.FreeAddr(t), harness.FreeAddr(t)
+	run := composeRunner(compose, file, "gantrytcp", e,
+		"PROXY_IMAGE="+gantryImage,
+		"REDIS_IMAGE="+redisImage,
+		"POSTGRES_IMAGE="+postgresImage,
+		"PROXY_REDIS="+redis,
+		"PROXY_POSTGRES="+pg,
+		"PROXY_API="+api,
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		if out, err := run(context.Background(), "down", "--volumes", "--remove-orphans", "--timeout", "2"); err != nil {
+			t.Errorf("compose down: %v\n%s", err, out)
+		}
+	})
+	if out, err := run(ctx, "up", "-d", "--no-build"); err != nil {
+		t.Fatalf("compose up: %v\n%s", err, out)
+	}
+	logs := func() string { out, _ := run(context.Background(), "logs", "--no-color", "--tail", "40"); return out }
+
+	rhost, rport, _ := strings.Cut(redis, ":")
+	if err := harness.Poll(wait, func() error {
+		out, err := exec.Command(cli, "-h", rhost, "-p", rport, "SET", "k", "compose").CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "OK" {
+			return fmt.Errorf("redis-cli SET through the proxy: %v %q", err, out)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, logs())
+	}
+	if out, err := exec.Command(cli, "-h", rhost, "-p", rport, "GET", "k").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "compose" {
+		t.Errorf("redis-cli GET: %v %q", err, out)
+	}
+
+	_, pport, _ := strings.Cut(pg, ":")
+	query := "select ssl from pg_stat_ssl where pid = pg_backend_pid()"
+	for _, tc := range []struct{ host, wantSSL, wantCN string }{
+		{"db.localhost", "t", "CN = db.localhost"},        // passthrough: Postgres's certificate
+		{"pg.localhost", "f", "CN = GANTRY DEFAULT CERT"}, // termination at Gantry
+	} {
+		conn := fmt.Sprintf("host=%s hostaddr=127.0.0.1 port=%s user=postgres sslmode=require connect_timeout=5", tc.host, pport)
+		if err := harness.Poll(wait, func() error {
+			out, err := exec.Command(psql, conn, "-Atc", query).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != tc.wantSSL {
+				return fmt.Errorf("psql %s: %v %q, want ssl=%s", tc.host, err, out, tc.wantSSL)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("%v\n%s", err, logs())
+		}
+		// The certificate psql got: openssl's own Postgres STARTTLS.
+		out, _ := exec.Command(openssl, "s_client", "-starttls", "postgres", "-connect", pg,
+			"-servername", tc.host).CombinedOutput()
+		if !strings.Contains(string(out), "subject="+strings.ReplaceAll(tc.wantCN, " = ", "=")) &&
+			!strings.Contains(string(out), tc.wantCN) {
+			t.Errorf("%s: certificate is not %q:\n%.600s", tc.host, tc.wantCN, out)
+		}
+	}
+	harness.TryGet(t, 10*time.Second, "http://"+api+"/api/tcp/routers", harness.StatusIs(200),
+		harness.BodyContains(`"name":"redis@docker"`), harness.BodyContains(`"name":"db@docker"`),
+		harness.BodyContains(`"name":"pg@docker"`))
 }
