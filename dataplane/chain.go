@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime"
 	"time"
@@ -81,6 +82,9 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ResponseHeader: w.Header(),
 			NoAccessLog:    h.noAccessLog,
 			NoMetrics:      h.noMetrics,
+			Rule:           h.rule,
+			LocalPort:      localPort(r),
+			Attempts:       ex.attempts,
 		}
 		if ci := connInfoOf(r); ci != nil {
 			ev.EntryPoint = ci.entryPoint
@@ -129,4 +133,12 @@ func requestTarget(r *http.Request) string {
 		return r.RequestURI
 	}
 	return r.URL.RequestURI()
+}
+
+// localPort is the port r's connection was accepted on, 0 when unknown.
+func localPort(r *http.Request) int {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
 }

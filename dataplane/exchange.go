@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
@@ -38,7 +39,9 @@ type exchange struct {
 	retries  int           // servers tried after the first
 	ttfb     time.Duration // the last attempt's time to the backend's first response head
 	out      upstream.Outbound
-	ev       RequestEvent // the observer's event, reported before the exchange is recycled
+	attempts []observe.Attempt // each try on a server, for the observers (backing array reused)
+	trace    *observe.Trace    // the request's spans; nil when not traced
+	ev       RequestEvent      // the observer's event, reported before the exchange is recycled
 }
 
 // recordWriter is the name entry.go uses for the exchange it wraps
@@ -56,7 +59,11 @@ func getExchange(w http.ResponseWriter) *exchange {
 
 // putExchange recycles ex; it must not be used afterwards.
 func putExchange(ex *exchange) {
-	*ex = exchange{}
+	attempts := ex.attempts[:0]
+	if cap(attempts) > 16 {
+		attempts = nil // a retry storm's array is not kept
+	}
+	*ex = exchange{attempts: attempts}
 	exchanges.Put(ex)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
@@ -143,6 +144,7 @@ func (h *lbHandler) attempt(ex *exchange, t *target, w http.ResponseWriter, r *h
 	ex.upstream = t.name
 	start := time.Now()
 	t.backend.begin()
+	ex.attempts = append(ex.attempts, observe.Attempt{Upstream: t.name, Start: start})
 	defer func() { h.done(ex, t, r, &res, start) }()
 	t.outbound(&ex.out, r)
 	res = t.host.Forward(w, &ex.out)
@@ -160,6 +162,13 @@ func (h *lbHandler) done(ex *exchange, t *target, r *http.Request, res *upstream
 	b := t.backend
 	b.inflight.Add(-1)
 	ex.ttfb = res.TTFB
+	if n := len(ex.attempts); n > 0 {
+		a := &ex.attempts[n-1]
+		a.Duration, a.Status = time.Since(start), res.Status
+		if res.Err != nil && (res.Status == 0 || !res.Sent) {
+			a.Status = statusForError(r, res.Err)
+		}
+	}
 	if h.leastTime != nil {
 		h.leastTime.record(t, res.TTFB, res.Err, start)
 	}

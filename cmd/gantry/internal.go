@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/x509"
 	"log/slog"
 	"net/http"
@@ -19,10 +20,12 @@ import (
 // the observers behind them.
 type internals struct {
 	handlers map[string]http.Handler
-	api      *dashboard.API   // nil unless the api section is set
-	live     *observe.Live    // per-router rates for the dashboard; with api
-	metrics  *observe.Metrics // nil unless metrics.prometheus is set
-	ping     *pingHandler     // nil unless ping is set
+	api      *dashboard.API       // nil unless the api section is set
+	live     *observe.Live        // per-router rates for the dashboard; with api
+	metrics  *observe.Metrics     // nil unless metrics.prometheus is set
+	otlp     *observe.OTLPMetrics // nil unless metrics.otlp is set
+	log      *slog.Logger
+	ping     *pingHandler // nil unless ping is set
 }
 
 // internalSources are what the API reads; any may be nil except active.
@@ -43,7 +46,7 @@ type internalSources struct {
 // ping@internal with ping. It returns an error naming the option when the
 // API's security settings are invalid.
 func newInternals(c *static.Configuration, log *slog.Logger, src internalSources) (*internals, error) {
-	in := &internals{handlers: map[string]http.Handler{}}
+	in := &internals{handlers: map[string]http.Handler{}, log: log}
 	if c.API != nil {
 		in.live = observe.NewLive()
 		opts := dashboard.Options{
@@ -80,29 +83,40 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 		in.handlers["api@internal"] = api.Handler()
 		in.handlers["dashboard@internal"] = api.Handler()
 	}
+	var certificates func() []*x509.Certificate
+	if active := src.active; active != nil {
+		certificates = func() []*x509.Certificate {
+			if m := active.Load().Merged(); m != nil && m.Config != nil {
+				return observe.TLSCertificates(m.Config.TLS)
+			}
+			return nil
+		}
+	}
+	var servers func() []observe.ServerUp
+	if pool := src.pool; pool != nil {
+		servers = func() []observe.ServerUp {
+			var out []observe.ServerUp
+			for _, b := range pool.Status() {
+				for _, svc := range b.Services {
+					out = append(out, observe.ServerUp{Service: svc, URL: b.URL, Up: b.Up})
+				}
+			}
+			return out
+		}
+	}
 	if c.Metrics != nil && c.Metrics.Prometheus != nil {
-		opts := observe.MetricsOptions{Prometheus: c.Metrics.Prometheus, AddInternals: c.Metrics.AddInternals, Runtime: true}
-		if active := src.active; active != nil {
-			opts.Certificates = func() []*x509.Certificate {
-				if m := active.Load().Merged(); m != nil && m.Config != nil {
-					return observe.TLSCertificates(m.Config.TLS)
-				}
-				return nil
-			}
-		}
-		if pool := src.pool; pool != nil {
-			opts.Servers = func() []observe.ServerUp {
-				var out []observe.ServerUp
-				for _, b := range pool.Status() {
-					for _, svc := range b.Services {
-						out = append(out, observe.ServerUp{Service: svc, URL: b.URL, Up: b.Up})
-					}
-				}
-				return out
-			}
-		}
-		in.metrics = observe.NewMetrics(opts)
+		in.metrics = observe.NewMetrics(observe.MetricsOptions{Prometheus: c.Metrics.Prometheus, AddInternals: c.Metrics.AddInternals,
+			Runtime: true, Certificates: certificates, Servers: servers})
 		in.handlers["prometheus@internal"] = in.metrics.Handler()
+	}
+	if c.Metrics != nil && c.Metrics.OTLP != nil {
+		// The exporter connects lazily: nothing here waits on the collector.
+		m, err := observe.NewOTLPMetrics(context.Background(), observe.OTLPMetricsOptions{Config: c.Metrics.OTLP,
+			AddInternals: c.Metrics.AddInternals, Certificates: certificates, Servers: servers, Version: versionString()})
+		if err != nil {
+			return nil, err
+		}
+		in.otlp = m
 	}
 	if c.Ping != nil {
 		in.ping = &pingHandler{}
@@ -120,13 +134,34 @@ func (in *internals) observers() []dataplane.Observer {
 	if in.metrics != nil {
 		out = append(out, in.metrics)
 	}
+	if in.otlp != nil {
+		out = append(out, in.otlp)
+	}
 	return out
 }
 
-// close ends the API's WebSocket loops.
+// reloaded records a configuration applied at at in the metrics.
+func (in *internals) reloaded(at time.Time) {
+	if in.metrics != nil {
+		in.metrics.ConfigReloaded(at)
+	}
+	if in.otlp != nil {
+		in.otlp.ConfigReloaded(at)
+	}
+}
+
+// close ends the API's WebSocket loops and pushes the OTLP metrics left
+// (bounded: 5 s).
 func (in *internals) close() {
 	if in.api != nil {
 		in.api.Close()
+	}
+	if in.otlp != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := in.otlp.Shutdown(ctx); err != nil {
+			in.log.Warn("metrics.otlp: push at shutdown", "error", err)
+		}
 	}
 }
 

@@ -190,9 +190,12 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 		ropts: routerOptions(c),
 		epTLS: entryPointTLS(c),
 	}
-	if in.metrics != nil {
+	if in.metrics != nil || in.otlp != nil {
 		app.reloaded = func(at time.Time) {
-			in.metrics.ConfigReloaded(at)
+			in.reloaded(at)
+			if in.metrics == nil {
+				return
+			}
 			// Drop the series of routers and services that are gone.
 			if m := active.Load().Merged(); m != nil && m.Config != nil && m.Config.HTTP != nil {
 				c := m.Config

@@ -326,6 +326,26 @@ type Metrics struct {
 	// metrics.addInternals, default false).
 	AddInternals bool        `json:"addInternals,omitempty"`
 	Prometheus   *Prometheus `json:"prometheus,omitempty"`
+	// OTLP pushes the same metrics over OTLP (Traefik's metrics.otlp).
+	OTLP *MetricsOTLP `json:"otlp,omitempty"`
+}
+
+// MetricsOTLP is Traefik v3's metrics.otlp
+// (https://doc.traefik.io/traefik/observability/metrics/opentelemetry/):
+// HTTP (default, https://localhost:4318/v1/metrics) or gRPC
+// (localhost:4317); PushInterval defaults to 10s; ExplicitBoundaries
+// (seconds) to Traefik's .005 … 10; entrypoint and service attributes on,
+// router attributes off; ServiceName defaults to "gantry".
+type MetricsOTLP struct {
+	HTTP                 *OTLPHTTP         `json:"http,omitempty"`
+	GRPC                 *OTLPGRPC         `json:"grpc,omitempty"`
+	AddEntryPointsLabels *bool             `json:"addEntryPointsLabels,omitempty"`
+	AddRoutersLabels     bool              `json:"addRoutersLabels,omitempty"`
+	AddServicesLabels    *bool             `json:"addServicesLabels,omitempty"`
+	ExplicitBoundaries   []float64         `json:"explicitBoundaries,omitempty"`
+	PushInterval         config.Duration   `json:"pushInterval,omitempty"`
+	ServiceName          string            `json:"serviceName,omitempty"`
+	ResourceAttributes   map[string]string `json:"resourceAttributes,omitempty"`
 }
 
 // Prometheus configures the Prometheus exporter. Buckets are seconds.
@@ -336,6 +356,10 @@ type Prometheus struct {
 	AddServicesLabels    *bool     `json:"addServicesLabels,omitempty"`
 	EntryPoint           string    `json:"entryPoint,omitempty"`
 	ManualRouting        bool      `json:"manualRouting,omitempty"`
+	// HeaderLabels adds a label to the requests_total metrics per entry,
+	// label name -> request header whose value it takes ("" when absent),
+	// as Traefik's metrics.prometheus.headerLabels.
+	HeaderLabels map[string]string `json:"headerLabels,omitempty"`
 }
 
 // Store is where bbolt keeps the last good configuration. Path defaults to

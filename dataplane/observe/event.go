@@ -39,6 +39,26 @@ type RequestEvent struct {
 	// as TraceId and SpanId, as Traefik does.
 	TraceID [16]byte
 	SpanID  [8]byte
+	// Rule is the matched router's rule ("" when none matched): the
+	// http.route of the semantic-convention metrics.
+	Rule string
+	// LocalPort is the port the connection was accepted on (0: unknown).
+	LocalPort int
+	// Attempts are the tries of the request on servers, in order (a dial
+	// retry or a retry middleware's try adds one); the dataplane reuses
+	// the slice after the call.
+	Attempts []Attempt
+}
+
+// Attempt is one try of a request on one server.
+type Attempt struct {
+	Upstream string // the server's URL
+	Start    time.Time
+	Duration time.Duration
+	// Status is the server's answer, or the status the failure maps to
+	// (502 refused or broken, 504 timeout, 499 the client left) when it
+	// sent none.
+	Status int
 }
 
 // Internal reports whether the request was served by one of Gantry's own

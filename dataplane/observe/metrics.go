@@ -401,13 +401,19 @@ func (m *Metrics) Conn(entryPoint, protocol string, delta int) {
 	k := [2]string{entryPoint, protocol}
 	v, ok := m.conns.Load(k)
 	if !ok {
-		label := strings.ToUpper(protocol)
-		if label == "HTTP" || label == "HTTPS" || label == "" {
-			label = "TCP"
-		}
-		v, _ = m.conns.LoadOrStore(k, m.openConns.WithLabelValues(entryPoint, label))
+		v, _ = m.conns.LoadOrStore(k, m.openConns.WithLabelValues(entryPoint, connProtocolLabel(protocol)))
 	}
 	v.(prometheus.Gauge).Add(float64(delta))
+}
+
+// connProtocolLabel is traefik_open_connections' protocol: "TCP" for HTTP
+// and HTTPS connections, others upper-cased ("UDP").
+func connProtocolLabel(protocol string) string {
+	label := strings.ToUpper(protocol)
+	if label == "HTTP" || label == "HTTPS" || label == "" {
+		label = "TCP"
+	}
+	return label
 }
 
 // methodLabel bounds the method label's cardinality as Traefik does.
@@ -536,12 +542,7 @@ func (c *certCollector) Collect(ch chan<- prometheus.Metric) {
 		if cert == nil {
 			continue
 		}
-		sans := append(append([]string{}, cert.DNSNames...), ipStrings(cert)...)
-		serial := ""
-		if cert.SerialNumber != nil {
-			serial = cert.SerialNumber.String()
-		}
-		k := [3]string{cert.Subject.CommonName, serial, strings.Join(sans, ",")}
+		k := certLabels(cert)
 		if seen[k] {
 			continue
 		}
