@@ -3,6 +3,8 @@
 package upstream
 
 import (
+	"io"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -32,4 +34,34 @@ func (pc *pconn) peek(fd uintptr) bool {
 		unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
 	pc.peekOK = errno == unix.EAGAIN
 	return true
+}
+
+// rawReads: body reads may run through the RawConn (rawRead).
+const rawReads = true
+
+// rawRead is readRaw's RawConn callback (made once per connection).
+func (pc *pconn) rawRead(fd uintptr) bool {
+	for {
+		n, err := unix.Read(int(fd), pc.rp)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if pc.blk != nil {
+				b := pc.blk
+				b.blocked()
+				if b.err != nil {
+					return true // rn 0, rerr nil: the caller sees b.err
+				}
+			}
+			return false
+		case err != nil:
+			pc.rerr = os.NewSyscallError("read", err)
+		case n == 0:
+			pc.rerr = io.EOF
+		default:
+			pc.rn = n
+		}
+		return true
+	}
 }

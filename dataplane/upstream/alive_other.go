@@ -7,3 +7,8 @@ package upstream
 func alive(*pconn) bool { return true }
 
 func (pc *pconn) peek(uintptr) bool { return true }
+
+// rawReads: body reads use net.Conn.Read (flushing before each).
+const rawReads = false
+
+func (pc *pconn) rawRead(uintptr) bool { return true }

@@ -45,6 +45,17 @@ type pconn struct {
 	peekFn func(uintptr) bool
 	peekOK bool
 
+	// Body reads on a plain TCP connection (readFn non-nil) go through
+	// raw, so that a read that would wait first lets blk flush the client
+	// (bodyReader.read); rp, rn, rerr carry one read's buffer and result.
+	readFn func(uintptr) bool
+	blk    *bodyReader
+	rp     []byte
+	rn     int
+	rerr   error
+
+	br bodyReader // the current response body (reused)
+
 	// firstAt is when the first response byte after stampFirst arrived
 	// (unix ns; 0 while none or not stamping).
 	stamp   bool
@@ -60,6 +71,9 @@ func newPconn(c net.Conn) *pconn {
 	pc := &pconn{c: c, buf: make([]byte, readBufSize), bw: bufio.NewWriterSize(c, 4<<10)}
 	pc.cut = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
 	pc.setRaw(c)
+	if pc.raw != nil && rawReads {
+		pc.readFn = pc.rawRead
+	}
 	return pc
 }
 
@@ -139,7 +153,13 @@ func (pc *pconn) stampFirst() {
 // of the context and waiting on.
 func (pc *pconn) read(p []byte) (int, error) {
 	for {
-		n, err := pc.c.Read(p)
+		var n int
+		var err error
+		if pc.blk != nil {
+			n, err = pc.readRaw(p)
+		} else {
+			n, err = pc.c.Read(p)
+		}
 		if n > 0 && pc.stamp {
 			pc.stamp, pc.firstAt = false, time.Now().UnixNano()
 		}
@@ -159,6 +179,19 @@ func (pc *pconn) read(p []byte) (int, error) {
 		}
 		return n, err
 	}
+}
+
+// readRaw is one read through the RawConn: the first attempt that would
+// wait calls pc.blk.blocked() before the goroutine parks; when that fails
+// (the client went away), the read ends with no bytes.
+func (pc *pconn) readRaw(p []byte) (int, error) {
+	pc.rp, pc.rn, pc.rerr = p, 0, nil
+	err := pc.raw.Read(pc.readFn)
+	pc.rp = nil
+	if err != nil {
+		return 0, err
+	}
+	return pc.rn, pc.rerr
 }
 
 // fill reads more bytes into the buffer, compacting or growing it up to

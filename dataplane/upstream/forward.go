@@ -318,11 +318,13 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	}
 	w.WriteHeader(hd.status)
 	res.Sent = true
-	br := bodyReader{pc: pc, framing: hd.framing, limit: limit}
+	br := &pc.br
+	*br = bodyReader{pc: pc, w: w, framing: hd.framing, limit: limit}
 	if hd.framing == bodyLength {
 		br.left = hd.length
 	}
-	err := relayBody(w, &br)
+	err := br.relay()
+	br.w = nil
 	if err != nil {
 		res.Err = err
 		return res
@@ -438,39 +440,6 @@ func relay1xx(w http.ResponseWriter, pc *pconn, code int) {
 			if len(hdr[f.name]) == 0 {
 				delete(hdr, f.name)
 			}
-		}
-	}
-}
-
-// relayBody copies the response body to w, flushing w whenever the
-// backend has nothing more buffered and the body is not complete (so a
-// stream is delivered as it is produced, and a body that arrived whole
-// goes out with its head in one write when the handler returns). A read
-// failure is returned as is (the caller aborts); a write failure as
-// *ClientWriteError.
-func relayBody(w http.ResponseWriter, br *bodyReader) error {
-	if br.framing == bodyNone {
-		return nil
-	}
-	b := copyBufs.Get().(*[32 << 10]byte)
-	defer copyBufs.Put(b)
-	br.w = w
-	for {
-		p, err := br.next(b[:])
-		if len(p) > 0 {
-			if _, werr := w.Write(p); werr != nil {
-				return &ClientWriteError{werr}
-			}
-			br.dirty = true
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			if br.flushErr != nil {
-				return &ClientWriteError{br.flushErr}
-			}
-			return err
 		}
 	}
 }
