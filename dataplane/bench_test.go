@@ -70,20 +70,6 @@ func BenchmarkDirect(b *testing.B) {
 	})
 }
 
-// BenchmarkPick is one smooth-WRR pick over 8 weighted servers from
-// parallel goroutines: one atomic add, no lock, no allocation.
-func BenchmarkPick(b *testing.B) {
-	p := newWRR(testTargets(5, 3, 1, 1, 2, 2, 4, 1))
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := p.pick(nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // BenchmarkProxyKeepAliveGET counts what the proxy alone costs for one
 // keep-alive GET through a route with no middleware (issue 12's target:
 // ≤ 2 allocs/op): a real entrypoint, driven over one raw TCP connection

@@ -1,15 +1,23 @@
 // Package dataplane serves traffic: entrypoint listeners (one SO_REUSEPORT
-// listener per GOMAXPROCS on Linux), the entry handler, the reverse proxy,
-// load balancing, active and passive health checks and TLS.
+// listener per GOMAXPROCS on Linux), the entry handler, the reverse proxy
+// and TLS; it builds each configuration generation's handlers.
+//
+// Sub-packages hold the parts, and none imports this package: balance
+// (servers, pickers, active and passive health, sticky cookies, failover
+// and highestRandomWeight services), upstream (the client to backends), h1
+// (the HTTP/1.1 server), middleware, observe (request events, metrics,
+// logs, tracing), tcpproxy and udpproxy, handoff (binary upgrade).
 //
 // Lifetimes and invariants:
 //
-//   - A Pool is long-lived. It owns every backend (in-flight count, passive
-//     failures, keyed by server origin), every active health checker (keyed
-//     by server origin and check configuration) and the upstream Transports
-//     (keyed by serversTransport configuration), ref-counted so that state
-//     survives configuration swaps. It also owns the goroutines of active
-//     checks and mirrored requests; Pool.Close cancels and joins them.
+//   - A Pool is long-lived. It owns the servers' state (a balance.Pool:
+//     backends with in-flight counts and passive failures keyed by server
+//     origin, active health checkers keyed by server origin and check
+//     configuration), the upstream Transports (keyed by serversTransport
+//     configuration) and the default certificate, ref-counted so that
+//     state survives configuration swaps. Through the balance.Pool it owns
+//     the goroutines of active checks and mirrored requests; Pool.Close
+//     cancels and joins them.
 //   - A Generation is built once per merged configuration (it implements
 //     router.HandlerBuilder, router.TLSBuilder and middleware.Resolver). The
 //     handlers it builds are immutable: pickers read only atomics, nothing on
@@ -32,8 +40,9 @@
 // recover → observer → entrypoint middlewares → router middlewares →
 // service. The observer layer carries the request's exchange (exchange.go:
 // pooled, the one ResponseWriter wrapper, recording status and bytes). A
-// load-balancer service picks a server (smooth WRR, p2c, hrw or leasttime,
-// skipping servers that active or passive health took out); each attempt
+// load-balancer service picks a server (package balance: smooth WRR, p2c,
+// hrw or leasttime, skipping servers that active or passive health took
+// out); each attempt
 // is begin() and a deferred done() (service.go), and the server's
 // connection pool in package upstream forwards: the request head is
 // written straight from the request (no header copy), the body streamed,

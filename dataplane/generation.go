@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
@@ -312,7 +313,7 @@ func (g *Generation) buildService(ctx context.Context, name string, s *config.Se
 	if err != nil {
 		return nil, fmt.Errorf("middlewares: %w", err)
 	}
-	if a, ok := h.(availabler); ok {
+	if a, ok := h.(balance.Availabler); ok {
 		return availWrap{Handler: wrapped, a: a}, nil
 	}
 	return wrapped, nil
@@ -323,7 +324,24 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 	case s.LoadBalancer != nil:
 		return g.buildLB(name, s.LoadBalancer)
 	case s.HighestRandomWeight != nil:
-		return g.buildHRW(ctx, s.HighestRandomWeight)
+		var children []http.Handler
+		var names []string
+		var weights []float64
+		for _, c := range s.HighestRandomWeight.Services {
+			w := 1
+			if c.Weight != nil {
+				w = *c.Weight
+			}
+			if w <= 0 {
+				continue
+			}
+			ch, err := g.Service(ctx, c.Name)
+			if err != nil {
+				return nil, fmt.Errorf("highestRandomWeight: %w", err)
+			}
+			children, names, weights = append(children, ch), append(names, c.Name), append(weights, float64(w))
+		}
+		return balance.NewHighestRandomWeight(children, names, weights), nil
 	case s.Weighted != nil:
 		wh := &weightedHandler{}
 		var weights []int
@@ -339,9 +357,9 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 			}
 			weights = append(weights, w)
 		}
-		wh.seq = smoothSequence(weights)
+		wh.seq = balance.SmoothSequence(weights)
 		if st := s.Weighted.Sticky; st != nil && st.Cookie != nil {
-			wh.sticky = newChildCookie(name, cookieTemplate(st.Cookie), s.Weighted.Services)
+			wh.sticky = balance.NewChildSticky(name, balance.CookieTemplate(st.Cookie), s.Weighted.Services)
 		}
 		return wh, nil
 	case s.Mirroring != nil:
@@ -350,7 +368,7 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		if err != nil {
 			return nil, fmt.Errorf("mirroring: %w", err)
 		}
-		mh := &mirrorHandler{main: main, mirrorBody: mc.MirrorBody == nil || *mc.MirrorBody, maxBody: -1, pool: g.pool}
+		mh := &mirrorHandler{main: main, mirrorBody: mc.MirrorBody == nil || *mc.MirrorBody, maxBody: -1, pool: g.pool.servers}
 		if mc.MaxBodySize != nil {
 			mh.maxBody = *mc.MaxBodySize
 		}
@@ -371,7 +389,7 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		if err != nil {
 			return nil, fmt.Errorf("failover: %w", err)
 		}
-		return newFailover(main, fb, s.Failover)
+		return balance.NewFailover(main, fb, s.Failover)
 	}
 	return nil, errors.New("no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover")
 }
@@ -379,10 +397,11 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 // availWrap keeps a wrapped service's availability visible.
 type availWrap struct {
 	http.Handler
-	a availabler
+	a balance.Availabler
 }
 
-func (w availWrap) available() bool { return w.a.available() }
+// Available implements balance.Availabler.
+func (w availWrap) Available() bool { return w.a.Available() }
 
 // OnRelease implements middleware.Releaser: f runs at Close.
 func (g *Generation) OnRelease(f func()) { g.onRelease(f) }
@@ -407,20 +426,14 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			return nil, fmt.Errorf("loadBalancer.serversTransport %q does not exist", n)
 		}
 	}
-	var passive *passivePolicy
-	if p := lb.PassiveHealthCheck; p != nil {
-		passive = &passivePolicy{window: orDefault(p.FailureWindow.D(), defaultFailureWindow), maxFailures: int64(p.MaxFailedAttempts)}
-		if passive.maxFailures <= 0 {
-			passive.maxFailures = 1
-		}
-	}
+	passive := balance.NewPassive(lb.PassiveHealthCheck)
 	switch lb.Strategy {
 	case "", "wrr", "p2c", "hrw", "leasttime":
 	default:
 		return nil, fmt.Errorf("loadBalancer.strategy %q is not supported (want wrr, p2c, hrw or leasttime)", lb.Strategy)
 	}
-	h := &lbHandler{name: name, pool: g.pool, log: g.log}
-	raw := map[*target]string{}
+	h := &lbHandler{name: name, servers: len(lb.Servers), pool: g.pool.servers, log: g.log}
+	var raw []string // configured URL of each target, for sticky cookies
 	for i, srv := range lb.Servers {
 		u, err := url.Parse(srv.URL)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") {
@@ -437,46 +450,45 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			return nil, fmt.Errorf("loadBalancer.serversTransport %q: %w", lb.ServersTransport, err)
 		}
 		g.onRelease(func() { g.pool.releaseTransport(trKey) })
-		b := g.pool.acquireBackend(u, name)
-		g.onRelease(func() { g.pool.releaseBackend(b, name) })
+		b := g.pool.servers.AcquireBackend(u, name)
+		g.onRelease(func() { g.pool.servers.ReleaseBackend(b, name) })
 		t := newTarget(u, b, rt, lb.PassHost(), srv.PreservePath)
-		t.weight, t.passive = srv.EffectiveWeight(), passive
+		t.Weight, t.Passive = srv.EffectiveWeight(), passive
 		if lb.HealthCheck != nil {
-			spec, err := newHealthSpec(b.URL, lb.HealthCheck)
+			spec, err := balance.NewHealthSpec(b.URL, lb.HealthCheck)
 			if err != nil {
 				return nil, err
 			}
-			c := g.pool.acquireChecker(b.URL, spec, trKey, tr)
-			g.onRelease(func() { g.pool.releaseChecker(c) })
-			t.check = c
+			c := g.pool.servers.AcquireChecker(b.URL, spec, trKey, tr)
+			g.onRelease(func() { g.pool.servers.ReleaseChecker(c) })
+			t.Check = c
 		}
-		h.targets = append(h.targets, t)
-		raw[t] = srv.URL
-	}
-	var live []*target
-	for _, t := range h.targets {
-		if t.weight > 0 {
-			live = append(live, t)
+		if t.Weight > 0 {
+			h.targets = append(h.targets, t)
+			raw = append(raw, srv.URL)
 		}
 	}
-	h.live = len(live)
+	servers := make([]*balance.Server, len(h.targets))
+	for i, t := range h.targets {
+		servers[i] = &t.Server
+	}
 	switch lb.Strategy {
 	case "p2c":
-		h.picker = &p2cPicker{targets: live}
+		h.picker = balance.NewP2C(servers)
 	case "hrw":
-		h.picker = newHRW(live)
+		h.picker = balance.NewHRW(servers)
 	case "leasttime":
-		stats := make([]*latencyStats, len(live))
-		for i, t := range live {
-			stats[i] = g.pool.latencyOf(t.backend)
+		stats := make([]*balance.Latency, len(servers))
+		for i, s := range servers {
+			stats[i] = g.pool.servers.Latency(s.Backend)
 		}
-		lt := newLeastTime(live, stats)
+		lt := balance.NewLeastTime(servers, stats)
 		h.picker, h.leastTime = lt, lt
 	default:
-		h.picker = newWRR(h.targets)
+		h.picker = balance.NewWRR(servers)
 	}
 	if lb.Sticky != nil && lb.Sticky.Cookie != nil {
-		h.sticky = newStickyCookie(name, cookieTemplate(lb.Sticky.Cookie), live, raw)
+		h.sticky = balance.NewSticky(name, balance.CookieTemplate(lb.Sticky.Cookie), servers, raw)
 	}
 	return h, nil
 }

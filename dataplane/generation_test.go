@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/balance"
 )
 
 // A broken reference disables only the routers that use it, with an error
@@ -169,21 +171,28 @@ http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /, interval: 1h}, servers: [{url: %q}]}}}
 `, a.URL), GenerationOptions{})
-	if len(h.pool.Status()) != 1 || len(h.pool.checkers) != 1 {
-		t.Fatalf("status %v, checkers %d; want one backend and one checker", h.pool.Status(), len(h.pool.checkers))
+	if len(h.pool.Status()) != 1 {
+		t.Fatalf("status %v; want one backend", h.pool.Status())
 	}
-	snapshot := func() (*http.Transport, *checker) {
+	snapshot := func() (*http.Transport, *balance.Checker) {
 		h.pool.mu.Lock()
-		defer h.pool.mu.Unlock()
 		var tr *http.Transport
 		for _, st := range h.pool.transports {
 			tr = st.t
 		}
-		var c *checker
-		for _, x := range h.pool.checkers {
-			c = x
+		h.pool.mu.Unlock()
+		h.mu.Lock()
+		g := h.gen
+		h.mu.Unlock()
+		svc, err := g.Service(context.Background(), "s@file")
+		if err != nil {
+			t.Fatal(err)
 		}
-		return tr, c
+		lb := svc.(*lbHandler)
+		if len(lb.targets) != 1 || lb.targets[0].Check == nil {
+			t.Fatalf("targets %v; want one with a checker", lb.targets)
+		}
+		return tr, lb.targets[0].Check
 	}
 	tr1, c1 := snapshot()
 	// The same service in a new generation keeps its transport (and so its
@@ -197,7 +206,10 @@ http:
 		t.Errorf("after a swap: transport kept %v, checker kept %v; want both kept", tr2 == tr1, c2 == c1)
 	}
 	h.apply(`http: {}`, GenerationOptions{})
-	if len(h.pool.Status()) != 0 || len(h.pool.checkers) != 0 || len(h.pool.transports) != 0 {
-		t.Errorf("after the swap: status %v, %d checkers, %d transports; want none", h.pool.Status(), len(h.pool.checkers), len(h.pool.transports))
+	h.pool.mu.Lock()
+	transports := len(h.pool.transports)
+	h.pool.mu.Unlock()
+	if len(h.pool.Status()) != 0 || transports != 0 {
+		t.Errorf("after the swap: status %v, %d transports; want none (balance's tests check that the checker stops)", h.pool.Status(), transports)
 	}
 }

@@ -61,7 +61,7 @@ func newHarness(t testing.TB, eps map[string]*static.EntryPoint, obs Observer) *
 	if testing.Verbose() {
 		log = testLogger(t)
 	}
-	h := &harness{t: t, log: log, pool: NewPool(log, PoolOptions{Hostname: "gantry-test"}), active: router.NewActive(), eps: eps, obs: obs}
+	h := &harness{t: t, log: log, pool: NewPool(log, PoolOptions{}), active: router.NewActive(), eps: eps, obs: obs}
 	srv, err := NewServer(log, h.active, eps, obs)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)

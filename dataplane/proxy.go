@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
@@ -17,17 +17,13 @@ import (
 const StatusClientClosedRequest = 499
 
 // target is one server of a load-balancer service in one generation: the
-// shared backend state, its connection pool in the serversTransport's
-// upstream Client, its active checker (nil when the service has no
-// healthCheck), its weight, and how requests to it are shaped.
+// server as the pickers see it (shared backend state, active checker,
+// weight, passive policy), its connection pool in the serversTransport's
+// upstream Client, and how requests to it are shaped.
 type target struct {
-	url     *url.URL // as configured (path kept for preservePath)
-	name    string   // url.String(), computed once (observer's Upstream)
-	backend *backend
-	check   *checker
-	weight  int
-	passive *passivePolicy
-	host    *upstream.Host
+	balance.Server
+	name string // URL.String(), computed once (observer's Upstream)
+	host *upstream.Host
 	// passHost sends the client's Host (passHostHeader, default true);
 	// else the server's host:port.
 	passHost bool
@@ -35,21 +31,9 @@ type target struct {
 	prefix string
 }
 
-// available reports whether the target may take traffic now: its active
-// check (if any) passes and, when the service has a passiveHealthCheck,
-// passive health has not taken the server out.
-func (t *target) available() bool {
-	if t.check != nil && !t.check.up.Load() {
-		return false
-	}
-	return t.passive == nil || t.backend.passiveUp(nowNano)
-}
-
-func nowNano() int64 { return time.Now().UnixNano() }
-
 // newTarget returns the target of server u over client c.
-func newTarget(u *url.URL, b *backend, c *upstream.Client, passHost, preservePath bool) *target {
-	t := &target{url: u, name: u.String(), backend: b, host: c.Host(u.Scheme, u.Host), passHost: passHost}
+func newTarget(u *url.URL, b *balance.Backend, c *upstream.Client, passHost, preservePath bool) *target {
+	t := &target{Server: balance.Server{URL: u, Backend: b}, name: u.String(), host: c.Host(u.Scheme, u.Host), passHost: passHost}
 	if preservePath {
 		t.prefix = strings.TrimSuffix(u.EscapedPath(), "/")
 	}

@@ -8,41 +8,34 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
-// availabler is implemented by service handlers that know whether they can
-// serve right now (a load balancer with at least one available server).
-// Weighted and failover services use it to skip children that would answer
-// 503.
-type availabler interface{ available() bool }
-
-func handlerAvailable(h http.Handler) bool {
-	a, ok := h.(availabler)
-	return !ok || a.available()
-}
-
 // lbHandler is a loadBalancer service: pick a server, proxy to it, feed
 // passive health. With no available server it answers 503 "no available
 // server", like Traefik (case 032).
 type lbHandler struct {
-	name    string
+	name string
+	// targets are the servers with weight > 0, in configuration order:
+	// the picker's and the sticky cookie's indexes are into it.
 	targets []*target
-	live    int // targets with weight > 0
-	picker  picker
+	servers int // every configured server, weight 0 too
+	picker  balance.Picker
 	// leastTime is picker when the strategy is leasttime: forward feeds it
 	// each attempt's time to first byte.
-	leastTime *leastTimePicker
-	sticky    *stickyCookie
-	pool      *Pool
+	leastTime *balance.LeastTime
+	sticky    *balance.Sticky
+	pool      *balance.Pool
 	log       *slog.Logger
 }
 
-func (h *lbHandler) available() bool {
+// Available implements balance.Availabler.
+func (h *lbHandler) Available() bool {
 	for _, t := range h.targets {
-		if t.weight > 0 && t.available() {
+		if t.Available() {
 			return true
 		}
 	}
@@ -54,21 +47,21 @@ func (h *lbHandler) available() bool {
 const maxDialRetries = 2
 
 func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var t *target
+	i := -1
 	if h.sticky != nil {
 		var rewrite bool
-		if t, rewrite = h.sticky.lookup(r); rewrite {
-			h.sticky.set(w, t)
+		if i, rewrite = h.sticky.Lookup(r); rewrite {
+			h.sticky.Set(w, i)
 		}
 	}
-	if t == nil {
+	if i < 0 {
 		var err error
-		if t, err = h.picker.pick(r); err != nil {
+		if i, err = h.picker.Pick(r); err != nil {
 			http.Error(w, "no available server", http.StatusServiceUnavailable)
 			return
 		}
 		if h.sticky != nil {
-			h.sticky.set(w, t)
+			h.sticky.Set(w, i)
 		}
 	}
 	ex := exchangeOf(w)
@@ -82,11 +75,12 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	retries := 0
 	if r.Body == nil || r.Body == http.NoBody {
-		retries = min(maxDialRetries, h.live-1)
+		retries = min(maxDialRetries, len(h.targets)-1)
 	}
 	for {
 		a.Reached()
-		res := h.attempt(ex, t, w, r)
+		t := h.targets[i]
+		res := h.attempt(ex, i, w, r)
 		if res.Err == nil {
 			return
 		}
@@ -94,13 +88,13 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// server or the client, so another server may take the request.
 		dial := upstream.IsDialError(res.Err)
 		if retries > 0 && dial && r.Context().Err() == nil {
-			if next := h.other(r, t); next != nil {
+			if next := h.other(r, i); next >= 0 {
 				retries--
 				ex.retries++
 				if h.sticky != nil {
-					h.sticky.set(w, next)
+					h.sticky.Set(w, next)
 				}
-				t = next
+				i = next
 				continue
 			}
 		}
@@ -123,29 +117,30 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// other picks an available server other than t, or nil.
-func (h *lbHandler) other(r *http.Request, t *target) *target {
-	for range len(h.targets) {
-		n, err := h.picker.pick(r)
+// other picks an available server other than target i, or -1.
+func (h *lbHandler) other(r *http.Request, i int) int {
+	for range h.servers {
+		n, err := h.picker.Pick(r)
 		if err != nil {
-			return nil
+			return -1
 		}
-		if n != t {
+		if n != i {
 			return n
 		}
 	}
-	return nil
+	return -1
 }
 
-// attempt forwards r to t once: begin() counts it in flight, and the
-// deferred done() ends it whatever happens (an aborted response panics
+// attempt forwards r to target i once: begin() counts it in flight, and
+// the deferred done() ends it whatever happens (an aborted response panics
 // through it).
-func (h *lbHandler) attempt(ex *exchange, t *target, w http.ResponseWriter, r *http.Request) (res upstream.Result) {
+func (h *lbHandler) attempt(ex *exchange, i int, w http.ResponseWriter, r *http.Request) (res upstream.Result) {
+	t := h.targets[i]
 	ex.upstream = t.name
 	start := time.Now()
-	t.backend.begin()
+	t.Backend.Begin()
 	ex.attempts = append(ex.attempts, observe.Attempt{Upstream: t.name, Start: start})
-	defer func() { h.done(ex, t, r, &res, start) }()
+	defer func() { h.done(ex, i, r, &res, start) }()
 	t.outbound(&ex.out, r)
 	res = t.host.Forward(w, &ex.out)
 	ex.out.Req = nil
@@ -158,9 +153,10 @@ func (h *lbHandler) attempt(ex *exchange, t *target, w http.ResponseWriter, r *h
 // max_fails, and never the client's own failure), cleared by a success,
 // and leasttime fed the time to first byte. It is the one place every
 // finished attempt is counted.
-func (h *lbHandler) done(ex *exchange, t *target, r *http.Request, res *upstream.Result, start time.Time) {
-	b := t.backend
-	b.inflight.Add(-1)
+func (h *lbHandler) done(ex *exchange, i int, r *http.Request, res *upstream.Result, start time.Time) {
+	t := h.targets[i]
+	b := t.Backend
+	b.End()
 	ex.ttfb = res.TTFB
 	if n := len(ex.attempts); n > 0 {
 		a := &ex.attempts[n-1]
@@ -170,16 +166,15 @@ func (h *lbHandler) done(ex *exchange, t *target, r *http.Request, res *upstream
 		}
 	}
 	if h.leastTime != nil {
-		h.leastTime.record(t, res.TTFB, res.Err, start)
+		h.leastTime.Record(i, res.TTFB, res.Err, start)
 	}
 	switch {
 	case serverFault(r, res.Err):
-		if b.recordFailure(t.passive, time.Now(), res.Err) {
-			h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.key, "error", res.Err)
-			h.pool.notify()
+		if h.pool.Failed(b, t.Passive, res.Err) {
+			h.log.Warn("server down (passive health check)", "service", h.name, "backend", b.Key(), "error", res.Err)
 		}
-	case res.Err == nil && b.downUntil.Load() != 0:
-		b.recordSuccess(time.Now())
+	case res.Err == nil:
+		b.Succeeded()
 	}
 }
 
@@ -190,12 +185,13 @@ type weightedHandler struct {
 	children []http.Handler
 	seq      []int32
 	next     atomic.Uint64
-	sticky   *childCookie // weighted.sticky.cookie; nil when unset
+	sticky   *balance.ChildSticky // weighted.sticky.cookie; nil when unset
 }
 
-func (h *weightedHandler) available() bool {
+// Available implements balance.Availabler.
+func (h *weightedHandler) Available() bool {
 	for _, i := range h.seq {
-		if handlerAvailable(h.children[i]) {
+		if balance.Available(h.children[i]) {
 			return true
 		}
 	}
@@ -204,9 +200,9 @@ func (h *weightedHandler) available() bool {
 
 func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.sticky != nil {
-		if i, rewrite := h.sticky.lookup(r); i >= 0 && handlerAvailable(h.children[i]) {
+		if i, rewrite := h.sticky.Lookup(r); i >= 0 && balance.Available(h.children[i]) {
 			if rewrite {
-				h.sticky.set(w, i)
+				h.sticky.Set(w, i)
 			}
 			h.children[i].ServeHTTP(w, r)
 			return
@@ -216,9 +212,9 @@ func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if n > 0 {
 		for range n {
 			i := h.seq[(h.next.Add(1)-1)%n]
-			if c := h.children[i]; handlerAvailable(c) {
+			if c := h.children[i]; balance.Available(c) {
 				if h.sticky != nil {
-					h.sticky.set(w, int(i))
+					h.sticky.Set(w, int(i))
 				}
 				c.ServeHTTP(w, r)
 				return
@@ -238,7 +234,7 @@ type mirrorHandler struct {
 	mirrors    []*mirror
 	mirrorBody bool
 	maxBody    int64 // bytes; < 0 unlimited
-	pool       *Pool
+	pool       *balance.Pool
 }
 
 type mirror struct {
@@ -254,7 +250,8 @@ func (m *mirror) due() bool {
 	return (n*m.percent)/100 != ((n-1)*m.percent)/100
 }
 
-func (h *mirrorHandler) available() bool { return handlerAvailable(h.main) }
+// Available implements balance.Availabler.
+func (h *mirrorHandler) Available() bool { return balance.Available(h.main) }
 
 func (h *mirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var due []*mirror
@@ -296,14 +293,14 @@ func (h *mirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, m := range due {
 		// The mirror outlives the client's request but not the Pool, and
 		// shares none of the request's context values (observer record).
-		mr := r.Clone(h.pool.ctx)
+		mr := r.Clone(h.pool.Context())
 		if body != nil {
 			mr.Body = io.NopCloser(bytes.NewReader(body))
 		} else {
 			mr.Body = http.NoBody
 			mr.ContentLength = 0
 		}
-		h.pool.wg.Go(func() { m.h.ServeHTTP(discardWriter{h: http.Header{}}, mr) })
+		h.pool.Go(func() { m.h.ServeHTTP(discardWriter{h: http.Header{}}, mr) })
 	}
 	h.main.ServeHTTP(w, r)
 }

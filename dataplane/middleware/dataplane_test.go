@@ -26,7 +26,7 @@ func generation(t *testing.T, yml string) *dataplane.Generation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := dataplane.NewPool(slog.New(slog.DiscardHandler), dataplane.PoolOptions{Hostname: "gantry-test"})
+	pool := dataplane.NewPool(slog.New(slog.DiscardHandler), dataplane.PoolOptions{})
 	t.Cleanup(pool.Close)
 	g := dataplane.NewGeneration(pool, &providers.Merged{Config: c}, dataplane.GenerationOptions{})
 	t.Cleanup(g.Close)

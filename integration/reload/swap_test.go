@@ -53,7 +53,7 @@ type swapper struct {
 
 func newSwapper() *swapper {
 	return &swapper{
-		pool:   dataplane.NewPool(slog.New(slog.DiscardHandler), dataplane.PoolOptions{Hostname: "bench"}),
+		pool:   dataplane.NewPool(slog.New(slog.DiscardHandler), dataplane.PoolOptions{}),
 		active: router.NewActive(),
 		opts:   router.Options{EntryPoints: []router.EntryPoint{{Name: "web", AsDefault: true}}},
 	}

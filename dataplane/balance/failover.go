@@ -1,4 +1,4 @@
-package dataplane
+package balance
 
 import (
 	"bytes"
@@ -40,7 +40,9 @@ type failoverHandler struct {
 // statusSet is one inclusive range of status codes.
 type statusSet struct{ lo, hi int }
 
-func newFailover(main, fallback http.Handler, c *config.Failover) (*failoverHandler, error) {
+// NewFailover returns the failover service over main and fallback. An
+// error names a bad failover.errors.status.
+func NewFailover(main, fallback http.Handler, c *config.Failover) (http.Handler, error) {
 	f := &failoverHandler{main: main, fallback: fallback, maxBody: -1}
 	if e := c.Errors; e != nil {
 		rs, err := middleware.ParseStatusRanges(e.Status)
@@ -57,8 +59,9 @@ func newFailover(main, fallback http.Handler, c *config.Failover) (*failoverHand
 	return f, nil
 }
 
-func (h *failoverHandler) available() bool {
-	return handlerAvailable(h.main) || handlerAvailable(h.fallback)
+// Available implements Availabler.
+func (h *failoverHandler) Available() bool {
+	return Available(h.main) || Available(h.fallback)
 }
 
 func (h *failoverHandler) caught(code int) bool {
@@ -71,7 +74,7 @@ func (h *failoverHandler) caught(code int) bool {
 }
 
 func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !handlerAvailable(h.main) {
+	if !Available(h.main) {
 		h.fallback.ServeHTTP(w, r)
 		return
 	}

@@ -1,4 +1,4 @@
-package dataplane
+package balance
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // is sent as the :authority, and headers as request metadata. path,
 // method, status and followRedirects do not apply to gRPC.
 // Source: https://github.com/grpc/grpc/blob/master/doc/health-checking.md
-func (c *checker) checkGRPC(ctx context.Context) error {
+func (c *Checker) checkGRPC(ctx context.Context) error {
 	addr := c.spec.url.Host
 	var creds credentials.TransportCredentials
 	if c.spec.url.Scheme == "https" {
@@ -70,7 +70,7 @@ func (c *checker) checkGRPC(ctx context.Context) error {
 }
 
 // grpcTLS is the TLS configuration of the check's transport for h2.
-func (c *checker) grpcTLS() *tls.Config {
+func (c *Checker) grpcTLS() *tls.Config {
 	var tc *tls.Config
 	if t, ok := c.client.Transport.(*http.Transport); ok && t.TLSClientConfig != nil {
 		tc = t.TLSClientConfig.Clone()

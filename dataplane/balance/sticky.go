@@ -1,4 +1,4 @@
-package dataplane
+package balance
 
 import (
 	"crypto/sha1" //nolint:gosec // Traefik's cookie-name derivation, not a security use
@@ -40,53 +40,58 @@ import (
 // answer and both are honoured.
 // Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/load-balancing/service/#sticky-sessions
 
-// stickyCookie pins a client to one server of a load balancer.
-type stickyCookie struct {
-	cookie http.Cookie // template: name and attributes
-	byHash map[string]*target
-	compat map[string]*target // legacy values, answered with a new cookie
-	hashes map[*target]string
+// Sticky pins a client to one server of a load balancer.
+type Sticky struct {
+	cookie  http.Cookie // template: name and attributes
+	servers []*Server
+	byHash  map[string]int
+	compat  map[string]int // legacy values, answered with a new cookie
+	hashes  []string
 }
 
-// newStickyCookie builds the cookie of service over its servers ts with
-// weight > 0, raw giving each one's URL as configured.
-func newStickyCookie(service string, c http.Cookie, ts []*target, raw map[*target]string) *stickyCookie {
+// NewSticky builds the cookie of service over its servers with weight > 0,
+// raw[i] giving the URL of servers[i] as configured ("": servers[i].URL).
+// c is the template (CookieTemplate); its name defaults as Traefik's.
+func NewSticky(service string, c http.Cookie, servers []*Server, raw []string) *Sticky {
 	c.Name = cookieName(c.Name, service)
-	s := &stickyCookie{cookie: c, byHash: map[string]*target{}, compat: map[string]*target{}, hashes: map[*target]string{}}
-	for _, t := range ts {
-		u := raw[t]
+	s := &Sticky{cookie: c, servers: servers, byHash: map[string]int{}, compat: map[string]int{}, hashes: make([]string, len(servers))}
+	for i, srv := range servers {
+		u := raw[i]
 		if u == "" {
-			u = t.url.String()
+			u = srv.URL.String()
 		}
 		h := stickyHash(u)
-		s.byHash[h] = t
-		s.hashes[t] = h
+		s.byHash[h] = i
+		s.hashes[i] = h
 		f := fnvHash(u)
-		s.compat[u], s.compat[f], s.compat[fnvHash(f)] = t, t, t
+		s.compat[u], s.compat[f], s.compat[fnvHash(f)] = i, i, i
 	}
 	return s
 }
 
-// lookup returns the available server the request's cookie names, or nil,
-// and whether the cookie must be rewritten (a legacy value).
-func (s *stickyCookie) lookup(r *http.Request) (*target, bool) {
+// Lookup returns the index of the available server the request's cookie
+// names, or -1, and whether the cookie must be rewritten (a legacy value).
+func (s *Sticky) Lookup(r *http.Request) (int, bool) {
 	c, err := r.Cookie(s.cookie.Name)
 	if err != nil {
-		return nil, false
+		return -1, false
 	}
-	t, rewrite := s.byHash[c.Value], false
-	if t == nil {
-		t, rewrite = s.compat[c.Value], true
+	i, ok := s.byHash[c.Value]
+	rewrite := false
+	if !ok {
+		i, ok = s.compat[c.Value]
+		rewrite = true
 	}
-	if t != nil && t.weight > 0 && t.available() {
-		return t, rewrite
+	if ok && s.servers[i].Weight > 0 && s.servers[i].Available() {
+		return i, rewrite
 	}
-	return nil, false
+	return -1, false
 }
 
-// set pins the client to t, replacing a cookie of ours a retry already set.
-func (s *stickyCookie) set(w http.ResponseWriter, t *target) {
-	setCookie(w, s.cookie, s.hashes[t])
+// Set pins the client to server i, replacing a cookie of ours a retry
+// already set.
+func (s *Sticky) Set(w http.ResponseWriter, i int) {
+	setCookie(w, s.cookie, s.hashes[i])
 }
 
 func setCookie(w http.ResponseWriter, tmpl http.Cookie, value string) {
@@ -96,19 +101,19 @@ func setCookie(w http.ResponseWriter, tmpl http.Cookie, value string) {
 	http.SetCookie(w, &tmpl)
 }
 
-// childCookie pins a client to one child of a weighted service.
-type childCookie struct {
+// ChildSticky pins a client to one child of a weighted service.
+type ChildSticky struct {
 	cookie http.Cookie
 	byHash map[string]int
 	compat map[string]int
 	hashes []string
 }
 
-// newChildCookie builds the cookie of weighted service over its children;
+// NewChildSticky builds the cookie of weighted service over its children;
 // children of weight 0 are never pinned.
-func newChildCookie(service string, c http.Cookie, children []config.WRRService) *childCookie {
+func NewChildSticky(service string, c http.Cookie, children []config.WRRService) *ChildSticky {
 	c.Name = cookieName(c.Name, service)
-	cc := &childCookie{cookie: c, byHash: map[string]int{}, compat: map[string]int{}}
+	cc := &ChildSticky{cookie: c, byHash: map[string]int{}, compat: map[string]int{}}
 	for i, ch := range children {
 		h := stickyHash(ch.Name)
 		cc.hashes = append(cc.hashes, h)
@@ -122,9 +127,9 @@ func newChildCookie(service string, c http.Cookie, children []config.WRRService)
 	return cc
 }
 
-// lookup returns the child index the cookie names (-1: none) and whether
+// Lookup returns the child index the cookie names (-1: none) and whether
 // the cookie must be rewritten.
-func (c *childCookie) lookup(r *http.Request) (int, bool) {
+func (c *ChildSticky) Lookup(r *http.Request) (int, bool) {
 	ck, err := r.Cookie(c.cookie.Name)
 	if err != nil {
 		return -1, false
@@ -138,7 +143,8 @@ func (c *childCookie) lookup(r *http.Request) (int, bool) {
 	return -1, false
 }
 
-func (c *childCookie) set(w http.ResponseWriter, i int) { setCookie(w, c.cookie, c.hashes[i]) }
+// Set pins the client to child i.
+func (c *ChildSticky) Set(w http.ResponseWriter, i int) { setCookie(w, c.cookie, c.hashes[i]) }
 
 // stickyHash is Traefik's cookie value: SHA-256, 16 hex digits.
 func stickyHash(s string) string {
@@ -169,8 +175,9 @@ func cookieName(name, service string) string {
 	return fmt.Sprintf("_%x", sum)[:6]
 }
 
-// cookieTemplate converts the sticky cookie options.
-func cookieTemplate(c *config.Cookie) http.Cookie {
+// CookieTemplate converts the sticky cookie options: path defaults to
+// "/", sameSite other than none, lax or strict leaves the attribute out.
+func CookieTemplate(c *config.Cookie) http.Cookie {
 	hc := http.Cookie{Name: c.Name, Secure: c.Secure, HttpOnly: c.HTTPOnly, MaxAge: c.MaxAge, Domain: c.Domain, Path: "/"}
 	if c.Path != nil {
 		hc.Path = *c.Path

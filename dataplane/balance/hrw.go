@@ -1,13 +1,9 @@
-package dataplane
+package balance
 
 import (
-	"context"
-	"fmt"
 	"hash/fnv"
 	"math"
 	"net/http"
-
-	"github.com/gantry-proxy/gantry/config"
 )
 
 // hrwHandler is a highestRandomWeight service: each request goes to the
@@ -26,30 +22,16 @@ type hrwHandler struct {
 	weights  []float64
 }
 
-func (g *Generation) buildHRW(ctx context.Context, c *config.HighestRandomWeight) (http.Handler, error) {
-	h := &hrwHandler{}
-	for _, s := range c.Services {
-		w := 1
-		if s.Weight != nil {
-			w = *s.Weight
-		}
-		if w <= 0 {
-			continue
-		}
-		ch, err := g.Service(ctx, s.Name)
-		if err != nil {
-			return nil, fmt.Errorf("highestRandomWeight: %w", err)
-		}
-		h.children = append(h.children, ch)
-		h.names = append(h.names, s.Name)
-		h.weights = append(h.weights, float64(w))
-	}
-	return h, nil
+// NewHighestRandomWeight returns the highestRandomWeight service over
+// children, names[i] and weights[i] (> 0) being those of children[i].
+func NewHighestRandomWeight(children []http.Handler, names []string, weights []float64) http.Handler {
+	return &hrwHandler{children: children, names: names, weights: weights}
 }
 
-func (h *hrwHandler) available() bool {
+// Available implements Availabler.
+func (h *hrwHandler) Available() bool {
 	for _, c := range h.children {
-		if handlerAvailable(c) {
+		if Available(c) {
 			return true
 		}
 	}
@@ -67,7 +49,7 @@ func (h *hrwHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ip := peerIP(r.RemoteAddr)
 	best, bestScore := -1, math.Inf(-1)
 	for i, c := range h.children {
-		if !handlerAvailable(c) {
+		if !Available(c) {
 			continue
 		}
 		if s := h.score(i, ip); s > bestScore {

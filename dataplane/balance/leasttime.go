@@ -1,4 +1,4 @@
-package dataplane
+package balance
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// latencyStats is the time-to-first-byte record of one server, kept by the
-// Pool per server origin so that it carries over configuration swaps and is
+// Latency is the time-to-first-byte record of one server, kept by the
+// Pool per server origin (Pool.Latency) so that it carries over configuration swaps and is
 // shared by every service using the server. Lock-free.
-type latencyStats struct {
+type Latency struct {
 	ewma      atomic.Uint64 // math.Float64bits of the smoothed TTFB in ns; 0: no sample yet
 	lastPick  atomic.Int64  // unix ns of the last request sent (pick or probe)
 	lastStamp atomic.Int64  // unix ns of the last sample
@@ -42,7 +42,7 @@ const (
 )
 
 // observe records a TTFB of d measured at now.
-func (s *latencyStats) observe(d time.Duration, now int64) {
+func (s *Latency) observe(d time.Duration, now int64) {
 	prev := s.lastStamp.Swap(now)
 	a := ltAlpha
 	if prev > 0 {
@@ -68,9 +68,9 @@ func (s *latencyStats) observe(d time.Duration, now int64) {
 }
 
 // ttfb returns the smoothed TTFB in ns, 0 when there is no sample.
-func (s *latencyStats) ttfb() float64 { return math.Float64frombits(s.ewma.Load()) }
+func (s *Latency) ttfb() float64 { return math.Float64frombits(s.ewma.Load()) }
 
-// leastTimePicker is loadBalancer.strategy leasttime (Traefik v3.6): the
+// LeastTime is loadBalancer.strategy leasttime (Traefik v3.6): the
 // available server with the lowest (TTFB × (1 + in flight) + floor × in
 // flight) / weight wins; equal scores go to the server that comes first in
 // the smooth-WRR rotation, so ties are shared by weight. A server not sent a
@@ -83,38 +83,39 @@ func (s *latencyStats) ttfb() float64 { return math.Float64frombits(s.ewma.Load(
 // no sample (passive health is their business) except timeouts, which
 // count with the time waited; the probe and the floor above.
 // Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/load-balancing/service/#strategy
-type leastTimePicker struct {
-	targets []*target // weight > 0
-	stats   []*latencyStats
-	byT     map[*target]*latencyStats
-	seq     []int32 // smooth WRR over targets, for tie-breaking
+type LeastTime struct {
+	servers []*Server // weight > 0
+	stats   []*Latency
+	seq     []int32 // smooth WRR over servers, for tie-breaking
 	next    atomic.Uint64
 	now     func() int64
 }
 
-func newLeastTime(ts []*target, stats []*latencyStats) *leastTimePicker {
-	p := &leastTimePicker{targets: ts, stats: stats, byT: map[*target]*latencyStats{}, now: nowNano}
-	w := make([]int, len(ts))
-	for i, t := range ts {
-		w[i] = t.weight
-		p.byT[t] = stats[i]
+// NewLeastTime returns the least-time picker over servers (all of weight
+// > 0), stats[i] being the record of servers[i] (Pool.Latency).
+func NewLeastTime(servers []*Server, stats []*Latency) *LeastTime {
+	p := &LeastTime{servers: servers, stats: stats, now: nowNano}
+	w := make([]int, len(servers))
+	for i, s := range servers {
+		w[i] = s.Weight
 	}
-	p.seq = smoothSequence(w)
+	p.seq = SmoothSequence(w)
 	return p
 }
 
-func (p *leastTimePicker) pick(*http.Request) (*target, error) {
-	n := len(p.targets)
+// Pick implements Picker.
+func (p *LeastTime) Pick(*http.Request) (int, error) {
+	n := len(p.servers)
 	if n == 0 || len(p.seq) == 0 {
-		return nil, ErrNoBackend
+		return -1, ErrNoBackend
 	}
 	now := p.now()
 	start := int(p.seq[(p.next.Add(1)-1)%uint64(len(p.seq))])
 	best, bestScore := -1, math.Inf(1)
 	for k := range n {
 		i := (start + k) % n
-		t := p.targets[i]
-		if !t.available() {
+		srv := p.servers[i]
+		if !srv.Available() {
 			continue
 		}
 		s := p.stats[i]
@@ -122,29 +123,27 @@ func (p *leastTimePicker) pick(*http.Request) (*target, error) {
 			// Probe: measure a server left alone for a while. Only the
 			// request that wins the swap probes.
 			if s.lastPick.CompareAndSwap(last, now) {
-				return t, nil
+				return i, nil
 			}
 		}
-		inflight := float64(t.backend.inflight.Load())
-		score := (s.ttfb()*(1+inflight) + ltFloor*inflight) / float64(t.weight)
+		inflight := float64(srv.Backend.inflight.Load())
+		score := (s.ttfb()*(1+inflight) + ltFloor*inflight) / float64(srv.Weight)
 		if score < bestScore {
 			best, bestScore = i, score
 		}
 	}
 	if best < 0 {
-		return nil, ErrNoBackend
+		return -1, ErrNoBackend
 	}
 	p.stats[best].lastPick.Store(now)
-	return p.targets[best], nil
+	return best, nil
 }
 
-// record notes the outcome of one attempt on t that started at start:
-// the TTFB when the server answered, the time waited when it timed out.
-func (p *leastTimePicker) record(t *target, ttfb time.Duration, err error, start time.Time) {
-	s := p.byT[t]
-	if s == nil {
-		return
-	}
+// Record notes the outcome of one attempt on server i (an index Pick
+// returned) that started at start: the TTFB when the server answered, the
+// time waited when it timed out; other failures add no sample.
+func (p *LeastTime) Record(i int, ttfb time.Duration, err error, start time.Time) {
+	s := p.stats[i]
 	switch {
 	case err == nil && ttfb > 0:
 		s.observe(ttfb, start.Add(ttfb).UnixNano())

@@ -1,4 +1,4 @@
-package dataplane
+package balance
 
 import (
 	"log/slog"
@@ -25,7 +25,7 @@ func TestHealthCheckRequestShape(t *testing.T) {
 				}
 			}),
 		}
-		p := NewPool(slog.New(slog.DiscardHandler), PoolOptions{})
+		p := NewPool(slog.New(slog.DiscardHandler))
 		defer p.Close()
 		u, _ := url.Parse("https://srv:8443")
 		hc := &config.ServerHealthCheck{
@@ -33,12 +33,12 @@ func TestHealthCheckRequestShape(t *testing.T) {
 			Hostname: "health.example", Headers: map[string]string{"X-Probe": "gantry"},
 			Interval: config.Duration(time.Second),
 		}
-		spec, err := newHealthSpec(u, hc)
+		spec, err := NewHealthSpec(u, hc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := p.acquireChecker(u, spec, "t", hosts)
-		defer p.releaseChecker(c)
+		c := p.AcquireChecker(u, spec, "t", hosts)
+		defer p.ReleaseChecker(c)
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
 		if got == nil || !c.up.Load() {

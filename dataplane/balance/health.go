@@ -1,4 +1,4 @@
-package dataplane
+package balance
 
 import (
 	"context"
@@ -24,8 +24,9 @@ const (
 	defaultHealthTimeout  = 5 * time.Second
 )
 
-// healthSpec is a ServerHealthCheck resolved to defaults for one server.
-type healthSpec struct {
+// HealthSpec is a ServerHealthCheck resolved to defaults for one server:
+// what a Checker sends, how often, and what counts as healthy.
+type HealthSpec struct {
 	mode              string   // "http" or "grpc"
 	url               *url.URL // request URL: scheme, host:port and path of the check
 	method            string
@@ -38,9 +39,9 @@ type healthSpec struct {
 	followRedirects   bool
 }
 
-// newHealthSpec resolves hc for the server at origin. It returns an error
-// for an unknown mode or a bad path.
-func newHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*healthSpec, error) {
+// NewHealthSpec resolves hc for the server at origin (scheme://host:port).
+// It returns an error naming the field for an unknown mode or a bad path.
+func NewHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*HealthSpec, error) {
 	mode := strings.ToLower(hc.Mode)
 	switch mode {
 	case "", "http":
@@ -68,7 +69,7 @@ func newHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*healthSpec, 
 		return nil, fmt.Errorf("healthCheck.path %q: %w", hc.Path, err)
 	}
 	u.Path, u.RawPath, u.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
-	s := &healthSpec{
+	s := &HealthSpec{
 		mode:            mode,
 		url:             u,
 		method:          strings.ToUpper(hc.Method),
@@ -89,13 +90,14 @@ func newHealthSpec(origin *url.URL, hc *config.ServerHealthCheck) (*healthSpec, 
 	return s, nil
 }
 
-// checker runs one active health check against one server. Servers start
-// UP; the first check runs one interval after the checker starts (Traefik).
+// Checker runs one active health check against one server. Servers start
+// UP; the first check runs one interval after the Checker starts (Traefik).
 // A single success brings a server back, a single failure takes it out.
-type checker struct {
+// The Pool starts, shares and stops checkers (AcquireChecker).
+type Checker struct {
 	key    string
 	origin string
-	spec   *healthSpec
+	spec   *HealthSpec
 	client *http.Client
 	log    *slog.Logger
 	notify func() // called after every state change
@@ -109,8 +111,11 @@ type checker struct {
 	done   chan struct{}
 }
 
+// Up reports whether the last check passed (true before the first).
+func (c *Checker) Up() bool { return c.up.Load() }
+
 // run checks until ctx is done. It is started and joined by the Pool.
-func (c *checker) run(ctx context.Context) {
+func (c *Checker) run(ctx context.Context) {
 	defer close(c.done)
 	t := time.NewTimer(c.spec.interval)
 	defer t.Stop()
@@ -145,7 +150,7 @@ func (c *checker) run(ctx context.Context) {
 
 // check sends one health request; nil means healthy: the status is 2xx or
 // 3xx, or exactly spec.status when set (case 032).
-func (c *checker) check(ctx context.Context) error {
+func (c *Checker) check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.spec.timeout)
 	defer cancel()
 	if c.spec.mode == "grpc" {
@@ -191,5 +196,9 @@ func healthClient(rt http.RoundTripper, follow bool) *http.Client {
 	return c
 }
 
-// Passive health-check default (Traefik's).
-const defaultFailureWindow = 10 * time.Second
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
