@@ -37,6 +37,9 @@ type Options struct {
 	// Cluster lists the instances registered in Consul (/api/cluster);
 	// nil: the endpoint answers 404 (no cluster section).
 	Cluster Cluster
+	// StaticReloads reports the static configuration's revision and live
+	// reloads (/api/static); nil: the endpoint answers 404.
+	StaticReloads func() static.ReloadStatus
 	// Live feeds per-router rates to the WebSocket (nil: no stats messages).
 	Live *observe.Live
 	// UI is the dashboard's files (web.FS()); nil serves no UI.
@@ -146,6 +149,7 @@ func (a *API) routes() http.Handler {
 	get("/api/providers", a.getProviders)
 	get("/api/problems", a.getProblems)
 	get("/api/cluster", a.getCluster)
+	get("/api/static", a.getStatic)
 	get("/api/tls/certificates", a.getCertificates)
 	get("/api/revisions", a.getRevisions)
 	get("/api/revisions/{version}", a.getRevision)

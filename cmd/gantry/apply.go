@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +108,25 @@ func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *ro
 func (a *applier) reapply(ctx context.Context) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.last != nil {
+		a.applyLocked(ctx, a.last, false)
+	}
+}
+
+// restatic installs what generations take from the static configuration
+// c (the entrypoint list, redirections and rule syntax for Compile,
+// entrypoint middlewares, not-found pages and TLS defaults) and the
+// internal handlers, then rebuilds the generation of the configuration
+// applied last, so routes on a new entrypoint and a rebuilt API serve at
+// once (a live static reload, reload.go).
+func (a *applier) restatic(ctx context.Context, c *static.Configuration, internal map[string]http.Handler) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ropts = routerOptions(c)
+	a.epTLS = entryPointTLS(c)
+	a.genOpts.EntryPointMiddlewares = entryPointMiddlewares(c)
+	a.genOpts.NotFound = entryPointNotFound(c)
+	a.genOpts.Internal = internal
 	if a.last != nil {
 		a.applyLocked(ctx, a.last, false)
 	}

@@ -38,6 +38,10 @@ type internalSources struct {
 	certificates dashboard.Certificates
 	// cluster is the Consul registration, nil without cluster.consul.
 	cluster dashboard.Cluster
+	// reloads reports the static configuration's reloads (/api/static).
+	reloads func() static.ReloadStatus
+	// started is when this process started (/api/version).
+	started time.Time
 }
 
 // newInternals builds the internal services the static configuration
@@ -49,33 +53,7 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 	in := &internals{handlers: map[string]http.Handler{}, log: log}
 	if c.API != nil {
 		in.live = observe.NewLive()
-		opts := dashboard.Options{
-			Log:       log.With("component", "api"),
-			Static:    c,
-			Tables:    dashboard.RouterTables(src.active),
-			Live:      in.live,
-			Version:   versionString(),
-			StartDate: time.Now(),
-		}
-		if src.pool != nil {
-			opts.Health = dashboard.PoolHealth(src.pool)
-		}
-		if src.sources != nil {
-			opts.Sources = src.sources
-		}
-		if src.history != nil {
-			opts.History = src.history
-		}
-		if src.cluster != nil {
-			opts.Cluster = src.cluster
-		}
-		if src.certificates != nil {
-			opts.Certificates = src.certificates
-		}
-		if c.API.Dashboard == nil || *c.API.Dashboard {
-			opts.UI = web.FS()
-		}
-		api, err := dashboard.New(opts)
+		api, err := newAPI(c, log, src, in.live)
 		if err != nil {
 			return nil, err
 		}
@@ -123,6 +101,41 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 		in.handlers["ping@internal"] = in.ping
 	}
 	return in, nil
+}
+
+// newAPI builds api@internal for c's api section (which must be set),
+// reading src and feeding its charts from live.
+func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, live *observe.Live) (*dashboard.API, error) {
+	opts := dashboard.Options{
+		Log:       log.With("component", "api"),
+		Static:    c,
+		Tables:    dashboard.RouterTables(src.active),
+		Live:      live,
+		Version:   versionString(),
+		StartDate: src.started,
+	}
+	if src.pool != nil {
+		opts.Health = dashboard.PoolHealth(src.pool)
+	}
+	if src.sources != nil {
+		opts.Sources = src.sources
+	}
+	if src.history != nil {
+		opts.History = src.history
+	}
+	if src.cluster != nil {
+		opts.Cluster = src.cluster
+	}
+	if src.certificates != nil {
+		opts.Certificates = src.certificates
+	}
+	if src.reloads != nil {
+		opts.StaticReloads = src.reloads
+	}
+	if c.API.Dashboard == nil || *c.API.Dashboard {
+		opts.UI = web.FS()
+	}
+	return dashboard.New(opts)
 }
 
 // observers returns the internal observers to feed from the dataplane.

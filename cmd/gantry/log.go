@@ -31,6 +31,12 @@ func parseLevel(s string) (slog.Level, error) {
 // default) or JSON, at log.level, to log.filePath (appended) or stderr.
 // The returned closer closes the file, if any.
 func newLogger(c *static.Log, stderr io.Writer) (*slog.Logger, io.Closer, error) {
+	return newLoggerLevel(c, stderr, new(slog.LevelVar))
+}
+
+// newLoggerLevel is newLogger with the level held in lv (set to log.level
+// here), so that a live reload can change it (reload.go).
+func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar) (*slog.Logger, io.Closer, error) {
 	if c == nil {
 		c = &static.Log{}
 	}
@@ -47,7 +53,8 @@ func newLogger(c *static.Log, stderr io.Writer) (*slog.Logger, io.Closer, error)
 		}
 		w, closer = f, f
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	lv.Set(level)
+	opts := &slog.HandlerOptions{Level: lv}
 	var h slog.Handler
 	if strings.EqualFold(c.Format, "json") {
 		h = slog.NewJSONHandler(w, opts)

@@ -12,50 +12,85 @@ import (
 	"github.com/gantry-proxy/gantry/providers/file"
 )
 
+// providerKinds are the providers.<kind> sections, in start order, with
+// the name each provider runs under (its objects are "x@<name>").
+var providerKinds = []struct{ kind, name string }{
+	{"file", "file"},
+	{"docker", "docker"},
+	{"consulCatalog", consul.CatalogName},
+	{"consul", consul.KVName},
+}
+
 // providerSet is what buildProviders returns: the providers to run, and
-// the hooks SIGHUP calls (the file provider's Reload).
+// the hook SIGHUP calls (the file provider's Reload, nil without one).
 type providerSet struct {
-	list    []providers.Provider
-	reloads []func()
+	list       []providers.Provider
+	fileReload func()
 }
 
 // buildProviders builds every provider the static configuration enables,
-// always including the internal one. Each provider package adds its line
-// here. An error names the provider section and what is wrong with it.
+// always including the internal one. An error names the provider section
+// and what is wrong with it.
 func buildProviders(c *static.Configuration, log *slog.Logger) (*providerSet, error) {
 	ps := &providerSet{list: []providers.Provider{builtin.New(c)}}
-	p := c.Providers
-	if p == nil {
-		return ps, nil
-	}
-	if p.File != nil {
-		fp, err := file.New(*p.File, log)
+	for _, k := range providerKinds {
+		p, reload, err := buildProvider(k.kind, c, log)
 		if err != nil {
 			return nil, err
 		}
-		ps.list = append(ps.list, fp)
-		ps.reloads = append(ps.reloads, fp.Reload)
-	}
-	if p.Docker != nil {
-		dp, err := docker.New(*p.Docker, log)
-		if err != nil {
-			return nil, fmt.Errorf("providers.docker: %w", err)
+		if p != nil {
+			ps.list = append(ps.list, p)
 		}
-		ps.list = append(ps.list, dp)
-	}
-	if p.ConsulCatalog != nil {
-		cp, err := consul.NewCatalog(*p.ConsulCatalog, log)
-		if err != nil {
-			return nil, fmt.Errorf("providers.consulCatalog: %w", err)
+		if reload != nil {
+			ps.fileReload = reload
 		}
-		ps.list = append(ps.list, cp)
-	}
-	if p.Consul != nil {
-		kp, err := consul.NewKV(*p.Consul, log)
-		if err != nil {
-			return nil, fmt.Errorf("providers.consul: %w", err)
-		}
-		ps.list = append(ps.list, kp)
 	}
 	return ps, nil
+}
+
+// buildProvider builds the provider of section providers.<kind> of c, or
+// returns nil when that section is not set. reload is the file provider's
+// Reload. Each provider package adds its line here.
+func buildProvider(kind string, c *static.Configuration, log *slog.Logger) (p providers.Provider, reload func(), err error) {
+	ps := c.Providers
+	if ps == nil {
+		return nil, nil, nil
+	}
+	switch kind {
+	case "file":
+		if ps.File != nil {
+			fp, err := file.New(*ps.File, log)
+			if err != nil {
+				return nil, nil, err
+			}
+			return fp, fp.Reload, nil
+		}
+	case "docker":
+		if ps.Docker != nil {
+			dp, err := docker.New(*ps.Docker, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.docker: %w", err)
+			}
+			return dp, nil, nil
+		}
+	case "consulCatalog":
+		if ps.ConsulCatalog != nil {
+			cp, err := consul.NewCatalog(*ps.ConsulCatalog, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.consulCatalog: %w", err)
+			}
+			return cp, nil, nil
+		}
+	case "consul":
+		if ps.Consul != nil {
+			kp, err := consul.NewKV(*ps.Consul, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.consul: %w", err)
+			}
+			return kp, nil, nil
+		}
+	default:
+		return nil, nil, fmt.Errorf("providers.%s: unknown provider", kind)
+	}
+	return nil, nil, nil
 }

@@ -45,7 +45,8 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 		fmt.Fprintf(stderr, "gantry: static configuration: %v\n", err)
 		return 1
 	}
-	log, closer, err := newLogger(l.Config.Log, stderr)
+	level := new(slog.LevelVar)
+	log, closer, err := newLoggerLevel(l.Config.Log, stderr, level)
 	if err != nil {
 		fmt.Fprintf(stderr, "gantry: %v\n", err)
 		return 1
@@ -55,7 +56,8 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 		log.Warn("static configuration option ignored", "warning", w)
 	}
 	log.Info("starting gantry", "version", versionString(), "configFile", l.File, "sources", l.Sources)
-	if err := serve(ctx, l.Config, log); err != nil {
+	ro := reloadOptions{file: l.File, level: level, load: func() (*loaded, error) { return loadStatic(c, environ) }}
+	if err := serve(ctx, l.Config, log, ro); err != nil {
 		log.Error("gantry stopped", "error", err)
 		return 1
 	}
@@ -72,7 +74,10 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 // Started by an upgrade (handoff.EnvFDs set), it serves on the inherited
 // sockets and tells the old process it is ready once its entrypoints serve
 // and its first configuration is applied.
-func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error {
+//
+// SIGHUP, or a change of ro.file, reloads the static configuration live
+// (reload.go).
+func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro reloadOptions) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
@@ -104,14 +109,16 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	var certs *acme.Manager
+	certs := &certSwitch{} // the ACME manager of the running resolvers
 	if len(c.CertificatesResolvers) > 0 {
 		// Invalid resolvers are skipped (Traefik's behaviour) and stay
 		// listed in /api/problems; the valid ones run.
-		if certs, err = acme.New(c, db, log.With("component", "acme"), versionString()); err != nil {
+		m, err := acme.New(c, db, log.With("component", "acme"), versionString())
+		if err != nil {
 			log.Error("certificate resolvers skipped", "error", err)
 		}
-		set.list = append(set.list, certs)
+		certs.set(m)
+		set.list = append(set.list, m)
 	}
 	var debounce time.Duration
 	if c.Providers != nil && c.Providers.ProvidersThrottleDuration != nil {
@@ -119,10 +126,9 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	}
 	agg := providers.NewAggregator(log, debounce, set.list...)
 	active := router.NewActive()
-	src := internalSources{active: active, pool: pool, sources: agg, history: db}
-	if certs != nil {
-		src.certificates = certs
-	}
+	rl := &reloader{log: log, level: ro.level, load: ro.load, file: ro.file, cfg: c, agg: agg, certs: certs, kv: db, fileReload: set.fileReload}
+	rl.status = static.ReloadStatus{Revision: 1, File: ro.file, Since: time.Now()}
+	src := internalSources{active: active, pool: pool, sources: agg, history: db, certificates: certs, reloads: rl.statusNow, started: time.Now()}
 	var reg *consul.Registration
 	if c.Cluster != nil && c.Cluster.Consul != nil {
 		if reg, err = newRegistration(c, log); err != nil {
@@ -209,10 +215,8 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	app.certFiles = dataplane.NewCertFiles(log.With("component", "certfiles"))
 	stapler := dataplane.NewStapler(log.With("component", "ocsp"), nil)
 	app.genOpts.Stapler = stapler
-	if certs != nil {
-		app.genOpts.Challenges = certs
-		app.observe = certs.Observe
-	}
+	app.genOpts.Challenges = certs
+	app.observe = certs.Observe
 	defer app.close()
 	if reg != nil {
 		app.applied = reg.SetVersion
@@ -240,9 +244,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	if certs != nil {
-		srv.SetChallenges(certs)
-	}
+	srv.SetChallenges(certs)
 	srv.Inherit(inherited)
 	if err := srv.Start(ctx); err != nil {
 		return err
@@ -255,6 +257,10 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 	}
 	if keys := inherited.Unused(); len(keys) > 0 {
 		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)
+	}
+	rl.app, rl.in, rl.src = app, in, src
+	if eps, ok := any(srv).(entryPointSet); ok {
+		rl.eps = eps
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -297,6 +303,25 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger) error
 			}
 		})
 	}
+	staticChanged := make(chan struct{}, 1)
+	if ro.file != "" {
+		sw, err := newStaticWatcher(ro.file, log)
+		if err == nil {
+			wg.Go(func() {
+				err := sw.run(runCtx, func() {
+					select {
+					case staticChanged <- struct{}{}:
+					default:
+					}
+				})
+				if err != nil {
+					log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
+				}
+			})
+		} else {
+			log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
+		}
+	}
 
 wait:
 	for {
@@ -326,14 +351,18 @@ wait:
 				continue
 			}
 			if s == syscall.SIGHUP {
-				log.Info("SIGHUP: reloading file configuration")
-				for _, r := range set.reloads {
-					r()
+				log.Info("SIGHUP: reloading the static configuration and the file provider")
+				rl.reload(runCtx, triggerSignal)
+				if rl.fileReload != nil {
+					rl.fileReload()
 				}
 				continue
 			}
 			log.Info("shutting down", "signal", s.String())
 			break wait
+		case <-staticChanged:
+			log.Info("static configuration file changed; reloading it", "file", ro.file)
+			rl.reload(runCtx, triggerFile)
 		case err := <-upgraded:
 			upgrading = false
 			if err == nil {
@@ -350,7 +379,7 @@ wait:
 		in.ping.terminating.Store(true)
 	}
 	in.close() // dashboard WebSockets would otherwise hold the grace period
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(c)+shutdownMargin)
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(rl.cfg)+shutdownMargin)
 	defer scancel()
 	wg.Go(func() { // a second SIGTERM/SIGINT (Ctrl-C again) cuts the grace period
 		for {

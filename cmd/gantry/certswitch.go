@@ -1,0 +1,57 @@
+package main
+
+import (
+	"crypto/tls"
+	"sync/atomic"
+
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/acme"
+)
+
+// certSwitch stands for the ACME manager of the running certificate
+// resolvers, which a live reload replaces (reload.go): the dataplane
+// (challenges), the applier (Observe) and the API (certificates) hold the
+// switch, not a manager. With no manager (no resolvers) it answers no
+// challenge and lists no certificate.
+type certSwitch struct{ m atomic.Pointer[acme.Manager] }
+
+func (s *certSwitch) set(m *acme.Manager) { s.m.Store(m) }
+
+// HTTP01 implements dataplane.Challenges.
+func (s *certSwitch) HTTP01(entryPoint, host, token string) (string, bool) {
+	if m := s.m.Load(); m != nil {
+		return m.HTTP01(entryPoint, host, token)
+	}
+	return "", false
+}
+
+// TLSALPN01 implements dataplane.Challenges.
+func (s *certSwitch) TLSALPN01(serverName string) *tls.Certificate {
+	if m := s.m.Load(); m != nil {
+		return m.TLSALPN01(serverName)
+	}
+	return nil
+}
+
+// Observe tells the manager the configuration applied (applier.observe).
+func (s *certSwitch) Observe(mg *providers.Merged) {
+	if m := s.m.Load(); m != nil {
+		m.Observe(mg)
+	}
+}
+
+// Certificates implements dashboard.Certificates.
+func (s *certSwitch) Certificates() []acme.CertificateStatus {
+	if m := s.m.Load(); m != nil {
+		return m.Certificates()
+	}
+	return nil
+}
+
+// Problems implements dashboard.Certificates.
+func (s *certSwitch) Problems() []providers.Problem {
+	if m := s.m.Load(); m != nil {
+		return m.Problems()
+	}
+	return nil
+}

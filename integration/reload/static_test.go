@@ -1,0 +1,222 @@
+package reload
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// staticReload is /api/static as the tests read it.
+type staticReload struct {
+	Revision int `json:"revision"`
+	Reloads  []struct {
+		Revision int    `json:"revision"`
+		Trigger  string `json:"trigger"`
+		Outcome  string `json:"outcome"`
+		Error    string `json:"error"`
+		Applied  []struct {
+			Path, Kind string
+		} `json:"applied"`
+		Refused []struct {
+			Path, Kind, Reason string
+		} `json:"refused"`
+	} `json:"reloads"`
+}
+
+// getStatic reads /api/static at api ("host:port", plus a base path).
+func getStatic(t *testing.T, api string) staticReload {
+	t.Helper()
+	var out staticReload
+	harness.Try(t, pollTimeout, func() error {
+		resp, err := http.Get("http://" + api + "/api/static")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/api/static: status %d", resp.StatusCode)
+		}
+		return json.NewDecoder(resp.Body).Decode(&out)
+	})
+	return out
+}
+
+// reloadStatic writes the static configuration file the way editors and
+// config management do (rename over) and waits for gantry to log the n-th
+// reload outcome line containing want.
+func reloadStatic(t *testing.T, g *harness.Gantry, content, want string, n int) {
+	t.Helper()
+	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), content)
+	harness.Try(t, pollTimeout, func() error {
+		if c := g.CountOutput(want); c < n {
+			return fmt.Errorf("%q logged %d times, want %d", want, c, n)
+		}
+		return nil
+	})
+}
+
+// TestStaticReloadProvidersAndAPI is issue 18's live static reload of
+// providers and API settings through the binary, under load on an
+// unchanged entrypoint with a WebSocket open through it: the file
+// provider's directory changes (rename-over of the static file): the new
+// directory's routes serve, the old one's go; api.debug is turned on: the
+// API serves /debug/vars; log.level is applied and log.format refused (named in
+// the log, /api/static and /api/problems); an invalid edit changes nothing
+// and is reported with its file and line; SIGHUP reloads too. Zero failed
+// requests, the WebSocket stays open.
+func TestStaticReloadProvidersAndAPI(t *testing.T) {
+	w := harness.StartWhoamiProc(t, "w1")
+	work := t.TempDir()
+	dyn1, dyn2 := filepath.Join(work, "dyn1"), filepath.Join(work, "dyn2")
+	for _, d := range []string{dyn1, dyn2} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.WriteFile(t, dyn1, "app.yml", whoamiConf(w.URL(), "app", "ws", "old"))
+	harness.WriteFile(t, dyn2, "app.yml", whoamiConf(w.URL(), "app", "ws", "new"))
+	web, api := harness.FreeAddr(t), harness.FreeAddr(t)
+	static := func(dyn string, debug bool, level, format string) string {
+		return fmt.Sprintf(`entryPoints:
+  web:
+    address: %q
+  traefik:
+    address: %q
+api:
+  insecure: true
+  debug: %v
+providers:
+  providersThrottleDuration: 20ms
+  file:
+    directory: %q
+    debugLogGeneratedTemplate: %v
+store:
+  path: %q
+log:
+  level: %s
+  format: %s
+`, web, api, debug, dyn, level == "DEBUG", filepath.Join(work, "gantry.db"), level, format)
+	}
+	g := harness.StartWith(t, harness.Options{Static: static(dyn1, false, "INFO", "common"), Dir: work})
+	url := g.URL(t, "web", "/")
+	harness.TryGet(t, pollTimeout, url, harness.Host("app.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(200))
+	harness.TryGet(t, pollTimeout, "http://"+api+"/debug/vars", harness.StatusIs(404))
+	if s := getStatic(t, api); s.Revision != 1 || len(s.Reloads) != 0 {
+		t.Fatalf("/api/static at start: %+v, want revision 1 and no reload", s)
+	}
+	ws := startWS(t, web, "ws.test")
+
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var keep, fresh loadResult
+	const loadFor = 6 * time.Second
+	wg.Go(func() { keep = runLoad(ctx, url, "app.test", loadFor, true) })
+	wg.Go(func() { fresh = runLoad(ctx, url, "app.test", loadFor, false) })
+	time.Sleep(500 * time.Millisecond)
+
+	// 1. Provider settings, API settings, log level (applied) and log
+	// format (refused), in one edit.
+	reloadStatic(t, g, static(dyn2, true, "DEBUG", "json"), "static configuration reloaded", 1)
+	harness.TryGet(t, pollTimeout, url, harness.Host("new.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(404))
+	harness.TryGet(t, pollTimeout, "http://"+api+"/debug/vars", harness.StatusIs(200))
+	s := getStatic(t, api)
+	if s.Revision != 2 || len(s.Reloads) != 1 {
+		t.Fatalf("/api/static after the reload: %+v, want revision 2, one reload", s)
+	}
+	r := s.Reloads[0]
+	applied := map[string]bool{}
+	for _, a := range r.Applied {
+		applied[a.Path] = true
+	}
+	if r.Outcome != "partial" || r.Trigger != "file" || !applied["providers.file"] || !applied["api"] || !applied["log.level"] {
+		t.Errorf("reload: %+v, want partial from file, providers.file, api and log.level applied", r)
+	}
+	if len(r.Refused) != 1 || r.Refused[0].Path != "log" || !strings.Contains(r.Refused[0].Reason, "restart") {
+		t.Errorf("refused: %+v, want log (format) with a reason naming the restart", r.Refused)
+	}
+	if out := g.Output(); !strings.Contains(out, `msg="static configuration reload: change not applied live; the running value is kept" field=log`) {
+		t.Errorf("no log line names the refused field log")
+	}
+	// waitProblems waits until /api/problems holds every one of want (and
+	// none of lack).
+	waitProblems := func(why string, want, lack []string) {
+		t.Helper()
+		harness.Try(t, pollTimeout, func() error {
+			resp, err := harness.Get("http://" + api + "/api/problems")
+			if err != nil {
+				return err
+			}
+			for _, w := range want {
+				if !strings.Contains(string(resp.Body), w) {
+					return fmt.Errorf("%s: /api/problems lacks %q: %s", why, w, resp.Body)
+				}
+			}
+			for _, l := range lack {
+				if strings.Contains(string(resp.Body), l) {
+					return fmt.Errorf("%s: /api/problems still holds %q: %s", why, l, resp.Body)
+				}
+			}
+			return nil
+		})
+	}
+	waitProblems("the refused log format", []string{"log changed not applied live"}, nil)
+	// log.level DEBUG is live: the new file provider's debug lines appear
+	// (in the text format kept).
+	harness.Try(t, pollTimeout, func() error {
+		if !strings.Contains(g.Output(), `level=DEBUG msg="rendered configuration template"`) {
+			return fmt.Errorf("no DEBUG line since log.level became DEBUG")
+		}
+		return nil
+	})
+
+	// 2. An invalid edit: nothing changes, the file and line are reported.
+	reloadStatic(t, g, "entryPoints:\n  web:\n    address: [oops\n", "static configuration reload: invalid, nothing changed", 1)
+	waitProblems("the invalid edit", []string{"reload refused", "gantry.yml: yaml: line "}, nil)
+	s = getStatic(t, api)
+	if s.Revision != 2 || s.Reloads[0].Outcome != "invalid" || !strings.Contains(s.Reloads[0].Error, "line ") {
+		t.Errorf("/api/static after the invalid edit: %+v", s)
+	}
+	harness.TryGet(t, pollTimeout, url, harness.Host("new.test"), harness.StatusIs(200))
+
+	// 3. Back to a valid file, applied on SIGHUP (watching would too; the
+	// signal is sent at once).
+	harness.WriteFile(t, work, "gantry.yml", static(dyn1, true, "DEBUG", "common"))
+	if err := g.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(200))
+	harness.Try(t, pollTimeout, func() error {
+		s = getStatic(t, api)
+		for _, rl := range s.Reloads {
+			if rl.Trigger == "SIGHUP" && rl.Outcome == "applied" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no applied SIGHUP reload in %+v", s.Reloads)
+	})
+	waitProblems("a good reload", nil, []string{"reload refused", "not applied live"})
+
+	wg.Wait()
+	t.Logf("keep-alive: %v", keep)
+	t.Logf("new connections: %v", fresh)
+	for name, res := range map[string]loadResult{"keep-alive": keep, "new connections": fresh} {
+		if res.failed != 0 || res.sent == 0 {
+			t.Errorf("%s: %d of %d requests failed: %q", name, res.failed, res.sent, res.firstErrs)
+		}
+	}
+	if err := ws.finish(); err != nil {
+		t.Errorf("websocket on the unchanged entrypoint broke: %v (after %d echoes)", err, ws.echoes.Load())
+	}
+}
