@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Side-by-side load harness: the origins alone, nginx, HAProxy and Gantry in
-# front of the same origins, four routes (1 KiB GET, 4 KiB POST upload,
-# 64 KiB chunked response, WebSocket echo), two regimes (A pinned, B
-# unpinned), interleaved rounds, 127.0.0.1 only, every load bounded by its
-# duration. See README.md.
+# Side-by-side load harness: the origins alone, nginx, HAProxy, socat and
+# Gantry in front of the same origins, six routes (1 KiB GET, 4 KiB POST
+# upload, 64 KiB chunked response, WebSocket echo, new TCP connections
+# through a TCP router, UDP echo through a UDP router), Gantry's GET with
+# access logs and tracing on, two regimes (A pinned, B unpinned),
+# interleaved rounds, 127.0.0.1 only, every load bounded by its duration and
+# count. See README.md.
 # Usage: integration/bench/run.sh            (full run, about 15 minutes)
 #        QUICK=1 integration/bench/run.sh    (one short round, about 3 minutes)
 set -euo pipefail
@@ -16,8 +18,10 @@ fi
 : "${ROUNDS:=3}" "${DURATION:=5}" "${WARMUP:=1}" "${CONNS:=50}"
 : "${REGIMES:=A B}"                      # A: proxy pinned to CPU 0, origins on CPU 1; B: unpinned
 : "${LOAD_CPU:=0}"                       # regime A: the load generator's CPU (0: with the proxy; 1: with the origins)
-: "${TARGETS:=direct nginx haproxy gantry}"
-: "${ROUTES:=get1k post4k chunk64k ws}"
+: "${TARGETS:=direct nginx haproxy socat gantry}"
+: "${ROUTES:=get1k post4k chunk64k ws tcpconn udp}"
+: "${OBS=alog trace1 trace001}"                   # Gantry variants measured on get1k, as a ratio to plain Gantry
+: "${L4_MAX:=5000000}"                   # tcpconn/udp: at most this many units per run (besides DURATION)
 : "${DO_TLS:=1}" "${DO_ROUTERS:=1}" "${DO_IDLE:=1}"
 : "${IDLE_CONNS:=10000}" "${TLS_CONC:=32}" "${WS_SIZE:=1024}"
 : "${HEADROOM_MIN:=1.5}"
@@ -28,25 +32,48 @@ fi
 
 ORIGIN=$BASE_PORT            # nginx origin: /1k (and /), /upload
 GORIGIN=$((BASE_PORT+5))     # Go origin (origin/): /chunk64k, /ws
+TORIGIN=$((BASE_PORT+6))     # Go origin: short TCP connections (tcpconn)
+UORIGIN=$((BASE_PORT+7))     # Go origin: UDP echo (udp)
+OTLP=$((BASE_PORT+8))        # Go origin: OTLP/HTTP trace receiver (tracing runs)
 declare -A PORT=([nginx]=$((BASE_PORT+1)) [haproxy]=$((BASE_PORT+2)) [gantry]=$((BASE_PORT+3)))
 declare -A TPORT=([nginx]=$((BASE_PORT+11)) [haproxy]=$((BASE_PORT+12)) [gantry]=$((BASE_PORT+13)))
+declare -A CPORT=([nginx]=$((BASE_PORT+31)) [haproxy]=$((BASE_PORT+32)) [gantry]=$((BASE_PORT+33)) [direct]=$TORIGIN)  # TCP routers
+declare -A UPORT=([nginx]=$((BASE_PORT+41)) [socat]=$((BASE_PORT+42)) [gantry]=$((BASE_PORT+43)) [direct]=$UORIGIN)   # UDP routers
 # route -> path, the origin port that serves it, and the load client
 declare -A RPATH=([get1k]=/1k [post4k]=/upload [chunk64k]=/chunk64k [ws]=/ws)
-declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN)
+declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN [tcpconn]=$TORIGIN [udp]=$UORIGIN)
+port_of() { # target route -> the port the target serves the route on
+  case $2 in tcpconn) echo "${CPORT[$1]}";; udp) echo "${UPORT[$1]}";; *) echo "${PORT[$1]}";; esac
+}
+serves() { # target route -> whether the target takes part in the route
+  case $1:$2 in
+    direct:*|gantry:*) return 0 ;;
+    nginx:tcpconn|nginx:udp) [ "$NGX_STREAM" = 1 ] ;;
+    haproxy:udp) return 1 ;;   # HAProxy 2.6 (community) has no UDP proxy
+    socat:udp) return 0 ;;
+    socat:*) return 1 ;;
+    *) return 0 ;;
+  esac
+}
 HZ=$(getconf CLK_TCK)
 RUN=$(mktemp -d -t gantrybench.XXXXXX); chmod 755 "$RUN"
 mkdir -p "$OUT" "$RUN/logs" "$RUN/tls" "$RUN/g"   # tls/, g/: the only directories Gantry reads (it may watch them)
 PIDS=()
-cleanup() { for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$RUN"; }
+cleanup() {
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  cp -r "$RUN/logs" "$OUT/" 2>/dev/null || true; rm -rf "$RUN"
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" | tee -a "$OUT/run.log" >&2; }
 
 # --- tools: Debian packages only when missing ----------------------------
 need=()
-for t in nginx:nginx haproxy:haproxy wrk:wrk openssl:openssl curl:curl taskset:util-linux python3:python3; do
+for t in nginx:nginx haproxy:haproxy wrk:wrk openssl:openssl curl:curl taskset:util-linux python3:python3 socat:socat; do
   command -v "${t%%:*}" >/dev/null || [ -x "/usr/sbin/${t%%:*}" ] || need+=("${t#*:}")
 done
+NGX_STREAM_SO=/usr/lib/nginx/modules/ngx_stream_module.so   # nginx's stream module (Debian: libnginx-mod-stream)
+[ -f "$NGX_STREAM_SO" ] || need+=(libnginx-mod-stream)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   log "installing ${need[*]}"
@@ -59,7 +86,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 (
   cd "$ROOT"
   if [ -z "$GANTRY_BIN" ]; then CGO_ENABLED=0 go build -o "$RUN/gantry" ./cmd/gantry; else cp "$GANTRY_BIN" "$RUN/gantry"; fi
-  for c in origin wsload tlsload idleconns; do CGO_ENABLED=0 go build -o "$RUN/$c" "./integration/bench/$c"; done
+  for c in origin wsload tlsload idleconns l4load; do CGO_ENABLED=0 go build -o "$RUN/$c" "./integration/bench/$c"; done
 )
 ONE_K=$(head -c 1024 /dev/zero | tr '\0' 'x')
 printf 'wrk.method = "POST"\nwrk.body = string.rep("p", 4096)\nwrk.headers["Content-Type"] = "application/octet-stream"\n' > "$RUN/post4k.lua"
@@ -69,11 +96,13 @@ cat "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" > "$RUN/tls/rsa.pem"
 { echo "date: $(date -u)"; echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) ${GANTRY_BIN:+(GANTRY_BIN=$GANTRY_BIN)}"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"; nginx -v 2>&1; haproxy -v | head -1
   wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version
-  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES LOAD_CPU=$LOAD_CPU ROUTES=$ROUTES WS_SIZE=$WS_SIZE"; } > "$OUT/versions.txt" || true
+  socat -V 2>&1 | grep -m1 'socat version'
+  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES LOAD_CPU=$LOAD_CPU ROUTES=$ROUTES WS_SIZE=$WS_SIZE OBS=$OBS L4_MAX=$L4_MAX"; } > "$OUT/versions.txt" || true
+NGX_STREAM=0; [ -f "$NGX_STREAM_SO" ] && NGX_STREAM=1
 
 # --- configs ------------------------------------------------------------
 nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin when name=origin
-  local name=$1 port=$2 workers=$3 tport=${4:-} body
+  local name=$1 port=$2 workers=$3 tport=${4:-} body head= stream=
   if [ "$name" = origin ]; then
     # No file system on the request path: a fixed 1 KiB body from memory.
     body="server { listen 127.0.0.1:$port backlog=4096;
@@ -89,8 +118,15 @@ nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin wh
       location / { proxy_pass http://origin; proxy_set_header Connection \"\"; }
       location = /chunk64k { proxy_pass http://gorigin; proxy_set_header Connection \"\"; }
       location = /ws { proxy_pass http://gorigin; proxy_set_header Upgrade \$http_upgrade; proxy_set_header Connection upgrade; } }"
+    if [ "$NGX_STREAM" = 1 ]; then # the TCP and UDP routes; the UDP session lasts while its client sends (no proxy_responses)
+      head="load_module $NGX_STREAM_SO;"
+      stream="stream {
+  server { listen 127.0.0.1:${CPORT[nginx]} backlog=4096; proxy_pass 127.0.0.1:$TORIGIN; }
+  server { listen 127.0.0.1:${UPORT[nginx]} udp; proxy_pass 127.0.0.1:$UORIGIN; proxy_timeout 10s; } }"
+    fi
   fi
   cat > "$RUN/$name.conf" <<NGX
+$head
 worker_processes $workers; worker_rlimit_nofile 65536; daemon off; pid $RUN/$name.pid; error_log $RUN/logs/$name.log warn;
 events { worker_connections 30000; }
 http { access_log off; default_type text/html; sendfile on; tcp_nodelay on; keepalive_requests 1000000; keepalive_timeout 300s;
@@ -98,6 +134,7 @@ http { access_log off; default_type text/html; sendfile on; tcp_nodelay on; keep
   ssl_certificate $RUN/tls/rsa.crt; ssl_certificate_key $RUN/tls/rsa.key; ssl_protocols TLSv1.2 TLSv1.3;
   ssl_ciphers ECDHE-RSA-AES256-GCM-SHA384; ssl_session_cache off; ssl_session_tickets off;
   $body }
+$stream
 NGX
   mkdir -p "$RUN/$name-tmp"; echo "$RUN/$name.conf"
 }
@@ -126,15 +163,26 @@ backend be
     server origin 127.0.0.1:$ORIGIN
 backend gbe
     server gorigin 127.0.0.1:$GORIGIN
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+frontend l4
+    bind 127.0.0.1:${CPORT[haproxy]} backlog 4096
+    default_backend l4be
+backend l4be
+    server torigin 127.0.0.1:$TORIGIN
 HAP
   echo "$RUN/haproxy.cfg"
 }
-gantry_conf() { # dynamic-file-name cert(rsa|ecdsa)
-  local dyn=$1 cert=$2
+gantry_conf() { # dynamic-file-name cert(rsa|ecdsa) [obs variant: alog|trace1|trace001]
+  local dyn=$1 cert=$2 obs=${3:-}
   cat > "$RUN/g/gantry.yml" <<GY
 entryPoints:
   web: {address: "127.0.0.1:${PORT[gantry]}"}
   websecure: {address: "127.0.0.1:${TPORT[gantry]}"}
+$([ "$dyn" = dyn-one.yml ] && printf '  l4tcp: {address: "127.0.0.1:%s"}\n  l4udp: {address: "127.0.0.1:%s/udp"}' "${CPORT[gantry]}" "${UPORT[gantry]}")
 providers:
   file: {filename: "$RUN/g/$dyn", watch: false}
 log: {level: ERROR}
@@ -144,6 +192,11 @@ GY
     sed -i "s|^entryPoints:|entryPoints:\n  traefik: {address: \"127.0.0.1:$PPROF_PORT\"}|" "$RUN/g/gantry.yml"
     printf 'api: {insecure: true, dashboard: false, debug: true}\n' >> "$RUN/g/gantry.yml"
   fi
+  case $obs in # issue 17: JSON access log to a file; tracing over OTLP/HTTP to the origin's receiver
+    alog) printf 'accessLog: {filePath: "%s", format: json}\n' "$RUN/logs/access.log" >> "$RUN/g/gantry.yml" ;;
+    trace1|trace001) printf 'tracing: {sampleRate: %s, otlp: {http: {endpoint: "http://127.0.0.1:%s/v1/traces"}}}\n' \
+      "$([ "$obs" = trace1 ] && echo 1.0 || echo 0.01)" "$OTLP" >> "$RUN/g/gantry.yml" ;;
+  esac
   if [ "$cert" = rsa ]; then
     printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" >> "$RUN/g/$dyn"
   fi
@@ -159,6 +212,16 @@ http:
   services:
     origin: {loadBalancer: {servers: [{url: "http://127.0.0.1:$ORIGIN"}]}}
     gorigin: {loadBalancer: {servers: [{url: "http://127.0.0.1:$GORIGIN"}]}}
+tcp:
+  routers:
+    l4: {rule: "HostSNI(\`*\`)", service: torigin, entryPoints: [l4tcp]}
+  services:
+    torigin: {loadBalancer: {servers: [{address: "127.0.0.1:$TORIGIN"}]}}
+udp:
+  routers:
+    l4: {service: uorigin, entryPoints: [l4udp]}
+  services:
+    uorigin: {loadBalancer: {servers: [{address: "127.0.0.1:$UORIGIN"}]}}
 DY
 }
 dyn_many() { # 10 000 routers: 2 500 hosts x (host, /api, /static, exact /admin) + bench.local
@@ -179,37 +242,64 @@ dyn_many() { # 10 000 routers: 2 500 hosts x (host, /api, /static, exact /admin)
 pin() { case "$1" in A) echo "taskset -c $2";; *) echo "";; esac; }
 gomax() { case "$1" in A) echo "env GOMAXPROCS=1";; *) echo "";; esac; }
 START_PID=
+busy() { # port -> true when something already listens there (another engineer's run on the same BASE_PORT)
+  local p
+  for p in "$@"; do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && return 0; done
+  return 1
+}
 start() { # regime target [variant] -> START_PID
   local r=$1 t=$2 v=${3:-} c
+  if [ "$t" != direct ] && busy ${PORT[$t]:-} ${CPORT[$t]:-}; then
+    log "WARNING: a port of $t (${PORT[$t]:-} ${CPORT[$t]:-}) already answers before $t is started: another process uses BASE_PORT=$BASE_PORT; skipped"
+    return 1
+  fi
   case $t in
     nginx) c=$(nginx_conf nginx "${PORT[nginx]}" "$([ "$r" = A ] && echo 1 || echo auto)" "${TPORT[nginx]}")
            $(pin "$r" 0) nginx -c "$c" -e "$RUN/logs/nginx.log" & ;;
     haproxy) c=$(haproxy_conf "$([ "$r" = A ] && echo 1 || echo 2)"); $(pin "$r" 0) haproxy -f "$c" > "$RUN/logs/haproxy.log" 2>&1 & ;;
     gantry)
-      if [ "$v" = many ]; then dyn_many; c=$(gantry_conf dyn-many.yml rsa)
-      else dyn_one; c=$(gantry_conf dyn-one.yml "${v:-rsa}"); fi
+      case $v in
+        many) dyn_many; c=$(gantry_conf dyn-many.yml rsa) ;;
+        alog|trace1|trace001) dyn_one; c=$(gantry_conf dyn-one.yml rsa "$v") ;;
+        *) dyn_one; c=$(gantry_conf dyn-one.yml "${v:-rsa}") ;;
+      esac
       $(gomax "$r") $(pin "$r" 0) "$RUN/gantry" --configFile="$c" > "$RUN/logs/gantry.log" 2>&1 & ;;
+    socat) # UDP only: a forked child per client address (its session), idle timeout 10 s
+      $(pin "$r" 0) socat -T 10 "UDP4-LISTEN:${UPORT[socat]},bind=127.0.0.1,fork,reuseaddr" "UDP4:127.0.0.1:$UORIGIN" > "$RUN/logs/socat.log" 2>&1 & ;;
     direct) START_PID=; return 0 ;;
   esac
   START_PID=$!; PIDS+=("$START_PID")
+  if [ "$t" = socat ]; then
+    for _ in $(seq 50); do "$RUN/l4load" -mode udp -addr "127.0.0.1:${UPORT[socat]}" -probe 2>/dev/null && return 0; sleep 0.1; done
+    log "socat did not echo"; return 1
+  fi
   for _ in $(seq 100); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: bench.local' "http://127.0.0.1:${PORT[$t]}/1k")" = 200 ] && return 0
+    kill -0 "$START_PID" 2>/dev/null || break
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: bench.local' "http://127.0.0.1:${PORT[$t]}/1k")" = 200 ] && kill -0 "$START_PID" 2>/dev/null && return 0
     sleep 0.1
   done
   log "$t did not answer 200; log:"; tail -20 "$RUN/logs/$t.log" >&2 || true; return 1
 }
 start_origins() { # regime -> OPID (nginx origin), GOPID (Go origin); both on CPU 1 in regime A
   local r=$1 oc
+  if busy "$ORIGIN" "$GORIGIN" "$TORIGIN" "$OTLP"; then log "a port in $BASE_PORT..$((BASE_PORT+8)) is already in use: another run? set BASE_PORT"; exit 1; fi
   oc=$(nginx_conf origin "$ORIGIN" "$([ "$r" = A ] && echo 1 || echo auto)")
   $(pin "$r" 1) nginx -c "$oc" -e "$RUN/logs/origin.log" & OPID=$!; PIDS+=("$OPID")
-  $(gomax "$r") $(pin "$r" 1) "$RUN/origin" -addr "127.0.0.1:$GORIGIN" 2> "$RUN/logs/gorigin.log" & GOPID=$!; PIDS+=("$GOPID")
+  $(gomax "$r") $(pin "$r" 1) "$RUN/origin" -addr "127.0.0.1:$GORIGIN" -tcp "127.0.0.1:$TORIGIN" -udp "127.0.0.1:$UORIGIN" -otlp "127.0.0.1:$OTLP" \
+    2> "$RUN/logs/gorigin.log" & GOPID=$!; PIDS+=("$GOPID")
   for _ in $(seq 50); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ORIGIN/1k")$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GORIGIN/1k")" = 200200 ] && return 0
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ORIGIN/1k")$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GORIGIN/1k")" = 200200 ] &&
+      "$RUN/l4load" -mode tcpconn -addr "127.0.0.1:$TORIGIN" -probe 2>/dev/null && "$RUN/l4load" -mode udp -addr "127.0.0.1:$UORIGIN" -probe 2>/dev/null && return 0
     sleep 0.1
   done
   log "origins did not come up"; exit 1
 }
-stop() { [ -n "${1:-}" ] || return 0; kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; sleep 0.3; }
+stop() { # pid [tree]: with "tree", its children too (socat's forked sessions)
+  [ -n "${1:-}" ] || return 0
+  local k=
+  [ "${2:-}" = tree ] && k=$(tree "$1" | tail -n +2)
+  kill "$1" $k 2>/dev/null || true; wait "$1" 2>/dev/null || true; sleep 0.3
+}
 tree() { # pids... -> them and their children (nginx/HAProxy workers), without forking
   local p k
   for p in "$@"; do
@@ -237,6 +327,7 @@ load() { # regime route port seconds outfile [latency] -> starts the load client
   w=$(pin "$r" "$LOAD_CPU")
   case $route in
     ws) $(gomax "$r") $w "$RUN/wsload" -addr "127.0.0.1:$port" -path /ws -c "$CONNS" -size "$WS_SIZE" -d "${d}s" > "$out" 2>&1 & ;;
+    tcpconn|udp) $(gomax "$r") $w "$RUN/l4load" -mode "$route" -addr "127.0.0.1:$port" -c "$CONNS" -d "${d}s" -n "$L4_MAX" > "$out" 2>&1 & ;;
     post4k) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -s "$RUN/post4k.lua" -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
     *) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
   esac
@@ -258,9 +349,11 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
   rl=$(rss "$pid")
   wait "$lp" || true
   raw="$OUT/raw/$route-$r-$round-$label.txt"; mkdir -p "$OUT/raw"; cp "$out" "$raw"
-  local rps p50 p99 errs
+  local rps p50 p99 errs sent= lost= foreign=
   if [ "$route" = ws ]; then
     read -r rps p50 p99 errs < <(awk '/^messages/{print $4, $6, $8, $10}' "$out")
+  elif [ "$route" = tcpconn ] || [ "$route" = udp ]; then
+    read -r rps p50 p99 errs sent lost foreign < <(awk '/^units/{print $4, $6, $8, $10, $12, $14, $16}' "$out")
   else
     rps=$(awk '/^Requests\/sec:/{print $2}' "$out")
     p50=$(ms "$(awk '$1=="50%"{print $2}' "$out")"); p99=$(ms "$(awk '$1=="99%"{print $2}' "$out")")
@@ -273,16 +366,40 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
   ocpu=$(pct $(( ${o0% *} + ${o0#* } )) $(( ${o1% *} + ${o1#* } )) "$el")
   lcpu=$(pct $(( ${l0% *} + ${l0#* } )) $(( ${l1% *} + ${l1#* } )) "$el")
   if [ "$late" = 1 ]; then log "WARNING: $route $r #$round $label: the CPU window outlasted the load (machine too busy); row counted as an error"; errs=$((${errs:-0}+1)); fi
-  echo "$route,$r,$round,$label,${rps:-0},${p50:-},${p99:-},$ri,$rl,$cpu,$pu,$ps,$ocpu,$lcpu,${errs:-0}" >> "$OUT/runs.csv"
-  log "$route $r #$round $label: rate=${rps:-0}/s p50=${p50:-}ms p99=${p99:-}ms proxy cpu=${cpu}% (usr $pu sys $ps) origins=${ocpu}% load=${lcpu}% rss=${ri}/${rl}KiB errors=${errs:-0}"
+  echo "$route,$r,$round,$label,${rps:-0},${p50:-},${p99:-},$ri,$rl,$cpu,$pu,$ps,$ocpu,$lcpu,${errs:-0},$sent,$lost,$foreign" >> "$OUT/runs.csv"
+  log "$route $r #$round $label: rate=${rps:-0}/s p50=${p50:-}ms p99=${p99:-}ms proxy cpu=${cpu}% (usr $pu sys $ps) origins=${ocpu}% load=${lcpu}% rss=${ri}/${rl}KiB errors=${errs:-0}${lost:+ lost=$lost/$sent}${foreign:+ foreign=$foreign}"
 }
-sanity() { # target port -> checks every route once, logs to sanity.txt
-  local t=$1 port=$2 a b c
+obs_check() { # regime round variant spans-before -> what the variant wrote, in sanity.txt
+  local r=$1 round=$2 v=$3 s0=$4 n s1
+  n=$(awk '/requests in/{n+=$1} END{print n+0}' "$RUN/warm.out" "$RUN/load.out")
+  case $v in
+    alog) echo "gantry-alog-$r #$round: $(wc -l < "$RUN/logs/access.log") JSON access-log lines for $n requests (warm-up included)" >> "$OUT/sanity.txt"
+          rm -f "$RUN/logs/access.log" ;;
+    trace*) s1=$(curl -s "http://127.0.0.1:$OTLP/spans")
+            echo "gantry-$v-$r #$round: $((s1 - s0)) spans received by the OTLP receiver for $n requests (warm-up included; 3 spans per sampled request)" >> "$OUT/sanity.txt" ;;
+  esac
+}
+l4sanity() { # target -> one unit of each layer-4 route it serves, in sanity.txt
+  local t=$1 x=
+  for route in tcpconn udp; do
+    [[ " $ROUTES " == *" $route "* ]] && serves "$t" "$route" || continue
+    if "$RUN/l4load" -mode "$route" -addr "127.0.0.1:$(port_of "$t" "$route")" -probe 2>>"$OUT/sanity.txt"; then x+=" $route ok"; else x+=" $route FAILED"; fi
+  done
+  echo "${x# }"
+}
+sanity() { # label target -> checks every route once, logs to sanity.txt
+  local t=$1 port=${PORT[$2]:-} a b c l4
+  l4=$(l4sanity "$2")
+  if [ -z "$port" ]; then # socat: UDP only
+    echo "$t: $l4 (want ok)" >> "$OUT/sanity.txt"
+    [[ "$l4" != *FAILED* ]] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
+    return 0
+  fi
   a=$(curl -s -o /dev/null -w '%{http_code}/%{size_download}' -H 'Host: bench.local' "http://127.0.0.1:$port/1k")
   b=$(curl -s -w '/%{http_code}' -H 'Host: bench.local' --data-binary "@$RUN/post4k.lua" "http://127.0.0.1:$port/upload" | tr -d '\n')
   c=$(curl -s -o /dev/null -w '%{http_code}/%{size_download}' -H 'Host: bench.local' "http://127.0.0.1:$port/chunk64k")
-  echo "$t: /1k $a (want 200/1024), /upload $b (want ok/200), /chunk64k $c (want 200/65536)" >> "$OUT/sanity.txt"
-  [ "$a $b $c" = "200/1024 ok/200 200/65536" ] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
+  echo "$t: /1k $a (want 200/1024), /upload $b (want ok/200), /chunk64k $c (want 200/65536)${l4:+, $l4 (want ok)}" >> "$OUT/sanity.txt"
+  [ "$a $b $c" = "200/1024 ok/200 200/65536" ] && [[ "$l4" != *FAILED* ]] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
 }
 measure_tls() { # regime target pid port variant(rsa|ecdsa) proto(tls12|tls13)
   local r=$1 t=$2 pid=$3 port=$4 v=$5 proto=$6 w t0 t1 p0 p1 out rps el pu ps
@@ -305,7 +422,7 @@ if [ "${BENCH_LIB:-0}" = 1 ]; then return 0; fi
 # The measurements, in one function: bash has read all of it before it runs,
 # so editing this file during a run cannot break the run.
 main() {
-  echo "kind,regime,round,target,rps,p50_ms,p99_ms,rss_idle_kb,rss_load_kb,cpu_pct,usr_pct,sys_pct,origin_cpu_pct,load_cpu_pct,errors" > "$OUT/runs.csv"
+  echo "kind,regime,round,target,rps,p50_ms,p99_ms,rss_idle_kb,rss_load_kb,cpu_pct,usr_pct,sys_pct,origin_cpu_pct,load_cpu_pct,errors,sent,lost,foreign" > "$OUT/runs.csv"
   log "output in $OUT"
   for r in $REGIMES; do
     start_origins "$r"
@@ -319,9 +436,16 @@ main() {
           done
           continue
         fi
-        [ "$round" = 1 ] && sanity "$t-$r" "${PORT[$t]}"
-        for route in $ROUTES; do measure "$route" "$r" "$round" "$t" "$p" "${PORT[$t]}"; done
-        stop "$p"
+        [ "$round" = 1 ] && sanity "$t-$r" "$t"
+        for route in $ROUTES; do serves "$t" "$route" && measure "$route" "$r" "$round" "$t" "$p" "$(port_of "$t" "$route")"; done
+        stop "$p" "$([ "$t" = socat ] && echo tree)"
+      done
+      for v in $OBS; do # issue 17: Gantry with access logs / tracing, get1k, interleaved with the plain runs
+        s0=$(curl -s "http://127.0.0.1:$OTLP/spans")
+        start "$r" gantry "$v" || continue; p=$START_PID
+        measure get1k "$r" "$round" gantry "$p" "${PORT[gantry]}" "gantry-$v"
+        stop "$p"; sleep 0.5   # the exporter flushes on shutdown
+        obs_check "$r" "$round" "$v" "$s0"
       done
     done
     if [ "$DO_ROUTERS" = 1 ]; then
@@ -356,7 +480,7 @@ main() {
   cp "$OUT/versions.txt" "$OUT/summary.md"
   python3 "$HERE/summarize.py" "$OUT/runs.csv" "$IDLE_CONNS" "$HEADROOM_MIN" >> "$OUT/summary.md"
   cat "$OUT/summary.md"
-  grep '^\*\*WARNING' "$OUT/summary.md" | tr -d '*' | while read -r w; do log "$w"; done
+  { grep '^\*\*WARNING' "$OUT/summary.md" || true; } | tr -d '*' | while read -r w; do log "$w"; done
   log "done: $OUT/summary.md"
 }
 main

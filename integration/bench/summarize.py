@@ -5,9 +5,13 @@ Usage: summarize.py runs.csv [idle_conns] [headroom_min]
 
 Medians over rounds per (kind, regime, target); "per CPU-s" is the rate
 divided by the proxy's CPU share (user + system, all its processes and
-threads); every ratio is to nginx in the same kind and regime. The origin
-headroom section compares the origin alone ("direct") with the fastest proxy
-and prints a WARNING line when it is below headroom_min (1.5).
+threads); every ratio is to the route's peer (BASE: nginx for the HTTP
+routes, HAProxy for new TCP connections, nginx's stream module for UDP, or
+socat when nginx has no stream module) in the same kind and regime, and for
+Gantry's access-log and tracing variants to plain Gantry in the same run.
+The origin headroom section compares the origin alone ("direct") with the
+fastest proxy and prints a WARNING line when it is below headroom_min (1.5).
+The last section is one table for a note.
 """
 import csv
 import statistics
@@ -19,8 +23,15 @@ ROUTES = [
     ("post4k", "POST 4 KiB upload"),
     ("chunk64k", "GET 64 KiB chunked"),
     ("ws", "WebSocket echo 1 KiB (messages)"),
+    ("tcpconn", "TCP new connections (64 B request, 256 B reply, close)"),
+    ("udp", "UDP echo 64 B (datagrams)"),
 ]
-ORDER = ["nginx", "haproxy", "gantry", "traefik", "direct"]
+# The peer each route's ratios are taken to (first one present in the run).
+BASE = {"tcpconn": ["haproxy", "nginx"], "udp": ["nginx", "socat"]}
+OBS = [("gantry-alog", "JSON access log to a file"), ("gantry-trace1", "tracing, sample rate 1.0 (OTLP/HTTP)"),
+       ("gantry-trace001", "tracing, sample rate 0.01 (OTLP/HTTP)")]
+PEERS = ["gantry", "haproxy", "nginx", "socat"]
+ORDER = ["nginx", "haproxy", "socat", "gantry", "traefik", "direct"]
 REGIMES = [("A", "proxy pinned to CPU 0, one worker / GOMAXPROCS=1; origins on CPU 1; load client on LOAD_CPU, see versions.txt"), ("B", "unpinned")]
 
 
@@ -54,12 +65,44 @@ def fmt(v, nd=1):
     return "-" if v is None else f"{v:,.{nd}f}"
 
 
+def pct(v):
+    return "-" if v is None else f"{v * 100:.2f} %"
+
+
 def ratio(a, b):
     return "-" if a is None or not b else f"{a / b:.2f}"
 
 
 def order(t):
     return (ORDER.index(t) if t in ORDER else len(ORDER), t)
+
+
+def base_of(g, kind):
+    """The peer the route's ratios are taken to: the first of BASE present."""
+    for t in BASE.get(kind, ["nginx"]):
+        if any(k[0] == kind and k[2] == t for k in g):
+            return t
+    return BASE.get(kind, ["nginx"])[0]
+
+
+def loss(rs):
+    """Lost / sent over all rounds (UDP), or None."""
+    sent = sum(num(r.get("sent")) or 0 for r in rs)
+    lost = sum(num(r.get("lost")) or 0 for r in rs)
+    return lost / sent if sent else None
+
+
+def headroom(g, kind, reg):
+    """(origin alone /s, fastest proxy, its rate /s) from the best round of each."""
+    drs = g.get((kind, reg, "direct"), [])
+    direct = mx([num(r["rps"]) for r in drs])
+    best, best_t = None, "-"
+    for (k, rr, t), rs in g.items():
+        if k == kind and rr == reg and t != "direct" and not t.startswith("gantry-"):
+            v = mx([num(r["rps"]) for r in rs])
+            if v is not None and (best is None or v > best):
+                best, best_t = v, t
+    return direct, best_t, best
 
 
 def main():
@@ -80,15 +123,8 @@ def main():
     for reg, _ in REGIMES:
         for kind, name in routes:
             # Best round of each: on a shared machine noise only ever lowers a rate.
-            drs = g.get((kind, reg, "direct"), [])
-            direct = mx([num(r["rps"]) for r in drs])
-            cap = med([eff(r) for r in drs])
-            best, best_t = None, "-"
-            for (k, rr, t), rs in g.items():
-                if k == kind and rr == reg and t != "direct" and not t.endswith("-10k"):
-                    v = mx([num(r["rps"]) for r in rs])
-                    if v is not None and (best is None or v > best):
-                        best, best_t = v, t
+            cap = med([eff(r) for r in g.get((kind, reg, "direct"), [])])
+            direct, best_t, best = headroom(g, kind, reg)
             if direct is None or best is None:
                 continue
             h = direct / best
@@ -103,18 +139,19 @@ def main():
         print(f"**{w}**\n")
 
     # -- headline --------------------------------------------------------
-    print("## Requests (messages) per proxy CPU-second, ratio to nginx\n")
-    hdr = "| proxy | " + " | ".join(f"{n} A | B | p99 A ms" for _, n in routes) + " |"
+    print("## Units (requests, messages, connections, datagrams) per proxy CPU-second, ratio to the route's peer\n")
+    hdr = "| proxy | " + " | ".join(f"{n} A (vs {base_of(g, k)}) | B | p99 A ms" for k, n in routes) + " |"
     print(hdr)
     print("|---|" + "---|---|---|" * len(routes))
-    targets = sorted({t for (k, _, t) in g if k in dict(routes) and t != "direct"}, key=order)
+    targets = sorted({t for (k, _, t) in g if k in dict(routes) and t != "direct" and not t.startswith("gantry-")}, key=order)
     for t in targets:
         cells = []
         for kind, _ in routes:
+            bt = base_of(g, kind)
             for reg in ("A", "B"):
-                base = med([eff(r) for r in g.get((kind, reg, "nginx"), [])])
+                base = med([eff(r) for r in g.get((kind, reg, bt), [])])
                 mine = med([eff(r) for r in g.get((kind, reg, t), [])])
-                cells.append(ratio(mine, base) + (f" ({fmt(mine, 0)})" if t == "nginx" and mine else ""))
+                cells.append(ratio(mine, base) + (f" ({fmt(mine, 0)})" if t == bt and mine else ""))
             cells.append(fmt(col(g.get((kind, "A", t), []), "p99_ms"), 2))
         print(f"| {t} | " + " | ".join(cells) + " |")
     print()
@@ -125,11 +162,12 @@ def main():
             keys = sorted([k for k in g if k[0] == kind and k[1] == reg], key=lambda k: order(k[2]))
             if not keys:
                 continue
+            bt = base_of(g, kind)
             print(f"### {name}, regime {reg} ({title})\n")
-            print("| target | runs | rate /s | p50 ms | p99 ms | proxy CPU % (usr+sys) | per CPU-s | CPU µs/req usr | sys | "
-                  "vs nginx per CPU | p99 vs nginx | origins CPU % | load CPU % | RSS load MiB | errors |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-            base = g.get((kind, reg, "nginx"), [])
+            print("| target | runs | rate /s | p50 ms | p99 ms | proxy CPU % (usr+sys) | per CPU-s | CPU µs/unit usr | sys | "
+                  f"vs {bt} per CPU | p99 vs {bt} | origins CPU % | load CPU % | RSS load MiB | errors | lost |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            base = g.get((kind, reg, bt), [])
             b_eff, b_p99 = med([eff(r) for r in base]), col(base, "p99_ms")
             for k in keys:
                 rs = g[k]
@@ -142,7 +180,7 @@ def main():
                 print(f"| {k[2]} | {len(rs)} | {fmt(rps, 0)} | {fmt(col(rs, 'p50_ms'), 2)} | {fmt(col(rs, 'p99_ms'), 2)} | "
                       f"{fmt(cpu)} ({fmt(usr)}+{fmt(sys_)}) | {fmt(e, 0)} | {fmt(us_u)} | {fmt(us_s)} | {ratio(e, b_eff)} | "
                       f"{ratio(col(rs, 'p99_ms'), b_p99)} | {fmt(col(rs, 'origin_cpu_pct'))} | {fmt(col(rs, 'load_cpu_pct'))} | "
-                      f"{fmt(rl and rl / 1024)} | {errs} |")
+                      f"{fmt(rl and rl / 1024)} | {errs} | {pct(loss(rs)) if kind == 'udp' else '-'} |")
             print()
         many = g.get(("get1k", reg, "gantry-10k"), [])
         one = g.get(("get1k", reg, "gantry"), [])
@@ -150,6 +188,22 @@ def main():
             print(f"Gantry with 10 000 routers, regime {reg}: {fmt(col(many, 'rps'), 0)}/s vs {fmt(col(one, 'rps'), 0)}/s with one "
                   f"router ({ratio(col(many, 'rps'), col(one, 'rps'))}); per CPU-s {ratio(med([eff(r) for r in many]), med([eff(r) for r in one]))}; "
                   f"p99 {fmt(col(many, 'p99_ms'), 2)} ms vs {fmt(col(one, 'p99_ms'), 2)} ms\n")
+
+    obs = [(t, n) for t, n in OBS if any(k[2] == t for k in g)]
+    if obs:
+        print("## Gantry with access logs and tracing (issue 17), GET 1 KiB, ratio to plain Gantry in the same run\n")
+        print("| variant | per CPU-s A | vs plain A | p99 vs plain A | per CPU-s B | vs plain B | p99 vs plain B | errors |")
+        print("|---|---|---|---|---|---|---|---|")
+        for t, n in obs:
+            cells = []
+            for reg in ("A", "B"):
+                plain, mine = g.get(("get1k", reg, "gantry"), []), g.get(("get1k", reg, t), [])
+                e = med([eff(r) for r in mine])
+                cells += [fmt(e, 0), ratio(e, med([eff(r) for r in plain])), ratio(col(mine, "p99_ms"), col(plain, "p99_ms"))]
+            errs = sum(int(num(r["errors"]) or 0) for k, rs in g.items() if k[2] == t for r in rs)
+            print(f"| {n} | " + " | ".join(cells) + f" | {errs} |")
+        print()
+    note_table(g, routes, obs, need)
 
     tls = {k: v for k, v in g.items() if k[0].startswith("tls-")}
     if tls:
@@ -172,6 +226,55 @@ def main():
             ri, rl = col(rs, "rss_idle_kb"), col(rs, "rss_load_kb")
             per = (rl - ri) * 1024 / idle_n if ri is not None and rl is not None else None
             print(f"| {k[2]} | {fmt(ri / 1024)} | {fmt(rl / 1024)} | {fmt(per, 0)} | {rs[0]['errors']} |")
+
+
+def note_table(g, routes, obs, need):
+    """One table for a note: per route and regime, each proxy's units per
+    proxy CPU-second as a ratio to the route's peer (the peer's own figure in
+    brackets), Gantry's p99 as a ratio to the peer's, the origin headroom;
+    then the access-log and tracing variants as ratios to plain Gantry."""
+    print("## Table for a note (one run; ratios per proxy CPU-second)\n")
+    print("| route | regime | ratio to | " + " | ".join(PEERS) + " | gantry p99 ratio | origin headroom |")
+    print("|---|---|---|" + "---|" * len(PEERS) + "---|---|")
+    lossy = []
+    for kind, name in routes:
+        bt = base_of(g, kind)
+        for reg in ("A", "B"):
+            base = g.get((kind, reg, bt), [])
+            b_eff = med([eff(r) for r in base])
+            if b_eff is None and not g.get((kind, reg, "gantry")):
+                continue
+            cells = []
+            for t in PEERS:
+                rs = g.get((kind, reg, t), [])
+                e = med([eff(r) for r in rs])
+                c = ratio(e, b_eff) if rs else "-"
+                if t == "gantry" and c != "-":
+                    c = f"**{c}**"
+                if rs and any(int(num(r["errors"]) or 0) for r in rs):
+                    c += " (errors)"
+                cells.append(c)
+                lo = loss(rs)
+                if kind == "udp" and lo is not None:
+                    fo = sum(int(num(r.get("foreign")) or 0) for r in rs)
+                    lossy.append(f"{t} {reg} {lo * 100:.2f} %" + (f" (and {fo} replies delivered to the wrong client)" if fo else ""))
+            direct, _, best = headroom(g, kind, reg)
+            h = "-" if direct is None or not best else f"{direct / best:.2f}x" + ("" if direct / best >= need else " LOW")
+            p99 = ratio(col(g.get((kind, reg, "gantry"), []), "p99_ms"), col(base, "p99_ms"))
+            print(f"| {name} | {reg} | {bt} ({fmt(b_eff, 0)}/CPU-s) | " + " | ".join(cells) + f" | {p99} | {h} |")
+    for t, n in obs:
+        for reg in ("A", "B"):
+            plain, mine = g.get(("get1k", reg, "gantry"), []), g.get(("get1k", reg, t), [])
+            if not mine:
+                continue
+            e = med([eff(r) for r in mine])
+            p_eff = med([eff(r) for r in plain])
+            cells = [f"**{ratio(e, p_eff)}**"] + ["-"] * (len(PEERS) - 1)
+            print(f"| GET 1 KiB, {n} | {reg} | gantry without ({fmt(p_eff, 0)}/CPU-s) | " + " | ".join(cells) +
+                  f" | {ratio(col(mine, 'p99_ms'), col(plain, 'p99_ms'))} | - |")
+    print()
+    if lossy:
+        print("UDP datagrams lost (no echo within the client's timeout, all rounds): " + ", ".join(lossy) + "\n")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@
 //
 // Keep-alive and pipelining are supported; "Connection: close" closes after
 // the response. A malformed request gets 400 and the connection is closed.
-// Listens on -addr (loopback only is meant); run.sh starts it.
+// Listens on -addr (loopback only is meant); run.sh starts it. With -tcp,
+// -udp and -otlp it also serves the layer-4 routes and receives traces
+// (l4.go, otlp.go).
 package main
 
 import (
@@ -57,7 +59,32 @@ func init() {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:19080", "listen address")
 	maxBody := flag.Int64("maxbody", 1<<20, "largest request body accepted on /upload, bytes")
+	tcpAddr := flag.String("tcp", "", "also serve short TCP connections here (see serveShort)")
+	tcpResp := flag.Int("tcpresp", 256, "reply size of -tcp, bytes")
+	udpAddr := flag.String("udp", "", "also echo UDP datagrams here")
+	otlpAddr := flag.String("otlp", "", "also receive OTLP/HTTP traces here (see otlp.go)")
 	flag.Parse()
+	if *tcpAddr != "" {
+		l, err := net.Listen("tcp", *tcpAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go serveShort(l, *tcpResp)
+	}
+	if *udpAddr != "" {
+		u, err := net.ListenPacket("udp", *udpAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go echoUDP(u)
+	}
+	if *otlpAddr != "" {
+		l, err := net.Listen("tcp", *otlpAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go serveOTLP(l)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
