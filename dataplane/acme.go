@@ -32,8 +32,12 @@ const acmeTLSALPN = "acme-tls/1"
 
 // SetChallenges makes every entrypoint answer the ACME challenges of c
 // ahead of any router and ahead of entrypoint redirections, as Traefik
-// does. Call it before Start; nil turns answering off.
+// does, entrypoints added later included. Call it before Start; nil turns
+// answering off.
 func (s *Server) SetChallenges(c Challenges) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.challenges = c
 	for _, ep := range s.eps {
 		ep.challenges = c
 	}

@@ -189,6 +189,9 @@ func tlsDial(t testing.TB, addr, sni string, alpn ...string) *tls.Conn {
 
 // setHostname overrides the X-Forwarded-Server value.
 func (s *Server) setHostname(h string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hostname = h
 	for _, ep := range s.eps {
 		ep.hostname = h
 	}

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,25 +14,33 @@ import (
 // (default 10s), then close whatever is left. It returns ctx's error if ctx
 // ends first, else nil.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopped = true
+	eps := slices.Collect(maps.Values(s.eps))
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, s.drain) // drains of removed entrypoints end with ctx too
+	defer stop()
 	var wg sync.WaitGroup
-	for _, ep := range s.eps {
-		wg.Go(func() { ep.shutdown(ctx) })
+	for _, ep := range eps {
+		wg.Go(func() { ep.shutdown(ctx, ep.acceptGrace, ep.grace) })
 	}
 	wg.Wait()
 	s.wg.Wait()
 	return ctx.Err()
 }
 
-func (e *entryPoint) shutdown(ctx context.Context) {
-	if e.acceptGrace > 0 {
-		t := time.NewTimer(e.acceptGrace)
+// shutdown keeps accepting for acceptGrace, then stops accepting and gives
+// the connections grace to finish (see Shutdown).
+func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Duration) {
+	if acceptGrace > 0 {
+		t := time.NewTimer(acceptGrace)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 		}
 		t.Stop()
 	}
-	gctx, cancel := context.WithTimeout(ctx, e.grace)
+	gctx, cancel := context.WithTimeout(ctx, grace)
 	defer cancel()
 	e.draining.Store(true) // h1 connections close after their response
 	e.closeListeners()

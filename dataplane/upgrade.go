@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 
@@ -14,6 +15,9 @@ import (
 // whose address is the inherited socket's; the others bind as usual. Call
 // it before Start; in may be nil.
 func (s *Server) Inherit(in *handoff.Inherited) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inherit = in
 	for _, ep := range s.eps {
 		ep.inherit = in
 	}
@@ -30,7 +34,10 @@ func (s *Server) Sockets() ([]handoff.Socket, error) {
 		}
 		return nil, err
 	}
-	for name, ep := range s.eps {
+	s.mu.Lock()
+	eps := maps.Clone(s.eps)
+	s.mu.Unlock()
+	for name, ep := range eps {
 		ep.mu.Lock()
 		ls := append([]net.Listener(nil), ep.listeners...)
 		ep.mu.Unlock()
