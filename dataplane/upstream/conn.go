@@ -65,10 +65,64 @@ type pconn struct {
 	cache    []cachedField
 	conn     []string
 	trailers []field
+
+	// bw writes through cw, which can send a body after what bw flushes
+	// in one writev.
+	cw connWriter
+}
+
+// connWriter is the writer under a pconn's bufio.Writer: a write goes to
+// the socket; with tail set (sendWith), tail follows it in the same
+// writev on a TCP connection.
+type connWriter struct {
+	pc     *pconn
+	writev bool
+	tail   []byte
+	iov    [2][]byte
+	bufs   net.Buffers
+}
+
+func (w *connWriter) Write(p []byte) (int, error) {
+	if w.tail == nil {
+		return w.pc.c.Write(p)
+	}
+	tail := w.tail
+	w.tail = nil
+	if !w.writev {
+		n, err := w.pc.c.Write(p)
+		if err != nil {
+			return n, err
+		}
+		_, err = w.pc.c.Write(tail)
+		return n, err
+	}
+	w.iov = [2][]byte{p, tail}
+	w.bufs = w.iov[:]
+	n, err := w.bufs.WriteTo(w.pc.c)
+	w.iov, w.bufs = [2][]byte{}, nil
+	return int(min(n, int64(len(p)))), err
+}
+
+// sendWith flushes what bw holds and p after it: one writev on a TCP
+// connection (a request head and a small body in one segment).
+func (pc *pconn) sendWith(p []byte) error {
+	if pc.bw.Buffered() == 0 || len(p) <= pc.bw.Available() {
+		pc.bw.Write(p)
+		return pc.bw.Flush()
+	}
+	pc.cw.tail = p
+	err := pc.bw.Flush()
+	pc.cw.tail = nil
+	return err
 }
 
 func newPconn(c net.Conn) *pconn {
-	pc := &pconn{c: c, buf: make([]byte, readBufSize), bw: bufio.NewWriterSize(c, 4<<10)}
+	pc := &pconn{c: c, buf: make([]byte, readBufSize)}
+	pc.cw.pc = pc
+	pc.bw = bufio.NewWriterSize(&pc.cw, 4<<10)
+	if _, ok := c.(*net.TCPConn); ok {
+		pc.cw.writev = true
+	}
 	pc.cut = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
 	pc.setRaw(c)
 	if pc.raw != nil && rawReads {

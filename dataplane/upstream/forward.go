@@ -129,9 +129,10 @@ func replayable(r *http.Request) bool {
 }
 
 // syncBodyMax is the largest request body (known length, no Expect) that
-// is written from the request goroutine before the response is read; a
-// backend that answers early without reading it is still read after the
-// write (the socket buffers hold it), so this never deadlocks.
+// is read whole from the request goroutine and sent with the head in one
+// write before the response is read; a backend that answers early without
+// reading it is still read after the write (the socket buffers hold it),
+// so this never deadlocks.
 const syncBodyMax = 16 << 10
 
 // bodyWriter streams a request body from its own goroutine.
@@ -167,7 +168,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	}
 	keepAlive := h.c.o.MaxIdleConnsPerHost > 0
 	if err := writeHead(pc.bw, ob, h.addr, !keepAlive, up); err != nil {
-		pc.bw.Reset(pc.c)
+		pc.bw.Reset(&pc.cw)
 		return Result{Err: err}
 	}
 	body := hasBody(r)
@@ -178,7 +179,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	switch {
 	case body && !expect && r.ContentLength > 0 && r.ContentLength <= syncBodyMax:
 		b := copyBufs.Get().(*[32 << 10]byte)
-		werr = writeBody(pc.bw, r, b[:])
+		werr = writeSmallBody(pc, r, b[:r.ContentLength])
 		copyBufs.Put(b)
 		if ce, ok := errors.AsType[*ClientError](werr); ok {
 			return Result{Err: ce}

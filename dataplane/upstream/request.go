@@ -224,6 +224,21 @@ type ClientError struct{ Err error }
 func (e *ClientError) Error() string { return "upstream: reading the client's body: " + e.Err.Error() }
 func (e *ClientError) Unwrap() error { return e.Err }
 
+// writeSmallBody reads a body of known length (len(buf) bytes, at most
+// syncBodyMax) whole, then sends it after the head pc.bw holds, in one
+// writev on a TCP connection. The client's body is read with reads sized
+// to what is left of it. A body shorter than its Content-Length is a
+// ClientError(io.ErrUnexpectedEOF); bytes beyond it are not read.
+func writeSmallBody(pc *pconn, r *http.Request, buf []byte) error {
+	if _, err := io.ReadFull(r.Body, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return &ClientError{err}
+	}
+	return pc.sendWith(buf)
+}
+
 // writeBody copies the request body to w with the framing writeHead
 // announced, flushing as the client's data arrives (an upload is streamed,
 // never buffered whole). Client read errors are *ClientError; a body
