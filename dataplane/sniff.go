@@ -48,6 +48,9 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 	if len(c.first) > 0 {
 		n := copy(b, c.first)
 		c.first = c.first[n:]
+		if len(c.first) == 0 {
+			c.first = nil // an idle connection keeps no array
+		}
 		return n, nil
 	}
 	return c.Conn.Read(b)

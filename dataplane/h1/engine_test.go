@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -379,5 +380,72 @@ func TestFullDuplexEcho(t *testing.T) {
 	io.WriteString(c, "0\r\n\r\n")
 	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
 		t.Fatalf("end: %q %v", rest, err)
+	}
+}
+
+// Parked connections share one idle timer: each still closes at its own
+// idle timeout, in order, and one resumed from the middle of the timeout
+// list serves its request and gets a fresh idle timeout. The handler sees
+// the connection's context (ConnContext) again after the resume.
+func TestParkedConnectionsExpireInOrder(t *testing.T) {
+	type key struct{}
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, _ := r.Context().Value(key{}).(string)
+		io.WriteString(w, v)
+	}),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, key{}, "conn-ctx")
+		},
+		ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 1500 * time.Millisecond}
+	addr := startServer(t, s)
+	start := time.Now()
+	type client struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	var cl [3]client
+	for i := range cl {
+		if i > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * 300 * time.Millisecond)))
+		}
+		c, br := rawConn(t, addr)
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := readResp(t, br, "GET"); body != "conn-ctx" {
+			t.Fatalf("conn %d: body %q, want the ConnContext value", i, body)
+		}
+		cl[i] = client{c, br}
+	}
+	// Conn 1 (parked at about 0.55 s, between 0 and 2) sends again at 1 s.
+	time.Sleep(time.Until(start.Add(time.Second)))
+	io.WriteString(cl[1].c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resumed := time.Now()
+	if _, body := readResp(t, cl[1].br, "GET"); body != "conn-ctx" {
+		t.Fatalf("resumed conn: body %q, want the ConnContext value (rebuilt after parking)", body)
+	}
+	closed := make(chan int, 3)
+	at := make([]time.Duration, 3)
+	for i := range cl {
+		go func() {
+			_, err := cl[i].br.ReadByte()
+			at[i] = time.Since(start)
+			if err != io.EOF {
+				t.Errorf("conn %d: want EOF at the idle timeout, got %v", i, err)
+			}
+			closed <- i
+		}()
+	}
+	var order []int
+	for range cl {
+		order = append(order, <-closed)
+	}
+	want := []time.Duration{1500 * time.Millisecond, resumed.Sub(start) + 1500*time.Millisecond, 2100 * time.Millisecond}
+	for i, w := range want {
+		if at[i] < w-100*time.Millisecond || at[i] > w+2*time.Second {
+			t.Errorf("conn %d closed at %v, want about %v", i, at[i], w)
+		}
+	}
+	if order[0] != 0 || order[1] != 2 || order[2] != 1 {
+		t.Errorf("closing order %v, want [0 2 1] (by idle timeout)", order)
 	}
 }

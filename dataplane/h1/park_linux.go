@@ -13,24 +13,27 @@ import (
 // parker holds keep-alive connections idle for longer than idleHandoff
 // without any goroutine: each is registered in one epoll set (EPOLLIN,
 // one-shot) and its goroutine ends; the poller goroutine starts a new one
-// when the client sends its next request, and a timer closes it at the
-// idle timeout. An idle connection then costs its socket and its small
-// state (no stack, no buffer).
+// when the client sends its next request. Idle timeouts are one timer for
+// the whole set: the parked connections that have one are kept in a list
+// ordered by idleUntil, and the timer fires at the first one's. A parked
+// connection then costs its socket and its small state (no stack, no
+// buffer, no timer, no map entry: the table is a slice indexed by file
+// descriptor, 8 bytes a descriptor).
 type parker struct {
 	srv    *Server
 	epfd   int
 	wakefd int // eventfd: wakes the poller for shutdown
-	mu     sync.Mutex
-	conns  map[int32]*conn
-	closed bool
-	done   chan struct{}
-}
 
-// parkState values of conn.parked.
-const (
-	notParked = iota
-	parked
-)
+	mu    sync.Mutex
+	conns []*conn // under mu: parked connections by file descriptor
+	// under mu: the parked connections with an idle timeout, by
+	// idleUntil (ties in parking order); linked through conn.pprev/pnext.
+	head, tail *conn
+	timer      *time.Timer // under mu: fires at head's idleUntil (or later)
+	timerAt    time.Time   // under mu: when timer fires; zero when stopped
+	closed     bool        // under mu
+	done       chan struct{}
+}
 
 // park moves cs to the parker; false when it cannot be parked (then the
 // caller continues the wait on a goroutine).
@@ -47,39 +50,132 @@ func (s *Server) park(cs *conn) bool {
 			return false
 		}
 	}
-	wait := time.Until(cs.idleUntil)
-	if cs.idleUntil.Equal(noIdleTimeout) {
-		wait = -1
-	} else if wait < 100*time.Millisecond {
+	timed := !cs.idleUntil.Equal(noIdleTimeout)
+	if timed && time.Until(cs.idleUntil) < 100*time.Millisecond {
 		return false // about to time out: not worth parking
 	}
-	if cs.watchTimer != nil { // not running (the request ended): rebuilt on need
-		cs.watchTimer, cs.watchDone = nil, nil
-	}
+	// Not running (the request ended): rebuilt when a request needs them.
+	cs.watchTimer, cs.watchDone = nil, nil
+	cs.ctx = nil
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
+		cs.restoreCtx()
 		return false
 	}
-	p.conns[cs.fd] = cs
-	cs.parked.Store(parked)
-	if wait >= 0 { // armed under mu: the poller sees the timer it may stop
-		if cs.idleTimer == nil {
-			cs.idleTimer = time.AfterFunc(wait, func() { p.expire(cs) })
-		} else {
-			cs.idleTimer.Reset(wait)
-		}
+	fd := int(cs.fd)
+	if fd >= len(p.conns) {
+		p.conns = append(p.conns, make([]*conn, fd+1-len(p.conns))...)
+		p.conns = p.conns[:cap(p.conns)]
+	}
+	p.conns[fd] = cs
+	cs.parked = true
+	if timed {
+		p.insert(cs)
 	}
 	p.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: cs.fd}
-	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, int(cs.fd), &ev); err != nil {
-		p.unregister(cs)
-		if !cs.parked.CompareAndSwap(parked, notParked) {
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		if !p.take(cs) {
 			return true // the idle timer already closed it
 		}
+		cs.restoreCtx()
 		return false
 	}
 	return true
+}
+
+// insert adds cs to the timeout list, in idleUntil order, and arms the
+// timer when cs is first. Under mu.
+func (p *parker) insert(cs *conn) {
+	at := p.tail
+	for at != nil && at.idleUntil.After(cs.idleUntil) {
+		at = at.pprev // rarely more than a step: connections park in about idleUntil order
+	}
+	cs.pprev = at
+	if at == nil {
+		cs.pnext, p.head = p.head, cs
+	} else {
+		cs.pnext, at.pnext = at.pnext, cs
+	}
+	if cs.pnext == nil {
+		p.tail = cs
+	} else {
+		cs.pnext.pprev = cs
+	}
+	if p.head == cs && (p.timerAt.IsZero() || cs.idleUntil.Before(p.timerAt)) {
+		p.arm(cs.idleUntil)
+	}
+}
+
+// arm makes the timer fire at t. Under mu.
+func (p *parker) arm(t time.Time) {
+	p.timerAt = t
+	if p.timer == nil {
+		p.timer = time.AfterFunc(time.Until(t), p.expire)
+	} else {
+		p.timer.Reset(time.Until(t))
+	}
+}
+
+// takeLocked removes cs from the set and the timeout list if it is still
+// parked, and reports whether it was: the caller then owns cs. Under mu.
+func (p *parker) takeLocked(cs *conn) bool {
+	if !cs.parked {
+		return false
+	}
+	cs.parked = false
+	if int(cs.fd) < len(p.conns) && p.conns[cs.fd] == cs {
+		p.conns[cs.fd] = nil
+	}
+	if cs.pprev != nil || p.head == cs {
+		if cs.pprev == nil {
+			p.head = cs.pnext
+		} else {
+			cs.pprev.pnext = cs.pnext
+		}
+		if cs.pnext == nil {
+			p.tail = cs.pprev
+		} else {
+			cs.pnext.pprev = cs.pprev
+		}
+		cs.pprev, cs.pnext = nil, nil
+	}
+	return true
+}
+
+// take is takeLocked under mu, followed by the removal of cs's epoll
+// registration when it was taken (before cs's socket may close, so a
+// reused descriptor never meets a stale registration).
+func (p *parker) take(cs *conn) bool {
+	p.mu.Lock()
+	ok := p.takeLocked(cs)
+	p.mu.Unlock()
+	if ok {
+		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
+	}
+	return ok
+}
+
+// expire runs on the timer: it closes the parked connections whose idle
+// timeout has passed and re-arms the timer for the next one.
+func (p *parker) expire() {
+	var due []*conn
+	p.mu.Lock()
+	now := time.Now()
+	for cs := p.head; cs != nil && !cs.idleUntil.After(now); cs = p.head {
+		p.takeLocked(cs)
+		due = append(due, cs)
+	}
+	p.timerAt = time.Time{}
+	if p.head != nil {
+		p.arm(p.head.idleUntil)
+	}
+	p.mu.Unlock()
+	for _, cs := range due {
+		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
+		cs.closeNow()
+	}
 }
 
 func (s *Server) getParker() (*parker, error) {
@@ -102,30 +198,11 @@ func (s *Server) getParker() (*parker, error) {
 			s.parkErr = err
 			return
 		}
-		p := &parker{srv: s, epfd: epfd, wakefd: wakefd, conns: map[int32]*conn{}, done: make(chan struct{})}
+		p := &parker{srv: s, epfd: epfd, wakefd: wakefd, done: make(chan struct{})}
 		s.parker = p
 		s.spawn(p.poll)
 	})
 	return s.parker, s.parkErr
-}
-
-// unregister removes cs from the set (before its socket may close, so a
-// reused descriptor never meets a stale entry).
-func (p *parker) unregister(cs *conn) {
-	p.mu.Lock()
-	if p.conns[cs.fd] == cs {
-		delete(p.conns, cs.fd)
-	}
-	p.mu.Unlock()
-	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
-}
-
-// expire closes a connection still parked at its idle timeout.
-func (p *parker) expire(cs *conn) {
-	if cs.parked.CompareAndSwap(parked, notParked) {
-		p.unregister(cs)
-		cs.closeNow()
-	}
 }
 
 // poll waits for parked connections to become readable and resumes each
@@ -148,19 +225,14 @@ func (p *parker) poll() {
 				stop = true
 				continue
 			}
+			var cs *conn
 			p.mu.Lock()
-			cs := p.conns[ev.Fd]
-			var timer *time.Timer
-			if cs != nil {
-				timer = cs.idleTimer
+			if int(ev.Fd) < len(p.conns) {
+				cs = p.conns[ev.Fd]
 			}
 			p.mu.Unlock()
-			if cs == nil || !cs.parked.CompareAndSwap(parked, notParked) {
-				continue
-			}
-			p.unregister(cs)
-			if timer != nil {
-				timer.Stop()
+			if cs == nil || !p.take(cs) {
+				continue // closed at its idle timeout meanwhile
 			}
 			p.srv.spawn(cs.resume)
 		}
@@ -170,13 +242,20 @@ func (p *parker) poll() {
 	}
 	p.mu.Lock()
 	p.closed = true
-	left := make([]*conn, 0, len(p.conns))
+	var left []*conn
 	for _, cs := range p.conns {
-		left = append(left, cs)
+		if cs != nil {
+			left = append(left, cs)
+		}
+	}
+	if p.timer != nil {
+		p.timer.Stop()
 	}
 	p.mu.Unlock()
 	for _, cs := range left {
-		p.expire(cs)
+		if p.take(cs) {
+			cs.closeNow()
+		}
 	}
 	unix.Close(p.epfd)
 	unix.Close(p.wakefd)
