@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
 // parseLevel maps Traefik's log levels to slog's: TRACE and DEBUG → Debug,
@@ -55,6 +59,15 @@ func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar) (*slog.L
 	}
 	lv.Set(level)
 	opts := &slog.HandlerOptions{Level: lv}
+	if c.OTLP != nil {
+		// log.otlp: records go to the collector instead of the output, as
+		// Traefik sends them (its hook discards the local line).
+		l, err := observe.NewOTLPLogs(context.Background(), "log.otlp", c.OTLP, versionString())
+		if err != nil {
+			return nil, nil, err
+		}
+		return slog.New(l.Handler(lv)), otlpCloser{l: l, next: closer}, nil
+	}
 	var h slog.Handler
 	if strings.EqualFold(c.Format, "json") {
 		h = slog.NewJSONHandler(w, opts)
@@ -62,4 +75,17 @@ func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar) (*slog.L
 		h = slog.NewTextHandler(w, opts)
 	}
 	return slog.New(h), closer, nil
+}
+
+// otlpCloser flushes the OTLP log records still queued (bounded: 5 s),
+// then closes next.
+type otlpCloser struct {
+	l    *observe.OTLPLogs
+	next io.Closer
+}
+
+func (c otlpCloser) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return errors.Join(c.l.Shutdown(ctx), c.next.Close())
 }

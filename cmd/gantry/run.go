@@ -163,6 +163,20 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		if accessLog, err = observe.NewAccessLog(w, c.AccessLog); err != nil {
 			return err
 		}
+		if c.AccessLog.OTLP != nil {
+			l, err := observe.NewOTLPLogs(ctx, "accessLog.otlp", c.AccessLog.OTLP, versionString())
+			if err != nil {
+				return err
+			}
+			defer func() { // flush the records still queued, bounded
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				if err := l.Shutdown(sctx); err != nil {
+					log.Warn("accessLog.otlp: flush at shutdown", "error", err)
+				}
+			}()
+			accessLog.SetOTLP(l)
+		}
 		observers = append(observers, accessLog)
 	}
 	obs := observe.Tee(observers...)

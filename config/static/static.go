@@ -19,6 +19,7 @@ type Configuration struct {
 	AccessLog        *AccessLog             `json:"accessLog,omitempty"`
 	Metrics          *Metrics               `json:"metrics,omitempty"`
 	Tracing          *Tracing               `json:"tracing,omitempty"`
+	Experimental     *Experimental          `json:"experimental,omitempty"`
 	Core             *Core                  `json:"core,omitempty"`
 	// CertificatesResolvers holds the ACME resolvers routers name in
 	// tls.certResolver.
@@ -247,6 +248,25 @@ type Log struct {
 	Format   string `json:"format,omitempty"`
 	FilePath string `json:"filePath,omitempty"`
 	NoColor  bool   `json:"noColor,omitempty"`
+	// OTLP sends the application logs as OTLP log records instead of
+	// writing them (Traefik 3.3's log.otlp).
+	OTLP *OTelLog `json:"otlp,omitempty"`
+}
+
+// OTelLog is Traefik 3.3's log.otlp / accessLog.otlp: OTLP over HTTP
+// (default, https://localhost:4318/v1/logs) or gRPC (localhost:4317);
+// ServiceName defaults to "gantry".
+type OTelLog struct {
+	ServiceName        string            `json:"serviceName,omitempty"`
+	ResourceAttributes map[string]string `json:"resourceAttributes,omitempty"`
+	HTTP               *OTLPHTTP         `json:"http,omitempty"`
+	GRPC               *OTLPGRPC         `json:"grpc,omitempty"`
+}
+
+// Experimental holds Traefik's experimental switches. OTLPLogs is accepted
+// (Traefik requires it for log.otlp and accessLog.otlp; Gantry does not).
+type Experimental struct {
+	OTLPLogs bool `json:"otlpLogs,omitempty"`
 }
 
 // AccessLog configures the access log (stdout when FilePath is empty).
@@ -260,6 +280,11 @@ type AccessLog struct {
 	BufferingSize int64             `json:"bufferingSize,omitempty"`
 	Filters       *AccessLogFilters `json:"filters,omitempty"`
 	Fields        *AccessLogFields  `json:"fields,omitempty"`
+	// OTLP sends each entry as an OTLP log record with the JSON format's
+	// fields as attributes; the file/stdout output then stops unless
+	// DualOutput (Traefik 3.3's accessLog.otlp and accessLog.dualOutput).
+	OTLP       *OTelLog `json:"otlp,omitempty"`
+	DualOutput bool     `json:"dualOutput,omitempty"`
 }
 
 // AccessLogFilters keep only matching entries.

@@ -42,7 +42,14 @@ type AccessLog struct {
 	lines     chan *[]byte
 	count     atomic.Int64 // requests seen (Traefik's RequestCount)
 	dropped   atomic.Int64
+	otlp      *OTLPLogs // accessLog.otlp; nil: none
+	dual      bool      // accessLog.dualOutput: write lines too when otlp is set
 }
+
+// SetOTLP sends each kept entry to l as an OTLP log record too; unless
+// accessLog.dualOutput, lines are then no longer written (Traefik's
+// default). Call it before the first request.
+func (a *AccessLog) SetOTLP(l *OTLPLogs) { a.otlp = l }
 
 // NewAccessLog validates c (nil means defaults: common format, no filter)
 // and returns an AccessLog writing to w. Errors name the offending option,
@@ -51,7 +58,7 @@ func NewAccessLog(w io.Writer, c *static.AccessLog) (*AccessLog, error) {
 	if c == nil {
 		c = &static.AccessLog{}
 	}
-	a := &AccessLog{w: w, internals: c.AddInternals}
+	a := &AccessLog{w: w, internals: c.AddInternals, dual: c.DualOutput}
 	switch strings.ToLower(c.Format) {
 	case "", "common":
 	case "json":
@@ -140,6 +147,12 @@ func (a *AccessLog) Request(ev *RequestEvent) {
 	n := a.count.Add(1)
 	if !a.filter.keep(ev) {
 		return
+	}
+	if a.otlp != nil {
+		a.emitAccess(ev, n)
+		if !a.dual {
+			return
+		}
 	}
 	line := linePool.Get().(*[]byte)
 	if a.json {

@@ -67,7 +67,50 @@ func cmpField(a, b jfield) int {
 // building one.
 func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
 	sc := jsonPool.Get().(*jsonScratch)
-	f := sc.fields[:0]
+	f := a.appendFields(sc.fields[:0], ev, count)
+	str := func(k, v string) { f = append(f, jfield{key: k, s: v}) }
+	str("level", "info")
+	str("msg", "")
+	f = append(f, jfield{key: "time", kind: jTime, t: ev.Start.Add(ev.Duration), layout: time.RFC3339})
+	slices.SortFunc(f, cmpField)
+
+	b = append(b, '{')
+	for i, x := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = appendJSONText(b, x.prefix)
+		b = appendJSONText(b, x.key)
+		b = append(b, '"', ':')
+		switch x.kind {
+		case jNumber:
+			b = strconv.AppendInt(b, x.n, 10)
+		case jTime:
+			b = append(b, '"')
+			b = x.t.AppendFormat(b, x.layout)
+			b = append(b, '"')
+		case jHex:
+			b = append(b, '"')
+			b = hex.AppendEncode(b, x.id)
+			b = append(b, '"')
+		default:
+			b = append(b, '"')
+			b = appendJSONText(b, x.s)
+			b = append(b, '"')
+		}
+	}
+	b = append(b, '}', '\n')
+	clear(f) // drop references to this request's strings
+	sc.fields = f[:0]
+	jsonPool.Put(sc)
+	return b
+}
+
+// appendFields appends the access-log fields of ev that accessLog.fields
+// keeps (redacted ones as REDACTED), with Traefik's names, unsorted: the
+// JSON line's and the OTLP record's attributes.
+func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jfield {
 	str := func(k, v string) { f = append(f, jfield{key: k, s: v}) }
 	num := func(k string, n int64) { f = append(f, jfield{key: k, kind: jNumber, n: n}) }
 
@@ -149,42 +192,7 @@ func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
 	}
 	headers("request_", ev.Header)
 	headers("downstream_", ev.ResponseHeader)
-	str("level", "info")
-	str("msg", "")
-	f = append(f, jfield{key: "time", kind: jTime, t: ev.Start.Add(ev.Duration), layout: time.RFC3339})
-	slices.SortFunc(f, cmpField)
-
-	b = append(b, '{')
-	for i, x := range f {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = appendJSONText(b, x.prefix)
-		b = appendJSONText(b, x.key)
-		b = append(b, '"', ':')
-		switch x.kind {
-		case jNumber:
-			b = strconv.AppendInt(b, x.n, 10)
-		case jTime:
-			b = append(b, '"')
-			b = x.t.AppendFormat(b, x.layout)
-			b = append(b, '"')
-		case jHex:
-			b = append(b, '"')
-			b = hex.AppendEncode(b, x.id)
-			b = append(b, '"')
-		default:
-			b = append(b, '"')
-			b = appendJSONText(b, x.s)
-			b = append(b, '"')
-		}
-	}
-	b = append(b, '}', '\n')
-	clear(f) // drop references to this request's strings
-	sc.fields = f[:0]
-	jsonPool.Put(sc)
-	return b
+	return f
 }
 
 // urlHost is the host[:port] of an absolute URL ("http://u:p@h:80/x" →

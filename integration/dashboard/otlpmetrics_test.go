@@ -245,7 +245,7 @@ func send(t *testing.T, method, url, host, body string) int {
 func TestOTLPMetricsHTTP(t *testing.T) {
 	rc := &metricsReceiver{}
 	collector := httptest.NewServer(rc)
-	defer collector.Close()
+	t.Cleanup(collector.Close)
 	g, dead := otlpMetricsGantry(t, fmt.Sprintf(`    pushInterval: 300ms
     serviceName: edge
     addRoutersLabels: true
@@ -417,7 +417,7 @@ func TestOTLPMetricsGRPC(t *testing.T) {
 	srv := grpc.NewServer()
 	colmetricpb.RegisterMetricsServiceServer(srv, rc)
 	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
+	t.Cleanup(srv.Stop) // after gantry stops: its last export finds the collector
 	g, _ := otlpMetricsGantry(t, fmt.Sprintf(`    pushInterval: 300ms
     grpc:
       endpoint: "%s"
