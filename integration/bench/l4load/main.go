@@ -1,12 +1,15 @@
 // Command l4load is run.sh's load client for the two layer-4 routes, bounded
 // by a duration (-d) and a count (-n, whichever comes first):
 //
-//   - -mode tcpconn: -c workers, each in a loop opens a NEW TCP connection,
-//     writes a -req byte request ending in '\n', reads the reply until the
-//     server closes (EOF), checks it is -resp bytes, and closes. A unit is
-//     one such connection; the latency is connect to EOF. The origin closes
-//     first, so TIME_WAIT lands on the server side of each hop and the
-//     client's ephemeral ports are not used up.
+//   - -mode tcpconn: -c connections in flight, each opens a NEW TCP
+//     connection, writes a -req byte request ending in '\n', reads the reply
+//     until the server closes (EOF), checks it is -resp bytes, and closes;
+//     then the next one. A unit is one such connection; the latency is
+//     connect to EOF. The origin closes first, so TIME_WAIT lands on the
+//     server side of each hop and the client's ephemeral ports are not used
+//     up. -engine epoll (default, Linux) drives them all from one thread
+//     with raw non-blocking sockets, the cheapest client; -engine go uses a
+//     goroutine and net.Dial per connection.
 //   - -mode udp: -c clients, each with its own UDP socket (so its own session
 //     in a proxy), in a loop sends a -req byte datagram carrying its client
 //     number and a sequence number and waits up to -timeout for the echo
@@ -70,6 +73,7 @@ func main() {
 	resp := flag.Int("resp", 256, "expected reply size, bytes (tcpconn)")
 	timeout := flag.Duration("timeout", 200*time.Millisecond, "udp: wait this long for an echo before counting the datagram lost; tcpconn: 10x this per connection")
 	probe := flag.Bool("probe", false, "send one unit and exit 0 if it was answered")
+	engine := flag.String("engine", "epoll", "tcpconn: epoll (one thread, raw non-blocking sockets; Linux) or go (a goroutine per worker, net.Dial)")
 	flag.Parse()
 	cfg := config{addr: *addr, req: *req, resp: *resp, timeout: *timeout}
 	if cfg.req < 16 {
@@ -107,6 +111,13 @@ func main() {
 	)
 	deadline := time.Now().Add(*dur)
 	start := time.Now()
+	if *mode == "tcpconn" && *engine == "epoll" && haveEpoll {
+		if err := tcpEpoll(&cfg, *conc, deadline, &cs, hist); err != nil {
+			fmt.Fprintln(os.Stderr, "tcpconn:", err)
+			os.Exit(1)
+		}
+		*conc = 0
+	}
 	for id := range *conc {
 		wg.Go(func() {
 			local := make([]uint64, buckets+1)
