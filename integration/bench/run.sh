@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side load harness: the origins alone, nginx, HAProxy, socat and
 # Gantry in front of the same origins, six routes (1 KiB GET, 4 KiB POST
-# upload, 64 KiB chunked response, WebSocket echo, new TCP connections
-# through a TCP router, UDP echo through a UDP router), Gantry's GET with
+# upload, 64 KiB chunked response, WebSocket echo, new TCP connections and
+# one connection's throughput through a TCP router, UDP echo through a UDP
+# router), Gantry's GET with
 # access logs and tracing on, two regimes (A pinned, B unpinned),
 # interleaved rounds, 127.0.0.1 only, every load bounded by its duration and
 # count. See README.md.
@@ -19,7 +20,7 @@ fi
 : "${REGIMES:=A B}"                      # A: proxy pinned to CPU 0, origins on CPU 1; B: unpinned
 : "${LOAD_CPU:=0}"                       # regime A: the load generator's CPU (0: with the proxy; 1: with the origins)
 : "${TARGETS:=direct nginx haproxy socat gantry}"
-: "${ROUTES:=get1k post4k chunk64k ws tcpconn udp}"
+: "${ROUTES:=get1k post4k chunk64k ws tcpconn tcpbulk udp}"
 : "${OBS=alog trace1 trace001}"                   # Gantry variants measured on get1k, as a ratio to plain Gantry
 : "${L4_MAX:=5000000}"                   # tcpconn/udp: at most this many units per run (besides DURATION)
 : "${DO_TLS:=1}" "${DO_ROUTERS:=1}" "${DO_IDLE:=1}"
@@ -35,20 +36,22 @@ GORIGIN=$((BASE_PORT+5))     # Go origin (origin/): /chunk64k, /ws
 TORIGIN=$((BASE_PORT+6))     # Go origin: short TCP connections (tcpconn)
 UORIGIN=$((BASE_PORT+7))     # Go origin: UDP echo (udp)
 OTLP=$((BASE_PORT+8))        # Go origin: OTLP/HTTP trace receiver (tracing runs)
+EORIGIN=$((BASE_PORT+9))     # Go origin: TCP echo (tcpbulk)
 declare -A PORT=([nginx]=$((BASE_PORT+1)) [haproxy]=$((BASE_PORT+2)) [gantry]=$((BASE_PORT+3)))
 declare -A TPORT=([nginx]=$((BASE_PORT+11)) [haproxy]=$((BASE_PORT+12)) [gantry]=$((BASE_PORT+13)))
 declare -A CPORT=([nginx]=$((BASE_PORT+31)) [haproxy]=$((BASE_PORT+32)) [gantry]=$((BASE_PORT+33)) [direct]=$TORIGIN)  # TCP routers
+declare -A BPORT=([nginx]=$((BASE_PORT+34)) [haproxy]=$((BASE_PORT+35)) [gantry]=$((BASE_PORT+36)) [direct]=$EORIGIN) # TCP routers, bulk
 declare -A UPORT=([nginx]=$((BASE_PORT+41)) [socat]=$((BASE_PORT+42)) [gantry]=$((BASE_PORT+43)) [direct]=$UORIGIN)   # UDP routers
 # route -> path, the origin port that serves it, and the load client
 declare -A RPATH=([get1k]=/1k [post4k]=/upload [chunk64k]=/chunk64k [ws]=/ws)
-declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN [tcpconn]=$TORIGIN [udp]=$UORIGIN)
+declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN [tcpconn]=$TORIGIN [tcpbulk]=$EORIGIN [udp]=$UORIGIN)
 port_of() { # target route -> the port the target serves the route on
-  case $2 in tcpconn) echo "${CPORT[$1]}";; udp) echo "${UPORT[$1]}";; *) echo "${PORT[$1]}";; esac
+  case $2 in tcpconn) echo "${CPORT[$1]}";; tcpbulk) echo "${BPORT[$1]}";; udp) echo "${UPORT[$1]}";; *) echo "${PORT[$1]}";; esac
 }
 serves() { # target route -> whether the target takes part in the route
   case $1:$2 in
     direct:*|gantry:*) return 0 ;;
-    nginx:tcpconn|nginx:udp) [ "$NGX_STREAM" = 1 ] ;;
+    nginx:tcpconn|nginx:tcpbulk|nginx:udp) [ "$NGX_STREAM" = 1 ] ;;
     haproxy:udp) return 1 ;;   # HAProxy 2.6 (community) has no UDP proxy
     socat:udp) return 0 ;;
     socat:*) return 1 ;;
@@ -122,6 +125,8 @@ nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin wh
       head="load_module $NGX_STREAM_SO;"
       stream="stream {
   server { listen 127.0.0.1:${CPORT[nginx]} backlog=4096; proxy_pass 127.0.0.1:$TORIGIN; }
+  server { listen 127.0.0.1:${BPORT[nginx]}; proxy_pass 127.0.0.1:$EORIGIN; }
+  proxy_half_close on;   # as HAProxy and Gantry do: one direction's EOF does not end the other
   server { listen 127.0.0.1:${UPORT[nginx]} udp; proxy_pass 127.0.0.1:$UORIGIN; proxy_timeout 10s; } }"
     fi
   fi
@@ -143,6 +148,7 @@ haproxy_conf() { # threads
 global
     nbthread $1
     maxconn 9000
+    maxpipes 256            # splice-auto pipes (2 fds each) must fit with 2 x maxconn under a 20 000 fd limit
     tune.ssl.cachesize 0
     ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets
     ssl-default-bind-ciphers ECDHE-RSA-AES256-GCM-SHA384
@@ -173,6 +179,13 @@ frontend l4
     default_backend l4be
 backend l4be
     server torigin 127.0.0.1:$TORIGIN
+frontend bulk
+    bind 127.0.0.1:${BPORT[haproxy]}
+    option splice-auto
+    default_backend bulkbe
+backend bulkbe
+    option splice-auto
+    server eorigin 127.0.0.1:$EORIGIN
 HAP
   echo "$RUN/haproxy.cfg"
 }
@@ -182,7 +195,7 @@ gantry_conf() { # dynamic-file-name cert(rsa|ecdsa) [obs variant: alog|trace1|tr
 entryPoints:
   web: {address: "127.0.0.1:${PORT[gantry]}"}
   websecure: {address: "127.0.0.1:${TPORT[gantry]}"}
-$([ "$dyn" = dyn-one.yml ] && printf '  l4tcp: {address: "127.0.0.1:%s"}\n  l4udp: {address: "127.0.0.1:%s/udp"}' "${CPORT[gantry]}" "${UPORT[gantry]}")
+$([ "$dyn" = dyn-one.yml ] && printf '  l4tcp: {address: "127.0.0.1:%s"}\n  l4bulk: {address: "127.0.0.1:%s"}\n  l4udp: {address: "127.0.0.1:%s/udp"}' "${CPORT[gantry]}" "${BPORT[gantry]}" "${UPORT[gantry]}")
 providers:
   file: {filename: "$RUN/g/$dyn", watch: false}
 log: {level: ERROR}
@@ -215,8 +228,10 @@ http:
 tcp:
   routers:
     l4: {rule: "HostSNI(\`*\`)", service: torigin, entryPoints: [l4tcp]}
+    bulk: {rule: "HostSNI(\`*\`)", service: eorigin, entryPoints: [l4bulk]}
   services:
     torigin: {loadBalancer: {servers: [{address: "127.0.0.1:$TORIGIN"}]}}
+    eorigin: {loadBalancer: {servers: [{address: "127.0.0.1:$EORIGIN"}]}}
 udp:
   routers:
     l4: {service: uorigin, entryPoints: [l4udp]}
@@ -282,10 +297,10 @@ start() { # regime target [variant] -> START_PID
 }
 start_origins() { # regime -> OPID (nginx origin), GOPID (Go origin); both on CPU 1 in regime A
   local r=$1 oc
-  if busy "$ORIGIN" "$GORIGIN" "$TORIGIN" "$OTLP"; then log "a port in $BASE_PORT..$((BASE_PORT+8)) is already in use: another run? set BASE_PORT"; exit 1; fi
+  if busy "$ORIGIN" "$GORIGIN" "$TORIGIN" "$OTLP" "$EORIGIN"; then log "a port in $BASE_PORT..$((BASE_PORT+9)) is already in use: another run? set BASE_PORT"; exit 1; fi
   oc=$(nginx_conf origin "$ORIGIN" "$([ "$r" = A ] && echo 1 || echo auto)")
   $(pin "$r" 1) nginx -c "$oc" -e "$RUN/logs/origin.log" & OPID=$!; PIDS+=("$OPID")
-  $(gomax "$r") $(pin "$r" 1) "$RUN/origin" -addr "127.0.0.1:$GORIGIN" -tcp "127.0.0.1:$TORIGIN" -udp "127.0.0.1:$UORIGIN" -otlp "127.0.0.1:$OTLP" \
+  $(gomax "$r") $(pin "$r" 1) "$RUN/origin" -addr "127.0.0.1:$GORIGIN" -tcp "127.0.0.1:$TORIGIN" -echo "127.0.0.1:$EORIGIN" -udp "127.0.0.1:$UORIGIN" -otlp "127.0.0.1:$OTLP" \
     2> "$RUN/logs/gorigin.log" & GOPID=$!; PIDS+=("$GOPID")
   for _ in $(seq 50); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ORIGIN/1k")$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GORIGIN/1k")" = 200200 ] &&
@@ -328,6 +343,7 @@ load() { # regime route port seconds outfile [latency] -> starts the load client
   case $route in
     ws) $(gomax "$r") $w "$RUN/wsload" -addr "127.0.0.1:$port" -path /ws -c "$CONNS" -size "$WS_SIZE" -d "${d}s" > "$out" 2>&1 & ;;
     tcpconn|udp) $(gomax "$r") $w "$RUN/l4load" -mode "$route" -addr "127.0.0.1:$port" -c "$CONNS" -d "${d}s" -n "$L4_MAX" > "$out" 2>&1 & ;;
+    tcpbulk) $(gomax "$r") $w "$RUN/l4load" -mode tcpbulk -addr "127.0.0.1:$port" -c 1 -d "${d}s" -n "$L4_MAX" > "$out" 2>&1 & ;;
     post4k) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -s "$RUN/post4k.lua" -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
     *) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
   esac
@@ -352,7 +368,7 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
   local rps p50 p99 errs sent= lost= foreign=
   if [ "$route" = ws ]; then
     read -r rps p50 p99 errs < <(awk '/^messages/{print $4, $6, $8, $10}' "$out")
-  elif [ "$route" = tcpconn ] || [ "$route" = udp ]; then
+  elif [ "$route" = tcpconn ] || [ "$route" = tcpbulk ] || [ "$route" = udp ]; then
     read -r rps p50 p99 errs sent lost foreign < <(awk '/^units/{print $4, $6, $8, $10, $12, $14, $16}' "$out")
   else
     rps=$(awk '/^Requests\/sec:/{print $2}' "$out")
@@ -381,7 +397,7 @@ obs_check() { # regime round variant spans-before -> what the variant wrote, in 
 }
 l4sanity() { # target -> one unit of each layer-4 route it serves, in sanity.txt
   local t=$1 x=
-  for route in tcpconn udp; do
+  for route in tcpconn tcpbulk udp; do
     [[ " $ROUTES " == *" $route "* ]] && serves "$t" "$route" || continue
     if "$RUN/l4load" -mode "$route" -addr "127.0.0.1:$(port_of "$t" "$route")" -probe 2>>"$OUT/sanity.txt"; then x+=" $route ok"; else x+=" $route FAILED"; fi
   done
@@ -391,6 +407,7 @@ sanity() { # label target -> checks every route once, logs to sanity.txt
   local t=$1 port=${PORT[$2]:-} a b c l4
   l4=$(l4sanity "$2")
   if [ -z "$port" ]; then # socat: UDP only
+    [ -n "$l4" ] || return 0
     echo "$t: $l4 (want ok)" >> "$OUT/sanity.txt"
     [[ "$l4" != *FAILED* ]] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
     return 0

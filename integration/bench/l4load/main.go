@@ -10,6 +10,11 @@
 //     up. -engine epoll (default, Linux) drives them all from one thread
 //     with raw non-blocking sockets, the cheapest client; -engine go uses a
 //     goroutine and net.Dial per connection.
+//   - -mode tcpbulk: -c connections (default for run.sh: 1), each writes
+//     -chunk byte blocks as fast as it can while reading the echo back, until
+//     the deadline (or -n MB in all), then half-closes and reads to EOF. A
+//     unit is one MB (10^6 bytes) echoed; rate is MB/s, no latency (-probe:
+//     about 1 MB, quietly).
 //   - -mode udp: -c clients, each with its own UDP socket (so its own session
 //     in a proxy), in a loop sends a -req byte datagram carrying its client
 //     number and a sequence number and waits up to -timeout for the echo
@@ -64,7 +69,8 @@ func (c *counters) take() bool {
 }
 
 func main() {
-	mode := flag.String("mode", "tcpconn", "tcpconn or udp")
+	mode := flag.String("mode", "tcpconn", "tcpconn, tcpbulk or udp")
+	chunk := flag.Int("chunk", 256<<10, "tcpbulk: write size, bytes")
 	addr := flag.String("addr", "127.0.0.1:19086", "host:port of the proxy (or origin)")
 	conc := flag.Int("c", 50, "concurrent workers (tcpconn) or UDP client sockets (udp)")
 	dur := flag.Duration("d", 10*time.Second, "duration")
@@ -85,6 +91,12 @@ func main() {
 		one = tcpOne
 	case "udp":
 		one = udpOne
+	case "tcpbulk":
+		if *probe {
+			*n = 1
+			*dur = time.Hour
+		}
+		os.Exit(bulk(cfg.addr, *conc, *dur, *n, *chunk, *probe))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown -mode", *mode)
 		os.Exit(2)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"time"
 )
@@ -46,5 +47,22 @@ func echoUDP(u net.PacketConn) {
 			return
 		}
 		_, _ = u.WriteTo(buf[:k], from)
+	}
+}
+
+// echoTCP echoes every connection's bytes back (io.Copy from a TCP
+// connection to itself splices through a pipe on Linux) and half-closes
+// after the client's EOF: the tcpbulk route's origin.
+func echoTCP(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			_, _ = io.Copy(c, c)
+			_ = c.(*net.TCPConn).CloseWrite()
+		}()
 	}
 }

@@ -18,7 +18,7 @@
 // Keep-alive and pipelining are supported; "Connection: close" closes after
 // the response. A malformed request gets 400 and the connection is closed.
 // Listens on -addr (loopback only is meant); run.sh starts it. With -tcp,
-// -udp and -otlp it also serves the layer-4 routes and receives traces
+// -echo, -udp and -otlp it also serves the layer-4 routes and receives traces
 // (l4.go, otlp.go).
 package main
 
@@ -61,6 +61,7 @@ func main() {
 	maxBody := flag.Int64("maxbody", 1<<20, "largest request body accepted on /upload, bytes")
 	tcpAddr := flag.String("tcp", "", "also serve short TCP connections here (see serveShort)")
 	tcpResp := flag.Int("tcpresp", 256, "reply size of -tcp, bytes")
+	echoAddr := flag.String("echo", "", "also echo TCP connections here (tcpbulk)")
 	udpAddr := flag.String("udp", "", "also echo UDP datagrams here")
 	otlpAddr := flag.String("otlp", "", "also receive OTLP/HTTP traces here (see otlp.go)")
 	flag.Parse()
@@ -70,6 +71,13 @@ func main() {
 			log.Fatal(err)
 		}
 		go serveShort(l, *tcpResp)
+	}
+	if *echoAddr != "" {
+		l, err := net.Listen("tcp", *echoAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go echoTCP(l)
 	}
 	if *udpAddr != "" {
 		u, err := net.ListenPacket("udp", *udpAddr)
