@@ -90,7 +90,7 @@ func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 	}
 	replay := !hasBody(r) && replayable(r)
 	for attempt := 0; ; attempt++ {
-		pc := h.get()
+		pc := h.get(replay && attempt == 0)
 		if pc == nil {
 			var cc *http2.ClientConn
 			var err error
@@ -106,9 +106,15 @@ func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 				return Result{Err: &dialError{errors.New("upstream: new HTTP/2 connection refuses requests")}}
 			}
 		}
+		unchecked := pc.unchecked
 		res = h.exchange(pc, w, ob, start, up)
-		if errors.Is(res.Err, errStale) && attempt == 0 && replay && r.Context().Err() == nil {
-			continue
+		if errors.Is(res.Err, errStale) {
+			if unchecked {
+				h.peekUntil.Store(time.Now().Add(peekHold).UnixNano())
+			}
+			if attempt == 0 && replay && r.Context().Err() == nil {
+				continue
+			}
 		}
 		return res
 	}
@@ -352,6 +358,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		}
 	}
 	reuse = bodyDone && werr == nil && !hd.close && keepAlive
+	pc.mustPeek = hd.framing == bodyNone
 	return res
 }
 
