@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 )
 
 // connInfo is what the entrypoint knows about one client connection. It is
@@ -21,11 +23,11 @@ type connInfo struct {
 	// true when the peer address is in trustedIPs (or insecure is set), in
 	// which case inbound X-Forwarded-* values are kept (case 026).
 	trusted bool
-	// tlsPolicy is the TLS options chosen for the connection's SNI, written
-	// once during the handshake (before any request) by the certificate
-	// store; nil for plain connections.
-	tlsPolicy *tlsPolicy
-	cert      *tls.Certificate // chosen for the handshake; see configForClient
+	// hs is what the handshake chose: the TLS options for the
+	// connection's SNI (written by the certificate store) and the
+	// certificate (see configForClient), both once, before any request;
+	// empty for plain connections.
+	hs certs.Handshake
 	// start and requests serve keepAliveMaxTime and keepAliveMaxRequests.
 	start    time.Time
 	requests atomic.Int64

@@ -4,9 +4,14 @@
 //
 // Sub-packages hold the parts, and none imports this package: balance
 // (servers, pickers, active and passive health, sticky cookies, failover
-// and highestRandomWeight services), upstream (the client to backends), h1
-// (the HTTP/1.1 server), middleware, observe (request events, metrics,
-// logs, tracing), tcpproxy and udpproxy, handoff (binary upgrade).
+// and highestRandomWeight services), certs (the certificate store by SNI,
+// tls.options, OCSP stapling, certificate file watching, ACME challenge
+// hooks), upstream (the client to backends), h1 (the HTTP/1.1 server),
+// middleware, observe (request events, metrics, logs, tracing), tcpproxy
+// and udpproxy, handoff (binary upgrade). This package keeps the
+// entrypoints (server.go, sniff.go, entry.go, listeners, HTTP/3, TCP
+// entry, shutdown) and the generation that builds a configuration's
+// handlers (generation.go, chain.go, tls.go, tcpbuild.go).
 //
 // Lifetimes and invariants:
 //
@@ -14,7 +19,8 @@
 //     backends with in-flight counts and passive failures keyed by server
 //     origin, active health checkers keyed by server origin and check
 //     configuration), the upstream Transports (keyed by serversTransport
-//     configuration) and the default certificate, ref-counted so that
+//     configuration) and the default certificate with the last good
+//     certificate files (a certs.Cache), ref-counted so that
 //     state survives configuration swaps. Through the balance.Pool it owns
 //     the goroutines of active checks and mirrored requests; Pool.Close
 //     cancels and joins them.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 )
 
 // ServeHTTP is the entry handler of an entrypoint. It loads the live table
@@ -74,7 +75,7 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e.sanitize {
 		sanitizePath(r.URL)
 	}
-	if e.challenges != nil && e.serveChallenge(w, r) {
+	if e.challenges != nil && certs.AnswerHTTP01(e.challenges, e.name, w, r) {
 		return
 	}
 	t := e.active.Load()

@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/balance"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
@@ -41,9 +42,9 @@ type GenerationOptions struct {
 	// page for requests no router matches (BuildNotFound).
 	NotFound map[string]*static.NotFoundPage
 	// Challenges answers ACME TLS-ALPN-01 handshakes; nil means none.
-	Challenges Challenges
+	Challenges certs.Challenges
 	// Stapler staples OCSP responses to served certificates; nil: none.
-	Stapler *Stapler
+	Stapler *certs.Stapler
 }
 
 // Generation builds the handlers of one merged configuration. It
@@ -72,7 +73,7 @@ type Generation struct {
 	// certGet and tlsPolicies are set by BuildTLS, for TCP routers that
 	// terminate TLS (tcpbuild.go).
 	certGet     func(*tls.ClientHelloInfo) (*tls.Certificate, error)
-	tlsPolicies map[string]*tlsPolicy
+	tlsPolicies map[string]*certs.Policy
 }
 
 type built[T any] struct {

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ocsp"
+
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 )
 
 // ocspResponder is a real OCSP responder (x/crypto/ocsp signs with the
@@ -91,7 +93,7 @@ func TestOCSPStapling(t *testing.T) {
 	badChain, badKey, badSerial := resp.chainPEM(t, "revoked.test", srv.URL)
 	resp.revoked.Store(badSerial.Text(16), true)
 
-	st := NewStapler(slog.New(slog.DiscardHandler), srv.Client())
+	st := certs.NewStapler(slog.New(slog.DiscardHandler), srv.Client())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = st.Run(ctx); close(done) }()

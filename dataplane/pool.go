@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/balance"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
@@ -33,7 +34,7 @@ type PoolOptions struct {
 type Pool struct {
 	servers *balance.Pool
 	defST   *config.ServersTransport
-	certs   *defaultCert
+	kept    *certs.Cache
 
 	mu         sync.Mutex
 	transports map[string]*sharedTransport
@@ -57,7 +58,7 @@ func NewPool(log *slog.Logger, opts PoolOptions) *Pool {
 	return &Pool{
 		servers:    balance.NewPool(log),
 		defST:      staticTransport(opts.ServersTransport),
-		certs:      &defaultCert{},
+		kept:       &certs.Cache{},
 		transports: map[string]*sharedTransport{},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/router"
@@ -75,7 +76,7 @@ type Server struct {
 	mu         sync.Mutex
 	eps        map[string]*entryPoint        // the entrypoints served (or to serve at Start)
 	cfgs       map[string]*static.EntryPoint // their configurations (redirection targets)
-	challenges Challenges
+	challenges certs.Challenges
 	inherit    *handoff.Inherited
 	started    bool
 	stopped    bool // Shutdown began: no entrypoint is added or removed any more
@@ -99,9 +100,9 @@ type entryPoint struct {
 	maxStreams                                                uint32
 	keepAliveMaxRequests                                      int64
 	keepAliveMaxTime                                          time.Duration
-	fallbackTLS                                               *tlsPolicy
+	fallbackTLS                                               *certs.Policy
 	proxyIn                                                   *proxyPolicy       // proxyProtocol (tcpentry.go)
-	challenges                                                Challenges         // ACME; see SetChallenges
+	challenges                                                certs.Challenges   // ACME; see SetChallenges
 	h3                                                        *h3Endpoint        // http3 (http3.go); nil when off
 	inherit                                                   *handoff.Inherited // sockets of the binary upgrade (upgrade.go)
 
@@ -208,7 +209,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxHeaderBytes:    defaultMaxHeaderBytes,
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
-		fallbackTLS:       defaultTLSPolicy(),
+		fallbackTLS:       certs.DefaultPolicy(helloHandshake),
 		stop:              make(chan struct{}),
 		sanitize:          c.HTTP == nil || c.HTTP.SanitizePath == nil || *c.HTTP.SanitizePath,
 	}
@@ -728,10 +729,10 @@ func (e *entryPoint) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, e
 	if ci == nil {
 		return nil, errors.New("tls: handshake outside a Server connection")
 	}
-	ci.cert = cert
-	p := ci.tlsPolicy
+	ci.hs.Cert = cert
+	p := ci.hs.Policy
 	if p == nil {
 		p = e.fallbackTLS
 	}
-	return p.config(), nil
+	return p.Config(), nil
 }

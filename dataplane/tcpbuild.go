@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/tcpproxy"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/router/tcpmux"
@@ -116,9 +117,9 @@ func (t *terminating) TLSConfig() *tls.Config {
 		get, pol := t.g.certGet, t.g.tlsPolicies[t.options]
 		t.g.mu.Unlock()
 		if pol == nil {
-			pol = defaultTLSPolicy()
+			pol = certs.DefaultPolicy(nil)
 		}
-		c := pol.config().Clone()
+		c := pol.Config().Clone()
 		c.GetCertificate = get
 		c.NextProtos = nil
 		if o := t.g.m.Config.TLS; o != nil && o.Options[t.options] != nil && len(o.Options[t.options].ALPNProtocols) > 0 {
@@ -245,7 +246,7 @@ func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.
 			if len(c.RootCAs) > 0 {
 				pool := x509.NewCertPool()
 				for i, ca := range c.RootCAs {
-					pem, err := pemOrFile(ca)
+					pem, err := certs.PEMOrFile(ca)
 					if err != nil {
 						return nil, fmt.Errorf("serversTransport %s: tls.rootCAs[%d]: %w", n, i, err)
 					}
@@ -256,7 +257,7 @@ func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.
 				tc.RootCAs = pool
 			}
 			for i, cc := range c.Certificates {
-				cert, err := loadKeyPair(cc)
+				cert, err := certs.LoadKeyPair(cc)
 				if err != nil {
 					return nil, fmt.Errorf("serversTransport %s: tls.certificates[%d]: %w", n, i, err)
 				}

@@ -2,349 +2,81 @@ package dataplane
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
-	"net"
-	"strings"
-	"sync"
-	"time"
+	"maps"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 )
 
-// defaultCert is the certificate state a Pool keeps across generations:
-// the generated default certificate (ECDSA P-256, self-signed, CN "GANTRY
-// DEFAULT CERT"), made once on first use so it stays the same across
-// configuration swaps, and the last good key pair of each certificate
-// file, which keeps serving while the file is broken (half written,
-// deleted, replaced by garbage).
-type defaultCert struct {
-	once sync.Once
-	cert *tls.Certificate
-	err  error
-
-	mu       sync.Mutex
-	lastGood map[config.Certificate]*tls.Certificate // file pairs only, not inline PEM
-}
-
-// isFilePair reports whether c names files (not inline PEM).
-func isFilePair(c config.Certificate) bool {
-	return !strings.Contains(c.CertFile, "-----BEGIN") && !strings.Contains(c.KeyFile, "-----BEGIN")
-}
-
-// load loads c; when c names files that no longer load but did before, it
-// returns the last good pair with the error (so the caller reports the
-// file and keeps serving). Successful file loads are remembered.
-func (d *defaultCert) load(c config.Certificate) (cert, stale *tls.Certificate, err error) {
-	cert, err = loadLeaf(c)
-	if !isFilePair(c) {
-		return cert, nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err != nil {
-		return nil, d.lastGood[c], err
-	}
-	if d.lastGood == nil {
-		d.lastGood = map[config.Certificate]*tls.Certificate{}
-	}
-	d.lastGood[c] = cert
-	return cert, nil, nil
-}
-
-// retain forgets the last good pairs of files no longer configured.
-func (d *defaultCert) retain(used map[config.Certificate]bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for c := range d.lastGood {
-		if !used[c] {
-			delete(d.lastGood, c)
-		}
-	}
-}
-
-// loadKept loads c through the Pool's last-good cache and records it as
-// used. A broken file with a last good pair returns that pair and an error
-// saying it keeps serving.
-func (g *Generation) loadKept(c config.Certificate, used map[config.Certificate]bool) (*tls.Certificate, error) {
-	used[c] = true
-	cert, stale, err := g.pool.certs.load(c)
-	if err != nil && stale != nil {
-		return stale, fmt.Errorf("%w; the last good certificate from %s (serial %s, valid until %s) keeps serving",
-			err, c.CertFile, stale.Leaf.SerialNumber.Text(16), stale.Leaf.NotAfter.UTC().Format(time.RFC3339))
-	}
-	return cert, err
-}
-
-func (d *defaultCert) get() (*tls.Certificate, error) {
-	d.once.Do(func() { d.cert, d.err = generateCert() })
-	return d.cert, d.err
-}
-
-func generateCert() (*tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generate default certificate key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		return nil, fmt.Errorf("generate default certificate serial: %w", err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "GANTRY DEFAULT CERT"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              []string{"gantry.default"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, fmt.Errorf("generate default certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, fmt.Errorf("parse default certificate: %w", err)
-	}
-	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
-}
-
-// certStore chooses a certificate by SNI: exact name, then a wildcard
-// "*.rest" covering the first label, then the default. Immutable once built.
-type certStore struct {
-	exact map[string]*tls.Certificate
-	def   *tls.Certificate
-	// policies maps router hosts to their tls.options; defPolicy is
-	// tls.options.default (or Gantry's default).
-	policies  map[string]*tlsPolicy
-	defPolicy *tlsPolicy
-	// challenges answers TLS-ALPN-01 validation handshakes (may be nil).
-	challenges Challenges
-	// stapler adds OCSP staples (may be nil).
-	stapler *Stapler
-}
-
-// add indexes c under its DNS SANs (or its CN when it has none) and IP SANs.
-// The first certificate added for a name wins.
-func (s *certStore) add(c *tls.Certificate) {
-	names := c.Leaf.DNSNames
-	if len(names) == 0 && c.Leaf.Subject.CommonName != "" {
-		names = []string{c.Leaf.Subject.CommonName}
-	}
-	for _, n := range names {
-		n = strings.ToLower(strings.TrimSuffix(n, "."))
-		if _, ok := s.exact[n]; !ok {
-			s.exact[n] = c
-		}
-	}
-	for _, ip := range c.Leaf.IPAddresses {
-		if _, ok := s.exact[ip.String()]; !ok {
-			s.exact[ip.String()] = c
-		}
-	}
-}
-
-// get is a tls.Config.GetCertificate. A TLS-ALPN-01 validation
-// handshake (ALPN acme-tls/1, challenge pending) gets the challenge
-// certificate and only that protocol. A hello without SNI, or with a name
-// no certificate covers, gets the default certificate, unless the TLS
-// options of that name set sniStrict. When the handshake runs on a Server
-// connection, the TLS options chosen for the name are left in the
-// connection's connInfo for the Server to apply.
-func (s *certStore) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-	if c := challengeCert(s.challenges, hello); c != nil {
-		if ci := helloConnInfo(hello); ci != nil {
-			ci.tlsPolicy = acmePolicy
-		}
-		return c, nil
-	}
-	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
-	p := s.policyFor(name)
-	if ci := helloConnInfo(hello); ci != nil {
-		ci.tlsPolicy = p
-	}
-	if name == "" && hello.Conn != nil {
-		if h, _, err := net.SplitHostPort(hello.Conn.LocalAddr().String()); err == nil {
-			name = h
-		}
-	}
-	c, ok := s.exact[name]
-	if !ok {
-		if i := strings.IndexByte(name, '.'); i > 0 {
-			c, ok = s.exact["*"+name[i:]]
-		}
-	}
-	if !ok {
-		if p.sniStrict {
-			return nil, errSNIStrict
-		}
-		c = s.def
-	}
-	if s.stapler != nil {
-		c = s.stapler.staple(c)
-	}
-	return c, nil
-}
-
-// BuildTLS implements router.TLSBuilder. It loads every certificate of
-// tls.certificates (file paths or inline PEM) into one store chosen by SNI,
-// and takes the default certificate from tls.stores.default
-// (defaultCertificate), or the certificate covering defaultGeneratedCert's
-// domain once its resolver has one, or else the Pool's generated ECDSA
-// P-256 certificate.
-// Each unreadable certificate is returned as an error naming its file and
-// is left out, unless the same files loaded before in this Pool: then the
-// last good pair keeps serving (and the error says so); the others still
-// serve. TLS options (min/max version, cipher
-// suites, curves, client authentication, sniStrict, ALPN) apply per SNI
-// name: a host's routers' tls.options, else tls.options.default. Compile
-// calls BuildTLS after every Build, which records the routers' hosts. Stores other than "default" are
-// accepted but share the one store, as Traefik only supports "default".
+// BuildTLS implements router.TLSBuilder through certs.Build: one
+// certificate store chosen by SNI over tls.certificates and
+// tls.stores.default, with the Pool's default certificate and last good
+// file pairs, and the TLS options of the hosts the generation's routers
+// named (noteTLSOptions: Compile calls BuildTLS after every Build). The
+// store and the resolved options also serve TCP routers that terminate
+// TLS (tcpbuild.go). Errors name the certificate file or the options.
 // Source: https://doc.traefik.io/traefik/https/tls/
 func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
-	var errs []error
-	s := &certStore{exact: map[string]*tls.Certificate{}}
-	used := map[config.Certificate]bool{}
-	defer g.pool.certs.retain(used)
-	if c != nil {
-		for i, cs := range c.Certificates {
-			if cs == nil {
-				continue
-			}
-			cert, err := g.loadKept(cs.Certificate, used)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tls.certificates[%d]: %w", i, err))
-			}
-			if cert != nil {
-				s.add(cert)
-			}
-		}
-		if st := c.Stores["default"]; st != nil && st.DefaultCertificate != nil {
-			cert, err := g.loadKept(*st.DefaultCertificate, used)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tls.stores.default.defaultCertificate: %w", err))
-			}
-			if cert != nil {
-				s.def = cert
-			}
-		}
-	}
-	s.defPolicy = defaultTLSPolicy()
-	byName := map[string]*tlsPolicy{}
-	if c != nil {
-		for name, o := range c.Options {
-			p, err := newTLSPolicy(o)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tls.options.%s: %w", name, err))
-				continue
-			}
-			byName[name] = p
-		}
-	}
-	if p := byName["default"]; p != nil {
-		s.defPolicy = p
-	}
 	g.mu.Lock()
-	s.policies = make(map[string]*tlsPolicy, len(g.tlsHosts))
-	for host, name := range g.tlsHosts {
-		if p := byName[name]; p != nil {
-			s.policies[host] = p
-		}
-	}
+	hosts := maps.Clone(g.tlsHosts)
 	g.mu.Unlock()
-	if c != nil && s.def == nil {
-		if st := c.Stores["default"]; st != nil && st.DefaultGeneratedCert != nil {
-			s.def = s.generatedDefault(st.DefaultGeneratedCert)
-		}
-	}
-	s.challenges = g.opts.Challenges
-	if s.def == nil {
-		def, err := g.pool.certs.get()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		s.def = def
-	}
-	if st := g.opts.Stapler; st != nil {
-		s.stapler = st
-		all := []*tls.Certificate{s.def}
-		for _, c := range s.exact {
-			all = append(all, c)
-		}
-		st.register(all)
-	}
+	s, policies, errs := certs.Build(c, certs.Options{
+		Hosts:      hosts,
+		Cache:      g.pool.kept,
+		Challenges: g.opts.Challenges,
+		Stapler:    g.opts.Stapler,
+		Conn:       helloHandshake,
+	})
 	g.mu.Lock()
-	g.certGet = s.get
-	g.tlsPolicies = byName
+	g.certGet = s.Certificate
+	g.tlsPolicies = policies
 	g.mu.Unlock()
-	return s.get, errs
+	return s.Certificate, errs
 }
 
-// generatedDefault returns the loaded certificate that covers every name
-// of gc.Domain (the resolver's certificate, which providers/acme adds to
-// tls.certificates once it has it), or nil while there is none: the
-// generated certificate serves meanwhile.
-// Source: https://doc.traefik.io/traefik/https/tls/#certificates-stores
-func (s *certStore) generatedDefault(gc *config.GeneratedCert) *tls.Certificate {
-	if gc.Domain == nil || gc.Domain.Main == "" {
+// noteTLSOptions records, for a router with tls.options, which options its
+// hosts use. An unknown options name is an error (the router is disabled).
+func (g *Generation) noteTLSOptions(name string, r *config.Router) error {
+	if r.TLS == nil || r.TLS.Options == "" || r.TLS.Options == "default" {
 		return nil
 	}
-	var found *tls.Certificate
-	for _, n := range append([]string{gc.Domain.Main}, gc.Domain.SANs...) {
-		c := s.exact[strings.ToLower(n)]
-		if c == nil || (found != nil && c != found) {
-			return nil
-		}
-		found = c
+	opts := r.TLS.Options
+	if g.m.Config.TLS == nil || g.m.Config.TLS.Options[opts] == nil {
+		return fmt.Errorf("tls.options %q does not exist", opts)
 	}
-	return found
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, h := range certs.RouterHosts(r) {
+		if prev, ok := g.tlsHosts[h]; ok && prev != opts {
+			g.log.Warn("host has routers with different TLS options; using the first", "host", h, "options", prev, "ignored", opts)
+			continue
+		}
+		g.tlsHosts[h] = opts
+	}
+	return nil
 }
 
-// loadLeaf loads a key pair and parses its leaf.
-func loadLeaf(c config.Certificate) (*tls.Certificate, error) {
-	cert, err := loadKeyPair(c)
-	if err != nil {
-		return nil, err
+// helloHandshake returns the certs.Handshake of the Server connection a
+// TLS handshake runs on, or nil (certs.ConnOf).
+func helloHandshake(hello *tls.ClientHelloInfo) *certs.Handshake {
+	if ci := helloConnInfo(hello); ci != nil {
+		return &ci.hs
 	}
-	if cert.Leaf == nil {
-		leaf, err := x509.ParseCertificate(cert.Certificate[0])
-		if err != nil {
-			return nil, fmt.Errorf("certificate %s: %w", describePEM(c.CertFile), err)
-		}
-		cert.Leaf = leaf
-	}
-	return &cert, nil
+	return nil
 }
 
-// tlsVersions checks minVersion and maxVersion ("VersionTLS12", …).
-func tlsVersions(o *config.TLSOptions) ([2]uint16, error) {
-	var v [2]uint16
-	if o == nil {
-		return v, nil
+// SetChallenges makes every entrypoint answer the ACME challenges of c
+// ahead of any router and ahead of entrypoint redirections, as Traefik
+// does, entrypoints added later included (certs.AnswerHTTP01; TLS-ALPN-01
+// through the generation's certificate store). Call it before Start; nil
+// turns answering off.
+func (s *Server) SetChallenges(c certs.Challenges) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.challenges = c
+	for _, ep := range s.eps {
+		ep.challenges = c
 	}
-	for i, s := range []string{o.MinVersion, o.MaxVersion} {
-		switch s {
-		case "":
-		case "VersionTLS10":
-			v[i] = tls.VersionTLS10
-		case "VersionTLS11":
-			v[i] = tls.VersionTLS11
-		case "VersionTLS12":
-			v[i] = tls.VersionTLS12
-		case "VersionTLS13":
-			v[i] = tls.VersionTLS13
-		default:
-			return v, fmt.Errorf("unknown TLS version %q (want VersionTLS12 or VersionTLS13)", s)
-		}
-	}
-	return v, nil
 }

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
@@ -98,7 +97,7 @@ func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t 
 	if len(st.RootCAs) > 0 {
 		pool := x509.NewCertPool()
 		for i, ca := range st.RootCAs {
-			pem, err := pemOrFile(ca)
+			pem, err := certs.PEMOrFile(ca)
 			if err != nil {
 				return nil, nil, fmt.Errorf("rootCAs[%d]: %w", i, err)
 			}
@@ -109,7 +108,7 @@ func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t 
 		tc.RootCAs = pool
 	}
 	for i, c := range st.Certificates {
-		cert, err := loadKeyPair(c)
+		cert, err := certs.LoadKeyPair(c)
 		if err != nil {
 			return nil, nil, fmt.Errorf("certificates[%d]: %w", i, err)
 		}
@@ -130,43 +129,4 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-// pemOrFile returns s itself when it holds PEM data, else the contents of
-// the file s names.
-func pemOrFile(s string) ([]byte, error) {
-	if strings.Contains(s, "-----BEGIN") {
-		return []byte(s), nil
-	}
-	b, err := os.ReadFile(s)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s, err)
-	}
-	return b, nil
-}
-
-// loadKeyPair loads a certificate and key, each a file path or inline PEM.
-func loadKeyPair(c config.Certificate) (tls.Certificate, error) {
-	certPEM, err := pemOrFile(c.CertFile)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("certFile: %w", err)
-	}
-	keyPEM, err := pemOrFile(c.KeyFile)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("keyFile: %w", err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("certificate %s: %w", describePEM(c.CertFile), err)
-	}
-	return cert, nil
-}
-
-// describePEM names a certificate source for messages: the path, or
-// "(inline PEM)".
-func describePEM(s string) string {
-	if strings.Contains(s, "-----BEGIN") {
-		return "(inline PEM)"
-	}
-	return s
 }

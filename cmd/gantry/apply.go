@@ -12,6 +12,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
@@ -39,7 +40,7 @@ type applier struct {
 	observe func(m *providers.Merged)
 	// certFiles, when set, watches the certificate files of each applied
 	// configuration.
-	certFiles *dataplane.CertFiles
+	certFiles *certs.CertFiles
 	// epTLS is entryPoints.<ep>.http.tls, given to routers without tls.
 	epTLS epTLS
 	// applied, when set, is told the version of each swapped-in
@@ -146,7 +147,7 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 		a.observe(m)
 	}
 	if a.certFiles != nil && m.Config != nil {
-		a.certFiles.Watch(dataplane.CertPaths(m.Config.TLS))
+		a.certFiles.Watch(certs.CertPaths(m.Config.TLS))
 	}
 	if a.reloaded != nil {
 		a.reloaded(time.Now())

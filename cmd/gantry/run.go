@@ -19,6 +19,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	tlscerts "github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
@@ -226,8 +227,8 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 			}
 		}
 	}
-	app.certFiles = dataplane.NewCertFiles(log.With("component", "certfiles"))
-	stapler := dataplane.NewStapler(log.With("component", "ocsp"), nil)
+	app.certFiles = tlscerts.NewCertFiles(log.With("component", "certfiles"))
+	stapler := tlscerts.NewStapler(log.With("component", "ocsp"), nil)
 	app.genOpts.Stapler = stapler
 	app.genOpts.Challenges = certs
 	app.observe = certs.Observe

@@ -136,7 +136,7 @@ func (m *Manager) lookup(key string) (httpToken, bool) {
 	return httpToken{}, false
 }
 
-// HTTP01 implements dataplane.Challenges: the key authorization for token
+// HTTP01 implements dataplane/certs.Challenges: the key authorization for token
 // when its challenge is for host on entryPoint.
 func (m *Manager) HTTP01(entryPoint, host, token string) (string, bool) {
 	m.chal.mu.RLock()
@@ -165,7 +165,7 @@ func validToken(token string) bool {
 	return true
 }
 
-// TLSALPN01 implements dataplane.Challenges. A challenge published by
+// TLSALPN01 implements dataplane/certs.Challenges. A challenge published by
 // another instance sharing the store is answered too.
 func (m *Manager) TLSALPN01(serverName string) *tls.Certificate {
 	m.chal.mu.RLock()

@@ -13,7 +13,7 @@
 // tls.stores.default.defaultGeneratedCert. Meanwhile the generated default
 // certificate serves.
 //
-// It answers challenges through the dataplane.Challenges interface
+// It answers challenges through the dataplane/certs.Challenges interface
 // (HTTP01, TLSALPN01), which the entrypoints call ahead of routing.
 //
 // Accounts and certificates are kept in a KV in Traefik's acme.json layout

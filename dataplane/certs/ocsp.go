@@ -1,4 +1,4 @@
-package dataplane
+package certs
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ const (
 // refresh keeps the current staple until it expires. Only "good" responses
 // are stapled; a revoked certificate is logged at Error.
 //
-// Generations register their certificates (BuildTLS); handshakes read the
+// Generations register their certificates (Build); handshakes read the
 // staple without locks beyond one RWMutex read. Run owns the fetching
 // goroutine.
 type Stapler struct {

@@ -1,4 +1,4 @@
-package dataplane
+package certs
 
 import (
 	"crypto/rand"
@@ -14,10 +14,10 @@ import (
 	"github.com/gantry-proxy/gantry/config/rule"
 )
 
-// tlsPolicy is one resolved TLS options set (tls.options.<name>): what a
+// Policy is one resolved TLS options set (tls.options.<name>): what a
 // handshake for a host whose routers name it is allowed to negotiate.
 // Source: https://doc.traefik.io/traefik/https/tls/#tls-options
-type tlsPolicy struct {
+type Policy struct {
 	minVersion, maxVersion uint16
 	ciphers                []uint16
 	curves                 []tls.CurveID
@@ -26,20 +26,23 @@ type tlsPolicy struct {
 	sniStrict              bool
 	alpn                   []string
 	noTickets              bool
+	conn                   ConnOf // finds the certificate chosen for the handshake
 
 	once sync.Once
 	conf *tls.Config
 }
 
-// defaultTLSPolicy returns Gantry's default: TLS 1.2 or newer, Go's cipher
-// suites and curves, ALPN h2 then http/1.1.
-func defaultTLSPolicy() *tlsPolicy {
-	return &tlsPolicy{minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}}
+// DefaultPolicy returns Gantry's default: TLS 1.2 or newer, Go's cipher
+// suites and curves, ALPN h2 then http/1.1. conn finds the Handshake whose
+// certificate its Config serves (nil: none, Config then has no
+// certificate of its own).
+func DefaultPolicy(conn ConnOf) *Policy {
+	return &Policy{minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}, conn: conn}
 }
 
-// newTLSPolicy resolves o. Errors name the bad field.
-func newTLSPolicy(o *config.TLSOptions) (*tlsPolicy, error) {
-	p := defaultTLSPolicy()
+// newPolicy resolves o. Errors name the bad field.
+func newPolicy(o *config.TLSOptions, conn ConnOf) (*Policy, error) {
+	p := DefaultPolicy(conn)
 	if o == nil {
 		return p, nil
 	}
@@ -87,12 +90,12 @@ func newTLSPolicy(o *config.TLSOptions) (*tlsPolicy, error) {
 	if len(o.ClientAuth.CAFiles) > 0 {
 		p.clientCAs = x509.NewCertPool()
 		for i, f := range o.ClientAuth.CAFiles {
-			b, err := pemOrFile(f)
+			b, err := PEMOrFile(f)
 			if err != nil {
 				return nil, fmt.Errorf("clientAuth.caFiles[%d]: %w", i, err)
 			}
 			if !p.clientCAs.AppendCertsFromPEM(b) {
-				return nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, describePEM(f))
+				return nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, DescribePEM(f))
 			}
 		}
 	}
@@ -111,11 +114,11 @@ var curveByName = map[string]tls.CurveID{
 	"X25519": tls.X25519, "X25519MLKEM768": tls.X25519MLKEM768,
 }
 
-// config returns the server tls.Config of the policy, built once so that
+// Config returns the server tls.Config of the policy, built once so that
 // its session ticket keys (and so resumption) stay stable for the
-// generation. Its certificate is the one chosen for the connection by
-// configForClient, read back from the connection's connInfo.
-func (p *tlsPolicy) config() *tls.Config {
+// generation. Its certificate is the one the server chose for the
+// connection, read back from the connection's Handshake (Cert).
+func (p *Policy) Config() *tls.Config {
 	p.once.Do(func() {
 		p.conf = &tls.Config{
 			MinVersion:             p.minVersion,
@@ -127,8 +130,8 @@ func (p *tlsPolicy) config() *tls.Config {
 			NextProtos:             p.alpn,
 			SessionTicketsDisabled: p.noTickets,
 			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-				if ci := helloConnInfo(hello); ci != nil && ci.cert != nil {
-					return ci.cert, nil
+				if hs := p.conn.of(hello); hs != nil && hs.Cert != nil {
+					return hs.Cert, nil
 				}
 				return nil, errors.New("tls: no certificate")
 			},
@@ -145,9 +148,9 @@ func (p *tlsPolicy) config() *tls.Config {
 	return p.conf
 }
 
-// routerHosts returns the host names a router's TLS applies to: the
+// RouterHosts returns the host names a router's TLS applies to: the
 // arguments of Host() in its rule and its tls.domains, lower-cased.
-func routerHosts(r *config.Router) []string {
+func RouterHosts(r *config.Router) []string {
 	var hosts []string
 	if t, err := rule.Parse(r.Rule); err == nil {
 		_ = t.Walk(func(c *rule.Tree) error {
@@ -172,31 +175,9 @@ func routerHosts(r *config.Router) []string {
 	return hosts
 }
 
-// noteTLSOptions records, for a router with tls.options, which options its
-// hosts use. An unknown options name is an error (the router is disabled).
-func (g *Generation) noteTLSOptions(name string, r *config.Router) error {
-	if r.TLS == nil || r.TLS.Options == "" || r.TLS.Options == "default" {
-		return nil
-	}
-	opts := r.TLS.Options
-	if g.m.Config.TLS == nil || g.m.Config.TLS.Options[opts] == nil {
-		return fmt.Errorf("tls.options %q does not exist", opts)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, h := range routerHosts(r) {
-		if prev, ok := g.tlsHosts[h]; ok && prev != opts {
-			g.log.Warn("host has routers with different TLS options; using the first", "host", h, "options", prev, "ignored", opts)
-			continue
-		}
-		g.tlsHosts[h] = opts
-	}
-	return nil
-}
-
 // policyFor returns the policy for an SNI name: the options of the routers
 // for that host (exact, then wildcard), else the default.
-func (s *certStore) policyFor(name string) *tlsPolicy {
+func (s *Store) policyFor(name string) *Policy {
 	if p, ok := s.policies[name]; ok {
 		return p
 	}
@@ -210,3 +191,25 @@ func (s *certStore) policyFor(name string) *tlsPolicy {
 
 // errSNIStrict fails a handshake that names no known host under sniStrict.
 var errSNIStrict = errors.New("tls: no certificate for the requested server name (sniStrict)")
+
+// Handshake is what the certificate store and a Policy's tls.Config share
+// about one TLS handshake on a server connection: the TLS options the
+// store chose for the SNI name (Policy, written by Store.Certificate) and
+// the certificate the server chose (Cert, which Policy.Config serves). The
+// server keeps one per connection; both are written once, during the
+// handshake, before any request.
+type Handshake struct {
+	Policy *Policy
+	Cert   *tls.Certificate
+}
+
+// ConnOf returns the Handshake of the server connection a handshake runs
+// on, or nil when it runs on none.
+type ConnOf func(*tls.ClientHelloInfo) *Handshake
+
+func (f ConnOf) of(hello *tls.ClientHelloInfo) *Handshake {
+	if f == nil {
+		return nil
+	}
+	return f(hello)
+}

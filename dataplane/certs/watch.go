@@ -1,4 +1,4 @@
-package dataplane
+package certs
 
 import (
 	"context"
@@ -31,7 +31,7 @@ const (
 // rewritten in place, or a Kubernetes Secret volume swapping its "..data"
 // symlink. It compares contents (SHA-256), so events that change nothing
 // cost nothing. A file that no longer loads keeps its last good pair
-// (BuildTLS) and is reported. Traefik needs a restart (traefik#3083,
+// (Build) and is reported. Traefik needs a restart (traefik#3083,
 // #5495).
 //
 // Watch may be called from any goroutine; Run owns its goroutine.

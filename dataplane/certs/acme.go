@@ -1,4 +1,4 @@
-package dataplane
+package certs
 
 import (
 	"crypto/tls"
@@ -30,23 +30,10 @@ const ACMEChallengePath = "/.well-known/acme-challenge/"
 // acmeTLSALPN is the ALPN protocol of TLS-ALPN-01 (RFC 8737 §6.2).
 const acmeTLSALPN = "acme-tls/1"
 
-// SetChallenges makes every entrypoint answer the ACME challenges of c
-// ahead of any router and ahead of entrypoint redirections, as Traefik
-// does, entrypoints added later included. Call it before Start; nil turns
-// answering off.
-func (s *Server) SetChallenges(c Challenges) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.challenges = c
-	for _, ep := range s.eps {
-		ep.challenges = c
-	}
-}
-
-// serveChallenge answers r when it fetches a pending HTTP-01 token of this
-// entrypoint, and reports whether it did. Any other request (another path,
-// an unknown token) goes on to routing unchanged.
-func (e *entryPoint) serveChallenge(w http.ResponseWriter, r *http.Request) bool {
+// AnswerHTTP01 answers r when it fetches a pending HTTP-01 token of c on
+// entryPoint, and reports whether it did. Any other request (another path,
+// an unknown token) is left alone, to go on to routing unchanged.
+func AnswerHTTP01(c Challenges, entryPoint string, w http.ResponseWriter, r *http.Request) bool {
 	token, ok := strings.CutPrefix(r.URL.Path, ACMEChallengePath)
 	if !ok || token == "" || strings.Contains(token, "/") {
 		return false
@@ -55,7 +42,7 @@ func (e *entryPoint) serveChallenge(w http.ResponseWriter, r *http.Request) bool
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	keyAuth, ok := e.challenges.HTTP01(e.name, strings.ToLower(host), token)
+	keyAuth, ok := c.HTTP01(entryPoint, strings.ToLower(host), token)
 	if !ok {
 		return false
 	}
@@ -64,9 +51,11 @@ func (e *entryPoint) serveChallenge(w http.ResponseWriter, r *http.Request) bool
 	return true
 }
 
-// acmePolicy is the TLS configuration of a TLS-ALPN-01 validation
+// acmePolicy returns the TLS configuration of a TLS-ALPN-01 validation
 // handshake: only acme-tls/1 is negotiated (RFC 8737 §3).
-var acmePolicy = &tlsPolicy{minVersion: tls.VersionTLS12, alpn: []string{acmeTLSALPN}}
+func acmePolicy(conn ConnOf) *Policy {
+	return &Policy{minVersion: tls.VersionTLS12, alpn: []string{acmeTLSALPN}, conn: conn}
+}
 
 // challengeCert returns the TLS-ALPN-01 validation certificate when hello
 // asks for acme-tls/1 and a challenge for its server name is pending.
