@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routestats"
 )
 
 // Traefik's object statuses (pkg/config/runtime).
@@ -62,6 +63,10 @@ type view struct {
 	merged  *providers.Merged
 	status  *router.Report
 	servers []Server
+	stats   *routestats.Registry // TCP/UDP routers' live counters; nil without them (tcp.go)
+	// tcpServiceStats and udpServiceStats are the services' sums, built
+	// on first use (tcp.go serviceStats).
+	tcpServiceStats, udpServiceStats map[string]routestats.Stats
 }
 
 func (a *API) view() *view { return a.viewOf(a.tables.Current()) }
@@ -76,6 +81,9 @@ func (a *API) viewOf(t Table) *view {
 	}
 	if a.health != nil {
 		v.servers = a.health.Servers()
+	}
+	if st, ok := a.tables.(streamStats); ok {
+		v.stats = st.StreamStats()
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routestats"
 	"github.com/gantry-proxy/gantry/store"
 )
 
@@ -40,6 +41,9 @@ func RouterTables(a *router.Active) Tables { return activeTables{a} }
 type activeTables struct{ a *router.Active }
 
 func (t activeTables) Current() Table { return t.a.Load() }
+
+// StreamStats implements streamStats (tcp.go).
+func (t activeTables) StreamStats() *routestats.Registry { return t.a.Stats() }
 
 // Health gives the state of every upstream server; PoolHealth adapts
 // *dataplane.Pool.

@@ -7,29 +7,75 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routestats"
 )
 
 // The TCP and UDP endpoints, in Traefik's shapes (pkg/api/handler_tcp.go,
 // handler_udp.go): each object's configuration with status, error and
 // usedBy/using, plus name, provider and (services, middlewares) type.
+// Gantry adds "stats" to routers and services (routestats.Stats): open and
+// total connections (UDP: sessions), bytes and (UDP) datagrams each way; a
+// service's are the sum of the routers that name it.
+
+// streamStats is implemented by Tables that have the TCP/UDP routers' live
+// counters (RouterTables).
+type streamStats interface {
+	StreamStats() *routestats.Registry
+}
+
+// routerStats returns router name's counters (zero when it has had no
+// connection yet), or nil without counters.
+func (v *view) routerStats(name string) *routestats.Stats {
+	if v.stats == nil {
+		return nil
+	}
+	st, _ := v.stats.Get(name)
+	return &st
+}
+
+// serviceStats returns the sum of the counters of the routers whose
+// service is name, from sums (built once per view from routers), or nil
+// without counters.
+func serviceStats[R any](v *view, sums *map[string]routestats.Stats, routers map[string]*R, service func(*R) string, name string) *routestats.Stats {
+	if v.stats == nil {
+		return nil
+	}
+	if *sums == nil {
+		*sums = map[string]routestats.Stats{}
+		for rn, r := range routers {
+			if r == nil {
+				continue
+			}
+			if st, ok := v.stats.Get(rn); ok {
+				sum := (*sums)[service(r)]
+				sum.Add(st)
+				(*sums)[service(r)] = sum
+			}
+		}
+	}
+	st := (*sums)[name]
+	return &st
+}
 
 type tcpRouterItem struct {
 	*config.TCPRouter
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	Using    []string `json:"using,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
+	Err      []string          `json:"error,omitempty"`
+	Status   string            `json:"status,omitempty"`
+	Using    []string          `json:"using,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Provider string            `json:"provider,omitempty"`
+	Stats    *routestats.Stats `json:"stats,omitempty"`
 }
 
 type tcpServiceItem struct {
 	*config.TCPService
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	UsedBy   []string `json:"usedBy,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
-	Type     string   `json:"type,omitempty"`
+	Err      []string          `json:"error,omitempty"`
+	Status   string            `json:"status,omitempty"`
+	UsedBy   []string          `json:"usedBy,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Provider string            `json:"provider,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Stats    *routestats.Stats `json:"stats,omitempty"`
 }
 
 type tcpMiddlewareItem struct {
@@ -44,21 +90,23 @@ type tcpMiddlewareItem struct {
 
 type udpRouterItem struct {
 	*config.UDPRouter
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	Using    []string `json:"using,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
+	Err      []string          `json:"error,omitempty"`
+	Status   string            `json:"status,omitempty"`
+	Using    []string          `json:"using,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Provider string            `json:"provider,omitempty"`
+	Stats    *routestats.Stats `json:"stats,omitempty"`
 }
 
 type udpServiceItem struct {
 	*config.UDPService
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	UsedBy   []string `json:"usedBy,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
-	Type     string   `json:"type,omitempty"`
+	Err      []string          `json:"error,omitempty"`
+	Status   string            `json:"status,omitempty"`
+	UsedBy   []string          `json:"usedBy,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Provider string            `json:"provider,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Stats    *routestats.Stats `json:"stats,omitempty"`
 }
 
 func (a *API) tcpRoutes(get func(string, http.HandlerFunc)) {
@@ -111,7 +159,7 @@ func (v *view) tcpRouter(name string, withName bool) (tcpRouterItem, bool) {
 	if !ok || rc == nil {
 		return tcpRouterItem{}, false
 	}
-	it := tcpRouterItem{TCPRouter: rc}
+	it := tcpRouterItem{TCPRouter: rc, Stats: v.routerStats(name)}
 	it.Status, it.Err, it.Using = routerStatus(v.status.TCPRouters, name)
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
@@ -124,7 +172,7 @@ func (v *view) tcpService(name string, withName bool) (tcpServiceItem, bool) {
 	if !ok || sc == nil {
 		return tcpServiceItem{}, false
 	}
-	it := tcpServiceItem{TCPService: sc}
+	it := tcpServiceItem{TCPService: sc, Stats: serviceStats(v, &v.tcpServiceStats, v.tcp().Routers, func(r *config.TCPRouter) string { return r.Service }, name)}
 	it.Status, it.Err, it.UsedBy = objectStatus(v.status.TCPServices, name)
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
@@ -162,7 +210,7 @@ func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
 	if !ok || rc == nil {
 		return udpRouterItem{}, false
 	}
-	it := udpRouterItem{UDPRouter: rc}
+	it := udpRouterItem{UDPRouter: rc, Stats: v.routerStats(name)}
 	it.Status, it.Err, it.Using = routerStatus(v.status.UDPRouters, name)
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
@@ -175,7 +223,7 @@ func (v *view) udpService(name string, withName bool) (udpServiceItem, bool) {
 	if !ok || sc == nil {
 		return udpServiceItem{}, false
 	}
-	it := udpServiceItem{UDPService: sc}
+	it := udpServiceItem{UDPService: sc, Stats: serviceStats(v, &v.udpServiceStats, v.udp().Routers, func(r *config.UDPRouter) string { return r.Service }, name)}
 	it.Status, it.Err, it.UsedBy = objectStatus(v.status.UDPServices, name)
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)

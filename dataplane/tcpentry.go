@@ -174,6 +174,10 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 	}
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
+	st := e.active.Stats().Router(r.Name) // the API's live counts (routestats)
+	st.Opened()
+	defer st.Closed()
+	conn.Stats = st
 	if e.obs != nil { // traefik_open_connections{protocol="TCP"}
 		e.obs.Conn(e.name, "tcp", 1)
 		defer e.obs.Conn(e.name, "tcp", -1)

@@ -1,6 +1,10 @@
 package router
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/gantry-proxy/gantry/router/routestats"
+)
 
 // Active holds the live Table. Load is one atomic read and never blocks,
 // so the request path takes no lock; Swap publishes a new generation in
@@ -8,7 +12,13 @@ import "sync/atomic"
 // usable; call NewActive.
 type Active struct {
 	cur atomic.Pointer[Table]
+	// stats are the TCP and UDP routers' live counters, kept across
+	// swaps (routestats).
+	stats routestats.Registry
 }
+
+// Stats returns the live counters of TCP and UDP routers by name.
+func (a *Active) Stats() *routestats.Registry { return &a.stats }
 
 // NewActive returns an Active holding an empty Table: no routes (every
 // request gets 404), version "".
@@ -35,6 +45,7 @@ func (a *Active) Swap(t *Table) (old *Table) {
 	old = a.cur.Swap(t)
 	if old != t {
 		old.markReplaced()
+		a.stats.Forget(t.hasStreamRouter)
 	}
 	return old
 }

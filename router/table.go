@@ -131,3 +131,16 @@ func emptyTable() *Table {
 		replaced: make(chan struct{}),
 	}
 }
+
+// hasStreamRouter reports whether name is a TCP or UDP router of t's
+// configuration (whose live counters Active keeps across the swap).
+func (t *Table) hasStreamRouter(name string) bool {
+	if t.merged == nil || t.merged.Config == nil {
+		return false
+	}
+	c := t.merged.Config
+	if c.TCP != nil && c.TCP.Routers[name] != nil {
+		return true
+	}
+	return c.UDP != nil && c.UDP.Routers[name] != nil
+}

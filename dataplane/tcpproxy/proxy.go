@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantry-proxy/gantry/router/tcpmux"
@@ -92,21 +93,30 @@ var errPostgresRefused = errors.New("postgres server refused TLS")
 // directions end, then closes both. It sends c.Peeked first. When one
 // direction ends, the write side of its destination is closed (half-close
 // propagated) and the other direction gets terminationDelay to finish
-// (Traefik pkg/tcp/proxy.go). Between two *net.TCPConn io.Copy splices.
+// (Traefik pkg/tcp/proxy.go). Between two *net.TCPConn the copy splices.
+// With c.Stats set, the bytes forwarded each way are added to the
+// router's counters every copyChunk bytes and when the direction ends.
 func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *slog.Logger) {
 	defer c.Close()
 	defer s.Close()
+	var in, out *atomic.Uint64
+	if c.Stats != nil {
+		in, out = c.Stats.BytesIn(), c.Stats.BytesOut()
+	}
 	if len(c.Peeked) > 0 {
 		if _, err := s.Write(c.Peeked); err != nil {
 			return
+		}
+		if in != nil {
+			in.Add(uint64(len(c.Peeked)))
 		}
 		c.Peeked = nil
 	}
 	client := c.Conn
 	errc := make(chan error, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { errc <- copyHalf(s, client) })
-	wg.Go(func() { errc <- copyHalf(client, s) })
+	wg.Go(func() { errc <- copyHalf(s, client, in) })
+	wg.Go(func() { errc <- copyHalf(client, s, out) })
 	err := <-errc
 	if err != nil && !errors.Is(err, net.ErrClosed) && log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
 		log.Debug("tcp forwarding ended", "error", err)
@@ -119,10 +129,33 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 	wg.Wait()
 }
 
-// copyHalf copies src to dst and then closes dst's write side (or dst
-// entirely when it cannot half-close).
-func copyHalf(dst, src net.Conn) error {
-	_, err := io.Copy(dst, src)
+// copyChunk is how many bytes a direction copies between two additions
+// to the router's byte counter: large enough that the kernel's splice
+// (io.CopyN between TCP sockets still splices) runs as with io.Copy, small
+// enough that a bulk transfer shows progress; a direction that ends adds
+// the rest at once.
+const copyChunk = 256 << 10
+
+// copyHalf copies src to dst, adding the bytes copied to n (when not nil),
+// and then closes dst's write side (or dst entirely when it cannot
+// half-close).
+func copyHalf(dst, src net.Conn, n *atomic.Uint64) error {
+	var err error
+	if n == nil {
+		_, err = io.Copy(dst, src)
+	} else {
+		for {
+			var w int64
+			w, err = io.CopyN(dst, src, copyChunk)
+			n.Add(uint64(w))
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				break
+			}
+		}
+	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	} else {

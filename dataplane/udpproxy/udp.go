@@ -27,6 +27,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routestats"
 )
 
 // Defaults.
@@ -206,6 +207,7 @@ type session struct {
 	client netip.AddrPort
 	local  netip.Addr // the address the client sent to (invalid: the socket's)
 	router string
+	stats  *routestats.Counters // the router's live counters
 	up     *net.UDPConn
 	last   time.Time // last datagram either way; guarded by entry.mu
 	// expire, when set, ends the session at that time (its router was removed).
@@ -292,16 +294,21 @@ func (e *entry) serve(ctx context.Context, active *router.Active, wg *sync.WaitG
 			if ss = e.open(active, src, local, now); ss == nil {
 				continue
 			}
-			if _, err := ss.up.Write(buf[:n]); err != nil {
-				e.log.Debug("udp write to server failed", "error", err)
-			}
+			e.forward(ss, buf[:n])
 			wg.Go(func() { e.relay(ss) })
 			continue
 		}
-		if _, err := ss.up.Write(buf[:n]); err != nil {
-			e.log.Debug("udp write to server failed", "error", err)
-		}
+		e.forward(ss, buf[:n])
 	}
+}
+
+// forward writes a client's datagram b to the session's server.
+func (e *entry) forward(ss *session, b []byte) {
+	if _, err := ss.up.Write(b); err != nil {
+		e.log.Debug("udp write to server failed", "error", err)
+		return
+	}
+	ss.stats.DatagramIn(len(b))
 }
 
 // open creates the session of a new client, or returns nil (no router, no
@@ -325,7 +332,8 @@ func (e *entry) open(active *router.Active, src netip.AddrPort, local netip.Addr
 		e.log.Debug("udp dial failed", "router", rt.Name, "server", addr, "error", err)
 		return nil
 	}
-	ss := &session{client: src, local: local, router: rt.Name, up: c.(*net.UDPConn), last: now}
+	ss := &session{client: src, local: local, router: rt.Name, stats: active.Stats().Router(rt.Name), up: c.(*net.UDPConn), last: now}
+	ss.stats.Opened()
 	e.mu.Lock()
 	e.sessions[src] = ss
 	e.mu.Unlock()
@@ -333,7 +341,10 @@ func (e *entry) open(active *router.Active, src netip.AddrPort, local netip.Addr
 }
 
 // relay copies the server's datagrams to the client until the session has
-// been idle for the timeout (no datagram either way) or must expire.
+// been idle for the timeout (no datagram either way) or must expire. It
+// holds no buffer while it waits: each datagram is read into a buffer of
+// a shared pool and sent on at once (readDatagram), so a session costs
+// its socket, its goroutine and its small structures, not 64 KiB.
 func (e *entry) relay(ss *session) {
 	defer func() {
 		e.mu.Lock()
@@ -342,9 +353,23 @@ func (e *entry) relay(ss *session) {
 		}
 		e.mu.Unlock()
 		_ = ss.up.Close()
+		ss.stats.Closed()
 		e.cap.release()
 	}()
-	buf := make([]byte, maxDatagram)
+	rc, err := ss.up.SyscallConn()
+	if err != nil {
+		return
+	}
+	send := func(b []byte) {
+		e.mu.Lock()
+		ss.last = time.Now()
+		e.mu.Unlock()
+		if err := e.reply(ss, b); err != nil {
+			e.log.Debug("udp reply failed", "error", err)
+			return
+		}
+		ss.stats.DatagramOut(len(b))
+	}
 	for {
 		e.mu.Lock()
 		deadline := ss.last.Add(e.Timeout)
@@ -356,21 +381,19 @@ func (e *entry) relay(ss *session) {
 			return
 		}
 		_ = ss.up.SetReadDeadline(deadline)
-		n, err := ss.up.Read(buf)
-		if err != nil {
+		if err := readDatagram(ss.up, rc, send); err != nil {
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				continue // re-check: the client may have sent meanwhile
 			}
 			return // closed, or ICMP port unreachable: end the session
 		}
-		e.mu.Lock()
-		ss.last = time.Now()
-		e.mu.Unlock()
-		if err := e.reply(ss, buf[:n]); err != nil {
-			e.log.Debug("udp reply failed", "error", err)
-		}
 	}
 }
+
+// datagramPool holds the read buffers of the sessions' relays: one is
+// taken only while a datagram is read and sent on, so the buffers in use
+// are bounded by the relays running at once, not by the sessions.
+var datagramPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
 
 // watch marks the sessions of a router that left the entrypoint to expire
 // after the grace period; sessions of a kept router are untouched.

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -15,10 +16,26 @@ import (
 // TestTCPUDPPages: the TCP/UDP tab lists TCP and UDP routers with their
 // status (a bad rule disabled, with its error), and a TCP router's page
 // draws its route: entrypoint → router → middleware → weighted service →
-// child service → server address, each box linking to its page.
+// child service → server address, each box linking to its page. A
+// connection held open through the router shows in its row's Open column
+// without a reload, and its total stays once it is closed.
 func TestTCPUDPPages(t *testing.T) {
 	ctx := browser(t)
 	dir := t.TempDir()
+	backend, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backend.Close() })
+	go func() { // holds each connection until the client closes it
+		for {
+			c, err := backend.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +62,7 @@ func TestTCPUDPPages(t *testing.T) {
     pg:
       loadBalancer:
         servers:
-          - address: 127.0.0.1:5432
+          - address: `+backend.Addr().String()+`
   middlewares:
     lan:
       ipAllowList:
@@ -61,6 +78,7 @@ udp:
         servers:
           - address: 127.0.0.1:53
 `)
+	dbEP := harness.FreeAddr(t)
 	g := harness.Start(t, fmt.Sprintf(`entryPoints:
   traefik:
     address: %q
@@ -74,7 +92,7 @@ providers:
   providersThrottleDuration: 50ms
   file:
     directory: %q
-`, harness.FreeAddr(t), harness.FreeAddr(t), udpEP+"/udp", dir))
+`, harness.FreeAddr(t), dbEP, udpEP+"/udp", dir))
 	admin := g.URL(t, "traefik", "")
 	harness.TryGet(t, 15*time.Second, admin+"/api/tcp/routers", harness.StatusIs(200), harness.BodyContains(`"name":"db@file"`))
 	step(t, ctx, "open the TCP/UDP tab", 30*time.Second,
@@ -87,12 +105,27 @@ providers:
 	if b := textOf(t, ctx, "read the problem badge", `#problem-badge`, "innerText"); b != "1" {
 		t.Errorf("problem badge %q, want 1 (the disabled TCP router)", b)
 	}
+	conn, err := net.Dial("tcp", dbEP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "see the open connection without a reload", 15*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#tcp-routers tr[data-name="db@file"] td.open:not(:empty)`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#tcp-routers tr[data-name="db@file"] td.open').innerText === '1'`))
 	shot(t, ctx, "tcpudp.png")
+	conn.Close()
+	step(t, ctx, "see it closed, with its bytes", 15*time.Second,
+		chromedp.Poll[chromedp.Void](`(() => { const r = document.querySelector('#tcp-routers tr[data-name="db@file"]');
+			return r.querySelector('td.open').innerText === '0' && r.querySelector('td.bytes').innerText.startsWith('5 B / 0 B'); })()`))
 	step(t, ctx, "open the TCP router's page", 15*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcprouter/db@file'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"]`)))
 	got := boxes(t, ctx)
-	want := []string{"entrypoint db", "tcp router db@file", "middleware lan@file", "service split@file", "service pg@file", "server 127.0.0.1:5432"}
+	want := []string{"entrypoint db", "tcp router db@file", "middleware lan@file", "service split@file", "service pg@file", "server " + backend.Addr().String()}
 	if len(got) != len(want) {
 		t.Fatalf("TCP route boxes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -1,6 +1,8 @@
 package tcpmux
 
 import (
+	"github.com/gantry-proxy/gantry/router/routestats"
+
 	"cmp"
 	"net"
 	"net/netip"
@@ -22,7 +24,10 @@ type Conn struct {
 	// the SSLRequest to the server and swallow its one-byte answer.
 	Postgres bool
 	// Done is called once when the connection is closed.
-	Done   func()
+	Done func()
+	// Stats, when set, are the router's live counters: the byte copy adds
+	// what it forwards each way.
+	Stats  *routestats.Counters
 	closed bool
 }
 
