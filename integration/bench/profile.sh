@@ -22,8 +22,8 @@ GPID=$START_PID
 PP=$(tree "$GPID" | paste -sd, -)   # the proxy's processes (nginx: master and worker)
 GO=0; [ "$PTARGET" = gantry ] && GO=1
 log "$PTARGET pids $PP, route $ROUTE, profiling ${WIN}s of a ${PDUR}s load"
-load A "$ROUTE" "${PORT[$PTARGET]}" "$WARMUP" "$RUN/warm.out"; wait "$LPID" || true
-load A "$ROUTE" "${PORT[$PTARGET]}" "$PDUR" "$OUT/load.txt" --latency; LP=$LPID
+load A "$ROUTE" "$(port_of "$PTARGET" "$ROUTE")" "$WARMUP" "$RUN/warm.out"; wait "$LPID" || true
+load A "$ROUTE" "$(port_of "$PTARGET" "$ROUTE")" "$PDUR" "$OUT/load.txt" --latency; LP=$LPID
 sleep 2
 [ "$GO" = 0 ] || curl -s -o "$OUT/allocs-before.pb.gz" "$PPROF/allocs"
 served() { curl -s "http://127.0.0.1:$ORIGIN/origin-status" | awk 'NR==3{print $3}'; }  # requests the nginx origin served
@@ -43,7 +43,7 @@ t1=$(ticks "$GPID"); e1=$(date +%s.%N); q1=$(served)
 [ "$GO" = 0 ] || curl -s -o "$OUT/allocs-after.pb.gz" "$PPROF/allocs"
 SC=; [ -s "$OUT/perf-stat.csv" ] && SC=1
 wait "$LP" || true
-rate=$(awk '/^Requests\/sec:/{print $2} /^messages/{print $4}' "$OUT/load.txt")
+rate=$(awk '/^Requests\/sec:/{print $2} /^messages|^units/{print $4}' "$OUT/load.txt")
 # the rate inside the window: counted by the nginx origin for its routes, else the load client's average
 EL=$(awk -v a="$e0" -v b="$e1" 'BEGIN{printf "%.3f", b-a}')
 wrate=$(awk -v a="$q0" -v b="$q1" -v w="$EL" -v r="$rate" 'BEGIN{ if ("'"${RORIGIN[$ROUTE]}"'" == "'"$ORIGIN"'" && b > a) printf "%.1f", (b-a-1)/w; else print r }')

@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// bulk runs the tcpbulk mode and returns the exit status: conc connections,
-// each writing chunk-byte blocks while a reader counts the echo, until dur
-// has passed or limitMB megabytes were written in all.
-func bulk(addr string, conc int, dur time.Duration, limitMB int64, chunk int, quiet bool) int {
+// bulk runs the tcpbulk mode: conc connections, each writing chunk-byte
+// blocks while a reader counts the echo, until dur has passed or limitMB
+// megabytes were written in all. A connection whose echo differs in length
+// from what it sent is an error.
+func bulk(addr string, conc int, dur time.Duration, limitMB int64, chunk int) result {
 	var (
 		echoed, written atomic.Int64
 		errs            atomic.Int64
@@ -61,12 +62,6 @@ func bulk(addr string, conc int, dur time.Duration, limitMB int64, chunk int, qu
 	}
 	wg.Wait()
 	el := min(time.Since(start), dur)
-	mb := float64(echoed.Load()) / 1e6
-	if !quiet {
-		fmt.Printf("units %.0f rate %.1f p50_ms 0 p99_ms 0 errors %d sent 0 lost 0 foreign 0\n", mb, mb/el.Seconds(), errs.Load())
-	}
-	if echoed.Load() == 0 || errs.Load() > 0 {
-		return 1
-	}
-	return 0
+	mb := echoed.Load() / 1e6
+	return result{units: mb, rate: float64(echoed.Load()) / 1e6 / el.Seconds(), errs: errs.Load()}
 }

@@ -13,8 +13,7 @@
 //   - -mode tcpbulk: -c connections (default for run.sh: 1), each writes
 //     -chunk byte blocks as fast as it can while reading the echo back, until
 //     the deadline (or -n MB in all), then half-closes and reads to EOF. A
-//     unit is one MB (10^6 bytes) echoed; rate is MB/s, no latency (-probe:
-//     about 1 MB, quietly).
+//     unit is one MB (10^6 bytes) echoed; rate is MB/s, no latency.
 //   - -mode udp: -c clients, each with its own UDP socket (so its own session
 //     in a proxy), in a loop sends a -req byte datagram carrying its client
 //     number and a sequence number and waits up to -timeout for the echo
@@ -28,8 +27,9 @@
 //
 //	units <n> rate <per s> p50_ms <ms> p99_ms <ms> errors <n> sent <n> lost <n> foreign <n>
 //
-// -probe sends one unit and exits 0 if it was answered (run.sh's readiness
-// and sanity check). Exit status 1 when no unit completed.
+// -probe sends one unit (tcpbulk: about 1 MB) quietly and exits 0 if it was
+// answered without error or loss (run.sh's readiness and sanity check).
+// Exit status 1 when no unit completed.
 package main
 
 import (
@@ -68,69 +68,86 @@ func (c *counters) take() bool {
 	return c.sent.Add(1) <= c.limit
 }
 
+// result is one run's figures, printed as the output line.
+type result struct {
+	units, errs, sent, lost, foreign int64
+	rate, p50, p99                   float64 // per second; ms
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("units %d rate %.1f p50_ms %.3f p99_ms %.3f errors %d sent %d lost %d foreign %d",
+		r.units, r.rate, r.p50, r.p99, r.errs, r.sent, r.lost, r.foreign)
+}
+
+// options are the flags of one run.
+type options struct {
+	mode, engine string
+	conc         int
+	dur          time.Duration
+	n            int64
+	chunk        int
+}
+
 func main() {
-	mode := flag.String("mode", "tcpconn", "tcpconn, tcpbulk or udp")
-	chunk := flag.Int("chunk", 256<<10, "tcpbulk: write size, bytes")
+	var o options
+	flag.StringVar(&o.mode, "mode", "tcpconn", "tcpconn, tcpbulk or udp")
+	flag.IntVar(&o.chunk, "chunk", 256<<10, "tcpbulk: write size, bytes")
 	addr := flag.String("addr", "127.0.0.1:19086", "host:port of the proxy (or origin)")
-	conc := flag.Int("c", 50, "concurrent workers (tcpconn) or UDP client sockets (udp)")
-	dur := flag.Duration("d", 10*time.Second, "duration")
-	n := flag.Int64("n", 5_000_000, "at most this many units in all")
+	flag.IntVar(&o.conc, "c", 50, "connections in flight (tcpconn, tcpbulk) or UDP client sockets (udp)")
+	flag.DurationVar(&o.dur, "d", 10*time.Second, "duration")
+	flag.Int64Var(&o.n, "n", 5_000_000, "at most this many units in all")
 	req := flag.Int("req", 64, "request size, bytes (udp: at least 16)")
 	resp := flag.Int("resp", 256, "expected reply size, bytes (tcpconn)")
 	timeout := flag.Duration("timeout", 200*time.Millisecond, "udp: wait this long for an echo before counting the datagram lost; tcpconn: 10x this per connection")
-	probe := flag.Bool("probe", false, "send one unit and exit 0 if it was answered")
-	engine := flag.String("engine", "epoll", "tcpconn: epoll (one thread, raw non-blocking sockets; Linux) or go (a goroutine per worker, net.Dial)")
+	probe := flag.Bool("probe", false, "send one unit and exit 0 if it was answered (quietly)")
+	flag.StringVar(&o.engine, "engine", "epoll", "tcpconn: epoll (one thread, raw non-blocking sockets; Linux) or go (a goroutine per worker, net.Dial)")
 	flag.Parse()
-	cfg := config{addr: *addr, req: *req, resp: *resp, timeout: *timeout}
-	if cfg.req < 16 {
-		cfg.req = 16
+	cfg := config{addr: *addr, req: max(*req, 16), resp: *resp, timeout: *timeout}
+	if *probe {
+		o.conc, o.n, o.dur = 1, 1, time.Minute
 	}
+	r, err := run(&cfg, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, o.mode+":", err)
+		os.Exit(2)
+	}
+	if !*probe {
+		fmt.Println(r)
+	}
+	if r.units == 0 || (*probe && (r.errs > 0 || r.lost > 0)) {
+		os.Exit(1)
+	}
+}
+
+// run is one bounded load: until o.dur has passed or o.n units were sent.
+func run(cfg *config, o options) (result, error) {
 	var one func(*config, *counters, []byte, *udpClient) (time.Duration, error)
-	switch *mode {
+	switch o.mode {
 	case "tcpconn":
 		one = tcpOne
 	case "udp":
 		one = udpOne
 	case "tcpbulk":
-		if *probe {
-			*n = 1
-			*dur = time.Hour
-		}
-		os.Exit(bulk(cfg.addr, *conc, *dur, *n, *chunk, *probe))
+		return bulk(cfg.addr, o.conc, o.dur, o.n, o.chunk), nil
 	default:
-		fmt.Fprintln(os.Stderr, "unknown -mode", *mode)
-		os.Exit(2)
-	}
-	if *probe {
-		var cs counters
-		cs.limit = 1
-		u, err := newUDPClient(&cfg, *mode, 0)
-		if err == nil {
-			_, err = one(&cfg, &cs, make([]byte, max(cfg.req, cfg.resp)+64), u)
-			u.close()
-		}
-		if err != nil || cs.lost.Load() > 0 {
-			fmt.Fprintln(os.Stderr, "probe:", err, "lost", cs.lost.Load())
-			os.Exit(1)
-		}
-		return
+		return result{}, fmt.Errorf("unknown -mode %q", o.mode)
 	}
 	var (
-		cs   = counters{limit: *n}
+		cs   = counters{limit: o.n}
 		mu   sync.Mutex
 		hist = make([]uint64, buckets+1)
 		wg   sync.WaitGroup
 	)
-	deadline := time.Now().Add(*dur)
+	deadline := time.Now().Add(o.dur)
 	start := time.Now()
-	if *mode == "tcpconn" && *engine == "epoll" && haveEpoll {
-		if err := tcpEpoll(&cfg, *conc, deadline, &cs, hist); err != nil {
-			fmt.Fprintln(os.Stderr, "tcpconn:", err)
-			os.Exit(1)
+	conc := o.conc
+	if o.mode == "tcpconn" && o.engine == "epoll" && haveEpoll {
+		if err := tcpEpoll(cfg, conc, deadline, &cs, hist); err != nil {
+			return result{}, err
 		}
-		*conc = 0
+		conc = 0
 	}
-	for id := range *conc {
+	for id := range conc {
 		wg.Go(func() {
 			local := make([]uint64, buckets+1)
 			defer func() {
@@ -140,7 +157,7 @@ func main() {
 				}
 				mu.Unlock()
 			}()
-			u, err := newUDPClient(&cfg, *mode, uint64(id))
+			u, err := newUDPClient(cfg, o.mode, uint64(id))
 			if err != nil {
 				cs.errs.Add(1)
 				fmt.Fprintln(os.Stderr, "socket:", err)
@@ -149,10 +166,10 @@ func main() {
 			defer u.close()
 			buf := make([]byte, max(cfg.req, cfg.resp)+64)
 			for time.Now().Before(deadline) && cs.take() {
-				rtt, err := one(&cfg, &cs, buf, u)
+				rtt, err := one(cfg, &cs, buf, u)
 				if err != nil {
 					if cs.errs.Add(1) <= 5 {
-						fmt.Fprintln(os.Stderr, *mode+":", err)
+						fmt.Fprintln(os.Stderr, o.mode+":", err)
 					}
 					time.Sleep(time.Millisecond) // a refused connection must not spin
 					continue
@@ -165,17 +182,10 @@ func main() {
 		})
 	}
 	wg.Wait()
-	el := time.Since(start)
-	if el > *dur {
-		el = *dur // the units were sent within -d; the tail is only the last replies
-	}
+	el := min(time.Since(start), o.dur) // the units were sent within -d; the tail is only the last replies
 	t := cs.total.Load()
-	sent := min(cs.sent.Load(), cs.limit) // units attempted
-	fmt.Printf("units %d rate %.1f p50_ms %.3f p99_ms %.3f errors %d sent %d lost %d foreign %d\n", t, float64(t)/el.Seconds(),
-		percentile(hist, t, 0.50), percentile(hist, t, 0.99), cs.errs.Load(), sent, cs.lost.Load(), cs.foreign.Load())
-	if t == 0 {
-		os.Exit(1)
-	}
+	return result{units: t, rate: float64(t) / el.Seconds(), p50: percentile(hist, t, 0.50), p99: percentile(hist, t, 0.99),
+		errs: cs.errs.Load(), sent: min(cs.sent.Load(), cs.limit), lost: cs.lost.Load(), foreign: cs.foreign.Load()}, nil
 }
 
 var errShort = errors.New("short reply")
