@@ -7,13 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-proxy/gantry/router/routestats"
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
 // BenchmarkForward measures one TCP connection's throughput through
 // Forward over loopback (client → Forward → sink), 1 MiB per iteration;
-// between two *net.TCPConn the copy splices.
+// between two *net.TCPConn the copy splices, also when it counts bytes
+// for the router's stats (io.CopyN per 256 KiB).
 func BenchmarkForward(b *testing.B) {
+	b.Run("uncounted", func(b *testing.B) { benchForward(b, nil) })
+	b.Run("counted", func(b *testing.B) { benchForward(b, &routestats.Counters{}) })
+}
+
+func benchForward(b *testing.B, st *routestats.Counters) {
 	sink, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -45,7 +52,7 @@ func BenchmarkForward(b *testing.B) {
 		if err != nil {
 			return
 		}
-		Forward(&tcpmux.Conn{Conn: c, Client: netip.MustParseAddrPort(c.RemoteAddr().String())}, up, time.Second, nil)
+		Forward(&tcpmux.Conn{Conn: c, Client: netip.MustParseAddrPort(c.RemoteAddr().String()), Stats: st}, up, time.Second, nil)
 	}()
 	client, err := net.Dial("tcp", front.Addr().String())
 	if err != nil {
@@ -66,4 +73,7 @@ func BenchmarkForward(b *testing.B) {
 	b.StopTimer()
 	client.Close()
 	<-fwd
+	if st != nil && st.Stats().BytesIn != uint64(b.N)*uint64(len(buf)) {
+		b.Fatalf("counted %d bytes in, want %d", st.Stats().BytesIn, int64(b.N)*int64(len(buf)))
+	}
 }
