@@ -100,6 +100,7 @@ cat "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" > "$RUN/tls/rsa.pem"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"; nginx -v 2>&1; haproxy -v | head -1
   wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version
   socat -V 2>&1 | grep -m1 'socat version'
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
   echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES LOAD_CPU=$LOAD_CPU ROUTES=$ROUTES WS_SIZE=$WS_SIZE OBS=$OBS L4_MAX=$L4_MAX"; } > "$OUT/versions.txt" || true
 NGX_STREAM=0; [ -f "$NGX_STREAM_SO" ] && NGX_STREAM=1
 
@@ -495,7 +496,12 @@ main() {
     stop "$OPID"; stop "$GOPID"
   fi
   cp "$OUT/versions.txt" "$OUT/summary.md"
+  echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)" >> "$OUT/summary.md"
+  if awk -v n="$(nproc)" '{exit !($1 > n)}' /proc/loadavg; then
+    echo "**WARNING: the machine was busy (load average above its $(nproc) CPUs): other work shared the cores, so absolute figures are noisy and even ratios from this run are rough**" >> "$OUT/summary.md"
+  fi
   python3 "$HERE/summarize.py" "$OUT/runs.csv" "$IDLE_CONNS" "$HEADROOM_MIN" >> "$OUT/summary.md"
+  sed -n '/^## Table for a note/,/^## TLS\|^## [0-9]* idle/p' "$OUT/summary.md" | sed '/^## TLS\|^## [0-9]* idle/d' > "$OUT/note-table.md"
   cat "$OUT/summary.md"
   { grep '^\*\*WARNING' "$OUT/summary.md" || true; } | tr -d '*' | while read -r w; do log "$w"; done
   log "done: $OUT/summary.md"

@@ -207,7 +207,7 @@ def main():
             errs = sum(int(num(r["errors"]) or 0) for k, rs in g.items() if k[2] == t for r in rs)
             print(f"| {n} | " + " | ".join(cells) + f" | {errs} |")
         print()
-    note_table(g, routes, obs, need)
+    note_table(g, routes, obs, need, idle_n)
 
     tls = {k: v for k, v in g.items() if k[0].startswith("tls-")}
     if tls:
@@ -232,13 +232,14 @@ def main():
             print(f"| {k[2]} | {fmt(ri / 1024)} | {fmt(rl / 1024)} | {fmt(per, 0)} | {rs[0]['errors']} |")
 
 
-def note_table(g, routes, obs, need):
+def note_table(g, routes, obs, need, idle_n):
     """One table for a note: per route and regime, each proxy's units per
     proxy CPU-second as a ratio to the route's peer (the peer's own figure in
-    brackets), Gantry's p99 as a ratio to the peer's, the origin headroom;
-    then the access-log and tracing variants as ratios to plain Gantry."""
+    brackets), the p99 ratios, the origin headroom; then the access-log and
+    tracing variants and 10 000 routers as ratios to plain Gantry, TLS
+    handshakes as ratios to nginx (RSA), and the idle-connection cost."""
     print("## Table for a note (one run; ratios per proxy CPU-second)\n")
-    print("| route | regime | ratio to | " + " | ".join(PEERS) + " | gantry p99 ratio | origin headroom |")
+    print("| route | regime | ratio to | " + " | ".join(PEERS) + " | p99 ratio " + "/".join(PEERS) + " | origin headroom |")
     print("|---|---|---|" + "---|" * len(PEERS) + "---|---|")
     lossy = []
     for kind, name in routes:
@@ -266,7 +267,7 @@ def note_table(g, routes, obs, need):
             h = "-" if direct is None or not best else f"{direct / best:.2f}x" + ("" if direct / best >= need or kind == "tcpbulk" else " LOW")
             if kind == "tcpbulk" and h != "-":
                 h += " (n/a)"
-            p99 = ratio(col(g.get((kind, reg, "gantry"), []), "p99_ms"), col(base, "p99_ms"))
+            p99 = " / ".join(ratio(col(g.get((kind, reg, t), []), "p99_ms"), col(base, "p99_ms")) for t in PEERS)
             print(f"| {name} | {reg} | {bt} ({fmt(b_eff, 0)}/CPU-s) | " + " | ".join(cells) + f" | {p99} | {h} |")
     for t, n in obs:
         for reg in ("A", "B"):
@@ -276,9 +277,36 @@ def note_table(g, routes, obs, need):
             e = med([eff(r) for r in mine])
             p_eff = med([eff(r) for r in plain])
             cells = [f"**{ratio(e, p_eff)}**"] + ["-"] * (len(PEERS) - 1)
-            print(f"| GET 1 KiB, {n} | {reg} | gantry without ({fmt(p_eff, 0)}/CPU-s) | " + " | ".join(cells) +
-                  f" | {ratio(col(mine, 'p99_ms'), col(plain, 'p99_ms'))} | - |")
+            p99 = " / ".join([ratio(col(mine, "p99_ms"), col(plain, "p99_ms"))] + ["-"] * (len(PEERS) - 1))
+            print(f"| GET 1 KiB, {n} | {reg} | gantry without ({fmt(p_eff, 0)}/CPU-s) | " + " | ".join(cells) + f" | {p99} | - |")
+    dash = ["-"] * (len(PEERS) - 1)
+    for reg in ("A", "B"):
+        many, one = g.get(("get1k", reg, "gantry-10k"), []), g.get(("get1k", reg, "gantry"), [])
+        if many and one:
+            o_eff = med([eff(r) for r in one])
+            p99 = " / ".join([ratio(col(many, "p99_ms"), col(one, "p99_ms"))] + dash)
+            print(f"| GET 1 KiB, 10 000 routers | {reg} | gantry, one router ({fmt(o_eff, 0)}/CPU-s) | "
+                  f"**{ratio(med([eff(r) for r in many]), o_eff)}** | " + " | ".join(dash) + f" | {p99} | - |")
+    for proto, pname in (("tls-tls12", "TLS 1.2"), ("tls-tls13", "TLS 1.3")):
+        for reg in ("A", "B"):
+            n_eff = med([eff(r) for r in g.get((proto, reg, "nginx-rsa"), [])])
+            if n_eff is None:
+                continue
+            cell = {t: ratio(med([eff(r) for r in g.get((proto, reg, t + "-rsa"), [])]), n_eff) for t in PEERS}
+            cell["gantry"] = f"**{cell['gantry']}**"
+            print(f"| {pname} full handshakes, RSA 2048 | {reg} | nginx ({fmt(n_eff, 0)}/CPU-s) | " + " | ".join(cell[t] for t in PEERS) + " | - | - |")
+            ec = ratio(med([eff(r) for r in g.get((proto, reg, "gantry-ecdsa"), [])]), n_eff)
+            print(f"| {pname} full handshakes, Gantry's ECDSA P-256 default vs RSA 2048 | {reg} | nginx, RSA ({fmt(n_eff, 0)}/CPU-s) | **{ec}** | "
+                  + " | ".join(dash) + " | - | - |")
     print()
+    idle = {k[2]: v for k, v in g.items() if k[0] == "idle"}
+    if idle:
+        per = {}
+        for t, rs in idle.items():
+            ri, rl = col(rs, "rss_idle_kb"), col(rs, "rss_load_kb")
+            if ri is not None and rl is not None:
+                per[t] = (rl - ri) * 1024 / idle_n
+        print(f"{idle_n} idle keep-alive connections, RSS per connection: " + ", ".join(f"{t} {v:,.0f} B" for t, v in sorted(per.items())) + "\n")
     if lossy:
         print("UDP datagrams lost (no echo within the client's timeout, all rounds): " + ", ".join(lossy) + "\n")
 
