@@ -179,7 +179,7 @@ func (cs *conn) resume() {
 	if wait.Equal(noIdleTimeout) {
 		wait = time.Time{}
 	}
-	_ = cs.c.SetReadDeadline(wait)
+	cs.setReadDeadline(wait)
 	n, err := cs.readIdle()
 	if err != nil || n == 0 {
 		cs.closeNow()
@@ -240,30 +240,30 @@ type conn struct {
 	c        net.Conn
 	raw      syscall.RawConn // nil when c exposes no file descriptor (TLS)
 	tlsState *tls.ConnectionState
-	served   bool    // a request was read (the first head's deadline is used up)
 	bufp     *[]byte // buf's pool entry; nil while idle without a buffer
 	buf      []byte
 	r, w     int // unread bytes are buf[r:w]
 	remote   string
-	ctx      context.Context // the connection's; the parent of its requests' (reqContext)
+	ctx      context.Context // the connection's; the parent of its requests' (reqContext); nil while parked
 
 	headDeadline time.Time // of the first request head
-	skipCRLF     bool      // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
 	// rdMu orders the read deadline of the body (armRead, on whichever
 	// goroutine reads it) with the handler's (SetReadDeadline) and the
 	// server's own (a drain, cutting a blocked read): checking
 	// userReadDeadline and setting the deadline happen together, so a
 	// deadline set by the handler is never overwritten by a body read
 	// that started before it.
-	rdMu             sync.Mutex
-	userReadDeadline bool // under rdMu: the deadline is not armRead's to set
-	hijacked         bool
-	// The idle wait: its end (noIdleTimeout for none; zero when not
-	// idle), and whether it is to move to a new goroutine.
+	rdMu sync.Mutex
+	// The read deadline armed for an idle wait's handoff; zero when the
+	// read deadline is anything else (every other setter clears it). A
+	// wait that starts while it is still at least idleHandoff*3/4 away
+	// keeps it, so a busy connection re-arms it every idleHandoff/4 or so
+	// rather than on every request (the handoff moment is a heuristic).
+	handoffDeadline time.Time
+	// The idle wait's end (noIdleTimeout for none; zero when not idle).
 	idleUntil    time.Time
-	handoff      bool
 	fd           int32              // the socket, once parked; -1 before
-	parked       bool               // under the parker's mu (park_linux.go)
+	finalStarted atomic.Bool        // the handler chose a final status: no 100 Continue any more
 	pprev, pnext *conn              // the parker's timeout list, under its mu
 	idleFn       func(uintptr) bool // readIdle's callback (idle_unix.go)
 	idleN        int
@@ -271,20 +271,28 @@ type conn struct {
 
 	reuse *reuse // while busy; nil once idle for idleHandoff
 
-	// wmu orders writes to c: the response (through cw) and an automatic
-	// 100 Continue sent by a body Read on another goroutine.
-	wmu          sync.Mutex
-	continueSent bool        // under wmu
-	finalStarted atomic.Bool // the handler chose a final status: no 100 Continue any more
+	// wmu orders writes to c: the response (through connWriter) and an
+	// automatic 100 Continue sent by a body Read on another goroutine.
+	wmu sync.Mutex
 
 	// Client-gone detection for slow bodyless requests: watchTimer starts
 	// watch when a handler runs longer than watchAfter.
 	reqCtx     *reqContext // the current request's context
 	watchTimer *time.Timer
 	watchDone  chan struct{}
-	watching   bool // watchTimer armed for this request
-	peerGone   bool // the connection failed: no response can be sent
-	halfClosed bool // the client sent EOF: answer, then close
+
+	// Flags, together so that they pack.
+	served           bool // a request was read (the first head's deadline is used up)
+	skipCRLF         bool // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
+	userReadDeadline bool // under rdMu: the deadline is not armRead's to set
+	watchCut         bool // under rdMu: endWatch cut the watch; it must not clear the deadline
+	hijacked         bool
+	handoff          bool // the idle wait is to move to a new goroutine
+	parked           bool // under the parker's mu (park_linux.go)
+	continueSent     bool // under wmu
+	watching         bool // watchTimer armed for this request
+	peerGone         bool // the connection failed: no response can be sent
+	halfClosed       bool // the client sent EOF: answer, then close
 }
 
 // connWriter writes responses to the connection under wmu.
@@ -332,6 +340,19 @@ func (cs *conn) watch() {
 	if cs.w >= len(cs.buf) {
 		return // the buffer is full of pipelined bytes: nothing to watch
 	}
+	// A bodyless request leaves the idle wait's read deadline in place
+	// (serveOne does not clear it, to save a deadline change per request):
+	// the watch clears it, unless the handler set its own or endWatch
+	// already cut the watch.
+	cs.rdMu.Lock()
+	if cs.watchCut {
+		cs.rdMu.Unlock()
+		return
+	}
+	if !cs.userReadDeadline {
+		cs.setReadDeadline(time.Time{})
+	}
+	cs.rdMu.Unlock()
 	n, err := cs.c.Read(cs.buf[cs.w:])
 	cs.w += n
 	if n == 0 && err != nil {
@@ -357,9 +378,12 @@ func (cs *conn) endWatch() {
 	if cs.watchTimer.Stop() {
 		return
 	}
-	_ = cs.c.SetReadDeadline(aLongTimeAgo)
+	cs.rdMu.Lock()
+	cs.watchCut = true
+	cs.setReadDeadline(aLongTimeAgo)
+	cs.rdMu.Unlock()
 	<-cs.watchDone
-	_ = cs.c.SetReadDeadline(time.Time{})
+	cs.setReadDeadline(time.Time{})
 }
 
 // replayConn replays pending bytes before reading from the connection: a
@@ -501,6 +525,7 @@ func (cs *conn) serve() int {
 // handOver gives the connection, with the unread bytes, to H2C.
 func (cs *conn) handOver() {
 	pending := bytes.Clone(cs.buf[cs.r:cs.w])
+	cs.handoffDeadline = time.Time{}
 	_ = cs.c.SetDeadline(time.Time{})
 	cs.srv.state(cs.c, http.StateHijacked)
 	cs.srv.H2C(&replayConn{Conn: cs.c, pending: pending})
@@ -553,7 +578,7 @@ func (cs *conn) lingerClose() {
 		_ = cw.CloseWrite()
 	}
 	until := time.Now().Add(lingerTimeout)
-	_ = cs.c.SetReadDeadline(until)
+	cs.setReadDeadline(until)
 	bp := bufPool.Get().(*[]byte)
 	total := 0
 	for total < lingerMaxBytes {
@@ -580,10 +605,11 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 		if !cs.served {
 			cs.setReadDeadline(cs.headDeadline)
 		} else {
+			now := time.Now()
 			if cs.idleUntil.IsZero() {
 				cs.srv.state(cs.c, http.StateIdle)
 				if idle := cs.srv.IdleTimeout; idle > 0 {
-					cs.idleUntil = time.Now().Add(idle)
+					cs.idleUntil = now.Add(idle)
 				} else {
 					cs.idleUntil = noIdleTimeout
 				}
@@ -594,13 +620,17 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 			// The wait, up to idleHandoff, on this goroutine; the rest on
 			// a new one (see run).
 			wait := cs.idleUntil
-			handoff := time.Until(wait) > idleHandoff
-			if handoff {
-				wait = time.Now().Add(idleHandoff)
-			} else if wait.Equal(noIdleTimeout) {
-				wait = time.Time{}
+			handoff := wait.Equal(noIdleTimeout) || wait.Sub(now) > idleHandoff
+			switch {
+			case !handoff:
+				cs.setReadDeadline(wait)
+			case cs.handoffDeadline.Sub(now) >= idleHandoff*3/4:
+				// still armed from the previous wait: keep it
+			default:
+				wait = now.Add(idleHandoff)
+				cs.setReadDeadline(wait)
+				cs.handoffDeadline = wait
 			}
-			_ = cs.c.SetReadDeadline(wait)
 			n, err := cs.readIdle()
 			if handoff && err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				cs.handoff = true
@@ -612,13 +642,14 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 			}
 			cs.srv.state(cs.c, http.StateActive)
 			cs.w = n
-			cs.deadline(cs.srv.ReadHeaderTimeout)
 		}
-	} else if cs.served {
-		cs.deadline(cs.srv.ReadHeaderTimeout)
-	} else {
+	} else if !cs.served {
 		cs.setReadDeadline(cs.headDeadline)
 	}
+	// A later request's header timeout runs from its first byte; it is
+	// armed only when the head needs another read (most arrive whole in
+	// the first one).
+	needDeadline := cs.served
 	checked := cs.r // bytes before checked hold no bare LF
 	for {
 		if cs.skipCRLF && cs.w-cs.r >= 2 {
@@ -657,6 +688,10 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 				cs.growBuf()
 			}
 		}
+		if needDeadline {
+			cs.deadline(cs.srv.ReadHeaderTimeout)
+			needDeadline = false
+		}
 		n, err := cs.c.Read(cs.buf[cs.w:])
 		cs.w += n
 		if err != nil && n == 0 {
@@ -678,15 +713,21 @@ func (cs *conn) readIdleBuffered() (int, error) {
 	return cs.c.Read(cs.buf)
 }
 
+// deadline sets the read deadline d from now (none for 0).
 func (cs *conn) deadline(d time.Duration) {
 	if d > 0 {
-		_ = cs.c.SetReadDeadline(time.Now().Add(d))
+		cs.setReadDeadline(time.Now().Add(d))
 	} else {
-		_ = cs.c.SetReadDeadline(time.Time{})
+		cs.setReadDeadline(time.Time{})
 	}
 }
 
-func (cs *conn) setReadDeadline(t time.Time) { _ = cs.c.SetReadDeadline(t) }
+// setReadDeadline sets the read deadline; it is no longer the idle wait's
+// handoff deadline.
+func (cs *conn) setReadDeadline(t time.Time) {
+	cs.handoffDeadline = time.Time{}
+	_ = cs.c.SetReadDeadline(t)
+}
 
 // armRead sets the body read deadline (ReadTimeout from now) unless the
 // handler set its own.
@@ -705,6 +746,7 @@ func (cs *conn) fixReadDeadline(t time.Time) error {
 	cs.rdMu.Lock()
 	defer cs.rdMu.Unlock()
 	cs.userReadDeadline = true
+	cs.handoffDeadline = time.Time{}
 	return cs.c.SetReadDeadline(t)
 }
 
@@ -746,13 +788,12 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 		_ = cs.c.SetWriteDeadline(time.Now().Add(cs.srv.WriteTimeout))
 	}
 	cs.rdMu.Lock()
-	cs.userReadDeadline = false
+	cs.userReadDeadline, cs.watchCut = false, false
 	cs.rdMu.Unlock()
-	if b == nil {
-		_ = cs.c.SetReadDeadline(time.Time{})
-	} else {
+	if b != nil {
 		cs.armRead()
-	}
+	} // else the idle wait's or the head's deadline stays until a watch clears it
+
 	cs.continueSent = false
 	cs.finalStarted.Store(false)
 	bw := writerPool.Get().(*bufio.Writer)

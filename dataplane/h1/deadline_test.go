@@ -56,3 +56,36 @@ func TestSetReadDeadlineWhileBodyIsRead(t *testing.T) {
 		t.Fatalf("got %q, want %q", body, want)
 	}
 }
+
+// A later request's header timeout is armed when its head needs a second
+// read (it is not armed per request, only then): a head split over two
+// writes 300 ms apart is served — neither the idle wait's handoff deadline
+// (idleHandoff, shorter) nor a stale one cuts it — and a head that stalls
+// is cut at ReadHeaderTimeout, not at the idle timeout.
+func TestLaterHeadSplitAcrossReads(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) }),
+		ReadHeaderTimeout: time.Second, IdleTimeout: 10 * time.Second}
+	addr := startServer(t, s)
+	c, br := rawConn(t, addr)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	for i := range 3 { // busy: the handoff deadline stays armed from wait to wait
+		fmt.Fprintf(c, "GET /%d HTTP/1.1\r\nHost: h\r\n\r\n", i)
+		if _, body := readResp(t, br, "GET"); body != fmt.Sprint("/", i) {
+			t.Fatalf("request %d: %q", i, body)
+		}
+	}
+	io.WriteString(c, "GET /split HTTP/1.1\r\n")
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(c, "Host: h\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "/split" {
+		t.Fatalf("split head: %q", body)
+	}
+	io.WriteString(c, "GET /stall HTTP/1.1\r\n")
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("stalled head: want the connection closed, got %v", err)
+	}
+	if d := time.Since(start); d < 800*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("stalled head cut after %v, want about ReadHeaderTimeout (1 s)", d)
+	}
+}

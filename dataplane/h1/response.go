@@ -265,6 +265,7 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	cs.endWatch()
 	cs.hijacked = true
+	cs.handoffDeadline = time.Time{}
 	_ = cs.c.SetDeadline(time.Time{})
 	var pending []byte
 	if cs.r < cs.w {
