@@ -12,6 +12,7 @@
 package udpproxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -102,6 +103,9 @@ type Server struct {
 type entry struct {
 	EntryPoint
 	conn *net.UDPConn
+	// dial connects a session's socket to its server (net.Dialer's;
+	// tests replace it).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// pktinfo is set when the socket is bound to a wildcard address and
 	// the kernel reports each datagram's destination (IP_PKTINFO and, on
 	// a dual-stack or IPv6 socket, IPV6_RECVPKTINFO).
@@ -120,7 +124,8 @@ func NewServer(log *slog.Logger, active *router.Active, eps []EntryPoint) *Serve
 		if e.Timeout <= 0 {
 			e.Timeout = DefaultTimeout
 		}
-		s.eps = append(s.eps, &entry{EntryPoint: e, log: log.With("entrypoint", e.Name), cap: s.cap, sessions: map[netip.AddrPort]*session{}})
+		s.eps = append(s.eps, &entry{EntryPoint: e, log: log.With("entrypoint", e.Name), cap: s.cap,
+			dial: (&net.Dialer{}).DialContext, sessions: map[netip.AddrPort]*session{}})
 	}
 	return s
 }
@@ -188,7 +193,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, e := range s.eps {
 		e.mu.Lock()
 		for _, ss := range e.sessions {
-			_ = ss.up.Close()
+			if ss.up != nil {
+				_ = ss.up.Close()
+			}
 		}
 		e.mu.Unlock()
 	}
@@ -208,8 +215,13 @@ type session struct {
 	local  netip.Addr // the address the client sent to (invalid: the socket's)
 	router string
 	stats  *routestats.Counters // the router's live counters
-	up     *net.UDPConn
-	last   time.Time // last datagram either way; guarded by entry.mu
+	// up is the socket connected to the server; nil (guarded by
+	// entry.mu) while the server's host name is being resolved, when the
+	// client's datagrams wait in pending.
+	up           *net.UDPConn
+	pending      [][]byte
+	pendingBytes int
+	last         time.Time // last datagram either way; guarded by entry.mu
 	// expire, when set, ends the session at that time (its router was removed).
 	expire time.Time
 }
@@ -288,19 +300,35 @@ func (e *entry) serve(ctx context.Context, active *router.Active, wg *sync.WaitG
 		ss := e.sessions[src]
 		if ss != nil {
 			ss.last = now
+			if ss.up == nil { // its server's name is being resolved
+				if len(ss.pending) < maxPending && ss.pendingBytes+n <= maxPendingBytes {
+					ss.pending = append(ss.pending, bytes.Clone(buf[:n]))
+					ss.pendingBytes += n
+				}
+				e.mu.Unlock()
+				continue
+			}
 		}
 		e.mu.Unlock()
 		if ss == nil {
-			if ss = e.open(active, src, local, now); ss == nil {
-				continue
-			}
-			e.forward(ss, buf[:n])
-			wg.Go(func() { e.relay(ss) })
+			e.open(ctx, active, src, local, now, buf[:n], wg)
 			continue
 		}
 		e.forward(ss, buf[:n])
 	}
 }
+
+// maxPending and maxPendingBytes bound the datagrams kept for a session
+// whose server's host name is being resolved (beyond the first); later
+// ones are dropped.
+const (
+	maxPending      = 16
+	maxPendingBytes = 64 << 10
+)
+
+// dialTimeout bounds the connect of a session's socket (the name
+// resolution of a server given by host name).
+const dialTimeout = 10 * time.Second
 
 // forward writes a client's datagram b to the session's server.
 func (e *entry) forward(ss *session, b []byte) {
@@ -311,33 +339,86 @@ func (e *entry) forward(ss *session, b []byte) {
 	ss.stats.DatagramIn(len(b))
 }
 
-// open creates the session of a new client, or returns nil (no router, no
-// server, too many sessions).
-func (e *entry) open(active *router.Active, src netip.AddrPort, local netip.Addr, now time.Time) *session {
+// open creates the session of a new client and forwards its first
+// datagram first, or drops it (no router, no server, too many sessions).
+// A server given by IP address is connected at once, so first is written
+// before the session's reply loop starts; one given by host name is
+// resolved and connected off the read loop (dialPending), with first and
+// the client's next datagrams kept meanwhile, so that a slow resolver does
+// not stall the entrypoint's other clients.
+func (e *entry) open(ctx context.Context, active *router.Active, src netip.AddrPort, local netip.Addr, now time.Time, first []byte, wg *sync.WaitGroup) {
 	rt := active.Load().UDP(e.Name)
 	if rt == nil {
-		return nil
+		return
 	}
 	addr, err := rt.Handler.Pick()
 	if err != nil {
 		e.log.Debug("udp: no server", "router", rt.Name, "error", err)
-		return nil
+		return
 	}
 	if !e.cap.take(e.log) {
-		return nil
+		return
 	}
-	c, err := net.Dial("udp", addr)
-	if err != nil {
-		e.cap.release()
-		e.log.Debug("udp dial failed", "router", rt.Name, "server", addr, "error", err)
-		return nil
-	}
-	ss := &session{client: src, local: local, router: rt.Name, stats: active.Stats().Router(rt.Name), up: c.(*net.UDPConn), last: now}
+	ss := &session{client: src, local: local, router: rt.Name, stats: active.Stats().Router(rt.Name), last: now}
 	ss.stats.Opened()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if _, err := netip.ParseAddr(host); err != nil {
+			ss.pending = [][]byte{bytes.Clone(first)}
+			e.mu.Lock()
+			e.sessions[src] = ss
+			e.mu.Unlock()
+			wg.Go(func() { e.dialPending(ctx, ss, addr) })
+			return
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	c, err := e.dial(dctx, "udp", addr)
+	cancel()
+	if err != nil {
+		e.failed(ss, addr, err)
+		return
+	}
+	ss.up = c.(*net.UDPConn)
 	e.mu.Lock()
 	e.sessions[src] = ss
 	e.mu.Unlock()
-	return ss
+	e.forward(ss, first)
+	wg.Go(func() { e.relay(ss) })
+}
+
+// dialPending connects the session whose server is given by host name,
+// forwards the datagrams the client sent meanwhile, in order, and runs
+// the session's reply loop.
+func (e *entry) dialPending(ctx context.Context, ss *session, addr string) {
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	c, err := e.dial(dctx, "udp", addr)
+	cancel()
+	e.mu.Lock()
+	if err != nil {
+		if e.sessions[ss.client] == ss {
+			delete(e.sessions, ss.client)
+		}
+		ss.pending = nil
+		e.mu.Unlock()
+		e.failed(ss, addr, err)
+		return
+	}
+	ss.up = c.(*net.UDPConn)
+	// Written under the lock so that none of the client's next datagrams
+	// (read by serve, which takes the lock) overtakes them.
+	for _, d := range ss.pending {
+		e.forward(ss, d)
+	}
+	ss.pending = nil
+	e.mu.Unlock()
+	e.relay(ss)
+}
+
+// failed ends a session whose socket could not be connected.
+func (e *entry) failed(ss *session, addr string, err error) {
+	ss.stats.Closed()
+	e.cap.release()
+	e.log.Debug("udp dial failed", "router", ss.router, "server", addr, "error", err)
 }
 
 // relay copies the server's datagrams to the client until the session has
