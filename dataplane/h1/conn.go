@@ -301,6 +301,9 @@ type connWriter struct{ cs *conn }
 func (w connWriter) Write(p []byte) (int, error) {
 	w.cs.wmu.Lock()
 	defer w.cs.wmu.Unlock()
+	if u := w.cs.reuse; u != nil && u.w.tail != nil {
+		return u.w.writev(w.cs.c, p)
+	}
 	return w.cs.c.Write(p)
 }
 

@@ -40,6 +40,42 @@ type response struct {
 	closeAfter  bool
 	keepAlive10 bool // HTTP/1.0 keep-alive was asked for
 	err         error
+
+	// writeThrough's: the body piece sent after bw's bytes in one writev.
+	tail []byte
+}
+
+// writeThrough writes p after what bw holds. A piece larger than bw's
+// free space (the upstream relay hands over up to 32 KiB at once) goes out
+// with bw's bytes in one writev on a plain TCP connection, instead of
+// being copied into bw in part and taking two writes.
+func (w *response) writeThrough(p []byte) (int, error) {
+	if len(p) <= w.bw.Available() || w.bw.Buffered() == 0 {
+		return w.bw.Write(p)
+	}
+	w.tail = p
+	err := w.bw.Flush()
+	w.tail = nil
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// writev is connWriter's write of p (bw's bytes) and then w.tail: one
+// writev on the socket of a plain connection, two writes over TLS.
+func (w *response) writev(c net.Conn, p []byte) (int, error) {
+	tail := w.tail
+	w.tail = nil
+	if w.cs.raw == nil {
+		n, err := c.Write(p)
+		if err == nil {
+			_, err = c.Write(tail)
+		}
+		return n, err
+	}
+	n, err := writev2(w.cs.raw, p, tail)
+	return min(n, len(p)), err
 }
 
 // reset prepares w for a request; header is the (empty) response header
@@ -141,7 +177,7 @@ func (w *response) Write(p []byte) (int, error) {
 		if rem := w.cl - w.written; int64(n) > rem {
 			p, err = p[:rem], http.ErrContentLength
 		}
-		m, werr := w.bw.Write(p)
+		m, werr := w.writeThrough(p)
 		w.written += int64(m)
 		if werr != nil {
 			w.err = werr
@@ -325,7 +361,7 @@ func (w *response) writeChunk(p []byte) {
 	}
 	w.bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
 	w.bw.WriteString("\r\n")
-	w.bw.Write(p)
+	w.writeThrough(p)
 	_, w.err = w.bw.WriteString("\r\n")
 }
 
