@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -219,4 +220,120 @@ log:
 	if err := ws.finish(); err != nil {
 		t.Errorf("websocket on the unchanged entrypoint broke: %v (after %d echoes)", err, ws.echoes.Load())
 	}
+}
+
+// TestStaticReloadEntryPoints is issue 18's live static reload of
+// entrypoints through the binary, under load on an unchanged entrypoint
+// (500 req/s keep-alive plus 500 req/s on a new connection each) with a
+// WebSocket open through it, in one edit of the static file:
+//   - an entrypoint is added: it listens and serves the routes of
+//     routers without entryPoints (as at start);
+//   - one changes its settings on the same address
+//     (forwardedHeaders.insecure): the new settings apply and its port never
+//     refuses a connection (new connections sent through the change: 0
+//     failed);
+//   - the API's address (the traefik entrypoint's) moves: the API answers
+//     on the new address and the old one is closed after;
+//   - one is removed: its port refuses connections.
+//
+// The unchanged entrypoint: 0 failed requests, the WebSocket stays open.
+// A bind failure (an added entrypoint on a port in use) is then refused,
+// naming the entrypoint, and the rest of that edit applies.
+func TestStaticReloadEntryPoints(t *testing.T) {
+	w := harness.StartWhoamiProc(t, "w1")
+	work := t.TempDir()
+	dyn := filepath.Join(work, "dynamic")
+	if err := os.Mkdir(dyn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "app", "ws"))
+	web, side, gone, extra := harness.FreeAddr(t), harness.FreeAddr(t), harness.FreeAddr(t), harness.FreeAddr(t)
+	api1, api2 := harness.FreeAddr(t), harness.FreeAddr(t)
+	static := func(second bool) string {
+		eps := fmt.Sprintf("  web:\n    address: %q\n", web)
+		if second {
+			eps += fmt.Sprintf("  side:\n    address: %q\n    forwardedHeaders:\n      insecure: true\n", side)
+			eps += fmt.Sprintf("  extra:\n    address: %q\n", extra)
+			eps += fmt.Sprintf("  traefik:\n    address: %q\n", api2)
+		} else {
+			eps += fmt.Sprintf("  side:\n    address: %q\n", side)
+			eps += fmt.Sprintf("  gone:\n    address: %q\n", gone)
+			eps += fmt.Sprintf("  traefik:\n    address: %q\n", api1)
+		}
+		return fmt.Sprintf("entryPoints:\n%sapi:\n  insecure: true\nproviders:\n  providersThrottleDuration: 20ms\n  file:\n    directory: %q\nstore:\n  path: %q\n",
+			eps, dyn, filepath.Join(work, "gantry.db"))
+	}
+	g := harness.StartWith(t, harness.Options{Static: static(false), Dir: work})
+	url, sideURL := "http://"+web+"/", "http://"+side+"/"
+	harness.TryGet(t, pollTimeout, url, harness.Host("app.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	harness.TryGet(t, pollTimeout, "http://"+gone+"/", harness.Host("app.test"), harness.StatusIs(200))
+	xff := func() string {
+		resp := harness.TryGet(t, pollTimeout, sideURL, harness.Host("app.test"), harness.Header("X-Forwarded-For", "203.0.113.7"), harness.StatusIs(200))
+		for line := range strings.SplitSeq(string(resp.Body), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "X-Forwarded-For: "); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if got := xff(); got != "127.0.0.1" {
+		t.Fatalf("side before: X-Forwarded-For %q, want 127.0.0.1 (untrusted)", got)
+	}
+	ws := startWS(t, web, "ws.test")
+
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var keep, fresh, sideFresh loadResult
+	const loadFor = 5 * time.Second
+	wg.Go(func() { keep = runLoad(ctx, url, "app.test", loadFor, true) })
+	wg.Go(func() { fresh = runLoad(ctx, url, "app.test", loadFor, false) })
+	wg.Go(func() { sideFresh = runLoad(ctx, sideURL, "app.test", loadFor, false) })
+	time.Sleep(time.Second)
+
+	reloadStatic(t, g, static(true), "static configuration reloaded", 1)
+	harness.TryGet(t, pollTimeout, "http://"+extra+"/", harness.Host("app.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
+	harness.TryGet(t, pollTimeout, "http://"+api2+"/api/static", harness.StatusIs(200), harness.BodyContains(`"revision":2`))
+	if got := xff(); got != "203.0.113.7, 127.0.0.1" {
+		t.Errorf("side after forwardedHeaders.insecure: X-Forwarded-For %q, want the client's value kept", got)
+	}
+	refused := func(addr string) error {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		return fmt.Errorf("%s still accepts connections", addr)
+	}
+	harness.Try(t, pollTimeout, func() error { return refused(api1) })
+	harness.Try(t, pollTimeout, func() error { return refused(gone) })
+	wg.Wait()
+	for name, res := range map[string]loadResult{"web keep-alive": keep, "web new connections": fresh, "side (changed) new connections": sideFresh} {
+		t.Logf("%s: %v", name, res)
+		if res.failed != 0 || res.sent == 0 {
+			t.Errorf("%s: %d of %d requests failed: %q", name, res.failed, res.sent, res.firstErrs)
+		}
+	}
+	if err := ws.finish(); err != nil {
+		t.Errorf("websocket on the unchanged entrypoint broke: %v (after %d echoes)", err, ws.echoes.Load())
+	}
+	s := getStatic(t, api2)
+	if r := s.Reloads[0]; r.Outcome != "applied" || len(r.Applied) != 4 {
+		t.Errorf("reload %+v, want 4 entrypoint changes applied", r)
+	}
+
+	// A port in use: that entrypoint is refused (named), the rest applies.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	next := static(true) + "log:\n  level: INFO\n"
+	next = strings.Replace(next, "entryPoints:\n", fmt.Sprintf("entryPoints:\n  taken:\n    address: %q\n", busy.Addr().String()), 1)
+	reloadStatic(t, g, next, "static configuration reloaded", 2)
+	s = getStatic(t, api2)
+	r := s.Reloads[0]
+	if r.Outcome != "partial" || len(r.Refused) != 1 || r.Refused[0].Path != "entryPoints.taken" || !strings.Contains(r.Refused[0].Reason, "address already in use") {
+		t.Errorf("reload with a busy port: %+v, want entryPoints.taken refused (address in use), the rest applied", r)
+	}
+	harness.TryGet(t, pollTimeout, url, harness.Host("app.test"), harness.StatusIs(200))
 }
