@@ -21,11 +21,14 @@
 //
 // run (the default) serves traffic: it restores the last good dynamic
 // configuration from the store, starts the entrypoints and the providers,
-// and applies each new merged configuration atomically. SIGHUP re-reads the
-// file provider; SIGTERM or SIGINT stop accepting connections, let
-// in-flight requests finish within each entrypoint's
-// transport.lifeCycle.graceTimeOut (default 10s) and exit 0; a second
-// SIGTERM or SIGINT closes the remaining connections at once.
+// and applies each new merged configuration atomically. SIGHUP, or a
+// change of the static configuration file, reloads the static
+// configuration live (reload.go: what changed is applied, what needs a
+// restart is refused by field) and SIGHUP re-reads the file provider;
+// SIGTERM or SIGINT stop accepting connections, let in-flight requests
+// finish within each entrypoint's transport.lifeCycle.graceTimeOut
+// (default 10s) and exit 0; a second SIGTERM or SIGINT closes the
+// remaining connections at once.
 //
 // validate checks the static configuration and every dynamic file of the
 // file provider (decoding, Validate, rule parsing and references, as run

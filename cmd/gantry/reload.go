@@ -74,7 +74,7 @@ type reloader struct {
 	cfg        *static.Configuration // what runs (refused changes left out)
 	agg        *providers.Aggregator
 	app        *applier
-	eps        entryPointSet // nil: entrypoints cannot change live
+	eps        entryPointSet
 	in         *internals
 	src        internalSources
 	certs      *certSwitch
@@ -137,12 +137,8 @@ func (r *reloader) plan(changes []static.Change, next *static.Configuration) (ap
 		}
 		if section == "entryPoints" {
 			old, nu := r.cfg.EntryPoints[name], next.EntryPoints[name]
-			switch {
-			case (old != nil && isUDP(old)) || (nu != nil && isUDP(nu)):
+			if (old != nil && isUDP(old)) || (nu != nil && isUDP(nu)) {
 				refused = append(refused, static.Refusal{Change: ch, Reason: "UDP entrypoints are not added, changed or removed live; restart Gantry to apply it"})
-				continue
-			case r.eps == nil:
-				refused = append(refused, static.Refusal{Change: ch, Reason: "entrypoints cannot change live in this process; restart Gantry to apply it"})
 				continue
 			}
 		}

@@ -27,7 +27,7 @@ func TestPlanAndCompose(t *testing.T) {
 		Store: &static.Store{Path: "b.db"},
 		API:   &static.API{Debug: true},
 	}
-	r := &reloader{cfg: running, eps: fakeEPs{}}
+	r := &reloader{cfg: running}
 	apply, refused := r.plan(static.Diff(running, next), next)
 	var ap, rp []string
 	for _, c := range apply {
@@ -58,13 +58,4 @@ func TestPlanAndCompose(t *testing.T) {
 	if next.EntryPoints["dns"].Address != ":5353/udp" {
 		t.Error("compose changed its input")
 	}
-	// Without a live entrypoint set, entrypoint changes are refused too.
-	r.eps = nil
-	if _, refused := r.plan([]static.Change{{Path: "entryPoints.new", Kind: static.Added}}, next); len(refused) != 1 {
-		t.Errorf("refused %v, want the entrypoint", refused)
-	}
 }
-
-// fakeEPs stands for dataplane.Server in plan (which only checks that one
-// is there).
-type fakeEPs struct{ entryPointSet }

@@ -273,10 +273,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	if keys := inherited.Unused(); len(keys) > 0 {
 		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)
 	}
-	rl.app, rl.in, rl.src = app, in, src
-	if eps, ok := any(srv).(entryPointSet); ok {
-		rl.eps = eps
-	}
+	rl.app, rl.in, rl.src, rl.eps = app, in, src, srv
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -184,3 +184,15 @@ func closeAll(files []*os.File) {
 		_ = f.Close()
 	}
 }
+
+// FromSockets returns the Inherited holding socks (by Key), for a Server
+// that hands an entrypoint's sockets to its successor in the same process
+// (a live static reload changing the entrypoint's settings, not its
+// address). It takes ownership of the files.
+func FromSockets(socks []Socket) *Inherited {
+	in := &Inherited{files: map[string][]*os.File{}}
+	for _, s := range socks {
+		in.files[s.Key] = append(in.files[s.Key], s.File)
+	}
+	return in
+}
