@@ -498,6 +498,14 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 	e.serveH3(wg)
 }
 
+// h2MaxReadFrameSize is the largest frame an HTTP/2 client may send
+// (SETTINGS_MAX_FRAME_SIZE, RFC 9113 §6.5.2): the protocol's default
+// 16 384, as nginx, rather than Go's 1 MiB, so a client that ignores the
+// setting and sends a larger frame gets the FRAME_SIZE_ERROR the RFC asks
+// for (h2spec http2/4.2.3) and a frame never needs more than 16 KiB of
+// buffer.
+const h2MaxReadFrameSize = 16 << 10
+
 // h2Server returns the HTTP/2 server of one listener: it is fed TLS
 // connections that negotiated h2 (already handshaken) and plain ones that
 // start with the h2c preface, and serves nothing else.
@@ -514,7 +522,7 @@ func (e *entryPoint) h2Server() *http.Server {
 		IdleTimeout:       e.idleTimeout,
 		MaxHeaderBytes:    e.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: int(e.maxStreams)},
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: int(e.maxStreams), MaxReadFrameSize: h2MaxReadFrameSize},
 		ConnContext:       e.connContext,
 	}
 	if e.obs != nil {
