@@ -11,6 +11,9 @@ type Configuration struct {
 	TCP  *TCPConfiguration  `json:"tcp,omitempty" toml:"tcp,omitempty" yaml:"tcp,omitempty"`
 	UDP  *UDPConfiguration  `json:"udp,omitempty" toml:"udp,omitempty" yaml:"udp,omitempty"`
 	TLS  *TLSConfiguration  `json:"tls,omitempty" toml:"tls,omitempty" yaml:"tls,omitempty"`
+	// EntryPoints are the listeners providers ask for (dynamic
+	// entrypoints, Gantry's extension); nil unless a source declares one.
+	EntryPoints map[string]*DynamicEntryPoint `json:"entryPoints,omitempty" toml:"entryPoints,omitempty" yaml:"entryPoints,omitempty"`
 }
 
 // EnsureTCP returns c.TCP, allocating it and its maps when nil.

@@ -41,7 +41,10 @@ func ProviderOf(name string) string {
 // reference without "@" is qualified with the referring provider (case 011).
 // TLS certificates are concatenated in provider-name order; TLS options and
 // stores named "default" keep their name, and when more than one provider
-// defines one, it is left out and a Problem says so (Traefik's rule). The
+// defines one, it is left out and a Problem says so (Traefik's rule).
+// Dynamic entrypoints are qualified too ("redis@docker"): the listener is
+// named without the qualifier, and dataplane/entrypoints settles two
+// providers asking for one name. The
 // snapshots' Problems pass through, followed by Merge's own (object names
 // containing "@").
 //
@@ -96,6 +99,14 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 				if !bad("serversTransport", n) {
 					out.HTTP.ServersTransports[n+"@"+pname] = st
 				}
+			}
+		}
+		for n, ep := range c.EntryPoints {
+			if !bad("entrypoint", n) {
+				if out.EntryPoints == nil {
+					out.EntryPoints = map[string]*config.DynamicEntryPoint{}
+				}
+				out.EntryPoints[n+"@"+pname] = ep
 			}
 		}
 		mergeTCP(out, c.TCP, pname, bad)

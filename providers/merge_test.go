@@ -192,3 +192,31 @@ func TestQualifyAndProviderOf(t *testing.T) {
 		}
 	}
 }
+
+// Dynamic entrypoints are qualified by provider like any object (two
+// providers may ask for one name; dataplane/entrypoints settles it), and
+// Split gives each provider its own back.
+func TestMergeSplitEntryPoints(t *testing.T) {
+	snap := func(addr string) providers.Snapshot {
+		c := config.New()
+		c.EntryPoints = map[string]*config.DynamicEntryPoint{"redis": {Address: addr}}
+		return providers.Snapshot{Config: c, Origins: map[string]string{"entrypoint redis": "container r label gantry.entrypoints.redis.address"}}
+	}
+	m, err := providers.Merge(map[string]providers.Snapshot{"docker": snap(":8001"), "consulcatalog": snap(":8002")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Config.EntryPoints; len(got) != 2 || got["redis@docker"].Address != ":8001" || got["redis@consulcatalog"].Address != ":8002" {
+		t.Errorf("merged entrypoints: %v", got)
+	}
+	if m.Origins["entrypoint redis@docker"] == "" {
+		t.Errorf("origin of redis@docker lost: %v", m.Origins)
+	}
+	if d := providers.Split(m, "docker").Config.EntryPoints; len(d) != 1 || d["redis"].Address != ":8001" {
+		t.Errorf("split docker: %v", d)
+	}
+	plain, _ := providers.Merge(map[string]providers.Snapshot{"file": {Config: config.New()}})
+	if plain.Config.EntryPoints != nil {
+		t.Errorf("no entrypoint asked: %v, want nil", plain.Config.EntryPoints)
+	}
+}

@@ -37,6 +37,14 @@ func Split(m *Merged, provider string) Snapshot {
 		pick(out.HTTP.ServersTransports, h.ServersTransports, suffix)
 	}
 	splitTCP(out, c, suffix)
+	for n, ep := range c.EntryPoints {
+		if base, ok := strings.CutSuffix(n, suffix); ok {
+			if out.EntryPoints == nil {
+				out.EntryPoints = map[string]*config.DynamicEntryPoint{}
+			}
+			out.EntryPoints[base] = ep
+		}
+	}
 	if t := c.TLS; t != nil {
 		for i, cert := range t.Certificates {
 			if i < len(m.TLSOrigins.Certificates) && m.TLSOrigins.Certificates[i] == provider {

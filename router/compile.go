@@ -44,6 +44,10 @@ type EntryPoint struct {
 	// UDP marks a UDP entrypoint (address ":53/udp"): only UDP routers
 	// attach to it, and only TCP and HTTP routers to the others.
 	UDP bool
+	// Dynamic marks an entrypoint a provider asked for (Gantry's dynamic
+	// entrypoints): it is never a default, so only the routers naming it
+	// attach to it.
+	Dynamic bool
 }
 
 // internalSuffix marks objects provided by Gantry itself ("api@internal");
@@ -370,7 +374,7 @@ func (c *compiler) knownEntryPoint(name string) bool {
 func (c *compiler) defaultEntryPoints() []string {
 	var def, all []string
 	for _, e := range c.opts.EntryPoints {
-		if e.UDP {
+		if e.UDP || e.Dynamic {
 			continue
 		}
 		all = append(all, e.Name)

@@ -156,7 +156,7 @@ func (c *compiler) entryPointsOf(eps []string, udp bool, st *RouterStatus, fail 
 	if len(eps) == 0 {
 		var def, all []string
 		for _, e := range c.opts.EntryPoints {
-			if e.UDP != udp {
+			if e.UDP != udp || e.Dynamic {
 				continue
 			}
 			all = append(all, e.Name)

@@ -13,6 +13,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
@@ -46,6 +47,10 @@ type applier struct {
 	// applied, when set, is told the version of each swapped-in
 	// configuration (the Consul registration's meta).
 	applied func(version string)
+	// dyn, once set (serveDynamic, after the entrypoints listen), opens
+	// the dynamic entrypoints a configuration asks for before its routes
+	// are swapped in, and retires those it no longer asks for after.
+	dyn *entrypoints.Manager
 
 	mu       sync.Mutex            // serializes apply and reapply
 	last     *providers.Merged     // the configuration applied last
@@ -133,12 +138,40 @@ func (a *applier) restatic(ctx context.Context, c *static.Configuration, interna
 	}
 }
 
+// serveDynamic makes every later apply follow the dynamic entrypoints
+// providers ask for, through dyn, and applies the configuration applied
+// last again so that its requests are served now.
+func (a *applier) serveDynamic(ctx context.Context, dyn *entrypoints.Manager) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.dyn = dyn
+	if a.last != nil && a.last.Config != nil && len(a.last.Config.EntryPoints) > 0 {
+		a.applyLocked(ctx, a.last, false)
+	}
+}
+
 func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save bool) *router.Table {
 	start := time.Now()
-	m := a.epTLS.apply(saved, a.ropts.EntryPoints) // what is served; saved is what providers said
+	served, ropts := saved, a.ropts
+	if a.dyn != nil {
+		// Listeners first: the routes naming them are swapped in next.
+		eps, problems := a.dyn.Open(ctx, saved)
+		if len(eps) > 0 {
+			ropts.EntryPoints = append(slices.Clone(ropts.EntryPoints), eps...)
+		}
+		if len(problems) > 0 {
+			cp := *saved
+			cp.Problems = append(slices.Clone(saved.Problems), problems...)
+			served = &cp
+		}
+	}
+	m := a.epTLS.apply(served, ropts.EntryPoints) // what is served; saved is what providers said
 	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
-	t := router.Compile(ctx, m, gen, a.ropts)
+	t := router.Compile(ctx, m, gen, ropts)
 	a.active.Swap(t)
+	if a.dyn != nil {
+		a.dyn.Retire() // after the swap: no route names them any more
+	}
 	if a.gen != nil {
 		a.gen.Close()
 	}

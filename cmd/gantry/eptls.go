@@ -40,6 +40,9 @@ func (e epTLS) apply(m *providers.Merged, eps []router.EntryPoint) *providers.Me
 	}
 	var defaults, all []string
 	for _, ep := range eps {
+		if ep.Dynamic {
+			continue
+		}
 		all = append(all, ep.Name)
 		if ep.AsDefault {
 			defaults = append(defaults, ep.Name)

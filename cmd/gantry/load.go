@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -245,6 +246,21 @@ func checkStatic(c *static.Configuration) error {
 			for i, ip := range fh.TrustedIPs {
 				if _, _, err := net.ParseCIDR(ip); err != nil && net.ParseIP(ip) == nil {
 					errs = append(errs, fmt.Errorf("entryPoints.%s.forwardedHeaders.trustedIPs[%d]: %q is not an IP or CIDR", name, i, ip))
+				}
+			}
+		}
+	}
+	if d := c.DynamicEntryPoints; d != nil {
+		if _, err := entrypoints.ParseAllowed(d.Allowed); err != nil {
+			errs = append(errs, err)
+		}
+		if err := entrypoints.CheckTemplate(d.Template); err != nil {
+			errs = append(errs, err)
+		}
+		if t := d.Template; t != nil && t.ForwardedHeaders != nil {
+			for i, ip := range t.ForwardedHeaders.TrustedIPs {
+				if _, _, err := net.ParseCIDR(ip); err != nil && net.ParseIP(ip) == nil {
+					errs = append(errs, fmt.Errorf("dynamicEntryPoints.template.forwardedHeaders.trustedIPs[%d]: %q is not an IP or CIDR", i, ip))
 				}
 			}
 		}

@@ -125,6 +125,22 @@ func TestComposeFlags(t *testing.T) {
 	}
 }
 
+// dynamicEntryPoints loads from flags and GANTRY_* like any section.
+func TestDynamicEntryPointsOptions(t *testing.T) {
+	l := load(t, []string{"--dynamicEntryPoints.allowed=8000-8099,udp:5300-5310", "--dynamicentrypoints.template.transport.lifecycle.gracetimeout=3s"})
+	d := l.Config.DynamicEntryPoints
+	if d == nil || !slices.Equal(d.Allowed, []string{"8000-8099", "udp:5300-5310"}) || d.Template.Transport.LifeCycle.GraceTimeOut.D() != 3*time.Second {
+		t.Fatalf("dynamicEntryPoints: %+v", d)
+	}
+	if len(l.Warnings) != 0 {
+		t.Errorf("warnings: %v", l.Warnings)
+	}
+	e, err := loadStatic(mustParse(t), []string{"GANTRY_DYNAMICENTRYPOINTS_ALLOWED=127.0.0.1:9000"})
+	if err != nil || e.Config.DynamicEntryPoints == nil || !slices.Equal(e.Config.DynamicEntryPoints.Allowed, []string{"127.0.0.1:9000"}) {
+		t.Fatalf("from the environment: %+v %v", e, err)
+	}
+}
+
 func TestTraefikYAML(t *testing.T) {
 	l := load(t, []string{"--configFile=testdata/traefik/traefik.yml"})
 	c := l.Config
@@ -254,6 +270,8 @@ func TestStaticErrors(t *testing.T) {
 		{"redirect to nowhere", []string{"--entrypoints.web.address=:80", "--entrypoints.web.http.redirections.entrypoint.to=websecure"}, nil,
 			[]string{`no entrypoint "websecure"`}},
 		{"missing file", []string{"--configFile=/nonexistent/gantry.yml"}, nil, []string{"/nonexistent/gantry.yml"}},
+		{"dynamic entrypoints", []string{"--dynamicEntryPoints.allowed=8000-8099,9000-8000", "--dynamicentrypoints.template.asdefault=true"}, nil,
+			[]string{`dynamicEntryPoints.allowed[1] "9000-8000": port range 9000-8000 is empty`, "dynamicEntryPoints.template: asDefault"}},
 		{"several errors at once", []string{"--api.insecure=maybe", "--log.level=LOUD", "--ping=perhaps"}, nil,
 			[]string{"api.insecure", "ping"}},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	tlscerts "github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
@@ -270,6 +271,13 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		_ = srv.Shutdown(ctx)
 		return err
 	}
+	dyn, err := entrypoints.New(log.With("component", "entrypoints"), c, srv, nil)
+	if err != nil {
+		_ = srv.Shutdown(ctx)
+		_ = udpSrv.Shutdown(ctx)
+		return err
+	}
+	app.serveDynamic(ctx, dyn) // the stored configuration's dynamic entrypoints
 	if keys := inherited.Unused(); len(keys) > 0 {
 		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)
 	}

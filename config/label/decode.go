@@ -47,6 +47,7 @@ var sections = []section{
 	{path: []string{"udp", "routers"}, kind: "udp router"},
 	{path: []string{"udp", "services"}, kind: "udp service"},
 	{path: []string{"tls", "stores"}, kind: "tls store", only: "default"},
+	{path: []string{"entrypoints"}, kind: "entrypoint"},
 	{path: []string{"tls", "options"}, kind: "tls options", all: true},
 }
 
@@ -155,7 +156,7 @@ func unknownKeys(root *node, known map[*node]bool) []KeyError {
 				root, _, _ := strings.Cut(p, ".")
 				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("%w %q (want http, tcp or udp): the whole container or service is skipped, as by Traefik", ErrUnknownRoot, root)})
 			default:
-				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("only http, tcp, udp and tls.stores.default are read (Traefik v1 keys such as port or frontend.rule are not): %w", ErrIgnored)})
+				errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("only http, tcp, udp, entrypoints and tls.stores.default are read (Traefik v1 keys such as port or frontend.rule are not): %w", ErrIgnored)})
 			}
 		}
 		if !containsKnown(n, known) && path != "" {
@@ -212,6 +213,8 @@ func newObject(c *config.Configuration, sec section) reflect.Value {
 		return reflect.ValueOf(&config.UDPService{})
 	case "tls store":
 		return reflect.ValueOf(&config.TLSStore{})
+	case "entrypoint":
+		return reflect.ValueOf(&config.DynamicEntryPoint{})
 	default:
 		return reflect.ValueOf(&config.TLSOptions{})
 	}
@@ -244,6 +247,11 @@ func storeObject(c *config.Configuration, sec section, name string, v reflect.Va
 		c.EnsureUDP().Routers[name] = o
 	case *config.UDPService:
 		c.EnsureUDP().Services[name] = o
+	case *config.DynamicEntryPoint:
+		if c.EntryPoints == nil {
+			c.EntryPoints = map[string]*config.DynamicEntryPoint{}
+		}
+		c.EntryPoints[name] = o
 	case *config.TLSStore:
 		if c.TLS.Stores == nil {
 			c.TLS.Stores = map[string]*config.TLSStore{}

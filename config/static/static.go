@@ -29,6 +29,9 @@ type Configuration struct {
 	Store *Store `json:"store,omitempty"`
 	// Cluster registers this instance in Consul (Gantry).
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// DynamicEntryPoints lets providers open listeners inside an
+	// allow-list (Gantry; dynamic.go).
+	DynamicEntryPoints *DynamicEntryPoints `json:"dynamicEntryPoints,omitempty"`
 }
 
 // Global holds Traefik's global switches (accepted, no effect in Gantry).

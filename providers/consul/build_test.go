@@ -194,3 +194,29 @@ func TestAssembleReusesParts(t *testing.T) {
 		t.Errorf("service web: assembled %s, fresh %s", b, a)
 	}
 }
+
+// gantry.entrypoints.<name>.address tags ask for a dynamic entrypoint,
+// located by instance and tag; instances asking alike merge, services
+// asking differently for one name are a problem and ask for nothing.
+func TestCatalogEntryPointTags(t *testing.T) {
+	c, cc := loadCatalogCase(t, "testdata/catalog/dynamic-entrypoints.json")
+	snap := c.b.build(cc.Services)
+	if eps := snap.Config.EntryPoints; len(eps) != 1 || eps["redis"] == nil || eps["redis"].Address != ":8001" {
+		t.Errorf("entrypoints: %v, want redis on :8001 only", eps)
+	}
+	if got := snap.Origins["entrypoint redis"]; got != "consul service redis instance n1/redis-1 tag gantry.entrypoints.redis.address" {
+		t.Errorf("origin of redis: %q", got)
+	}
+	if _, ok := snap.Origins["entrypoint clash"]; ok {
+		t.Errorf("origin kept for the conflicting entrypoint: %v", snap.Origins)
+	}
+	var found bool
+	for _, p := range snap.Problems {
+		if p.Source == "consul service a instance n1/a; service b instance n1/b" && strings.Contains(p.Message, "entrypoint clash defined multiple times") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no conflict problem for clash: %v", snap.Problems)
+	}
+}

@@ -22,6 +22,9 @@ type item struct {
 	// forms holds the comparable form of each object, keyed by kind and
 	// name (formKey); see itemForms.
 	forms map[string][]byte
+	// epSources locates each dynamic entrypoint the instance asks for:
+	// "consul service redis instance n1/redis-1 tag gantry.entrypoints.x.address".
+	epSources map[string]string
 }
 
 // origin is one instance: its Consul service name and "node/serviceID".
@@ -34,6 +37,7 @@ const (
 	kindMiddleware = "middleware"
 	kindTransport  = "serversTransport"
 	kindStore      = "tls store"
+	kindEntryPoint = "entrypoint"
 )
 
 func formKey(kind, name string) string { return kind + "\x00" + name }
@@ -70,6 +74,9 @@ func itemForms(cfg *config.Configuration) map[string][]byte {
 			add(kindStore, n, s)
 		}
 	}
+	for n, ep := range cfg.EntryPoints {
+		add(kindEntryPoint, n, ep)
+	}
 	tcpForms(cfg, add)
 	return forms
 }
@@ -88,7 +95,9 @@ func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
 	middlewares := newMerger[*config.Middleware](kindMiddleware, nil, nil)
 	transports := newMerger[*config.ServersTransport](kindTransport, nil, nil)
 	stores := newMerger[*config.TLSStore](kindStore, nil, nil)
+	eps := newMerger[*config.DynamicEntryPoint](kindEntryPoint, nil, nil)
 	for _, it := range items {
+		eps.addAll(it.cfg.EntryPoints, it)
 		if h := it.cfg.HTTP; h != nil {
 			routers.addAll(h.Routers, it)
 			services.addAll(h.Services, it)
@@ -107,7 +116,34 @@ func mergeItems(items []item) (*config.Configuration, []providers.Problem) {
 	ps = append(ps, transports.result(out.HTTP.ServersTransports)...)
 	ps = append(ps, stores.result(out.TLS.Stores)...)
 	ps = append(ps, mergeTCPItems(items, out)...)
+	if len(eps.slots) > 0 {
+		out.EntryPoints = map[string]*config.DynamicEntryPoint{}
+		ps = append(ps, eps.result(out.EntryPoints)...)
+		if len(out.EntryPoints) == 0 {
+			out.EntryPoints = nil
+		}
+	}
 	return out, ps
+}
+
+// entryPointOrigins locates each dynamic entrypoint of cfg at the first
+// instance (in items' order) asking for it, for Snapshot.Origins.
+func entryPointOrigins(items []item, cfg *config.Configuration) map[string]string {
+	var out map[string]string
+	for _, it := range items {
+		for n, src := range it.epSources {
+			if cfg.EntryPoints[n] == nil {
+				continue
+			}
+			if out == nil {
+				out = map[string]string{}
+			}
+			if _, ok := out[kindEntryPoint+" "+n]; !ok {
+				out[kindEntryPoint+" "+n] = src
+			}
+		}
+	}
+	return out
 }
 
 // describe names instances for a problem's Source, grouped by service:

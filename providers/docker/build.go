@@ -56,6 +56,10 @@ type piece struct {
 	tcp       *config.TCPConfiguration // nil when the container declares none
 	udp       *config.UDPConfiguration
 	stores    map[string]*config.TLSStore
+	// entryPoints are the dynamic entrypoints the container asks for,
+	// epOrigins where ("container web-1 label gantry.entrypoints.x.address").
+	entryPoints map[string]*config.DynamicEntryPoint
+	epOrigins   map[string]string
 }
 
 // builder accumulates problems for one build.
@@ -84,11 +88,11 @@ func build(containers []containerInfo, s settings) providers.Snapshot {
 			pieces = append(pieces, p)
 		}
 	}
-	cfg := b.merge(pieces)
+	cfg, origins := b.merge(pieces)
 	slices.SortStableFunc(b.problems, func(x, y providers.Problem) int {
 		return cmp.Or(strings.Compare(x.Source, y.Source), strings.Compare(x.Message, y.Message))
 	})
-	return providers.Snapshot{Config: cfg, Problems: b.problems}
+	return providers.Snapshot{Config: cfg, Problems: b.problems, Origins: origins}
 }
 
 // selfNetworks returns the networks of Gantry's own container, if listed.
@@ -221,7 +225,7 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	if hasTCPUDP(cfg, broken) {
 		b.tcpUDP(c, cfg, name, self, withServers, broken)
 		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+brokenOf("router")+brokenOf("service")+brokenOf("middleware")+brokenOf("serversTransport") == 0 {
-			return piece{container: c.Name, sortKey: name + "-" + c.ID, http: h, tcp: cfg.TCP, udp: cfg.UDP}, true
+			return b.withEntryPoints(c, cfg, piece{container: c.Name, sortKey: name + "-" + c.ID, http: h, tcp: cfg.TCP, udp: cfg.UDP}), true
 		}
 	}
 	if len(h.Services) == 0 && brokenOf("service") == 0 {
@@ -248,7 +252,29 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	if cfg.TLS != nil {
 		p.stores = cfg.TLS.Stores
 	}
-	return p, true
+	return b.withEntryPoints(c, cfg, p), true
+}
+
+// withEntryPoints adds the dynamic entrypoints c asks for
+// (gantry.entrypoints.<name>.address) to p, each located by its label.
+func (b *builder) withEntryPoints(c containerInfo, cfg *config.Configuration, p piece) piece {
+	if len(cfg.EntryPoints) == 0 {
+		return p
+	}
+	p.entryPoints = cfg.EntryPoints
+	p.epOrigins = map[string]string{}
+	for n := range cfg.EntryPoints {
+		key := b.s.prefixes[0] + ".entrypoints." + n + ".address"
+		suffix := strings.ToLower(".entrypoints." + n + ".address")
+		for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+			if strings.HasSuffix(strings.ToLower(k), suffix) {
+				key = k
+				break
+			}
+		}
+		p.epOrigins[n] = c.source() + " label " + key
+	}
+	return p
 }
 
 // objectsOf lists the routers and services a container defines or would get

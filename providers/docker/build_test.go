@@ -29,6 +29,7 @@ type buildCase struct {
 type goldenOut struct {
 	Config   *config.Configuration `json:"config"`
 	Problems []providers.Problem   `json:"problems,omitempty"`
+	Origins  map[string]string     `json:"origins,omitempty"`
 	// Invalid lists what config.Validate finds in the snapshot; it must stay
 	// empty: the provider never publishes a structurally invalid object.
 	Invalid []string `json:"invalid,omitempty"`
@@ -66,7 +67,7 @@ func TestBuildGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(in), ".json")
 		t.Run(name, func(t *testing.T) {
 			snap := runCase(t, in)
-			out := goldenOut{Config: snap.Config, Problems: snap.Problems}
+			out := goldenOut{Config: snap.Config, Problems: snap.Problems, Origins: snap.Origins}
 			for _, e := range config.Validate(snap.Config) {
 				out.Invalid = append(out.Invalid, e.Error())
 			}

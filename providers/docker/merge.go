@@ -18,8 +18,10 @@ import (
 // services with identical settings are merged and their servers unioned by
 // URL — this is how scaled replicas share one service; any other object
 // defined differently by two containers is left out, with a problem naming
-// the containers.
-func (b *builder) merge(pieces []piece) *config.Configuration {
+// the containers. Dynamic entrypoints merge the same way (one container's
+// request, or several asking for the same address); origins locates each
+// entrypoint kept ("entrypoint redis" → its container and label).
+func (b *builder) merge(pieces []piece) (*config.Configuration, map[string]string) {
 	slices.SortFunc(pieces, func(x, y piece) int { return cmp.Compare(x.sortKey, y.sortKey) })
 	out := config.New()
 	out.TLS = nil
@@ -28,7 +30,18 @@ func (b *builder) merge(pieces []piece) *config.Configuration {
 	mws := newTable[*config.Middleware]("middleware")
 	sts := newTable[*config.ServersTransport]("serversTransport")
 	stores := newTable[*config.TLSStore]("tls store")
+	eps := newTable[*config.DynamicEntryPoint]("entrypoint")
+	var origins map[string]string
 	for _, p := range pieces {
+		for _, n := range slices.Sorted(maps.Keys(p.entryPoints)) {
+			eps.add(n, p.container, p.entryPoints[n], nil)
+			if origins == nil {
+				origins = map[string]string{}
+			}
+			if _, ok := origins["entrypoint "+n]; !ok {
+				origins["entrypoint "+n] = p.epOrigins[n]
+			}
+		}
 		for _, n := range slices.Sorted(maps.Keys(p.http.Services)) {
 			svcs.add(n, p.container, p.http.Services[n], mergeService)
 		}
@@ -53,7 +66,18 @@ func (b *builder) merge(pieces []piece) *config.Configuration {
 	if st := stores.result(b); len(st) > 0 {
 		out.TLS = &config.TLSConfiguration{Stores: st}
 	}
-	return out
+	if e := eps.result(b); len(e) > 0 {
+		out.EntryPoints = e
+	}
+	for k := range origins {
+		if out.EntryPoints[strings.TrimPrefix(k, "entrypoint ")] == nil {
+			delete(origins, k)
+		}
+	}
+	if len(origins) == 0 {
+		origins = nil
+	}
+	return out, origins
 }
 
 // table merges one kind of object across containers.

@@ -1,0 +1,290 @@
+package entrypoints
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router"
+)
+
+// Listeners opens and closes entrypoints of one protocol on a running
+// server: dataplane.Server for TCP (HTTP, TCP routers, HTTP/3 when the
+// template sets it), udpproxy.Server for UDP.
+type Listeners interface {
+	AddEntryPoint(ctx context.Context, name string, cfg *static.EntryPoint) error
+	RemoveEntryPoint(name string, grace time.Duration) (<-chan struct{}, error)
+}
+
+// nameRE bounds a dynamic entrypoint's name: it appears in logs, metrics
+// labels and routers' entryPoints.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+
+// Manager keeps the dynamic entrypoints of a running Gantry in step with
+// the merged configuration. Open and Retire are called by one goroutine at
+// a time (the applier).
+type Manager struct {
+	log      *slog.Logger
+	tcp, udp Listeners // udp may be nil: UDP requests are then problems
+	allowed  []Range
+	template *static.EntryPoint
+	static   map[string]*static.EntryPoint // the static entrypoints (their names are taken)
+
+	mu      sync.Mutex
+	serving map[string]address // name → address of the listeners open
+	wanted  map[string]bool    // names the last Open kept
+}
+
+// New returns a Manager for the static configuration c (its entryPoints
+// and dynamicEntryPoints), opening listeners through tcp and udp (nil: no
+// UDP). Errors name the bad option of dynamicEntryPoints.
+func New(log *slog.Logger, c *static.Configuration, tcp, udp Listeners) (*Manager, error) {
+	m := &Manager{log: log, tcp: tcp, udp: udp, static: c.EntryPoints, serving: map[string]address{}}
+	if d := c.DynamicEntryPoints; d != nil {
+		var err error
+		if m.allowed, err = ParseAllowed(d.Allowed); err != nil {
+			return nil, err
+		}
+		if err := CheckTemplate(d.Template); err != nil {
+			return nil, err
+		}
+		m.template = d.Template
+	}
+	return m, nil
+}
+
+// request is one provider's ask for one entrypoint.
+type request struct {
+	qualified string // "redis@docker"
+	provider  string
+	source    string // where: "container r label gantry.entrypoints.redis.address"
+	addr      address
+}
+
+// Open binds every entrypoint mc asks for that is allowed and not yet
+// serving, so that routes naming it can be swapped in next, and returns the
+// dynamic entrypoints serving now (for router.Options.EntryPoints; they are
+// never defaults) and one problem per request left unserved: an address
+// outside dynamicEntryPoints.allowed or not an address at all, a name of a
+// static entrypoint, two providers asking for one name with different
+// addresses, a port that cannot be bound (the others are opened all the
+// same). A request whose address changed, or that asks for the address of
+// a listener no request keeps, closes that listener first (its connections
+// get their grace period). A failed bind is tried again at the next Open.
+// A listener whose request simply went away stays open: Retire closes it
+// after the swap.
+func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.EntryPoint, []providers.Problem) {
+	mg.mu.Lock()
+	defer mg.mu.Unlock()
+	var problems []providers.Problem
+	fail := func(rs []request, name, msg string) {
+		p := providers.Problem{Provider: rs[0].provider, Objects: []string{"entrypoint " + name}, Severity: providers.SeverityError,
+			Message: "entrypoint " + name + ": " + msg + "; not opened"}
+		var srcs []string
+		for _, r := range rs {
+			srcs = append(srcs, r.source)
+		}
+		p.Source = strings.Join(srcs, ", ")
+		if len(rs) > 1 {
+			p.Provider = "aggregator"
+		}
+		problems = append(problems, p)
+	}
+	byName := mg.requests(mc, fail)
+	mg.wanted = map[string]bool{}
+	ok := map[string]request{} // the requests to serve
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		rs := byName[name]
+		a := rs[0].addr
+		if len(rs) > 1 && slices.ContainsFunc(rs[1:], func(r request) bool { return r.addr.key() != a.key() }) {
+			var asks []string
+			for _, r := range rs {
+				asks = append(asks, fmt.Sprintf("%q by %s", r.addr.raw, r.provider))
+			}
+			fail(rs, name, "asked for with different addresses ("+strings.Join(asks, ", ")+")")
+			continue
+		}
+		if st, isStatic := mg.static[name]; isStatic {
+			if st != nil && sameStatic(st.Address, a) {
+				continue // the static entrypoint already is what was asked for
+			}
+			fail(rs, name, "is an entrypoint of the static configuration (address "+staticAddr(st)+"); a provider cannot redefine it")
+			continue
+		}
+		if !nameRE.MatchString(name) {
+			fail(rs, name, "the name must be 1-63 letters, digits, '-' or '_', starting with a letter or digit")
+			continue
+		}
+		if msg := mg.permitted(a); msg != "" {
+			fail(rs, name, msg)
+			continue
+		}
+		if mg.listeners(a) == nil {
+			fail(rs, name, "UDP dynamic entrypoints are not served by this Gantry")
+			continue
+		}
+		mg.wanted[name] = true
+		ok[name] = rs[0]
+	}
+	// A listener whose address changed, or whose address another name
+	// asks for now, closes first (its connections drain).
+	keys := map[string]bool{}
+	for name, r := range ok {
+		if cur, serving := mg.serving[name]; !serving || cur.key() != r.addr.key() {
+			keys[r.addr.key()] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(mg.serving)) {
+		cur := mg.serving[name]
+		if r, asked := ok[name]; asked && cur.key() != r.addr.key() {
+			mg.remove(name, cur, "its address changed to "+r.addr.raw)
+		} else if !asked && keys[cur.key()] {
+			mg.remove(name, cur, "another entrypoint asks for its address")
+		}
+	}
+	var out []router.EntryPoint
+	for _, name := range slices.Sorted(maps.Keys(ok)) {
+		r := ok[name]
+		if _, serving := mg.serving[name]; !serving {
+			if err := mg.listeners(r.addr).AddEntryPoint(ctx, name, mg.config(r.addr)); err != nil {
+				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
+				delete(mg.wanted, name)
+				continue
+			}
+			mg.serving[name] = r.addr
+			mg.log.Info("dynamic entrypoint opened", "entrypoint", name, "address", r.addr.raw, "asked_by", r.source)
+		}
+		out = append(out, router.EntryPoint{Name: name, UDP: r.addr.udp, Dynamic: true})
+	}
+	return out, problems
+}
+
+// listeners returns the Listeners of a's protocol (nil for UDP without a
+// UDP server).
+func (mg *Manager) listeners(a address) Listeners {
+	if a.udp {
+		return mg.udp
+	}
+	return mg.tcp
+}
+
+// Retire closes, each with its grace period (the template's
+// transport.lifeCycle.graceTimeOut, default 10s), the dynamic entrypoints
+// the last Open did not keep. Call it after the routes of that Open's
+// configuration are swapped in. The drains run in the servers' goroutines
+// (their Shutdown waits for them).
+func (mg *Manager) Retire() {
+	mg.mu.Lock()
+	defer mg.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(mg.serving)) {
+		if !mg.wanted[name] {
+			mg.remove(name, mg.serving[name], "no provider asks for it any more")
+		}
+	}
+}
+
+// Serving returns the dynamic entrypoints open and their addresses as
+// asked ("redis" → ":8001"), for the API.
+func (mg *Manager) Serving() map[string]string {
+	mg.mu.Lock()
+	defer mg.mu.Unlock()
+	out := make(map[string]string, len(mg.serving))
+	for n, a := range mg.serving {
+		out[n] = a.raw
+	}
+	return out
+}
+
+func (mg *Manager) remove(name string, a address, why string) {
+	delete(mg.serving, name)
+	if _, err := mg.listeners(a).RemoveEntryPoint(name, 0); err != nil {
+		mg.log.Warn("dynamic entrypoint: close", "entrypoint", name, "error", err)
+		return
+	}
+	mg.log.Info("dynamic entrypoint closing; draining", "entrypoint", name, "address", a.raw, "reason", why)
+}
+
+// requests groups mc's entrypoint requests by listener name (the
+// qualifier removed), each sorted by provider; an address that does not
+// parse is a problem at once.
+func (mg *Manager) requests(mc *providers.Merged, fail func([]request, string, string)) map[string][]request {
+	out := map[string][]request{}
+	if mc == nil || mc.Config == nil {
+		return out
+	}
+	for _, q := range slices.Sorted(maps.Keys(mc.Config.EntryPoints)) {
+		ep := mc.Config.EntryPoints[q]
+		name, prov := q, providers.ProviderOf(q)
+		if prov != "" {
+			name = q[:len(q)-len(prov)-1]
+		}
+		src := mc.Origins["entrypoint "+q]
+		if src == "" {
+			src = "entrypoint " + q
+		}
+		r := request{qualified: q, provider: prov, source: src}
+		raw := ""
+		if ep != nil {
+			raw = ep.Address
+		}
+		a, err := parseAddress(raw)
+		if err != nil {
+			fail([]request{r}, name, err.Error())
+			continue
+		}
+		r.addr = a
+		out[name] = append(out[name], r)
+	}
+	return out
+}
+
+// permitted returns "" when a is inside dynamicEntryPoints.allowed, else
+// why not.
+func (mg *Manager) permitted(a address) string {
+	if len(mg.allowed) == 0 {
+		return fmt.Sprintf("address %q: dynamicEntryPoints.allowed is not set in the static configuration, so no provider may open a listener", a.raw)
+	}
+	for _, r := range mg.allowed {
+		if r.permits(a) {
+			return ""
+		}
+	}
+	var list []string
+	for _, r := range mg.allowed {
+		list = append(list, r.String())
+	}
+	return fmt.Sprintf("address %q is outside dynamicEntryPoints.allowed (%s)", a.raw, strings.Join(list, ", "))
+}
+
+// config is the static entrypoint of a: the template with a's address.
+func (mg *Manager) config(a address) *static.EntryPoint {
+	var c static.EntryPoint
+	if mg.template != nil {
+		c = *mg.template
+	}
+	c.Address = a.listen()
+	if a.udp {
+		c.Address += "/udp"
+	}
+	return &c
+}
+
+func sameStatic(staticAddress string, a address) bool {
+	sa, err := parseAddress(staticAddress)
+	return err == nil && sa.key() == a.key()
+}
+
+func staticAddr(st *static.EntryPoint) string {
+	if st == nil {
+		return `""`
+	}
+	return fmt.Sprintf("%q", st.Address)
+}
