@@ -18,8 +18,9 @@ import (
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
-// maxHelloRecord bounds the TLS record peeked for routing: a 5-byte
-// header plus the largest plaintext record (RFC 8446 §5.1, 2^14 bytes).
+// maxHelloRecord bounds the bytes peeked for routing a TLS ClientHello:
+// a 5-byte header plus the largest plaintext record (RFC 8446 §5.1, 2^14
+// bytes); a hello split over several records must fit in it too.
 const maxHelloRecord = 5 + 1<<14
 
 // postgresSSLRequest is int32(8) + int32(80877103), the message a Postgres
@@ -234,10 +235,14 @@ func peekPostgres(br *bufio.Reader) (bool, error) {
 	return true, nil
 }
 
-// peekHello peeks the first TLS record and, when it is a handshake,
-// parses its ClientHello for SNI and ALPN into cd. isTLS is false when
-// the first byte is not a handshake record (0x16). SSLv2 (0x80) counts as
-// TLS so the handshake refuses it (Traefik clientHelloInfo).
+// peekHello peeks the TLS ClientHello and parses it for SNI and ALPN into
+// cd. isTLS is false when the first byte is not a handshake record
+// (0x16). SSLv2 (0x80) counts as TLS so the handshake refuses it (Traefik
+// clientHelloInfo). The hello is read by crypto/tls itself from the peeked
+// bytes, so one split over several records is reassembled as Traefik v3
+// (whose peekConn feeds tls.Server) and Go's TLS server do, within br's
+// buffer (maxHelloRecord bytes in all); a longer or malformed hello gives
+// no SNI, and the connection goes on as TLS without it.
 func peekHello(br *bufio.Reader, cd *tcpmux.ConnData) (isTLS bool, err error) {
 	b, err := br.Peek(1)
 	if err != nil {
@@ -250,19 +255,7 @@ func peekHello(br *bufio.Reader, cd *tcpmux.ConnData) (isTLS bool, err error) {
 	default:
 		return false, nil
 	}
-	hdr, err := br.Peek(5)
-	if err != nil {
-		return true, nil
-	}
-	n := 5 + (int(hdr[3])<<8 | int(hdr[4]))
-	if n > maxHelloRecord {
-		return true, nil
-	}
-	rec, err := br.Peek(n)
-	if err != nil {
-		return true, nil
-	}
-	srv := tls.Server(helloConn{r: bytes.NewReader(rec)}, &tls.Config{
+	srv := tls.Server(helloConn{r: &peekReader{br: br}}, &tls.Config{
 		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 			cd.ServerName = toLowerASCII(h.ServerName)
 			cd.ALPN = h.SupportedProtos
@@ -271,6 +264,27 @@ func peekHello(br *bufio.Reader, cd *tcpmux.ConnData) (isTLS bool, err error) {
 	})
 	_ = srv.Handshake()
 	return true, nil
+}
+
+// peekReader reads br's bytes without consuming them: each Read returns
+// what is buffered past the bytes already returned, waiting for at least
+// one more byte when none is (bounded by the connection's read deadline),
+// and fails with bufio.ErrBufferFull past br's size.
+type peekReader struct {
+	br  *bufio.Reader
+	off int
+}
+
+func (r *peekReader) Read(p []byte) (int, error) {
+	if r.off >= r.br.Buffered() {
+		if _, err := r.br.Peek(r.off + 1); err != nil {
+			return 0, err
+		}
+	}
+	b, _ := r.br.Peek(r.br.Buffered())
+	n := copy(p, b[r.off:])
+	r.off += n
+	return n, nil
 }
 
 var errHelloSeen = errors.New("client hello read")
