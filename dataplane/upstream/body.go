@@ -53,6 +53,7 @@ type bodyReader struct {
 
 	dirty bool  // written to w since the last flush
 	err   error // a write or flush failure (*ClientWriteError), sticky
+	reads int   // backend reads the body needed beyond the head's
 }
 
 // chunked-body states.
@@ -67,7 +68,10 @@ const (
 // relay copies the body to b.w. It returns nil at the body's clean end.
 func (b *bodyReader) relay() error {
 	pc := b.pc
-	defer b.release()
+	defer func() {
+		pc.wantBig = b.reads > 0
+		b.release()
+	}()
 	switch b.framing {
 	case bodyNone:
 		return nil
@@ -287,6 +291,7 @@ func (b *bodyReader) blocked() {
 // (b.err) before anything was read.
 func (b *bodyReader) read(p []byte) (int, error) {
 	pc := b.pc
+	b.reads++
 	if pc.readFn == nil {
 		// TLS: whether a read would wait is not known; flush first.
 		b.blocked()

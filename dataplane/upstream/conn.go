@@ -57,7 +57,8 @@ type pconn struct {
 	rn     int
 	rerr   error
 
-	br bodyReader // the current response body (reused)
+	br      bodyReader // the current response body (reused)
+	wantBig bool       // the last body needed reads beyond its head's: read the next head into br's big buffer
 
 	// firstAt is when the first response byte after stampFirst arrived
 	// (unix ns; 0 while none or not stamping).

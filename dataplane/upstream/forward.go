@@ -159,6 +159,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	pc.begin(ctx)
 	reuse := false
 	defer func() {
+		pc.br.release()
 		ok := pc.end()
 		if reuse && ok {
 			h.put(pc)
@@ -245,6 +246,12 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	if err := pc.phase(deadline); err != nil {
 		return Result{Err: err}
 	}
+	if pc.wantBig {
+		// The last response here needed reads beyond its head's: this
+		// head is read into the 32 KiB body buffer, with what follows.
+		pc.br = bodyReader{pc: pc}
+		pc.br.grow()
+	}
 	var hd head
 	limit := h.c.o.MaxResponseHeaderBytes
 	informational := 0
@@ -326,7 +333,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	w.WriteHeader(hd.status)
 	res.Sent = true
 	br := &pc.br
-	*br = bodyReader{pc: pc, w: w, framing: hd.framing, limit: limit}
+	*br = bodyReader{pc: pc, w: w, framing: hd.framing, limit: limit, big: br.big, small: br.small}
 	if hd.framing == bodyLength {
 		br.left = hd.length
 	}
