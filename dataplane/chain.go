@@ -60,6 +60,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ep = ci.entryPoint
 		}
 		r, tr = h.tracing.Start(r, ep, h.router, h.rule, h.service)
+		ex.trace = tr
 	}
 	defer func() {
 		ev := &ex.ev

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
 // ServeHTTP is the entry handler of an entrypoint. It loads the live table
@@ -79,7 +80,11 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := e.active.Load()
-	if e.obs == nil {
+	var tracing *observe.Tracing
+	if e.tracing != nil {
+		tracing = e.tracing.Load()
+	}
+	if e.obs == nil && tracing == nil {
 		t.Handler(e.name).ServeHTTP(w, r)
 		return
 	}
@@ -89,6 +94,10 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
+	var tr *observe.Trace
+	if tracing != nil {
+		tr = tracing.StartUnrouted(r, e.name) // Traefik's EntryPoint span covers unrouted requests too
+	}
 	rw := &recordWriter{ResponseWriter: w}
 	t.Handler(e.name).ServeHTTP(rw, r)
 	ev := RequestEvent{
@@ -99,7 +108,11 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite
 	}
-	e.obs.Request(&ev)
+	ev.LocalPort = localPort(r)
+	tr.End(&ev)
+	if e.obs != nil {
+		e.obs.Request(&ev)
+	}
 }
 
 // removeHopByHop removes, once, the hop-by-hop fields of the client's

@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -77,6 +78,7 @@ type Server struct {
 	eps        map[string]*entryPoint        // the entrypoints served (or to serve at Start)
 	cfgs       map[string]*static.EntryPoint // their configurations (redirection targets)
 	challenges certs.Challenges
+	tracing    atomic.Pointer[observe.Tracing] // traces unrouted requests; nil: none
 	inherit    *handoff.Inherited
 	started    bool
 	stopped    bool // Shutdown began: no entrypoint is added or removed any more
@@ -105,6 +107,8 @@ type entryPoint struct {
 	challenges                                                certs.Challenges   // ACME; see SetChallenges
 	h3                                                        *h3Endpoint        // http3 (http3.go); nil when off
 	inherit                                                   *handoff.Inherited // sockets of the binary upgrade (upgrade.go)
+
+	tracing *atomic.Pointer[observe.Tracing] // the Server's; see SetTracing
 
 	inflight atomic.Int64
 	// slots holds one token per open connection (maxConnections); stop
@@ -164,7 +168,7 @@ func (s *Server) newEntryPoint(name string, c *static.EntryPoint, all map[string
 		return nil, err
 	}
 	ep.hostname, ep.active, ep.obs, ep.log = s.hostname, s.active, s.obs, s.log.With("entrypoint", name)
-	ep.challenges, ep.inherit = s.challenges, s.inherit
+	ep.challenges, ep.inherit, ep.tracing = s.challenges, s.inherit, &s.tracing
 	if c != nil && c.HTTP != nil && c.HTTP.FastPath != nil {
 		ep.log.Warn("entryPoints." + name + ".http.fastPath is deprecated and ignored: every HTTP/1.1 connection is served by Gantry's HTTP/1.1 server")
 	}

@@ -140,8 +140,14 @@ func (h *lbHandler) attempt(ex *exchange, i int, w http.ResponseWriter, r *http.
 	start := time.Now()
 	t.Backend.Begin()
 	ex.attempts = append(ex.attempts, observe.Attempt{Upstream: t.name, Start: start})
-	defer func() { h.done(ex, i, r, &res, start) }()
+	defer func() {
+		h.done(ex, i, r, &res, start)
+		if ex.trace != nil {
+			ex.trace.AttemptDone(ex.attempts[len(ex.attempts)-1].Status, w.Header(), res.Err)
+		}
+	}()
 	t.outbound(&ex.out, r)
+	ex.trace.Attempt(r, t.name) // the ReverseProxy span of this try; traceparent names it
 	res = t.host.Forward(w, &ex.out)
 	ex.out.Req = nil
 	return res

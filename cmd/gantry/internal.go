@@ -83,6 +83,9 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 		}
 	}
 	if c.Metrics != nil && c.Metrics.Prometheus != nil {
+		if err := observe.CheckPrometheus(c.Metrics.Prometheus); err != nil {
+			return nil, err
+		}
 		in.metrics = observe.NewMetrics(observe.MetricsOptions{Prometheus: c.Metrics.Prometheus, AddInternals: c.Metrics.AddInternals,
 			Runtime: true, Certificates: certificates, Servers: servers})
 		in.handlers["prometheus@internal"] = in.metrics.Handler()

@@ -261,6 +261,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		return err
 	}
 	srv.SetChallenges(certs)
+	srv.SetTracing(tracing) // spans for requests no router matches
 	srv.Inherit(inherited)
 	if err := srv.Start(ctx); err != nil {
 		return err

@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -74,6 +76,12 @@ type MetricsOptions struct {
 // protocol is http, websocket, sse, grpc or grpc-web; for gRPC, code is the
 // Grpc-Status (2, Unknown, when the answer has none), as in Traefik.
 //
+// metrics.prometheus.headerLabels (label -> request header) adds its
+// labels, after Traefik's, to the three requests_total counters; the value
+// is the header's first value ("" when absent; for Host, the request's
+// host), at most MaxHeaderLabelValues distinct values per label (then
+// "other"), since clients choose them.
+//
 // Service metrics count attempts, as Traefik records them around each
 // server: a request the load balancer retried after a refused connection
 // counts one code="502" attempt per retry plus the final answer. Unlike
@@ -97,7 +105,66 @@ type Metrics struct {
 	cache    sync.Map // reqKey -> *children
 	tlsCache sync.Map // tlsKey -> *tlsChildren
 	conns    sync.Map // [2]string{entrypoint, protocol} -> prometheus.Gauge
+
+	// headerLabels (metrics.prometheus.headerLabels), sorted by label name:
+	// each adds a label to the requests_total counters.
+	hdrLabels []headerLabel
 }
+
+// headerLabel is one metrics.prometheus.headerLabels entry: the label, the
+// request header it takes its value from, and the values seen so far
+// (bounded by MaxHeaderLabelValues).
+type headerLabel struct {
+	label, header string
+	seen          *sync.Map // value -> struct{}
+	n             *atomic.Int64
+}
+
+// MaxHeaderLabelValues bounds the distinct values one headerLabels label
+// takes (a client chooses them): later new values are counted as "other".
+const MaxHeaderLabelValues = 100
+
+// value is the label value for the request: the header's first value ("" when absent; Host is the request's
+// host), or "other" once MaxHeaderLabelValues distinct values were seen.
+func (l *headerLabel) value(ev *RequestEvent) string {
+	var v string
+	if l.header == "Host" {
+		v = ev.Host
+	} else {
+		v = headerValue(ev.Header, l.header)
+	}
+	if _, ok := l.seen.Load(v); ok {
+		return v
+	}
+	if l.n.Load() >= MaxHeaderLabelValues {
+		return "other"
+	}
+	if _, loaded := l.seen.LoadOrStore(v, struct{}{}); !loaded {
+		l.n.Add(1)
+	}
+	return v
+}
+
+// CheckPrometheus validates metrics.prometheus: each headerLabels label is a
+// Prometheus label name distinct from Traefik's own labels and names a
+// header. Errors name the option.
+func CheckPrometheus(p *static.Prometheus) error {
+	if p == nil {
+		return nil
+	}
+	reserved := map[string]bool{"code": true, "method": true, "protocol": true, "entrypoint": true, "router": true, "service": true}
+	for _, label := range sortedKeys(p.HeaderLabels) {
+		if !labelName.MatchString(label) || strings.HasPrefix(label, "__") || reserved[label] {
+			return fmt.Errorf("metrics.prometheus.headerLabels.%s: not a usable label name (letters, digits and _, not code, method, protocol, entrypoint, router or service)", label)
+		}
+		if strings.TrimSpace(p.HeaderLabels[label]) == "" {
+			return fmt.Errorf("metrics.prometheus.headerLabels.%s: names no header", label)
+		}
+	}
+	return nil
+}
+
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // family is the five request metrics of one level (entrypoint, router or
 // service).
@@ -123,6 +190,10 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		service:   p.AddServicesLabels == nil || *p.AddServicesLabels,
 		internals: opts.AddInternals,
 	}
+	for _, label := range sortedKeys(p.HeaderLabels) {
+		m.hdrLabels = append(m.hdrLabels, headerLabel{label: label, header: canonical(strings.TrimSpace(p.HeaderLabels[label])),
+			seen: new(sync.Map), n: new(atomic.Int64)})
+	}
 	newFamily := func(level, what string, labels ...string) *family {
 		base := []string{"code", "method", "protocol"}
 		all := append(base[:3:3], labels...)
@@ -132,8 +203,12 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 			m.reg.MustRegister(v)
 			return v
 		}
+		withHeaders := append([]string(nil), all...)
+		for _, h := range m.hdrLabels {
+			withHeaders = append(withHeaders, h.label)
+		}
 		f := &family{
-			reqs:      c("requests_total", fmt.Sprintf(helpReqs[level], what), all),
+			reqs:      c("requests_total", fmt.Sprintf(helpReqs[level], what), withHeaders),
 			tls:       c("requests_tls_total", helpTLS[level], tlsL),
 			reqBytes:  c("requests_bytes_total", fmt.Sprintf(helpReqBytes[level], what), all),
 			respBytes: c("responses_bytes_total", fmt.Sprintf(helpRespBytes[level], what), all),
@@ -276,6 +351,7 @@ func (m *Metrics) Keep(router, service func(name string) bool) {
 type reqKey struct {
 	code                               int
 	method, proto, ep, router, service string
+	hdr                                string // headerLabels values, NUL-separated
 }
 
 // series are the children of one level for one reqKey.
@@ -284,11 +360,14 @@ type series struct {
 	dur                       prometheus.Observer
 }
 
-func (f *family) series(labels ...string) *series {
+// series binds the level's vectors to labels; requests_total also gets
+// the headerLabels values hdr.
+func (f *family) series(hdr []string, labels ...string) *series {
 	if f == nil {
 		return nil
 	}
-	return &series{f.reqs.WithLabelValues(labels...), f.reqBytes.WithLabelValues(labels...), f.respBytes.WithLabelValues(labels...), f.dur.WithLabelValues(labels...)}
+	withHeaders := append(labels[:len(labels):len(labels)], hdr...)
+	return &series{f.reqs.WithLabelValues(withHeaders...), f.reqBytes.WithLabelValues(labels...), f.respBytes.WithLabelValues(labels...), f.dur.WithLabelValues(labels...)}
 }
 
 func (s *series) observe(secs, in, out float64) {
@@ -315,17 +394,21 @@ func (m *Metrics) children(k reqKey) *children {
 		return v.(*children)
 	}
 	code := strconv.Itoa(k.code)
+	var hdr []string
+	if len(m.hdrLabels) > 0 {
+		hdr = strings.Split(k.hdr, "\x00")
+	}
 	c := &children{}
 	if m.ep && k.ep != "" {
-		c.ep = m.epM.series(code, k.method, k.proto, k.ep)
+		c.ep = m.epM.series(hdr, code, k.method, k.proto, k.ep)
 	}
 	if m.router && k.router != "" {
-		c.rt = m.rtM.series(code, k.method, k.proto, k.router, k.service)
+		c.rt = m.rtM.series(hdr, code, k.method, k.proto, k.router, k.service)
 	}
 	if m.service && k.service != "" {
-		c.svc = m.svcM.series(code, k.method, k.proto, k.service)
+		c.svc = m.svcM.series(hdr, code, k.method, k.proto, k.service)
 		c.retries = m.retries.WithLabelValues(k.service)
-		c.retried = m.svcM.series(strconv.Itoa(http.StatusBadGateway), k.method, k.proto, k.service)
+		c.retried = m.svcM.series(hdr, strconv.Itoa(http.StatusBadGateway), k.method, k.proto, k.service)
 	}
 	v, _ := m.cache.LoadOrStore(k, c)
 	return v.(*children)
@@ -367,7 +450,19 @@ func (m *Metrics) Request(ev *RequestEvent) {
 	if proto == protoGRPC || proto == protoGRPCWeb {
 		code = grpcCode(ev.ResponseHeader)
 	}
-	c := m.children(reqKey{code: code, method: methodLabel(ev.Method), proto: proto, ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
+	k := reqKey{code: code, method: methodLabel(ev.Method), proto: proto, ep: ev.EntryPoint, router: ev.Router, service: ev.Service}
+	switch len(m.hdrLabels) {
+	case 0:
+	case 1:
+		k.hdr = m.hdrLabels[0].value(ev)
+	default:
+		vals := make([]string, len(m.hdrLabels))
+		for i := range m.hdrLabels {
+			vals[i] = m.hdrLabels[i].value(ev)
+		}
+		k.hdr = strings.Join(vals, "\x00")
+	}
+	c := m.children(k)
 	secs := ev.Duration.Seconds()
 	in, out := float64(contentLength(ev.Header)), float64(ev.BytesOut)
 	c.ep.observe(secs, in, out)

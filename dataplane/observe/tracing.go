@@ -49,8 +49,8 @@ const (
 // Tracing creates OpenTelemetry spans for requests and exports them over
 // OTLP (HTTP or gRPC), with Traefik's span names and attributes
 // (pkg/observability/tracing/tracing.go). Incoming W3C trace context
-// (traceparent, tracestate, baggage) is continued; the request forwarded to
-// the server carries the ReverseProxy span's context. sampleRate is a
+// (traceparent, tracestate, baggage) is continued; each try of the request
+// on a server is a ReverseProxy span whose context the server receives. sampleRate is a
 // parent-based trace-ID ratio: a sampled caller is always sampled. Create
 // it with NewTracing; Shutdown flushes.
 type Tracing struct {
@@ -221,16 +221,17 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 
 // Trace is the spans of one request; End finishes them.
 type Trace struct {
-	t                     *Tracing
-	entry, router, client trace.Span
+	t             *Tracing
+	entry, router trace.Span
+	routerCtx     context.Context // the Router span's: parent of each attempt
+	client        trace.Span      // the attempt in progress; nil between attempts
 }
 
 // Start begins the spans of r, routed by router (rule, to service) on
-// entryPoint: EntryPoint (server) ← Router ← ReverseProxy (client). It returns r with their context, and with traceparent (and
-// tracestate, baggage) set to the ReverseProxy span's context in its
-// headers, so the server it is forwarded to continues the trace. Requests
-// to Gantry's own services are not traced unless tracing.addInternals
-// (Traefik's default); Start then returns r and nil.
+// entryPoint: EntryPoint (server) ← Router. It returns r with their
+// context; each try on a server then adds a ReverseProxy (client) span
+// (Attempt). Requests to Gantry's own services are not traced unless
+// tracing.addInternals (Traefik's default); Start then returns r and nil.
 func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service string) (*http.Request, *Trace) {
 	if !t.addInternals && (strings.HasSuffix(service, "@internal") || strings.HasSuffix(router, "@internal")) {
 		return r, nil
@@ -249,34 +250,78 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 			attribute.String("traefik.router.name", router),
 			semconv.HTTPRoute(rule))
 	}
-	ctx, tr.client = t.tracer.Start(ctx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
-	r = r.WithContext(ctx)
-	t.prop.Inject(ctx, propagation.HeaderCarrier(r.Header))
-	return r, tr
+	tr.routerCtx = ctx
+	return r.WithContext(ctx), tr
 }
 
-// End finishes the spans with what the request came to: the status sent,
-// the server that answered (Upstream), the response headers; it sets
-// ev.TraceID and ev.SpanID to the EntryPoint span's.
+// StartUnrouted begins the EntryPoint span of a request no router matched
+// on entryPoint (Traefik traces every request at the entrypoint, before
+// routing): End finishes it with the status answered (404, or the
+// entrypoint's notFound page).
+func (t *Tracing) StartUnrouted(r *http.Request, entryPoint string) *Trace {
+	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	tr := &Trace{t: t}
+	_, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer))
+	if tr.entry.IsRecording() {
+		t.serverAttributes(tr.entry, r, entryPoint)
+	}
+	return tr
+}
+
+// Attempt begins the ReverseProxy (client) span of one try of r on the
+// server upstream (a URL), a child of the Router span, and sets r's
+// traceparent (and tracestate, baggage) to it, so the server continues the
+// trace from this attempt. A retry makes a new span: each try is one, as
+// each of Traefik's round trips is. AttemptDone ends it.
+func (tr *Trace) Attempt(r *http.Request, upstream string) {
+	if tr == nil || tr.routerCtx == nil {
+		return
+	}
+	if tr.client != nil {
+		tr.client.End()
+	}
+	ctx, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient))
+	if span.IsRecording() {
+		tr.t.clientAttributes(span, r.Method, r.Proto, r.Header, upstream, r.URL.RequestURI())
+	}
+	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(r.Header))
+	tr.client = span
+}
+
+// AttemptDone ends the attempt's span: status is the server's answer, or
+// what its failure maps to (502, 504; 0: none), err the failure (nil when
+// the exchange completed), h the response headers (captured ones become
+// attributes).
+func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
+	if tr == nil || tr.client == nil {
+		return
+	}
+	if tr.client.IsRecording() {
+		setStatus(tr.client, status, trace.SpanKindClient, h, tr.t.respHeaders)
+		if err != nil {
+			tr.client.SetStatus(codes.Error, err.Error())
+		}
+	}
+	tr.client.End()
+	tr.client = nil
+}
+
+// End finishes the spans with what the request came to (the status sent,
+// the response headers); it sets ev.TraceID and ev.SpanID to the
+// EntryPoint span's.
 func (tr *Trace) End(ev *RequestEvent) {
 	if tr == nil {
 		return
 	}
 	end := time.Now()
 	t := tr.t
-	if tr.client.IsRecording() {
-		t.clientAttributes(tr.client, ev)
-		status := ev.Status
-		if ev.Upstream == "" {
-			status = 0 // no server reached: nothing was received
-		}
-		setStatus(tr.client, status, trace.SpanKindClient, ev.ResponseHeader, t.respHeaders)
-		if ev.Upstream == "" {
-			tr.client.SetStatus(codes.Error, "no server reached")
-		}
+	if tr.client != nil { // an attempt aborted by a panic
+		tr.client.End(trace.WithTimestamp(end))
+		tr.client = nil
 	}
-	tr.client.End(trace.WithTimestamp(end))
-	tr.router.End(trace.WithTimestamp(end))
+	if tr.router != nil {
+		tr.router.End(trace.WithTimestamp(end))
+	}
 	if tr.entry.IsRecording() {
 		setStatus(tr.entry, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
 	}
@@ -339,20 +384,21 @@ func (t *Tracing) serverAttributes(span trace.Span, r *http.Request, entryPoint 
 	span.SetAttributes(attrs...)
 }
 
-// clientAttributes are Traefik's CaptureClientRequest attributes, for the
-// call to the server that answered, set in one call.
-func (t *Tracing) clientAttributes(span trace.Span, ev *RequestEvent) {
+// clientAttributes are Traefik's CaptureClientRequest attributes for one
+// call to the server upstream (target: the request-target sent), set in
+// one call.
+func (t *Tracing) clientAttributes(span trace.Span, method, proto string, h http.Header, upstream, target string) {
 	attrs := make([]attribute.KeyValue, 0, 12+len(t.reqHeaders))
 	attrs = append(attrs,
-		semconv.HTTPRequestMethodKey.String(ev.Method),
-		semconv.NetworkProtocolVersion(protoVersion(ev.Proto)),
-		semconv.UserAgentOriginal(headerValue(ev.Header, "User-Agent")),
+		semconv.HTTPRequestMethodKey.String(method),
+		semconv.NetworkProtocolVersion(protoVersion(proto)),
+		semconv.UserAgentOriginal(headerValue(h, "User-Agent")),
 	)
-	if su, err := url.Parse(ev.Upstream); ev.Upstream != "" && err == nil {
-		target := *su
-		path, query, _ := strings.Cut(ev.Path, "?")
-		target.Path, target.RawQuery = path, query
-		safe := t.safeURL(&target)
+	if su, err := url.Parse(upstream); upstream != "" && err == nil {
+		u := *su
+		path, query, _ := strings.Cut(target, "?")
+		u.Path, u.RawQuery = path, query
+		safe := t.safeURL(&u)
 		attrs = append(attrs, semconv.URLFull(safe.String()), semconv.URLScheme(safe.Scheme))
 		host, port, err := net.SplitHostPort(su.Host)
 		if err != nil {
@@ -363,7 +409,7 @@ func (t *Tracing) clientAttributes(span trace.Span, ev *RequestEvent) {
 		}
 		p, _ := strconv.Atoi(port)
 		attrs = append(attrs, semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p), semconv.ServerAddress(host), semconv.ServerPort(p))
-		attrs = appendHeaders(attrs, "http.request.header.", ev.Header, t.reqHeaders)
+		attrs = appendHeaders(attrs, "http.request.header.", h, t.reqHeaders)
 	}
 	span.SetAttributes(attrs...)
 }

@@ -46,7 +46,9 @@ func TestTraceIDsReachTheAccessLog(t *testing.T) {
 	defer func() { _ = tr.Shutdown(context.Background()) }()
 	r := httptest.NewRequest("GET", "http://app.example/x", nil)
 	r, trace := tr.Start(r, "web", "app@file", "Host(`app.example`)", "app@file")
+	trace.Attempt(r, "http://10.0.0.1:8080")
 	tp := r.Header.Get("Traceparent")
+	trace.AttemptDone(200, nil, nil)
 	ev := event("app@file", 200, time.Millisecond)
 	trace.End(ev)
 	a, err := NewAccessLog(io.Discard, &static.AccessLog{Format: "json"})
@@ -85,6 +87,8 @@ func BenchmarkObserveOverhead(b *testing.B) {
 			var t *Trace
 			if tr != nil {
 				r, t = tr.Start(req, "web", "app@file", "Host(`app.example`)", "app@file")
+				t.Attempt(r, "http://10.0.0.1:8080")
+				t.AttemptDone(200, nil, nil)
 				delete(r.Header, "Traceparent")
 			}
 			t.End(ev)
