@@ -72,7 +72,9 @@ func reloadStatic(t *testing.T, g *harness.Gantry, content, want string, n int) 
 // provider's directory changes (rename-over of the static file): the new
 // directory's routes serve, the old one's go; api.debug is turned on: the
 // API serves /debug/vars; log.level is applied and log.format refused (named in
-// the log, /api/static and /api/problems); an invalid edit changes nothing
+// the log, /api/static and /api/problems); a certificate resolver is added
+// (without a challenge: skipped, its problem listed) then removed; an
+// invalid edit changes nothing
 // and is reported with its file and line; SIGHUP reloads too. Zero failed
 // requests, the WebSocket stays open.
 func TestStaticReloadProvidersAndAPI(t *testing.T) {
@@ -87,8 +89,12 @@ func TestStaticReloadProvidersAndAPI(t *testing.T) {
 	harness.WriteFile(t, dyn1, "app.yml", whoamiConf(w.URL(), "app", "ws", "old"))
 	harness.WriteFile(t, dyn2, "app.yml", whoamiConf(w.URL(), "app", "ws", "new"))
 	web, api := harness.FreeAddr(t), harness.FreeAddr(t)
-	static := func(dyn string, debug bool, level, format string) string {
-		return fmt.Sprintf(`entryPoints:
+	static := func(dyn string, debug bool, level, format string, resolver bool) string {
+		res := ""
+		if resolver { // no challenge: skipped, and a problem says why
+			res = "certificatesResolvers:\n  le:\n    acme:\n      email: ops@example.com\n"
+		}
+		return res + fmt.Sprintf(`entryPoints:
   web:
     address: %q
   traefik:
@@ -108,7 +114,7 @@ log:
   format: %s
 `, web, api, debug, dyn, level == "DEBUG", filepath.Join(work, "gantry.db"), level, format)
 	}
-	g := harness.StartWith(t, harness.Options{Static: static(dyn1, false, "INFO", "common"), Dir: work})
+	g := harness.StartWith(t, harness.Options{Static: static(dyn1, false, "INFO", "common", false), Dir: work})
 	url := g.URL(t, "web", "/")
 	harness.TryGet(t, pollTimeout, url, harness.Host("app.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
 	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(200))
@@ -128,7 +134,7 @@ log:
 
 	// 1. Provider settings, API settings, log level (applied) and log
 	// format (refused), in one edit.
-	reloadStatic(t, g, static(dyn2, true, "DEBUG", "json"), "static configuration reloaded", 1)
+	reloadStatic(t, g, static(dyn2, true, "DEBUG", "json", true), "static configuration reloaded", 1)
 	harness.TryGet(t, pollTimeout, url, harness.Host("new.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
 	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(404))
 	harness.TryGet(t, pollTimeout, "http://"+api+"/debug/vars", harness.StatusIs(200))
@@ -141,8 +147,8 @@ log:
 	for _, a := range r.Applied {
 		applied[a.Path] = true
 	}
-	if r.Outcome != "partial" || r.Trigger != "file" || !applied["providers.file"] || !applied["api"] || !applied["log.level"] {
-		t.Errorf("reload: %+v, want partial from file, providers.file, api and log.level applied", r)
+	if r.Outcome != "partial" || r.Trigger != "file" || !applied["providers.file"] || !applied["api"] || !applied["log.level"] || !applied["certificatesResolvers.le"] {
+		t.Errorf("reload: %+v, want partial from file, providers.file, api, log.level and certificatesResolvers.le applied", r)
 	}
 	if len(r.Refused) != 1 || r.Refused[0].Path != "log" || !strings.Contains(r.Refused[0].Reason, "restart") {
 		t.Errorf("refused: %+v, want log (format) with a reason naming the restart", r.Refused)
@@ -172,7 +178,7 @@ log:
 			return nil
 		})
 	}
-	waitProblems("the refused log format", []string{"log changed not applied live"}, nil)
+	waitProblems("the refused log format and the added resolver", []string{"log changed not applied live", "resolver skipped", "le.acme: no challenge"}, nil)
 	// log.level DEBUG is live: the new file provider's debug lines appear
 	// (in the text format kept).
 	harness.Try(t, pollTimeout, func() error {
@@ -193,7 +199,7 @@ log:
 
 	// 3. Back to a valid file, applied on SIGHUP (watching would too; the
 	// signal is sent at once).
-	harness.WriteFile(t, work, "gantry.yml", static(dyn1, true, "DEBUG", "common"))
+	harness.WriteFile(t, work, "gantry.yml", static(dyn1, true, "DEBUG", "common", false))
 	if err := g.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +213,7 @@ log:
 		}
 		return fmt.Errorf("no applied SIGHUP reload in %+v", s.Reloads)
 	})
-	waitProblems("a good reload", nil, []string{"reload refused", "not applied live"})
+	waitProblems("a good reload without the resolver", nil, []string{"reload refused", "not applied live", "resolver skipped"})
 
 	wg.Wait()
 	t.Logf("keep-alive: %v", keep)
