@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Side-by-side load harness: the origins alone, nginx, HAProxy, socat and
-# Gantry in front of the same origins, six routes (1 KiB GET, 4 KiB POST
+# Gantry in front of the same origins, seven routes (1 KiB GET, 4 KiB POST
 # upload, 64 KiB chunked response, WebSocket echo, new TCP connections and
 # one connection's throughput through a TCP router, UDP echo through a UDP
-# router), Gantry's GET with
-# access logs and tracing on, two regimes (A pinned, B unpinned),
-# interleaved rounds, 127.0.0.1 only, every load bounded by its duration and
-# count. See README.md.
-# Usage: integration/bench/run.sh            (full run, about 15 minutes)
-#        QUICK=1 integration/bench/run.sh    (one short round, about 3 minutes)
+# router), Gantry's GET with access logs and tracing on, two regimes (A
+# pinned, B unpinned), interleaved rounds, 127.0.0.1 only, every load
+# bounded by its duration and count. See README.md.
+# Usage: integration/bench/run.sh            (full run, about 25 minutes)
+#        QUICK=1 integration/bench/run.sh    (one short round, about 6 minutes)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,8 +20,8 @@ fi
 : "${LOAD_CPU:=0}"                       # regime A: the load generator's CPU (0: with the proxy; 1: with the origins)
 : "${TARGETS:=direct nginx haproxy socat gantry}"
 : "${ROUTES:=get1k post4k chunk64k ws tcpconn tcpbulk udp}"
-: "${OBS=alog trace1 trace001}"                   # Gantry variants measured on get1k, as a ratio to plain Gantry
-: "${L4_MAX:=5000000}"                   # tcpconn/udp: at most this many units per run (besides DURATION)
+: "${OBS=alog trace1 trace001}"          # Gantry variants measured on get1k, as a ratio to plain Gantry
+: "${L4_MAX:=5000000}"                   # tcpconn/tcpbulk (MB)/udp: at most this many units per run (besides DURATION)
 : "${DO_TLS:=1}" "${DO_ROUTERS:=1}" "${DO_IDLE:=1}"
 : "${IDLE_CONNS:=10000}" "${TLS_CONC:=32}" "${WS_SIZE:=1024}"
 : "${HEADROOM_MIN:=1.5}"
@@ -265,8 +264,8 @@ busy() { # port -> true when something already listens there (another engineer's
 }
 start() { # regime target [variant] -> START_PID
   local r=$1 t=$2 v=${3:-} c
-  if [ "$t" != direct ] && busy ${PORT[$t]:-} ${CPORT[$t]:-}; then
-    log "WARNING: a port of $t (${PORT[$t]:-} ${CPORT[$t]:-}) already answers before $t is started: another process uses BASE_PORT=$BASE_PORT; skipped"
+  if [ "$t" != direct ] && busy ${PORT[$t]:-} ${TPORT[$t]:-} ${CPORT[$t]:-} ${BPORT[$t]:-}; then
+    log "WARNING: a port of $t (${PORT[$t]:-} ${TPORT[$t]:-} ${CPORT[$t]:-} ${BPORT[$t]:-}) already answers before $t is started: another process uses BASE_PORT=$BASE_PORT; skipped"
     return 1
   fi
   case $t in
