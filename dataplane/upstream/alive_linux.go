@@ -15,25 +15,27 @@ import (
 // end of file (the server closed it while idle), a reset, or bytes the
 // server sent unasked mean no. It costs one syscall, never waits and does
 // not allocate (raw recvfrom, the RawConn and callback made once per
-// connection).
+// connection). It runs through RawConn.Control, which ignores the read
+// deadline the last exchange left on the socket (RawConn.Read would fail
+// at once once that passed, and drop every connection idle for longer
+// than the 100 ms probe).
 func alive(pc *pconn) bool {
 	if pc.raw == nil {
 		return true
 	}
 	pc.peekOK = false
-	if err := pc.raw.Read(pc.peekFn); err != nil {
+	if err := pc.raw.Control(pc.peekFn); err != nil {
 		return false
 	}
 	return pc.peekOK
 }
 
-// peek is the RawConn.Read callback of alive.
-func (pc *pconn) peek(fd uintptr) bool {
+// peek is the RawConn.Control callback of alive.
+func (pc *pconn) peek(fd uintptr) {
 	var b [1]byte
 	_, _, errno := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
 		unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
 	pc.peekOK = errno == unix.EAGAIN
-	return true
 }
 
 // rawReads: body reads may run through the RawConn (rawRead).

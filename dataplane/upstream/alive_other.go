@@ -6,7 +6,7 @@ package upstream
 // connection is caught by the retry of replayable requests instead.
 func alive(*pconn) bool { return true }
 
-func (pc *pconn) peek(uintptr) bool { return true }
+func (pc *pconn) peek(uintptr) {}
 
 // rawReads: body reads use net.Conn.Read (flushing before each).
 const rawReads = false

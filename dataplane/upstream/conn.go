@@ -45,7 +45,7 @@ type pconn struct {
 	// Liveness peek before reuse (alive): the socket's RawConn and the
 	// callback, made once.
 	raw    syscall.RawConn
-	peekFn func(uintptr) bool
+	peekFn func(uintptr)
 	peekOK bool
 
 	// Body reads on a plain TCP connection (readFn non-nil) go through

@@ -148,3 +148,21 @@ func TestBodylessResponseIsPeekedBeforeReuse(t *testing.T) {
 		t.Fatalf("%d connections, want 2 (the one with unasked bytes dropped)", conns)
 	}
 }
+
+// A connection idle for longer than the read deadline its last exchange
+// left on the socket (the 100 ms probe) is still reused by a request that
+// peeks first (POST): the peek ignores that deadline.
+func TestIdleConnectionReusedAfterItsReadDeadline(t *testing.T) {
+	s, cl := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	c := testClient(Options{})
+	defer c.Close()
+	for i := range 3 {
+		if w, res := forward(t, c, hostOf(s), httptest.NewRequest("POST", "http://x.test/", nil)); res.Err != nil || w.body.String() != "ok" {
+			t.Fatalf("request %d: %q %v", i, w.body.String(), res.Err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n := cl.n.Load(); n != 1 {
+		t.Fatalf("%d connections for 3 requests 300 ms apart, want 1", n)
+	}
+}
