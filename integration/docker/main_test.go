@@ -164,6 +164,10 @@ func (e *env) startGantry(ctx context.Context) error {
 			"--entryPoints.redis.address=:6379",
 			"--api.insecure=true",
 			"--providers.docker.endpoint=unix://" + sockMountDir + "/docker.sock",
+			// Dynamic entrypoints (dynep_test.go): containers may open
+			// 8000-8009 inside Gantry's network namespace.
+			"--dynamicEntryPoints.allowed=" + dynAllowed,
+			"--dynamicEntryPoints.template.transport.lifeCycle.graceTimeOut=" + dynGrace.String(),
 			"--log.level=DEBUG",
 		},
 		ExposedPorts: nat.PortSet{"80/tcp": {}, "8080/tcp": {}, "6379/tcp": {}},
