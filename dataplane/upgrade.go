@@ -97,7 +97,7 @@ func (e *entryPoint) adopt(ctx context.Context) (bool, error) {
 		e.listeners = append(e.listeners, l)
 		e.mu.Unlock()
 	}
-	e.log.Info("upgrade: serving on inherited sockets", "address", addr, "inherited", len(ls))
+	e.log.Info(e.inherit.Origin()+": serving on inherited sockets", "address", addr, "inherited", len(ls))
 	return true, nil
 }
 

@@ -56,6 +56,17 @@ type Inherited struct {
 	mu    sync.Mutex
 	files map[string][]*os.File
 	ready *os.File
+	// local: from FromSockets (this process), not from an upgrade.
+	local bool
+}
+
+// Origin says where the sockets come from, for logs: "upgrade" (FromEnv)
+// or "entrypoint replaced" (FromSockets).
+func (in *Inherited) Origin() string {
+	if in != nil && in.local {
+		return "entrypoint replaced"
+	}
+	return "upgrade"
 }
 
 // FromEnv reads EnvFDs and EnvReady from getenv. It returns nil, nil when
@@ -190,7 +201,7 @@ func closeAll(files []*os.File) {
 // (a live static reload changing the entrypoint's settings, not its
 // address). It takes ownership of the files.
 func FromSockets(socks []Socket) *Inherited {
-	in := &Inherited{files: map[string][]*os.File{}}
+	in := &Inherited{files: map[string][]*os.File{}, local: true}
 	for _, s := range socks {
 		in.files[s.Key] = append(in.files[s.Key], s.File)
 	}
