@@ -71,23 +71,39 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 		_ = c.Close()
 		return true
 	}
-	if p := e.proxyIn; p != nil && p.trusts(raw.RemoteAddr()) {
-		// A trusted peer's v1 or v2 header gives the client address; from
-		// an untrusted peer nothing is parsed: its bytes, a PROXY line
-		// included, are the connection's data (HTTP answers 400 to them,
-		// a TCP server receives them after Gantry's own header when the
-		// serversTransport sends one). Traefik accepts the same headers
-		// (go-proxyproto with USE for trusted, IGNORE for other peers;
-		// pkg/server/server_entrypoint_tcp.go buildProxyProtocolListener).
-		src, ok, err := tcpproxy.ReadProxyHeader(br)
+	dropLater := false
+	if p := e.proxyIn; p != nil {
+		// A trusted peer's v1 or v2 header gives the client address. An
+		// untrusted peer's header is read and dropped, its address unused:
+		// Traefik v3 runs go-proxyproto (v0.12) with USE for trusted
+		// peers and IGNORE for others (pkg/server/server_entrypoint_tcp.go
+		// buildProxyProtocolListener), and IGNORE parses the header and
+		// discards it. So a client cannot slip a header of its own to a
+		// server that trusts Gantry's. A malformed header is refused in
+		// both cases, as go-proxyproto's read error closes the connection.
+		//
+		// Where connections are routed before the client sends anything
+		// (server-first protocols, see below), an untrusted peer's header
+		// is not awaited here: the byte copy drops it when the client's
+		// first bytes come (tcpmux.Conn.DropProxyHeader), as go-proxyproto
+		// reads it at the connection's first Read.
+		trusted := p.trusts(raw.RemoteAddr())
+		src, ok, err := netip.AddrPort{}, false, tcpproxy.ErrNoProxyHeader
+		if !trusted && !tep.Empty() && tep.ServeFirst(&tcpmux.ConnData{ClientIP: client.Addr()}) != nil {
+			dropLater = true
+		} else {
+			src, ok, err = tcpproxy.ReadProxyHeader(br)
+		}
 		switch {
 		case errors.Is(err, tcpproxy.ErrNoProxyHeader):
 		case err != nil:
-			e.log.Debug("proxy protocol header refused", "peer", raw.RemoteAddr().String(), "error", err)
+			e.log.Debug("proxy protocol header refused", "peer", raw.RemoteAddr().String(), "trusted", trusted, "error", err)
 			return refuse()
-		case ok:
+		case ok && trusted:
 			client = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 			c.Conn = &proxiedConn{TCPConn: raw, remote: net.TCPAddrFromAddrPort(client)}
+		case !trusted:
+			e.log.Debug("proxy protocol header of an untrusted peer dropped", "peer", raw.RemoteAddr().String())
 		}
 	}
 	if tep.Empty() {
@@ -97,7 +113,7 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	if br.Buffered() == 0 {
 		if r := tep.ServeFirst(&cd); r != nil {
 			_ = raw.SetReadDeadline(time.Time{})
-			e.serveTCP(t, c, raw, r, nil, client, false)
+			e.serveTCP(t, c, raw, r, nil, client, false, dropLater)
 			return true
 		}
 	}
@@ -116,7 +132,7 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	case tcpmux.ToTCP:
 		_ = raw.SetReadDeadline(time.Time{})
 		peeked, _ := br.Peek(br.Buffered())
-		e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, false)
+		e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, false, false)
 		return true
 	default:
 		return giveBack()
@@ -145,7 +161,7 @@ func (e *entryPoint) servePostgres(t *router.Table, tep *tcpmux.EntryPoint, c *t
 	_ = raw.SetReadDeadline(time.Time{})
 	peeked, _ := br.Peek(br.Buffered())
 	e.sniffers.Add(1) // serveTCP ends the sniffing count
-	e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, !r.Terminate)
+	e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, !r.Terminate, false)
 	return true
 }
 
@@ -153,10 +169,12 @@ func (e *entryPoint) servePostgres(t *router.Table, tep *tcpmux.EntryPoint, c *t
 // it, then r's handler, counted in flight (so shutdown waits for it within
 // the grace period). While it runs, a watcher closes the connection once
 // the router has been gone from the live table for the grace period.
-func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn, r *tcpmux.Route, peeked []byte, client netip.AddrPort, postgres bool) {
+// dropProxy asks the byte copy to drop an untrusted peer's PROXY header
+// (tcpmux.Conn.DropProxyHeader).
+func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn, r *tcpmux.Route, peeked []byte, client netip.AddrPort, postgres, dropProxy bool) {
 	e.sniffers.Add(-1)
 	c.sniffed.Store(true)
-	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, Done: func() { _ = c.Close() }}
+	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, DropProxyHeader: dropProxy, Done: func() { _ = c.Close() }}
 	if r.Terminate {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: t.Certificate}
 		if th, ok := r.Handler.(*terminating); ok {

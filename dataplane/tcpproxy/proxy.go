@@ -1,9 +1,11 @@
 package tcpproxy
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -115,7 +117,17 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 	client := c.Conn
 	errc := make(chan error, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { errc <- copyHalf(s, client, in) })
+	wg.Go(func() {
+		if c.DropProxyHeader {
+			if err := dropProxyHeader(s, client, in); err != nil {
+				_ = client.Close()
+				_ = s.Close()
+				errc <- err
+				return
+			}
+		}
+		errc <- copyHalf(s, client, in)
+	})
 	wg.Go(func() { errc <- copyHalf(client, s, out) })
 	err := <-errc
 	if err != nil && !errors.Is(err, net.ErrClosed) && log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
@@ -127,6 +139,28 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 		_ = s.SetReadDeadline(dl)
 	}
 	wg.Wait()
+}
+
+// dropProxyHeader reads a PROXY protocol header the client's first bytes
+// start with and drops it, then writes the other bytes it read to s
+// (adding them to in). Without a header nothing is dropped; a malformed
+// one is an error (go-proxyproto's read error, which ends the connection).
+func dropProxyHeader(s, client net.Conn, in *atomic.Uint64) error {
+	br := bufio.NewReaderSize(client, 1024)
+	_, _, err := ReadProxyHeader(br)
+	if err != nil && !errors.Is(err, ErrNoProxyHeader) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("untrusted peer's PROXY protocol header: %w", err)
+	}
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		if _, err := s.Write(b); err != nil {
+			return err
+		}
+		if in != nil {
+			in.Add(uint64(n))
+		}
+	}
+	return nil
 }
 
 // copyChunk is how many bytes a direction copies between two additions

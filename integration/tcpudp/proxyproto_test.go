@@ -57,9 +57,10 @@ func v2Header(src, dst netip.AddrPort) []byte {
 
 // PROXY protocol v1 and v2 from a trusted peer set the client address
 // (seen by the server in the v1 header Gantry sends it, and by HTTP in
-// X-Forwarded-For); from an untrusted peer the header is not parsed: its
-// bytes reach the server as data after Gantry's own header, which names
-// the real peer.
+// X-Forwarded-For); from an untrusted peer the header is read and dropped
+// (Traefik's go-proxyproto IGNORE policy): the server gets Gantry's own
+// header naming the real peer, then the data, and nothing of the forged
+// address.
 func TestProxyProtocolTrustedAndUntrusted(t *testing.T) {
 	backend := proxyBackend(t)
 	w := harness.StartWhoamiProc(t, "w1")
@@ -131,7 +132,8 @@ http:
 	}{
 		{"trusted v1", trusted, v1, []string{"PROXY TCP4 203.0.113.7 127.0.0.1 4242 ", "|hello"}},
 		{"trusted v2", trusted, v2, []string{"PROXY TCP4 203.0.113.7 127.0.0.1 4242 ", "|hello"}},
-		{"untrusted v1", untrusted, v1, []string{"PROXY TCP4 127.0.0.1 127.0.0.1 ", "|PROXY TCP4 203.0.113.7"}},
+		{"untrusted v1", untrusted, v1, []string{"PROXY TCP4 127.0.0.1 127.0.0.1 ", "|hello"}},
+		{"untrusted v2", untrusted, v2, []string{"PROXY TCP4 127.0.0.1 127.0.0.1 ", "|hello"}},
 		{"no header", trusted, []byte("hello"), []string{"PROXY TCP4 127.0.0.1 127.0.0.1 ", "|hello"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,6 +146,9 @@ http:
 					if !strings.Contains(got, w) {
 						return fmt.Errorf("backend saw %q, want it to contain %q", got, w)
 					}
+				}
+				if _, data, _ := strings.Cut(got, "|"); tc.addr == untrusted && data != "hello" {
+					return harness.Permanent(fmt.Errorf("backend saw %q after Gantry's header, want only the data (the untrusted peer's header dropped)", data))
 				}
 				return nil
 			})

@@ -23,6 +23,11 @@ type Conn struct {
 	// SSLRequest that Gantry answered: a passthrough handler must replay
 	// the SSLRequest to the server and swallow its one-byte answer.
 	Postgres bool
+	// DropProxyHeader is set for an untrusted peer on an entrypoint with
+	// proxyProtocol whose connection was routed before it sent anything:
+	// the byte copy reads a PROXY protocol header the client's bytes start
+	// with and drops it (Traefik's go-proxyproto IGNORE policy).
+	DropProxyHeader bool
 	// Done is called once when the connection is closed.
 	Done func()
 	// Stats, when set, are the router's live counters: the byte copy adds
