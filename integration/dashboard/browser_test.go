@@ -156,7 +156,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	step(t, ctx, "show the certificates", 10*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#certificates'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#cert-list .empty`)))
-	if s := textOf(t, ctx, "read the certificates page", `#cert-list`, "innerText"); s != "No certificates from ACME resolvers." {
+	if s := textOf(t, ctx, "read the certificates page", `#cert-list`, "innerText"); s != "No certificates: none in tls.certificates and no ACME resolver." {
 		t.Errorf("certificates page without resolvers says %q", s)
 	}
 	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
