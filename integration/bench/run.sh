@@ -29,6 +29,12 @@ fi
 : "${GANTRY_BIN:=}"                      # prebuilt Gantry to measure; default: build cmd/gantry from this tree
 : "${OUT:=$ROOT/integration/bench/out/$(date +%Y%m%d-%H%M%S)}"
 [ "$DURATION" -ge 4 ] || { echo "DURATION must be at least 4 (seconds)" >&2; exit 2; }
+# The ports must lie outside the ephemeral range: tcpconn cycles through every ephemeral port, and a
+# listener whose port an outgoing connection holds fails to bind (seen: HAProxy, EADDRINUSE).
+read -r EPH_LO EPH_HI < /proc/sys/net/ipv4/ip_local_port_range
+if [ "$((BASE_PORT + 43))" -ge "$EPH_LO" ] && [ "$BASE_PORT" -le "$EPH_HI" ]; then
+  echo "BASE_PORT=$BASE_PORT..$((BASE_PORT + 43)) overlaps the ephemeral port range $EPH_LO-$EPH_HI: choose a BASE_PORT below $((EPH_LO - 44))" >&2; exit 2
+fi
 
 ORIGIN=$BASE_PORT            # nginx origin: /1k (and /), /upload
 GORIGIN=$((BASE_PORT+5))     # Go origin (origin/): /chunk64k, /ws
@@ -148,7 +154,7 @@ haproxy_conf() { # threads
 global
     nbthread $1
     maxconn 9000
-    maxpipes 256            # splice-auto pipes (2 fds each) must fit with 2 x maxconn under a 20 000 fd limit
+    maxpipes 256            # splice pipes (2 fds each) must fit with 2 x maxconn under a 20 000 fd limit
     tune.ssl.cachesize 0
     ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets
     ssl-default-bind-ciphers ECDHE-RSA-AES256-GCM-SHA384
@@ -181,10 +187,12 @@ backend l4be
     server torigin 127.0.0.1:$TORIGIN
 frontend bulk
     bind 127.0.0.1:${BPORT[haproxy]}
-    option splice-auto
+    option splice-request   # forced: splice-auto's heuristic never spliced here (sendto/recvfrom only, half the MB per CPU-second)
+    option splice-response
     default_backend bulkbe
 backend bulkbe
-    option splice-auto
+    option splice-request
+    option splice-response
     server eorigin 127.0.0.1:$EORIGIN
 HAP
   echo "$RUN/haproxy.cfg"
