@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -138,6 +139,16 @@ func TestRunEvents(t *testing.T) {
 	// Irrelevant, then relevant but unchanged: no publish, one more list.
 	send(events.ContainerEventType, "exec_start: /probe")
 	send(events.ContainerEventType, "health_status: healthy")
+	// Let that re-list finish before the next event, so the two do not
+	// coalesce into one (bursts do, by design) and the count below is exact.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if lists, _ := f.counts(); lists >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("health_status did not re-list")
+		}
+	}
 	// A second replica starts: published with two servers; only it is inspected.
 	f.mu.Lock()
 	f.running = append(f.running, inspected("c2", "web-2", "192.0.2.2"))
