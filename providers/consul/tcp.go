@@ -35,6 +35,7 @@ const (
 // kinds whose tags failed to decode (a failed service counts as declared).
 func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, svcName string, declared map[string]bool) []providers.Problem {
 	var ps []providers.Problem
+	var droppedTCP, droppedUDP []string // services left out by their errors
 	if cfg.TCP != nil || declared["tcp"] {
 		t := cfg.EnsureTCP()
 		if len(t.Services) == 0 && !declared["tcp service"] {
@@ -51,6 +52,7 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 			addr, err := instanceAddress(e, lb.Servers[0].Address, lb.Servers[0].Port)
 			if err != nil {
 				delete(t.Services, sn)
+				droppedTCP = append(droppedTCP, sn)
 				ps = append(ps, in.problem(kindTCPService+" "+sn, providers.SeverityError, []string{kindTCPService + " " + sn}, err.Error()))
 				continue
 			}
@@ -68,7 +70,7 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 			if r.Service == "" {
 				if len(t.Services) != 1 {
 					delete(t.Routers, rn)
-					ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no service, and it cannot be linked automatically with several services; left out"))
+					ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, unlinkedMessage("tcp", len(t.Services), droppedTCP)))
 					continue
 				}
 				for sn := range t.Services {
@@ -93,6 +95,7 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 			addr, err := instanceAddress(e, lb.Servers[0].Address, lb.Servers[0].Port)
 			if err != nil {
 				delete(u.Services, sn)
+				droppedUDP = append(droppedUDP, sn)
 				ps = append(ps, in.problem(kindUDPService+" "+sn, providers.SeverityError, []string{kindUDPService + " " + sn}, err.Error()))
 				continue
 			}
@@ -107,7 +110,7 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 			if len(u.Services) != 1 {
 				obj := kindUDPRouter + " " + rn
 				delete(u.Routers, rn)
-				ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no service, and it cannot be linked automatically with several services; left out"))
+				ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, unlinkedMessage("udp", len(u.Services), droppedUDP)))
 				continue
 			}
 			for sn := range u.Services {
@@ -260,4 +263,15 @@ func mergeTCPItems(items []item, out *config.Configuration) []providers.Problem 
 		}
 	}
 	return ps
+}
+
+// unlinkedMessage says why a router of proto ("tcp", "udp") that names no
+// service could not be linked to the instance's only service: there are
+// several, or the only one was left out by its own error (named, so the
+// fix is looked for there, not in the router's tags).
+func unlinkedMessage(proto string, services int, dropped []string) string {
+	if services == 0 && len(dropped) == 1 {
+		return "no service of its own, and the only " + proto + " service " + dropped[0] + " was left out by its error (see it); left out"
+	}
+	return "no service, and it cannot be linked automatically with several services; left out"
 }

@@ -99,7 +99,7 @@ func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string
 				continue
 			}
 			if len(u.Services) != 1 || brokenKind(broken, "udp service ") {
-				b.add(providers.SeverityError, src, fmt.Sprintf("udp router %s has no service and cannot be linked automatically with several services; left out", rn), "udp router "+rn)
+				b.add(providers.SeverityError, src, unlinkedMessage("udp", rn, len(u.Services), broken), "udp router "+rn)
 				delete(u.Routers, rn)
 				continue
 			}
@@ -124,7 +124,7 @@ func (b *builder) linkTCP(src string, t *config.TCPConfiguration, broken map[str
 			continue
 		}
 		if len(t.Services) != 1 || brokenKind(broken, "tcp service ") {
-			b.add(providers.SeverityError, src, fmt.Sprintf("tcp router %s has no service and cannot be linked automatically with several services; left out", rn), "tcp router "+rn)
+			b.add(providers.SeverityError, src, unlinkedMessage("tcp", rn, len(t.Services), broken), "tcp router "+rn)
 			delete(t.Routers, rn)
 			continue
 		}
@@ -132,6 +132,25 @@ func (b *builder) linkTCP(src string, t *config.TCPConfiguration, broken map[str
 			r.Service = sn
 		}
 	}
+}
+
+// unlinkedMessage says why router rn of proto ("tcp", "udp"), which names
+// no service, could not be linked to the container's only service: there
+// are several (services kept plus those left out by errors), or the only
+// one was left out by its own error (named, so the fix is looked for
+// there, not in the router's labels).
+func unlinkedMessage(proto, rn string, services int, broken map[string]bool) string {
+	var gone []string
+	for o := range broken {
+		if sn, ok := strings.CutPrefix(o, proto+" service "); ok {
+			gone = append(gone, sn)
+		}
+	}
+	slices.Sort(gone)
+	if services == 0 && len(gone) == 1 {
+		return fmt.Sprintf("%s router %s has no service of its own and the container's only %s service %s was left out by its error (see it); left out", proto, rn, proto, gone[0])
+	}
+	return fmt.Sprintf("%s router %s has no service and cannot be linked automatically with several services; left out", proto, rn)
 }
 
 func brokenKind(broken map[string]bool, prefix string) bool {
