@@ -266,7 +266,6 @@ type conn struct {
 	finalStarted atomic.Bool        // the handler chose a final status: no 100 Continue any more
 	pprev, pnext *conn              // the parker's timeout list, under its mu
 	idleFn       func(uintptr) bool // readIdle's callback (idle_unix.go)
-	idleN        int
 	idleErr      error
 
 	reuse *reuse // while busy; nil once idle for idleHandoff
@@ -276,21 +275,33 @@ type conn struct {
 	wmu sync.Mutex
 
 	// Client-gone detection for slow bodyless requests: watchTimer starts
-	// watch when a handler runs longer than watchAfter.
+	// watch when a handler has run for watchAfter. The timer is not re-armed
+	// per request: once armed it fires watchAfter later, and re-arms
+	// itself if the request in its handler then is not the one it was
+	// armed for, so a request is watched after 100–200 ms and a busy
+	// connection pays for a timer change every watchAfter, not every
+	// request. Under rdMu but for reqCtx (the serving goroutine's, set
+	// before watchOn) and watchDone.
 	reqCtx     *reqContext // the current request's context
-	watchTimer *time.Timer
+	watchTimer *time.Timer // nil until needed, and while parked
 	watchDone  chan struct{}
 
-	// Flags, together so that they pack.
-	served           bool // a request was read (the first head's deadline is used up)
-	skipCRLF         bool // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
-	userReadDeadline bool // under rdMu: the deadline is not armRead's to set
-	watchCut         bool // under rdMu: endWatch cut the watch; it must not clear the deadline
+	// Small fields, together so that they pack.
+	watchSeq         uint16 // under rdMu: counts the bodyless requests (wraps; compared for equality)
+	watchArmSeq      uint16 // under rdMu: watchSeq when the timer was armed
+	watchGen         uint16 // under rdMu: counts the timers dropped (parking; wraps)
+	served           bool   // a request was read (the first head's deadline is used up)
+	skipCRLF         bool   // a body just ended: one stray CRLF may follow (RFC 9112 §2.2)
+	userReadDeadline bool   // under rdMu: the deadline is not armRead's to set
+	watchCut         bool   // under rdMu: endWatch cut the watch; it must not clear the deadline
+	watchOn          bool   // under rdMu: a bodyless request's handler runs (it may be watched)
+	watchArmed       bool   // under rdMu: watchTimer is armed
+	watchRunning     bool   // under rdMu: watch started for this request; endWatch takes its watchDone
 	hijacked         bool
 	handoff          bool // the idle wait is to move to a new goroutine
 	parked           bool // under the parker's mu (park_linux.go)
 	continueSent     bool // under wmu
-	watching         bool // watchTimer armed for this request
+	watching         bool // the serving goroutine's: this request may be watched (endWatch to do)
 	peerGone         bool // the connection failed: no response can be sent
 	halfClosed       bool // the client sent EOF: answer, then close
 }
@@ -332,6 +343,56 @@ var (
 	noIdleTimeout = time.Unix(2, 0)
 )
 
+// startWatch arms the watch for the bodyless request whose handler is
+// about to run (see watchTimer). Under rdMu.
+func (cs *conn) startWatch() {
+	cs.watching = true
+	cs.watchSeq++
+	cs.watchOn = true
+	if cs.watchArmed {
+		return // armed for an earlier request: it re-arms for this one
+	}
+	cs.watchArmed, cs.watchArmSeq = true, cs.watchSeq
+	if cs.watchTimer != nil {
+		cs.watchTimer.Reset(watchAfter)
+		return
+	}
+	cs.watchDone = make(chan struct{}, 1)
+	gen := cs.watchGen
+	cs.watchTimer = time.AfterFunc(watchAfter, func() { cs.watchFired(gen) })
+}
+
+// watchFired runs on the goroutine of the timer made in generation gen: it
+// starts the watch when the request it was armed for is still in its
+// handler, re-arms for a later request, or lets the timer rest.
+func (cs *conn) watchFired(gen uint16) {
+	cs.rdMu.Lock()
+	switch {
+	case cs.watchGen != gen: // dropped when the connection parked
+		cs.rdMu.Unlock()
+		return
+	case !cs.watchOn || cs.watchCut:
+		cs.watchArmed = false
+		cs.rdMu.Unlock()
+		return
+	case cs.watchSeq != cs.watchArmSeq:
+		cs.watchArmSeq = cs.watchSeq
+		cs.watchTimer.Reset(watchAfter)
+		cs.rdMu.Unlock()
+		return
+	}
+	cs.watchArmed, cs.watchRunning = false, true
+	// A bodyless request leaves the idle wait's read deadline in place
+	// (serveOne does not clear it, to save a deadline change per request):
+	// the watch clears it, unless the handler set its own.
+	if !cs.userReadDeadline {
+		cs.setReadDeadline(time.Time{})
+	}
+	cs.rdMu.Unlock()
+	cs.watch()
+	cs.watchDone <- struct{}{}
+}
+
 // watch runs on the timer's goroutine while the handler of a bodyless
 // request runs. A read that returns bytes keeps them (a pipelined request).
 // End of file (the client half-closed, or left) cancels the request's
@@ -339,23 +400,9 @@ var (
 // connection closes; an error (reset) cancels it and no response is
 // attempted. The deadline set by endWatch ends a watch quietly.
 func (cs *conn) watch() {
-	defer func() { cs.watchDone <- struct{}{} }()
 	if cs.w >= len(cs.buf) {
 		return // the buffer is full of pipelined bytes: nothing to watch
 	}
-	// A bodyless request leaves the idle wait's read deadline in place
-	// (serveOne does not clear it, to save a deadline change per request):
-	// the watch clears it, unless the handler set its own or endWatch
-	// already cut the watch.
-	cs.rdMu.Lock()
-	if cs.watchCut {
-		cs.rdMu.Unlock()
-		return
-	}
-	if !cs.userReadDeadline {
-		cs.setReadDeadline(time.Time{})
-	}
-	cs.rdMu.Unlock()
 	n, err := cs.c.Read(cs.buf[cs.w:])
 	cs.w += n
 	if n == 0 && err != nil {
@@ -378,15 +425,22 @@ func (cs *conn) endWatch() {
 		return
 	}
 	cs.watching = false
-	if cs.watchTimer.Stop() {
-		return
-	}
 	cs.rdMu.Lock()
-	cs.watchCut = true
-	cs.setReadDeadline(aLongTimeAgo)
+	cs.watchOn = false
+	running := cs.watchRunning
+	if running {
+		cs.watchCut = true
+		cs.setReadDeadline(aLongTimeAgo)
+	}
 	cs.rdMu.Unlock()
+	if !running {
+		return // no watch started; one that fires later finds watchOn false
+	}
 	<-cs.watchDone
+	cs.rdMu.Lock()
+	cs.watchRunning = false
 	cs.setReadDeadline(time.Time{})
+	cs.rdMu.Unlock()
 }
 
 // replayConn replays pending bytes before reading from the connection: a
@@ -792,6 +846,9 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 	}
 	cs.rdMu.Lock()
 	cs.userReadDeadline, cs.watchCut = false, false
+	if b == nil {
+		cs.startWatch()
+	}
 	cs.rdMu.Unlock()
 	if b != nil {
 		cs.armRead()
@@ -813,15 +870,6 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 		writerPool.Put(bw)
 		w.release()
 	}()
-	if b == nil {
-		cs.watching = true
-		if cs.watchTimer == nil { // dropped while parked
-			cs.watchDone = make(chan struct{}, 1)
-			cs.watchTimer = time.AfterFunc(watchAfter, cs.watch)
-		} else {
-			cs.watchTimer.Reset(watchAfter)
-		}
-	}
 	ok := cs.callHandler(w, r)
 	cs.endWatch()
 	if cs.hijacked {

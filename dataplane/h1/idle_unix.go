@@ -24,11 +24,11 @@ func (cs *conn) readIdle() (int, error) {
 	if cs.idleFn == nil {
 		cs.idleFn = cs.idleRead // bound once: no allocation per wait
 	}
-	cs.idleN, cs.idleErr = 0, nil
+	cs.r, cs.w, cs.idleErr = 0, 0, nil
 	if err := cs.raw.Read(cs.idleFn); err != nil { // buf stays nil: the connection closes or waits again
 		return 0, err
 	}
-	return cs.idleN, cs.idleErr
+	return cs.w, cs.idleErr
 }
 
 // idleRead is readIdle's readiness callback: it reads into a pooled
@@ -41,6 +41,6 @@ func (cs *conn) idleRead(fd uintptr) bool {
 		return false
 	}
 	cs.bufp, cs.buf = bp, *bp
-	cs.idleN, cs.idleErr = max(m, 0), err
+	cs.w, cs.idleErr = max(m, 0), err // buf[0:w] (r is 0)
 	return true
 }

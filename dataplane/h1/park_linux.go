@@ -54,8 +54,15 @@ func (s *Server) park(cs *conn) bool {
 	if timed && time.Until(cs.idleUntil) < 100*time.Millisecond {
 		return false // about to time out: not worth parking
 	}
-	// Not running (the request ended): rebuilt when a request needs them.
-	cs.watchTimer, cs.watchDone = nil, nil
+	// No request runs: the watch timer (perhaps still armed, or firing:
+	// it then finds it was dropped) is rebuilt when a request needs it.
+	cs.rdMu.Lock()
+	if cs.watchTimer != nil {
+		cs.watchTimer.Stop()
+	}
+	cs.watchTimer, cs.watchDone, cs.watchArmed = nil, nil, false
+	cs.watchGen++
+	cs.rdMu.Unlock()
 	cs.ctx = nil
 	p.mu.Lock()
 	if p.closed {
