@@ -240,7 +240,11 @@ func TestHitlessReloadUnderLoad(t *testing.T) {
 		if res.failed != 0 {
 			t.Errorf("%s: %d failed requests, first: %v", ph.name, res.failed, res.firstErrs)
 		}
-		if min := int(0.95 * loadRate * ph.d.Seconds()); res.sent < min {
+		// The floor shows the load was really applied; the paced client
+		// shares the machine's two cores with Gantry and the backends, so
+		// on a busy machine it falls 5–15 % short (seen in CI under load)
+		// while every request it sent still succeeded.
+		if min := int(0.85 * loadRate * ph.d.Seconds()); res.sent < min {
 			t.Errorf("%s: only %d requests sent, want at least %d (%d req/s)", ph.name, res.sent, min, loadRate)
 		}
 		if ph.swaps && swaps < int(ph.d/swapInterval)/2 {
