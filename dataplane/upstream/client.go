@@ -253,7 +253,8 @@ const (
 	peekHold  = 10 * time.Second
 )
 
-// get returns an idle connection that is still open and silent, or nil.
+// get returns an idle connection that is still open and silent, or nil;
+// now is the current time.
 //
 // An idle connection the server closed, reset, or wrote to (bytes nobody
 // asked for must never become the next client's response) is dropped;
@@ -269,14 +270,10 @@ const (
 // price: such a request may reach a server twice (first on a connection
 // the server half-closed), as net/http's Transport allows for replayable
 // requests.
-func (h *Host) get(replay bool) *pconn {
-	var now time.Time
+func (h *Host) get(replay bool, now time.Time) *pconn {
 	for {
 		select {
 		case pc := <-h.idle:
-			if now.IsZero() {
-				now = time.Now()
-			}
 			idle := now.Sub(pc.idleAt)
 			pc.unchecked = replay && idle < peekAfter && !pc.mustPeek && now.UnixNano() >= h.peekUntil.Load()
 			if idle > h.c.o.IdleConnTimeout || pc.r != pc.w || !pc.unchecked && !alive(pc) {

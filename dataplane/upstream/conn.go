@@ -39,8 +39,12 @@ type pconn struct {
 	ctx     context.Context
 	hard    time.Time
 	probing bool
-	stop    func() bool
-	cut     func() // sets a past deadline; allocated once per connection
+	// rdl is the read deadline phase last set on the socket, rdlProbe
+	// whether it was a probe one.
+	rdl      time.Time
+	rdlProbe bool
+	stop     func() bool
+	cut      func() // sets a past deadline; allocated once per connection
 
 	// Liveness peek before reuse (alive): the socket's RawConn and the
 	// callback, made once.
@@ -156,24 +160,38 @@ func (pc *pconn) begin(ctx context.Context) {
 
 // phase sets the hard read deadline of the next reads (zero: none) and arms
 // the probe, so a read that waits longer than probeAfter starts watching
-// the context. It reports the context's error when the exchange was
-// cancelled meanwhile (a deadline set here may have replaced the past one
-// set by the cancellation).
-func (pc *pconn) phase(hard time.Time) error {
+// the context; now is the current time (the caller's clock reading, so a
+// request costs fewer). It reports the context's error when the exchange
+// was cancelled meanwhile (a deadline set here may have replaced the past
+// one set by the cancellation). A probe deadline already on the socket
+// that is still at least half a probe away is kept: under load the socket's
+// deadline (a runtime timer) changes once per 50 ms, not per request, and
+// a slow read merely starts its watch a little early.
+func (pc *pconn) phase(hard, now time.Time) error {
 	pc.hard = hard
 	if pc.stop != nil {
-		_ = pc.c.SetReadDeadline(hard)
+		pc.setReadDeadline(hard, false)
 		return pc.ctx.Err()
 	}
-	p := time.Now().Add(probeAfter)
+	p := now.Add(probeAfter)
 	if !hard.IsZero() && hard.Before(p) {
 		pc.probing = false
-		_ = pc.c.SetReadDeadline(hard)
+		pc.setReadDeadline(hard, false)
 		return nil
 	}
 	pc.probing = true
-	_ = pc.c.SetReadDeadline(p)
+	if pc.rdlProbe && pc.rdl.Sub(now) >= probeAfter/2 {
+		return nil
+	}
+	pc.setReadDeadline(p, true)
 	return nil
+}
+
+// setReadDeadline sets the socket's read deadline and remembers it (probe:
+// it is a probe deadline, which phase may keep).
+func (pc *pconn) setReadDeadline(t time.Time, probe bool) {
+	_ = pc.c.SetReadDeadline(t)
+	pc.rdl, pc.rdlProbe = t, probe
 }
 
 // watch registers the cancellation of pc.ctx (idempotent).
@@ -223,7 +241,7 @@ func (pc *pconn) read(p []byte) (int, error) {
 		}
 		if n == 0 && err != nil && pc.probing && isTimeout(err) {
 			pc.probing = false
-			_ = pc.c.SetReadDeadline(pc.hard)
+			pc.setReadDeadline(pc.hard, false)
 			pc.watch()
 			if cerr := pc.ctx.Err(); cerr != nil {
 				return 0, cerr

@@ -90,7 +90,7 @@ func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 	}
 	replay := !hasBody(r) && replayable(r)
 	for attempt := 0; ; attempt++ {
-		pc := h.get(replay && attempt == 0)
+		pc := h.get(replay && attempt == 0, start)
 		if pc == nil {
 			var cc *http2.ClientConn
 			var err error
@@ -234,16 +234,23 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			}()
 		}
 	}
+	// The response-header timeout runs from the end of the request head:
+	// without a body that is microseconds after start (no clock reading
+	// of its own), after a body now.
+	now := start
+	if body {
+		now = time.Now()
+	}
 	var deadline time.Time
 	if t := h.c.o.ResponseHeaderTimeout; t > 0 {
-		deadline = time.Now().Add(t)
+		deadline = now.Add(t)
 	}
 	var expectTimer *time.Timer
 	if expect {
 		expectTimer = time.AfterFunc(h.c.o.ExpectContinueTimeout, func() { bw.release(true) })
 		defer expectTimer.Stop()
 	}
-	if err := pc.phase(deadline); err != nil {
+	if err := pc.phase(deadline, now); err != nil {
 		return Result{Err: err}
 	}
 	if pc.wantBig {
@@ -326,7 +333,7 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 	// The body phase has no deadline; a body already in the buffer needs
 	// no more reads (nor the deadline changes).
 	if hd.framing != bodyNone && !(hd.framing == bodyLength && hd.length <= int64(pc.w-pc.r)) {
-		if err := pc.phase(time.Time{}); err != nil {
+		if err := pc.phase(time.Time{}, start.Add(res.TTFB)); err != nil {
 			return Result{Err: err, Status: res.Status, TTFB: res.TTFB}
 		}
 	}
