@@ -133,6 +133,13 @@ func (a *applier) restatic(ctx context.Context, c *static.Configuration, interna
 	a.genOpts.EntryPointMiddlewares = entryPointMiddlewares(c)
 	a.genOpts.NotFound = entryPointNotFound(c)
 	a.genOpts.Internal = internal
+	if a.dyn != nil {
+		// Validated at load: the allow-list, the template and the static
+		// names apply to this apply's requests.
+		if err := a.dyn.SetStatic(c); err != nil {
+			a.log.Error("dynamicEntryPoints not reloaded", "error", err)
+		}
+	}
 	if a.last != nil {
 		a.applyLocked(ctx, a.last, false)
 	}

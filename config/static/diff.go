@@ -86,6 +86,7 @@ func Diff(prev, next *Configuration) []Change {
 	section("core", prev.Core, next.Core)
 	section("store", prev.Store, next.Store)
 	section("cluster", prev.Cluster, next.Cluster)
+	section("dynamicEntryPoints", prev.DynamicEntryPoints, next.DynamicEntryPoints)
 	slices.SortFunc(out, func(a, b Change) int {
 		if a.Path < b.Path {
 			return -1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +22,10 @@ import (
 // template sets it), udpproxy.Server for UDP.
 type Listeners interface {
 	AddEntryPoint(ctx context.Context, name string, cfg *static.EntryPoint) error
+	// ReplaceEntryPoint moves name to cfg (another address or other
+	// settings) without refusing a connection: the new listener accepts
+	// before the old one drains; on error the old one serves on.
+	ReplaceEntryPoint(ctx context.Context, name string, cfg *static.EntryPoint, grace time.Duration) (<-chan struct{}, error)
 	RemoveEntryPoint(name string, grace time.Duration) (<-chan struct{}, error)
 }
 
@@ -38,27 +43,56 @@ type Manager struct {
 	template *static.EntryPoint
 	static   map[string]*static.EntryPoint // the static entrypoints (their names are taken)
 
-	mu      sync.Mutex
-	serving map[string]address // name → address of the listeners open
-	wanted  map[string]bool    // names the last Open kept
+	mu sync.Mutex
+	// tmpl counts template changes (SetStatic): a listener opened with an
+	// older template is replaced at the next Open.
+	tmpl    int
+	serving map[string]served // the listeners open, by name
+	wanted  map[string]bool   // names the last Open kept
+}
+
+// served is one open dynamic entrypoint.
+type served struct {
+	addr address
+	tmpl int
 }
 
 // New returns a Manager for the static configuration c (its entryPoints
 // and dynamicEntryPoints), opening listeners through tcp and udp (nil: no
 // UDP). Errors name the bad option of dynamicEntryPoints.
 func New(log *slog.Logger, c *static.Configuration, tcp, udp Listeners) (*Manager, error) {
-	m := &Manager{log: log, tcp: tcp, udp: udp, static: c.EntryPoints, serving: map[string]address{}}
-	if d := c.DynamicEntryPoints; d != nil {
-		var err error
-		if m.allowed, err = ParseAllowed(d.Allowed); err != nil {
-			return nil, err
-		}
-		if err := CheckTemplate(d.Template); err != nil {
-			return nil, err
-		}
-		m.template = d.Template
+	m := &Manager{log: log, tcp: tcp, udp: udp, serving: map[string]served{}}
+	if err := m.SetStatic(c); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// SetStatic takes a new static configuration (a live static reload): its
+// allow-list, template and static entrypoint names apply from the next
+// Open, which closes what the allow-list no longer permits (after the
+// swap, as Retire) and moves the open listeners to a changed template
+// without refusing a connection. On error nothing changes.
+func (mg *Manager) SetStatic(c *static.Configuration) error {
+	var allowed []Range
+	var tmpl *static.EntryPoint
+	if d := c.DynamicEntryPoints; d != nil {
+		var err error
+		if allowed, err = ParseAllowed(d.Allowed); err != nil {
+			return err
+		}
+		if err := CheckTemplate(d.Template); err != nil {
+			return err
+		}
+		tmpl = d.Template
+	}
+	mg.mu.Lock()
+	defer mg.mu.Unlock()
+	if !reflect.DeepEqual(tmpl, mg.template) {
+		mg.tmpl++
+	}
+	mg.allowed, mg.template, mg.static = allowed, tmpl, c.EntryPoints
+	return nil
 }
 
 // request is one provider's ask for one entrypoint.
@@ -76,11 +110,13 @@ type request struct {
 // outside dynamicEntryPoints.allowed or not an address at all, a name of a
 // static entrypoint, two providers asking for one name with different
 // addresses, a port that cannot be bound (the others are opened all the
-// same). A request whose address changed, or that asks for the address of
-// a listener no request keeps, closes that listener first (its connections
-// get their grace period). A failed bind is tried again at the next Open.
-// A listener whose request simply went away stays open: Retire closes it
-// after the swap.
+// same). A request whose address changed (or, after SetStatic, whose
+// template changed) moves its listener with ReplaceEntryPoint: the new one
+// accepts before the old one drains, and if the new address cannot be
+// bound the old one serves on. A request for the address of a listener no
+// request keeps closes that listener first. A failed bind is tried again
+// at the next Open. A listener whose request simply went away stays open:
+// Retire closes it after the swap.
 func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.EntryPoint, []providers.Problem) {
 	mg.mu.Lock()
 	defer mg.mu.Unlock()
@@ -134,34 +170,51 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 		mg.wanted[name] = true
 		ok[name] = rs[0]
 	}
-	// A listener whose address changed, or whose address another name
-	// asks for now, closes first (its connections drain).
-	keys := map[string]bool{}
+	// Addresses asked for anew are freed first from listeners no request
+	// keeps (their connections drain).
+	binding := map[string]bool{}
 	for name, r := range ok {
-		if cur, serving := mg.serving[name]; !serving || cur.key() != r.addr.key() {
-			keys[r.addr.key()] = true
+		if cur, open := mg.serving[name]; !open || cur.addr.key() != r.addr.key() {
+			binding[r.addr.key()] = true
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(mg.serving)) {
-		cur := mg.serving[name]
-		if r, asked := ok[name]; asked && cur.key() != r.addr.key() {
-			mg.remove(name, cur, "its address changed to "+r.addr.raw)
-		} else if !asked && keys[cur.key()] {
-			mg.remove(name, cur, "another entrypoint asks for its address")
+		if cur := mg.serving[name]; !mg.wanted[name] && binding[cur.addr.key()] {
+			mg.remove(name, cur.addr, "another entrypoint asks for its address")
 		}
 	}
 	var out []router.EntryPoint
 	for _, name := range slices.Sorted(maps.Keys(ok)) {
 		r := ok[name]
-		if _, serving := mg.serving[name]; !serving {
-			if err := mg.listeners(r.addr).AddEntryPoint(ctx, name, mg.config(r.addr)); err != nil {
+		cur, open := mg.serving[name]
+		ls := mg.listeners(r.addr)
+		switch {
+		case !open:
+			if err := ls.AddEntryPoint(ctx, name, mg.config(r.addr)); err != nil {
 				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
 				delete(mg.wanted, name)
 				continue
 			}
-			mg.serving[name] = r.addr
 			mg.log.Info("dynamic entrypoint opened", "entrypoint", name, "address", r.addr.raw, "asked_by", r.source)
+		case cur.addr.udp != r.addr.udp:
+			// Another server: no handover between protocols.
+			mg.remove(name, cur.addr, "its protocol changed")
+			if err := ls.AddEntryPoint(ctx, name, mg.config(r.addr)); err != nil {
+				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
+				delete(mg.wanted, name)
+				continue
+			}
+		case cur.addr.key() != r.addr.key() || cur.tmpl != mg.tmpl:
+			if _, err := ls.ReplaceEntryPoint(ctx, name, mg.config(r.addr), 0); err != nil {
+				p := len(problems)
+				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
+				problems[p].Message = strings.TrimSuffix(problems[p].Message, "; not opened") + "; it keeps serving as " + cur.addr.raw
+				out = append(out, router.EntryPoint{Name: name, UDP: cur.addr.udp, Dynamic: true})
+				continue
+			}
+			mg.log.Info("dynamic entrypoint moved", "entrypoint", name, "from", cur.addr.raw, "address", r.addr.raw)
 		}
+		mg.serving[name] = served{addr: r.addr, tmpl: mg.tmpl}
 		out = append(out, router.EntryPoint{Name: name, UDP: r.addr.udp, Dynamic: true})
 	}
 	return out, problems
@@ -186,7 +239,7 @@ func (mg *Manager) Retire() {
 	defer mg.mu.Unlock()
 	for _, name := range slices.Sorted(maps.Keys(mg.serving)) {
 		if !mg.wanted[name] {
-			mg.remove(name, mg.serving[name], "no provider asks for it any more")
+			mg.remove(name, mg.serving[name].addr, "no provider asks for it any more")
 		}
 	}
 }
@@ -197,8 +250,8 @@ func (mg *Manager) Serving() map[string]string {
 	mg.mu.Lock()
 	defer mg.mu.Unlock()
 	out := make(map[string]string, len(mg.serving))
-	for n, a := range mg.serving {
-		out[n] = a.raw
+	for n, sv := range mg.serving {
+		out[n] = sv.addr.raw
 	}
 	return out
 }

@@ -253,3 +253,72 @@ func TestNoAllowListOpensNothing(t *testing.T) {
 		t.Errorf("got %v %v", eps, problems)
 	}
 }
+
+// replaceCounter counts ReplaceEntryPoint calls on a real Server.
+type replaceCounter struct {
+	*dataplane.Server
+	replaced []string
+}
+
+func (r *replaceCounter) ReplaceEntryPoint(ctx context.Context, name string, cfg *static.EntryPoint, grace time.Duration) (<-chan struct{}, error) {
+	r.replaced = append(r.replaced, name)
+	return r.Server.ReplaceEntryPoint(ctx, name, cfg, grace)
+}
+
+// SetStatic (a live static reload): a changed template moves the open
+// listeners to it on their port without a refusal; a narrowed allow-list
+// closes what it no longer permits (after the swap, at Retire) with a
+// problem; a bad allow-list changes nothing.
+func TestSetStatic(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv, err := dataplane.NewServer(log, router.NewActive(), map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	pa, pb := freePort(t), freePort(t)
+	loop := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+	static1 := &static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{loop(pa), loop(pb)}}}
+	rc := &replaceCounter{Server: srv}
+	mg, err := New(log, static1, rc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := merged(map[string]string{"a@docker": loop(pa), "b@docker": loop(pb)}, nil)
+	if _, ps := mg.Open(context.Background(), m); len(ps) != 0 {
+		t.Fatal(ps)
+	}
+	mg.Retire()
+	static2 := &static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{loop(pa)},
+		Template: &static.EntryPoint{MaxHeaderBytes: 8192}}}
+	if err := mg.SetStatic(&static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{"0"}}}); err == nil {
+		t.Fatal("a bad allow-list accepted")
+	}
+	if err := mg.SetStatic(static2); err != nil {
+		t.Fatal(err)
+	}
+	eps, ps := mg.Open(context.Background(), m)
+	if len(eps) != 1 || eps[0].Name != "a" || len(ps) != 1 || problemFor(ps, "b") == nil || !strings.Contains(ps[0].Message, "outside dynamicEntryPoints.allowed") {
+		t.Errorf("after narrowing the allow-list: %v %v", eps, ps)
+	}
+	if len(rc.replaced) != 1 || rc.replaced[0] != "a" {
+		t.Errorf("replaced %v, want [a] (its template changed)", rc.replaced)
+	}
+	if refused(loop(pa)) {
+		t.Error("a refuses connections after moving to the new template")
+	}
+	if refused(loop(pb)) {
+		t.Error("b closed before the swap")
+	}
+	mg.Retire()
+	if !refused(loop(pb)) {
+		t.Error("b, no longer allowed, still listens after Retire")
+	}
+	mg.Open(context.Background(), m)
+	if len(rc.replaced) != 1 {
+		t.Errorf("replaced again with an unchanged template: %v", rc.replaced)
+	}
+}

@@ -191,7 +191,7 @@ func empty(c *config.Configuration) bool {
 	if t := c.TLS; t != nil {
 		e = e && len(t.Certificates)+len(t.Options)+len(t.Stores) == 0
 	}
-	return e && c.TCP.Empty() && c.UDP.Empty()
+	return e && c.TCP.Empty() && c.UDP.Empty() && len(c.EntryPoints) == 0
 }
 
 // validate returns config.Validate's findings as Problems, with the source
@@ -283,6 +283,12 @@ func mergeFile(out, c *config.Configuration, path string, rendered []byte, owner
 		add(o.Routers, u.Routers, config.KindUDPRouter, dup)
 		add(o.Services, u.Services, config.KindUDPService, dup)
 	}
+	if len(c.EntryPoints) > 0 { // dynamic entrypoints (dataplane/entrypoints)
+		if out.EntryPoints == nil {
+			out.EntryPoints = map[string]*config.DynamicEntryPoint{}
+		}
+		add(out.EntryPoints, c.EntryPoints, "entrypoint", dup)
+	}
 	return probs
 }
 
@@ -301,6 +307,11 @@ func probsFresh(probs []providers.Problem) bool {
 // contributed (not a skipped duplicate) is defined: "file:line:col" for
 // YAML, the file name otherwise (or when the text is the last good content).
 func recordOrigins(origins map[string]string, c *config.Configuration, path string, rendered []byte, owner map[string]string) {
+	for n := range c.EntryPoints {
+		if owner["entrypoint "+n] == path {
+			origins["entrypoint "+n] = path
+		}
+	}
 	if c.HTTP == nil {
 		return
 	}

@@ -347,3 +347,24 @@ func TestUnknownFieldInTCPAndUDPDisablesOnlyItsObject(t *testing.T) {
 		}
 	}
 }
+
+// entryPoints in a dynamic file ask for dynamic entrypoints, located by
+// file; the same name in a second file is skipped with a warning, as for
+// any object.
+func TestEntryPointsInFiles(t *testing.T) {
+	b := newBuilder(discard, false)
+	s := b.build(context.Background(), []input{
+		{path: "a.yml", data: []byte("entryPoints:\n  shop: {address: \":8001\"}\n")},
+		{path: "b.yml", data: []byte("entryPoints:\n  shop: {address: \":8002\"}\n  db: {address: \":8003\"}\n")},
+	})
+	eps := s.Config.EntryPoints
+	if len(eps) != 2 || eps["shop"].Address != ":8001" || eps["db"].Address != ":8003" {
+		t.Errorf("entrypoints: %v", eps)
+	}
+	if s.Origins["entrypoint shop"] != "a.yml" || s.Origins["entrypoint db"] != "b.yml" {
+		t.Errorf("origins: %v", s.Origins)
+	}
+	if ps := problems(s); len(ps) != 1 || !strings.Contains(ps[0], `entrypoint "shop" is already defined in a.yml`) {
+		t.Errorf("problems: %v", ps)
+	}
+}
