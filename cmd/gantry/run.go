@@ -310,6 +310,18 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	defer upCancel()
 	upgraded := make(chan error, 1)
 	upgrading := false
+	// A static reload asked for during a binary upgrade waits for its end
+	// (the new process reads the file itself; its sockets were taken
+	// before): "" none, else its trigger.
+	deferred := ""
+	reload := func(trigger string) {
+		if upgrading {
+			log.Info("static configuration reload deferred: a binary upgrade is in progress", "trigger", trigger)
+			deferred = trigger
+			return
+		}
+		rl.reload(runCtx, trigger)
+	}
 	wg.Go(func() {
 		_ = app.certFiles.Run(runCtx, func() { app.reapply(runCtx) })
 	})
@@ -373,7 +385,7 @@ wait:
 			}
 			if s == syscall.SIGHUP {
 				log.Info("SIGHUP: reloading the static configuration and the file provider")
-				rl.reload(runCtx, triggerSignal)
+				reload(triggerSignal)
 				if rl.fileReload != nil {
 					rl.fileReload()
 				}
@@ -383,13 +395,17 @@ wait:
 			break wait
 		case <-staticChanged:
 			log.Info("static configuration file changed; reloading it", "file", ro.file)
-			rl.reload(runCtx, triggerFile)
+			reload(triggerFile)
 		case err := <-upgraded:
 			upgrading = false
 			if err == nil {
 				break wait
 			}
 			log.Error("upgrade failed; this process keeps serving", "error", err)
+			if deferred != "" {
+				reload(deferred)
+				deferred = ""
+			}
 		case <-ctx.Done():
 			log.Info("shutting down", "reason", context.Cause(ctx))
 			break wait

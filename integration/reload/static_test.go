@@ -343,3 +343,49 @@ func TestStaticReloadEntryPoints(t *testing.T) {
 	}
 	harness.TryGet(t, pollTimeout, url, harness.Host("app.test"), harness.StatusIs(200))
 }
+
+// A static reload asked for while a binary upgrade is in progress waits
+// for its end: the new binary (here one that fails after 2 s) would read
+// the file itself; once the upgrade failed, this process applies it.
+func TestStaticReloadDeferredDuringUpgrade(t *testing.T) {
+	w := harness.StartWhoamiProc(t, "w1")
+	work := t.TempDir()
+	dyn1, dyn2 := filepath.Join(work, "dyn1"), filepath.Join(work, "dyn2")
+	for _, d := range []string{dyn1, dyn2} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.WriteFile(t, dyn1, "app.yml", whoamiConf(w.URL(), "old"))
+	harness.WriteFile(t, dyn2, "app.yml", whoamiConf(w.URL(), "new"))
+	web := harness.FreeAddr(t)
+	cfg := filepath.Join(work, "gantry.yml")
+	static := func(dyn string) string { return staticConfig(web, dyn, filepath.Join(work, "gantry.db"), "20ms") }
+	harness.WriteFile(t, work, "gantry.yml", static(dyn1))
+	bin := filepath.Join(work, "bin", "gantry")
+	if err := os.Mkdir(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installBinary(t, harness.GantryBin(t), bin)
+	g := harness.StartProcess(t, "gantry", work, bin, []string{"--configFile=" + cfg}, nil)
+	url := "http://" + web + "/"
+	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(200))
+
+	slow := filepath.Join(work, "slow")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installBinary(t, slow, bin)
+	if err := g.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	g.WaitOutput(t, pollTimeout, "upgrade: new process started")
+	harness.WriteFile(t, work, "gantry.yml", static(dyn2))
+	g.WaitOutput(t, pollTimeout, "static configuration reload deferred: a binary upgrade is in progress")
+	if strings.Contains(g.Output(), "static configuration reloaded") {
+		t.Fatal("reloaded during the upgrade")
+	}
+	g.WaitOutput(t, pollTimeout, "upgrade failed; this process keeps serving")
+	g.WaitOutput(t, pollTimeout, "static configuration reloaded")
+	harness.TryGet(t, pollTimeout, url, harness.Host("new.test"), harness.StatusIs(200))
+}
