@@ -159,6 +159,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if s := textOf(t, ctx, "read the certificates page", `#cert-list`, "innerText"); s != "No certificates: none in tls.certificates and no ACME resolver." {
 		t.Errorf("certificates page without resolvers says %q", s)
 	}
+	if hidden := value(t, ctx, "read the cluster tab", 5*time.Second, chromedp.Evaluate[bool](`document.getElementById('cluster-tab').hidden`)); !hidden {
+		t.Error("a Cluster tab is shown without cluster.consul")
+	}
 	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
 		step(t, ctx, "show "+tab, 10*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#`+tab+`'; undefined`),

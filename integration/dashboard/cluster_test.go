@@ -1,0 +1,154 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// consulVersion is the agent version scripts/setup/consul.sh builds.
+const consulVersion = "1.14.8"
+
+// startConsul runs a real Consul agent in -dev mode on free loopback ports
+// (stopped when t ends) and returns its HTTP address once it has a leader.
+func startConsul(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("GANTRY_CONSUL_BIN")
+	if bin == "" {
+		cache, _ := os.UserCacheDir()
+		bin = filepath.Join(cache, "gantry", "consul-"+consulVersion, "consul")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		harness.MissingTool(t, "consul agent not built: run scripts/setup/consul.sh (looked for $GANTRY_CONSUL_BIN and "+bin+")")
+	}
+	ports := []int{harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)}
+	harness.StartProcess(t, "consul", t.TempDir(), bin, []string{"agent", "-dev",
+		"-bind", "127.0.0.1", "-client", "127.0.0.1", "-node", "gantry-dashboard-test",
+		"-http-port", strconv.Itoa(ports[0]), "-serf-lan-port", strconv.Itoa(ports[1]),
+		"-serf-wan-port", strconv.Itoa(ports[2]), "-server-port", strconv.Itoa(ports[3]),
+		"-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1", "-log-level", "warn"}, nil)
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	harness.Try(t, 60*time.Second, func() error {
+		resp, err := http.Get("http://" + addr + "/v1/status/leader")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var b [64]byte
+		n, _ := resp.Body.Read(b[:])
+		if resp.StatusCode != http.StatusOK || n <= 2 {
+			return fmt.Errorf("no leader yet (%s %q)", resp.Status, b[:n])
+		}
+		return nil
+	})
+	return addr
+}
+
+// TestClusterPage: three instances register in a real Consul agent; the
+// dashboard of one shows a Cluster tab listing all three with their
+// configuration versions, agreeing. A new route on one instance only makes
+// it disagree: the summary says so, its row is marked, the tab's badge
+// counts it. A killed instance turns critical and is no longer counted.
+// Screenshots: cluster-agree.png, cluster-disagree.png. Without
+// cluster.consul there is no Cluster tab (TestDashboardInBrowser's
+// instance).
+func TestClusterPage(t *testing.T) {
+	consul := startConsul(t)
+	ctx := browser(t)
+	backend := "http://" + harness.StartWhoami(t, "backend-1")
+	// One dynamic directory for all: the configuration version covers
+	// where a file provider reads, so instances on one host share it. Only
+	// gantry-one watches it, so an edit reaches gantry-one alone.
+	dir := t.TempDir()
+	harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first"))
+	type instance struct{ g *harness.Gantry }
+	start := func(id string, watch bool) instance {
+		return instance{harness.Start(t, fmt.Sprintf(`entryPoints:
+  web:
+    address: %q
+  traefik:
+    address: %q
+api:
+  insecure: true
+providers:
+  providersThrottleDuration: 50ms
+  file:
+    directory: %q
+    watch: %v
+cluster:
+  consul:
+    address: %q
+  instanceID: %s
+  ttl: 2s
+`, harness.FreeAddr(t), harness.FreeAddr(t), dir, watch, consul, id))}
+	}
+	one, two, three := start("gantry-one", true), start("gantry-two", false), start("gantry-three", false)
+	admin := two.g.URL(t, "traefik", "")
+	agree := func(id string) string {
+		return textOf(t, ctx, "read whether "+id+" agrees", `#cluster-list tr[data-instance="`+id+`"]`, "dataset.agree")
+	}
+
+	harness.TryGet(t, 20*time.Second, admin+"/api/cluster", harness.StatusIs(200), harness.BodyContains(`"id":"gantry-three"`))
+	step(t, ctx, "open the cluster tab: three instances agreeing", 30*time.Second,
+		chromedp.Navigate(admin+"/dashboard/#cluster"),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-tab`)),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-three"][data-agree="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-one"][data-agree="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="true"]`)),
+	)
+	summary := textOf(t, ctx, "read the summary", `#cluster-state`, "innerText")
+	if !strings.Contains(summary, "All 3 passing instances of gantry serve configuration") {
+		t.Errorf("summary %q", summary)
+	}
+	self := textOf(t, ctx, "read this instance's row", `#cluster-list tr[data-instance="gantry-two"]`, "innerText")
+	if !strings.Contains(self, "this instance") || !strings.Contains(self, "passing") {
+		t.Errorf("own row %q, want it marked and passing", self)
+	}
+	version := textOf(t, ctx, "read a version", `#cluster-list tr[data-instance="gantry-one"] td:nth-child(3)`, "title")
+	if len(version) != 64 {
+		t.Errorf("config version %q, want the 64-hex version", version)
+	}
+	shot(t, ctx, "cluster-agree.png")
+
+	// A router added to the file: only gantry-one watches it and serves
+	// another version.
+	harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first", "extra"))
+	step(t, ctx, "see gantry-one disagree", 30*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="false"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr.disagree[data-instance="gantry-one"]`)),
+	)
+	if got := agree("gantry-three"); got != "true" {
+		t.Errorf("gantry-three agrees=%q, want true (the majority's version)", got)
+	}
+	summary = textOf(t, ctx, "read the summary", `#cluster-state`, "innerText")
+	if !strings.Contains(summary, "disagree") || !strings.Contains(summary, "on 2") || !strings.Contains(summary, "on 1") {
+		t.Errorf("summary %q, want the two versions with their counts", summary)
+	}
+	if badge := textOf(t, ctx, "read the badge", `#cluster-badge`, "innerText"); badge != "1" {
+		t.Errorf("cluster badge %q, want 1", badge)
+	}
+	shot(t, ctx, "cluster-disagree.png")
+
+	// Killed: its TTL check turns critical; it no longer counts.
+	if err := one.g.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "see gantry-one critical and the others agree", 30*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-one"][data-agree="n/a"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="true"]`)),
+	)
+	if s := textOf(t, ctx, "read the killed row", `#cluster-list tr[data-instance="gantry-one"]`, "innerText"); !strings.Contains(s, "critical") {
+		t.Errorf("killed instance row %q, want critical", s)
+	}
+	_ = three
+}
