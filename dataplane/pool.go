@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/tcpproxy"
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
@@ -38,6 +39,8 @@ type Pool struct {
 
 	mu         sync.Mutex
 	transports map[string]*sharedTransport
+	// tcpHealth is the TCP servers' health across generations (tcpbuild.go).
+	tcpHealth tcpproxy.HealthStates
 }
 
 // sharedTransport is the upstream Client of a serversTransport (every

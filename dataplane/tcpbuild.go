@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,6 +209,13 @@ func (g *Generation) newTCPService(ctx context.Context, name string) (tcpmux.Han
 		}
 		log := g.log.With("service", name)
 		for _, sv := range servers {
+			// Health carried across swaps: same service, server and check.
+			key := strings.Join([]string{name, sv.Address, c.Port, c.Send, c.Expect}, "\x00")
+			st, release := g.pool.tcpHealth.Acquire(key)
+			sv.ShareHealth(st)
+			g.mu.Lock()
+			g.release = append(g.release, release)
+			g.mu.Unlock()
 			g.tcp().checks.Go(func(ctx context.Context) { c.Run(ctx, sv, log) })
 		}
 	}

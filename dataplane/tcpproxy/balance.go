@@ -19,18 +19,66 @@ type Server struct {
 	Address string
 	TLS     bool
 	Weight  int
-	healthy atomic.Bool
+	healthy *atomic.Bool
 }
 
 // NewServer returns a healthy server.
 func NewServer(addr string, useTLS bool, weight int) *Server {
-	s := &Server{Address: addr, TLS: useTLS, Weight: weight}
+	s := &Server{Address: addr, TLS: useTLS, Weight: weight, healthy: new(atomic.Bool)}
 	s.healthy.Store(true)
 	return s
 }
 
+// ShareHealth makes s read and write the health state h (from
+// HealthStates.Acquire), so that it starts from what the same server of
+// the previous generation knew. Call it before s is used.
+func (s *Server) ShareHealth(h *atomic.Bool) { s.healthy = h }
+
 // Healthy reports the last health check result (true without checks).
 func (s *Server) Healthy() bool { return s.healthy.Load() }
+
+// HealthStates keeps the health of checked TCP servers across generations,
+// by key (the service, the address and the check): a new generation's
+// server shares its predecessor's state, so a server found down stays out
+// of rotation through a swap instead of counting as healthy until the new
+// checker's first result. A state lives while a generation holds it. The
+// zero value is ready; safe for concurrent use.
+type HealthStates struct {
+	mu sync.Mutex
+	m  map[string]*sharedHealth
+}
+
+type sharedHealth struct {
+	healthy atomic.Bool
+	refs    int
+}
+
+// Acquire returns the state of key (healthy when new) and the function that
+// releases this holder's reference.
+func (h *HealthStates) Acquire(key string) (*atomic.Bool, func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*sharedHealth{}
+	}
+	st := h.m[key]
+	if st == nil {
+		st = &sharedHealth{}
+		st.healthy.Store(true)
+		h.m[key] = st
+	}
+	st.refs++
+	var once sync.Once
+	return &st.healthy, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if st.refs--; st.refs == 0 {
+				delete(h.m, key)
+			}
+		})
+	}
+}
 
 // wrr is smooth weighted round robin precomputed into a sequence; Pick
 // walks it with an atomic counter and skips entries rejected by ok.
