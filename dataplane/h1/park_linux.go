@@ -3,8 +3,11 @@
 package h1
 
 import (
+	"crypto/tls"
 	"errors"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,23 +40,35 @@ type parker struct {
 
 // park moves cs to the parker; false when it cannot be parked (then the
 // caller continues the wait on a goroutine).
+//
+// A TLS connection parks too, on the socket under it: it only gets here
+// after its idle Read timed out without a byte, and crypto/tls reads from
+// the socket only when it holds no complete record, so whatever is next
+// still has to arrive on the socket (the epoll registration is
+// level-triggered: bytes already there wake it at once). Its read buffer
+// is given back while it is parked; crypto/tls's own buffers stay.
 func (s *Server) park(cs *conn) bool {
-	if cs.raw == nil {
-		return false
+	if cs.fd < 0 {
+		raw := cs.raw
+		if raw == nil {
+			raw = socketOf(cs.c)
+		}
+		if raw == nil {
+			return false
+		}
+		if err := raw.Control(func(fd uintptr) { cs.fd = int32(fd) }); err != nil {
+			return false
+		}
 	}
 	p, err := s.getParker()
 	if err != nil {
 		return false
 	}
-	if cs.fd < 0 {
-		if err := cs.raw.Control(func(fd uintptr) { cs.fd = int32(fd) }); err != nil {
-			return false
-		}
-	}
 	timed := !cs.idleUntil.Equal(noIdleTimeout)
 	if timed && time.Until(cs.idleUntil) < 100*time.Millisecond {
 		return false // about to time out: not worth parking
 	}
+	cs.releaseBuf() // TLS: the idle read's (plain connections hold none)
 	// No request runs: the watch timer (perhaps still armed, or firing:
 	// it then finds it was dropped) is rebuilt when a request needs it.
 	cs.rdMu.Lock()
@@ -183,6 +198,23 @@ func (p *parker) expire() {
 		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
 		cs.closeNow()
 	}
+}
+
+// socketOf returns the socket under a TLS connection, or nil.
+func socketOf(c net.Conn) syscall.RawConn {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	sc, ok := tc.NetConn().(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
 }
 
 func (s *Server) getParker() (*parker, error) {

@@ -1,0 +1,110 @@
+//go:build linux
+
+package h1
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// selfSigned returns a certificate for "h1.test".
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "h1.test"},
+		DNSNames: []string{"h1.test"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// parkedCount is how many connections s's parker holds.
+func parkedCount(s *Server) int {
+	p, err := s.getParker() // synchronized with the first park by parkOnce
+	if err != nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, cs := range p.conns {
+		if cs != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// An idle TLS keep-alive connection is parked like a plain one (no
+// goroutine, no read buffer), resumes when its next request arrives —
+// including one written before the park completed — and is closed at its
+// idle timeout while parked.
+func TestTLSConnectionParks(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) }),
+		ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 1500 * time.Millisecond}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				tc := tls.Server(c, conf)
+				if tc.Handshake() != nil {
+					tc.Close()
+					return
+				}
+				s.ServeConn(tc, time.Time{})
+			})
+		}
+	})
+	t.Cleanup(func() { ln.Close(); s.CloseIdle(); wg.Wait() })
+
+	c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for _, path := range []string{"/1", "/2", "/3"} {
+		io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := readResp(t, br, "GET"); body != path {
+			t.Fatalf("%s: body %q", path, body)
+		}
+		time.Sleep(idleHandoff + 200*time.Millisecond)
+		if n := parkedCount(s); n != 1 {
+			t.Fatalf("after %s: %d connections parked, want the TLS one", path, n)
+		}
+	}
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("want EOF at the idle timeout, got %v", err)
+	}
+	if d := time.Since(start); d < time.Second || d > 5*time.Second {
+		t.Fatalf("closed after %v, want about the 1.5 s idle timeout", d)
+	}
+}
