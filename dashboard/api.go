@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/pprof"
 	"sort"
@@ -37,6 +38,10 @@ type Options struct {
 	// Cluster lists the instances registered in Consul (/api/cluster);
 	// nil: the endpoint answers 404 (no cluster section).
 	Cluster Cluster
+	// DynamicEntryPoints returns the dynamic entrypoints open (asked for by
+	// providers, dataplane/entrypoints), listed by /api/entrypoints with
+	// "dynamic": true; nil: none.
+	DynamicEntryPoints func() map[string]*static.EntryPoint
 	// StaticReloads reports the static configuration's revision and live
 	// reloads (/api/static); nil: the endpoint answers 404.
 	StaticReloads func() static.ReloadStatus
@@ -242,20 +247,36 @@ func (a *API) getVersion(w http.ResponseWriter, r *http.Request) {
 type entryPointItem struct {
 	*static.EntryPoint
 	Name string `json:"name"`
+	// Dynamic marks an entrypoint a provider asked for (Gantry).
+	Dynamic bool `json:"dynamic,omitempty"`
 }
 
-func (a *API) entryPoints() map[string]*static.EntryPoint {
-	if a.opts.Static == nil {
-		return nil
+// entryPoints returns the static entrypoints and the dynamic ones open
+// (a static name wins), and which are dynamic.
+func (a *API) entryPoints() (map[string]*static.EntryPoint, map[string]bool) {
+	if a.opts.Static == nil && a.opts.DynamicEntryPoints == nil {
+		return nil, nil
 	}
-	return a.opts.Static.EntryPoints
+	out := map[string]*static.EntryPoint{}
+	if a.opts.Static != nil {
+		maps.Copy(out, a.opts.Static.EntryPoints)
+	}
+	dyn := map[string]bool{}
+	if a.opts.DynamicEntryPoints != nil {
+		for n, ep := range a.opts.DynamicEntryPoints() {
+			if _, ok := out[n]; !ok {
+				out[n], dyn[n] = ep, true
+			}
+		}
+	}
+	return out, dyn
 }
 
 func (a *API) getEntryPoints(w http.ResponseWriter, r *http.Request) {
-	eps := a.entryPoints()
+	eps, dyn := a.entryPoints()
 	items := make([]entryPointItem, 0, len(eps))
 	for _, n := range sortedNames(eps) {
-		items = append(items, entryPointItem{EntryPoint: eps[n], Name: n})
+		items = append(items, entryPointItem{EntryPoint: eps[n], Name: n, Dynamic: dyn[n]})
 	}
 	page, err := paginate(w, r, items)
 	if err != nil {
@@ -267,12 +288,13 @@ func (a *API) getEntryPoints(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) getEntryPoint(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	ep, ok := a.entryPoints()[name]
+	eps, dyn := a.entryPoints()
+	ep, ok := eps[name]
 	if !ok {
 		writeError(w, http.StatusNotFound, "entry point not found: "+name)
 		return
 	}
-	writeJSON(w, http.StatusOK, entryPointItem{EntryPoint: ep, Name: name})
+	writeJSON(w, http.StatusOK, entryPointItem{EntryPoint: ep, Name: name, Dynamic: dyn[name]})
 }
 
 func (a *API) getRouters(w http.ResponseWriter, r *http.Request) {

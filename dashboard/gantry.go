@@ -293,7 +293,7 @@ func (a *API) simulated(in SimulateRequest) (*http.Request, string, error) {
 		req.TLS = simulatedTLS(u.Hostname())
 	}
 	ep := in.EntryPoint
-	eps := a.entryPoints()
+	eps, _ := a.entryPoints() // dynamic ones can be explained too
 	if ep == "" {
 		if len(eps) != 1 {
 			return nil, "", fmt.Errorf("entryPoint: required, one of %s", strings.Join(sortedNames(eps), ", "))

@@ -42,6 +42,9 @@ type internalSources struct {
 	reloads func() static.ReloadStatus
 	// started is when this process started (/api/version).
 	started time.Time
+	// dynamic returns the dynamic entrypoints open (/api/entrypoints);
+	// nil: none.
+	dynamic func() map[string]*static.EntryPoint
 }
 
 // newInternals builds the internal services the static configuration
@@ -135,6 +138,7 @@ func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, live
 	if src.reloads != nil {
 		opts.StaticReloads = src.reloads
 	}
+	opts.DynamicEntryPoints = src.dynamic
 	if c.API.Dashboard == nil || *c.API.Dashboard {
 		opts.UI = web.FS()
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -130,7 +131,14 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	active := router.NewActive()
 	rl := &reloader{log: log, level: ro.level, load: ro.load, file: ro.file, cfg: c, agg: agg, certs: certs, kv: db, fileReload: set.fileReload}
 	rl.status = static.ReloadStatus{Revision: 1, File: ro.file, Since: time.Now()}
-	src := internalSources{active: active, pool: pool, sources: agg, history: db, certificates: certs, reloads: rl.statusNow, started: time.Now()}
+	var dynamic atomic.Pointer[entrypoints.Manager] // set once the entrypoints listen
+	src := internalSources{active: active, pool: pool, sources: agg, history: db, certificates: certs, reloads: rl.statusNow, started: time.Now(),
+		dynamic: func() map[string]*static.EntryPoint {
+			if m := dynamic.Load(); m != nil {
+				return m.Serving()
+			}
+			return nil
+		}}
 	var reg *consul.Registration
 	if c.Cluster != nil && c.Cluster.Consul != nil {
 		if reg, err = newRegistration(c, log); err != nil {
@@ -278,6 +286,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		_ = udpSrv.Shutdown(ctx)
 		return err
 	}
+	dynamic.Store(dyn)
 	app.serveDynamic(ctx, dyn) // the stored configuration's dynamic entrypoints
 	if keys := inherited.Unused(); len(keys) > 0 {
 		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)

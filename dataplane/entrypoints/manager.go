@@ -244,14 +244,15 @@ func (mg *Manager) Retire() {
 	}
 }
 
-// Serving returns the dynamic entrypoints open and their addresses as
-// asked ("redis" → ":8001"), for the API.
-func (mg *Manager) Serving() map[string]string {
+// Serving returns the dynamic entrypoints open, each as the entrypoint
+// configuration it serves with (the template and its address), for the
+// API.
+func (mg *Manager) Serving() map[string]*static.EntryPoint {
 	mg.mu.Lock()
 	defer mg.mu.Unlock()
-	out := make(map[string]string, len(mg.serving))
+	out := make(map[string]*static.EntryPoint, len(mg.serving))
 	for n, sv := range mg.serving {
-		out[n] = sv.addr.raw
+		out[n] = mg.config(sv.addr)
 	}
 	return out
 }

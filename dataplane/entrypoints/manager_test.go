@@ -229,7 +229,7 @@ func TestOpenRetire(t *testing.T) {
 	if !refused(loop(pc)) {
 		t.Error("shared still listening after Retire")
 	}
-	if s := mg.Serving(); len(s) != 2 || s["app"] != loop(pb) {
+	if s := mg.Serving(); len(s) != 2 || s["app"] == nil || s["app"].Address != loop(pb) {
 		t.Errorf("Serving() = %v", s)
 	}
 	mg.Open(context.Background(), merged(nil, nil))

@@ -55,6 +55,8 @@ providers:
 		"traefik.http.routers.shop.entrypoints=shop")
 	harness.TryGet(t, e2eTimeout, "http://"+shop+"/", harness.StatusIs(200), harness.BodyContains("Name: shop"))
 	harness.TryGet(t, e2eTimeout, g.URL(t, "web", "/"), harness.StatusIs(404)) // on shop only
+	harness.TryGet(t, e2eTimeout, g.URL(t, "traefik", "/api/entrypoints/shop"), harness.StatusIs(200),
+		harness.BodyContains(`"address":"`+shop+`"`), harness.BodyContains(`"dynamic":true`))
 
 	registerWhoami(t, a, "evil-1", "evil", w, "traefik.enable=true", "gantry.entrypoints.evil.address="+evil)
 	harness.TryGet(t, e2eTimeout, g.URL(t, "traefik", "/api/problems"), harness.StatusIs(200),
