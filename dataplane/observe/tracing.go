@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -62,6 +64,8 @@ type Tracing struct {
 	safeQuery    []string
 	globalAttrs  []attribute.KeyValue
 	addInternals bool
+	upstreams    sync.Map // server URL -> *upstream
+	nUpstreams   atomic.Int32
 }
 
 // NewTracing builds the exporter and tracer provider from c. Errors name
@@ -220,11 +224,19 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 }
 
 // Trace is the spans of one request; End finishes them.
+//
+// Each span's attributes are collected here and set once, when it ends: a
+// recording span's attribute slice grows (a copy) on every SetAttributes.
 type Trace struct {
 	t             *Tracing
 	entry, router trace.Span
 	routerCtx     context.Context // the Router span's: parent of each attempt
 	client        trace.Span      // the attempt in progress; nil between attempts
+	entryAttrs    []attribute.KeyValue
+	clientAttrs   []attribute.KeyValue // the attempt's; the array is reused by the next
+	// rawQuery and safeQuery are the request's query and its redaction,
+	// computed once for the EntryPoint span and reused by each attempt.
+	rawQuery, safeQuery string
 }
 
 // Start begins the spans of r, routed by router (rule, to service) on
@@ -241,7 +253,7 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 	tr := &Trace{t: t}
 	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 	if tr.entry.IsRecording() {
-		t.serverAttributes(tr.entry, r, entryPoint)
+		tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
 	}
 	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
 	if tr.router.IsRecording() {
@@ -263,7 +275,7 @@ func (t *Tracing) StartUnrouted(r *http.Request, entryPoint string) *Trace {
 	tr := &Trace{t: t}
 	_, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer))
 	if tr.entry.IsRecording() {
-		t.serverAttributes(tr.entry, r, entryPoint)
+		tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
 	}
 	return tr
 }
@@ -282,7 +294,7 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	}
 	ctx, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
-		tr.t.clientAttributes(span, r.Method, r.Proto, r.Header, upstream, r.URL.RequestURI())
+		tr.clientAttrs = tr.t.clientAttributes(tr, tr.clientAttrs[:0], r, upstream)
 	}
 	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(r.Header))
 	tr.client = span
@@ -297,10 +309,17 @@ func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
 		return
 	}
 	if tr.client.IsRecording() {
-		setStatus(tr.client, status, trace.SpanKindClient, h, tr.t.respHeaders)
+		var code codes.Code
+		var desc string
+		tr.clientAttrs, code, desc = statusAttrs(tr.clientAttrs, status, trace.SpanKindClient, h, tr.t.respHeaders)
 		if err != nil {
-			tr.client.SetStatus(codes.Error, err.Error())
+			code, desc = codes.Error, err.Error()
 		}
+		tr.client.SetAttributes(tr.clientAttrs...) // copied: the slice is ours again
+		if code != codes.Unset {
+			tr.client.SetStatus(code, desc)
+		}
+		clear(tr.clientAttrs)
 	}
 	tr.client.End()
 	tr.client = nil
@@ -323,8 +342,15 @@ func (tr *Trace) End(ev *RequestEvent) {
 		tr.router.End(trace.WithTimestamp(end))
 	}
 	if tr.entry.IsRecording() {
-		setStatus(tr.entry, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
+		attrs, code, desc := statusAttrs(tr.entryAttrs, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
+		tr.entry.SetAttributes(attrs...) // copied: the slice goes back to the pool
+		if code != codes.Unset {
+			tr.entry.SetStatus(code, desc)
+		}
+		putAttrs(attrs)
 	}
+	putAttrs(tr.clientAttrs)
+	tr.entryAttrs, tr.clientAttrs = nil, nil
 	tr.entry.End(trace.WithTimestamp(end))
 	if sc := tr.entry.SpanContext(); sc.IsValid() {
 		ev.TraceID, ev.SpanID = sc.TraceID(), sc.SpanID()
@@ -346,23 +372,24 @@ func protoVersion(p string) string {
 }
 
 // serverAttributes are Traefik's CaptureServerRequest attributes (plus
-// entry_point and the global attributes), set in one call.
-func (t *Tracing) serverAttributes(span trace.Span, r *http.Request, entryPoint string) {
-	attrs := make([]attribute.KeyValue, 0, 20+len(t.globalAttrs)+len(t.reqHeaders))
+// entry_point and the global attributes), with room for the response's.
+// It records the request's query and its redaction in tr.
+func (t *Tracing) serverAttributes(tr *Trace, r *http.Request, entryPoint string) []attribute.KeyValue {
+	attrs := getAttrs(16 + len(t.globalAttrs) + len(t.reqHeaders) + 1 + len(t.respHeaders))
 	attrs = append(attrs, attribute.String("entry_point", entryPoint))
 	attrs = append(attrs, t.globalAttrs...)
-	path, query := r.URL.Path, r.URL.RawQuery
-	if query != "" {
-		query = t.safeURL(r.URL).RawQuery
+	tr.rawQuery = r.URL.RawQuery
+	if tr.rawQuery != "" {
+		tr.safeQuery = t.safeRawQuery(tr.rawQuery)
 	}
 	attrs = append(attrs,
 		semconv.HTTPRequestMethodKey.String(r.Method),
 		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
 		semconv.HTTPRequestBodySize(int(r.ContentLength)),
-		semconv.URLPath(path),
-		semconv.URLQuery(query),
-		semconv.URLScheme(r.Header.Get("X-Forwarded-Proto")),
-		semconv.UserAgentOriginal(r.UserAgent()),
+		semconv.URLPath(r.URL.Path),
+		semconv.URLQuery(tr.safeQuery),
+		semconv.URLScheme(headerValue(r.Header, "X-Forwarded-Proto")),
+		semconv.UserAgentOriginal(headerValue(r.Header, "User-Agent")),
 		semconv.ServerAddress(r.Host),
 	)
 	host, port, err := net.SplitHostPort(r.RemoteAddr)
@@ -370,7 +397,7 @@ func (t *Tracing) serverAttributes(span trace.Span, r *http.Request, entryPoint 
 		host = r.RemoteAddr
 	}
 	client := host
-	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+	if xff := headerValue(r.Header, "X-Forwarded-For"); xff != "" {
 		if ip, _, _ := strings.Cut(xff, ","); strings.TrimSpace(ip) != "" {
 			client = strings.TrimSpace(ip)
 		}
@@ -380,38 +407,80 @@ func (t *Tracing) serverAttributes(span trace.Span, r *http.Request, entryPoint 
 		p, _ := strconv.Atoi(port)
 		attrs = append(attrs, semconv.ClientPort(p), semconv.NetworkPeerPort(p))
 	}
-	attrs = appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
-	span.SetAttributes(attrs...)
+	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
 }
 
-// clientAttributes are Traefik's CaptureClientRequest attributes for one
-// call to the server upstream (target: the request-target sent), set in
-// one call.
-func (t *Tracing) clientAttributes(span trace.Span, method, proto string, h http.Header, upstream, target string) {
-	attrs := make([]attribute.KeyValue, 0, 12+len(t.reqHeaders))
-	attrs = append(attrs,
-		semconv.HTTPRequestMethodKey.String(method),
-		semconv.NetworkProtocolVersion(protoVersion(proto)),
-		semconv.UserAgentOriginal(headerValue(h, "User-Agent")),
-	)
-	if su, err := url.Parse(upstream); upstream != "" && err == nil {
-		u := *su
-		path, query, _ := strings.Cut(target, "?")
-		u.Path, u.RawQuery = path, query
-		safe := t.safeURL(&u)
-		attrs = append(attrs, semconv.URLFull(safe.String()), semconv.URLScheme(safe.Scheme))
-		host, port, err := net.SplitHostPort(su.Host)
-		if err != nil {
-			host, port = su.Host, "80"
-			if su.Scheme == "https" {
-				port = "443"
-			}
-		}
-		p, _ := strconv.Atoi(port)
-		attrs = append(attrs, semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p), semconv.ServerAddress(host), semconv.ServerPort(p))
-		attrs = appendHeaders(attrs, "http.request.header.", h, t.reqHeaders)
+// upstream is a server URL split once for the client spans: its redacted
+// scheme://host prefix and its host and port.
+type upstream struct {
+	prefix, scheme, host string
+	port                 int
+}
+
+// maxUpstreams bounds the server URLs whose split is kept.
+const maxUpstreams = 4096
+
+func (t *Tracing) upstream(raw string) (*upstream, bool) {
+	if v, ok := t.upstreams.Load(raw); ok {
+		return v.(*upstream), true
 	}
-	span.SetAttributes(attrs...)
+	su, err := url.Parse(raw)
+	if raw == "" || err != nil {
+		return nil, false
+	}
+	host, port, err := net.SplitHostPort(su.Host)
+	if err != nil {
+		host, port = su.Host, "80"
+		if su.Scheme == "https" {
+			port = "443"
+		}
+	}
+	p, _ := strconv.Atoi(port)
+	base := url.URL{Scheme: su.Scheme, Host: su.Host}
+	if su.User != nil {
+		base.User = url.UserPassword(Redacted, Redacted)
+	}
+	u := &upstream{prefix: base.String(), scheme: su.Scheme, host: host, port: p}
+	if t.nUpstreams.Load() < maxUpstreams {
+		if _, loaded := t.upstreams.LoadOrStore(raw, u); !loaded {
+			t.nUpstreams.Add(1)
+		}
+	}
+	return u, true
+}
+
+// clientAttributes appends to attrs Traefik's CaptureClientRequest
+// attributes for one call of r to the server upstream, with room for the
+// response's.
+func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *http.Request, upstream string) []attribute.KeyValue {
+	if need := 12 + len(t.reqHeaders) + 1 + len(t.respHeaders); cap(attrs) < need {
+		putAttrs(attrs)
+		attrs = getAttrs(need)
+	}
+	attrs = append(attrs,
+		semconv.HTTPRequestMethodKey.String(r.Method),
+		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
+		semconv.UserAgentOriginal(headerValue(r.Header, "User-Agent")),
+	)
+	u, ok := t.upstream(upstream)
+	if !ok {
+		return attrs
+	}
+	query := r.URL.RawQuery
+	switch {
+	case query == "":
+	case query == tr.rawQuery && tr.rawQuery != "":
+		query = tr.safeQuery
+	default:
+		query = t.safeRawQuery(query)
+	}
+	full := u.prefix + r.URL.EscapedPath()
+	if query != "" {
+		full += "?" + query
+	}
+	attrs = append(attrs, semconv.URLFull(full), semconv.URLScheme(u.scheme),
+		semconv.NetworkPeerAddress(u.host), semconv.NetworkPeerPort(u.port), semconv.ServerAddress(u.host), semconv.ServerPort(u.port))
+	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
 }
 
 func appendHeaders(attrs []attribute.KeyValue, prefix string, h http.Header, names []string) []attribute.KeyValue {
@@ -426,38 +495,55 @@ func appendHeaders(attrs []attribute.KeyValue, prefix string, h http.Header, nam
 	return attrs
 }
 
-// setStatus is Traefik's CaptureResponse: 5xx is an error on every span,
-// 4xx too on the client span; http.response.status_code when known.
-func setStatus(span trace.Span, code int, kind trace.SpanKind, h http.Header, captured []string) {
+// statusAttrs is Traefik's CaptureResponse: it appends
+// http.response.status_code (when known) and the captured response headers
+// to attrs, and returns the span status: an error for 5xx on every span,
+// for 4xx too on the client span.
+func statusAttrs(attrs []attribute.KeyValue, code int, kind trace.SpanKind, h http.Header, captured []string) ([]attribute.KeyValue, codes.Code, string) {
+	status, desc := codes.Unset, ""
 	switch {
 	case code == 0:
 	case code < 100 || code >= 600:
-		span.SetStatus(codes.Error, fmt.Sprintf("Invalid HTTP status code %d", code))
+		status, desc = codes.Error, fmt.Sprintf("Invalid HTTP status code %d", code)
 	case code >= 500, kind == trace.SpanKindClient && code >= 400:
-		span.SetStatus(codes.Error, "")
+		status = codes.Error
 	}
-	attrs := make([]attribute.KeyValue, 0, 1+len(captured))
 	if code > 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCode(code))
 	}
-	span.SetAttributes(appendHeaders(attrs, "http.response.header.", h, captured)...)
+	return appendHeaders(attrs, "http.response.header.", h, captured), status, desc
 }
 
-// safeURL redacts the password and every query value not listed in
-// tracing.safeQueryParams, as Traefik does.
-func (t *Tracing) safeURL(u *url.URL) *url.URL {
-	c := *u
-	if c.User != nil {
-		c.User = url.UserPassword(Redacted, Redacted)
-	}
-	if c.RawQuery != "" {
-		q := c.Query()
-		for k := range q {
-			if !slices.Contains(t.safeQuery, k) {
-				q.Set(k, Redacted)
-			}
+// safeRawQuery redacts every query value not listed in
+// tracing.safeQueryParams, as Traefik does (the result is re-encoded with
+// sorted keys, as url.Values encodes it).
+func (t *Tracing) safeRawQuery(raw string) string {
+	q, _ := url.ParseQuery(raw)
+	for k := range q {
+		if !slices.Contains(t.safeQuery, k) {
+			q.Set(k, Redacted)
 		}
-		c.RawQuery = q.Encode()
 	}
-	return &c
+	return q.Encode()
+}
+
+// attrPool recycles the attribute slices spans are built in: a recording
+// span copies what SetAttributes gives it.
+var attrPool = sync.Pool{New: func() any { s := make([]attribute.KeyValue, 0, 32); return &s }}
+
+func getAttrs(n int) []attribute.KeyValue {
+	s := *(attrPool.Get().(*[]attribute.KeyValue))
+	if cap(s) < n {
+		return make([]attribute.KeyValue, 0, n)
+	}
+	return s[:0]
+}
+
+func putAttrs(s []attribute.KeyValue) {
+	if s == nil || cap(s) > 256 {
+		return
+	}
+	clear(s[:cap(s)])
+	s = s[:0]
+	attrPool.Put(&s)
 }
