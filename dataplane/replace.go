@@ -76,9 +76,10 @@ func (s *Server) ReplaceEntryPoint(ctx context.Context, name string, cfg *static
 	if grace <= 0 {
 		grace = old.grace
 	}
+	kept := len(socks) > 0
+	old.handedOver.Store(kept)
 	old.draining.Store(true)
 	old.closeListeners()
-	kept := len(socks) > 0
 	s.log.Info("entrypoint replaced; the old settings drain", "entrypoint", name, "address", ep.listeners[0].Addr().String(), "sameSockets", kept, "grace", grace)
 	s.wg.Go(func() {
 		defer close(ch)
@@ -124,4 +125,16 @@ func (e *entryPoint) socketsFor(address string) ([]handoff.Socket, error) {
 		}
 	}
 	return out, nil
+}
+
+// HandedOver tells every entrypoint that another process now serves on its
+// very sockets (the binary upgrade handed them over): the coming Shutdown
+// serves the connections already accepted but silent so far, as new
+// clients', instead of cutting them (see ReplaceEntryPoint).
+func (s *Server) HandedOver() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ep := range s.eps {
+		ep.handedOver.Store(true)
+	}
 }

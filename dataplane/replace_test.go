@@ -105,7 +105,14 @@ http:
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	// A client that connected to the old settings but has not sent its
+	// request yet: a new client, to be served, not cut by their drain.
+	silent, err := net.Dial("tcp", web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	time.Sleep(100 * time.Millisecond) // accepted by the old settings
 	cfg := &static.EntryPoint{Address: web, ForwardedHeaders: &static.ForwardedHeaders{Insecure: true}}
 	done, err := h.srv.ReplaceEntryPoint(context.Background(), "web", cfg, 2*time.Second)
 	if err != nil {
@@ -114,6 +121,13 @@ http:
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	wg.Wait()
+	_ = silent.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(silent, "GET / HTTP/1.1\r\nHost: web.test\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Errorf("the client accepted before the replacement: write: %v", err)
+	}
+	if b, err := io.ReadAll(silent); err != nil || !strings.HasPrefix(string(b), "HTTP/1.1 200") {
+		t.Errorf("the client accepted before the replacement, request sent after: %.60q %v, want 200", b, err)
+	}
 	if len(failures) > 0 || sent < 10 {
 		t.Errorf("%d new connections across the replacement, failures: %q", sent, failures)
 	}

@@ -127,6 +127,9 @@ type entryPoint struct {
 	h1busy      atomic.Int64 // h1 connections reading or serving a request (shutdown waits for them)
 	sniffers    atomic.Int64 // connections whose first byte is awaited or being handed over
 	loops       atomic.Int64 // running accept loops
+	// handedOver: a successor serves on this entrypoint's very sockets
+	// (ReplaceEntryPoint); its drain serves the connections it accepted.
+	handedOver atomic.Bool
 
 	mu        sync.Mutex
 	listeners []net.Listener

@@ -64,7 +64,9 @@ func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Durat
 	for c := range e.conns {
 		// Not sniffed yet, or idle in h1 between requests (after a
 		// request in progress the connection sees draining and closes).
-		if !c.sniffed.Load() || c.idle.Load() {
+		// A successor serving on the same sockets (ReplaceEntryPoint) makes
+		// a connection not sniffed yet a new client's: it is served.
+		if (!c.sniffed.Load() && !e.handedOver.Load()) || c.idle.Load() {
 			_ = c.Conn.SetReadDeadline(time.Now())
 		}
 	}

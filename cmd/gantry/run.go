@@ -408,6 +408,7 @@ wait:
 		case err := <-upgraded:
 			upgrading = false
 			if err == nil {
+				srv.HandedOver() // connections it accepted last are served
 				break wait
 			}
 			log.Error("upgrade failed; this process keeps serving", "error", err)
