@@ -280,7 +280,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		_ = srv.Shutdown(ctx)
 		return err
 	}
-	dyn, err := entrypoints.New(log.With("component", "entrypoints"), c, srv, nil)
+	dyn, err := entrypoints.New(log.With("component", "entrypoints"), c, srv, udpSrv)
 	if err != nil {
 		_ = srv.Shutdown(ctx)
 		_ = udpSrv.Shutdown(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -321,4 +322,40 @@ func TestSetStatic(t *testing.T) {
 	if len(rc.replaced) != 1 {
 		t.Errorf("replaced again with an unchanged template: %v", rc.replaced)
 	}
+}
+
+// A "/udp" request inside a udp: entry of the allow-list is served by the
+// UDP server, marked UDP for the routers, and closed by Retire.
+func TestUDPRequest(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	us := udpproxy.NewServer(log, router.NewActive(), nil)
+	if err := us.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer us.Shutdown(context.Background())
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	mg, err := New(log, &static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{"udp:127.0.0.1:" + port}}}, nil, us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, ps := mg.Open(context.Background(), merged(map[string]string{"dns@docker": addr + "/udp", "tcp@docker": addr}, nil))
+	if len(eps) != 1 || eps[0].Name != "dns" || !eps[0].UDP || len(ps) != 1 || problemFor(ps, "tcp") == nil {
+		t.Fatalf("got %v %v, want dns (UDP) served and tcp outside the allow-list", eps, ps)
+	}
+	if us.Addr("dns") == nil || us.Addr("dns").String() != addr {
+		t.Errorf("UDP server: dns on %v, want %s", us.Addr("dns"), addr)
+	}
+	mg.Open(context.Background(), merged(nil, nil))
+	mg.Retire()
+	pc, err = net.ListenPacket("udp", addr)
+	if err != nil {
+		t.Fatalf("%s still bound after Retire: %v", addr, err)
+	}
+	pc.Close()
 }

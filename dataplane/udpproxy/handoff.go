@@ -16,6 +16,8 @@ func (s *Server) Inherit(in *handoff.Inherited) { s.inherit = in }
 // process; the caller closes the files.
 func (s *Server) Sockets() ([]handoff.Socket, error) {
 	var out []handoff.Socket
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, e := range s.eps {
 		if e.conn == nil {
 			continue

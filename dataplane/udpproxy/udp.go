@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,10 +93,15 @@ type EntryPoint struct {
 type Server struct {
 	log    *slog.Logger
 	active *router.Active
-	eps    []*entry
 	cap    *sessionCap
 	wg     sync.WaitGroup
-	cancel context.CancelFunc
+	// mu guards eps and the run state (dynamic entrypoints, dynamic.go,
+	// add and remove entrypoints while serving).
+	mu      sync.Mutex
+	eps     []*entry
+	rctx    context.Context // the serving context, set by Start
+	stopped bool            // Shutdown began
+	cancel  context.CancelFunc
 	// inherit holds the sockets of the binary upgrade (handoff.go).
 	inherit *handoff.Inherited
 }
@@ -112,6 +118,10 @@ type entry struct {
 	pktinfo bool
 	log     *slog.Logger
 	cap     *sessionCap // shared by the Server's entrypoints
+	// stop ends this entrypoint's goroutines (set when it runs); served
+	// is closed when its read loop has returned.
+	stop   context.CancelFunc
+	served chan struct{}
 
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*session
@@ -121,53 +131,86 @@ type entry struct {
 func NewServer(log *slog.Logger, active *router.Active, eps []EntryPoint) *Server {
 	s := &Server{log: log, active: active, cap: &sessionCap{max: sessionLimit(nofileLimit())}}
 	for _, e := range eps {
-		if e.Timeout <= 0 {
-			e.Timeout = DefaultTimeout
-		}
-		s.eps = append(s.eps, &entry{EntryPoint: e, log: log.With("entrypoint", e.Name), cap: s.cap,
-			dial: (&net.Dialer{}).DialContext, sessions: map[netip.AddrPort]*session{}})
+		s.eps = append(s.eps, s.newEntry(e))
 	}
 	return s
+}
+
+func (s *Server) newEntry(e EntryPoint) *entry {
+	if e.Timeout <= 0 {
+		e.Timeout = DefaultTimeout
+	}
+	return &entry{EntryPoint: e, log: s.log.With("entrypoint", e.Name), cap: s.cap,
+		dial: (&net.Dialer{}).DialContext, sessions: map[netip.AddrPort]*session{}}
 }
 
 // Start binds every entrypoint and starts serving; errors name the
 // entrypoint and address, and close what was already bound.
 func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, e := range s.eps {
-		pc, err := s.inherited(e) // binary upgrade (handoff.go)
-		if err == nil && pc == nil {
-			var lc net.ListenConfig
-			pc, err = lc.ListenPacket(ctx, "udp", e.Address)
-		}
-		if err != nil {
+		if err := s.bind(ctx, e); err != nil {
 			s.closeAll()
-			return fmt.Errorf("entrypoint %s: listen on %s/udp: %w", e.Name, e.Address, err)
-		}
-		e.conn = pc.(*net.UDPConn)
-		la := e.conn.LocalAddr().(*net.UDPAddr)
-		if la.IP == nil || la.IP.IsUnspecified() {
-			// Wildcard bind: learn each datagram's destination address
-			// and reply from it, so that a client that sent to one of
-			// several addresses gets the answer from that address
-			// (Traefik issue 7430). IPv4 datagrams on a dual-stack socket
-			// carry IP_PKTINFO, IPv6 ones IPV6_PKTINFO.
-			ok4 := ipv4.NewPacketConn(e.conn).SetControlMessage(ipv4.FlagDst, true) == nil
-			ok6 := la.IP.To4() == nil && ipv6.NewPacketConn(e.conn).SetControlMessage(ipv6.FlagDst, true) == nil
-			e.pktinfo = ok4 || ok6
+			return err
 		}
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	s.rctx, s.cancel = rctx, cancel
 	for _, e := range s.eps {
-		s.log.Info("entrypoint listening", "entrypoint", e.Name, "address", e.conn.LocalAddr().String()+"/udp")
-		s.wg.Go(func() { e.serve(rctx, s.active, &s.wg) })
-		s.wg.Go(func() { e.watch(rctx, s.active) })
+		s.run(e)
 	}
 	return nil
 }
 
+// bind opens e's socket (or takes the inherited one); errors name the
+// entrypoint and address.
+func (s *Server) bind(ctx context.Context, e *entry) error {
+	pc, err := s.inherited(e) // binary upgrade (handoff.go)
+	if err == nil && pc == nil {
+		var lc net.ListenConfig
+		pc, err = lc.ListenPacket(ctx, "udp", e.Address)
+	}
+	if err != nil {
+		return fmt.Errorf("entrypoint %s: listen on %s/udp: %w", e.Name, e.Address, err)
+	}
+	e.conn = pc.(*net.UDPConn)
+	e.pktinfoOn()
+	return nil
+}
+
+// pktinfoOn asks for each datagram's destination on a wildcard socket.
+func (e *entry) pktinfoOn() {
+	la := e.conn.LocalAddr().(*net.UDPAddr)
+	if la.IP == nil || la.IP.IsUnspecified() {
+		// Wildcard bind: learn each datagram's destination address
+		// and reply from it, so that a client that sent to one of
+		// several addresses gets the answer from that address
+		// (Traefik issue 7430). IPv4 datagrams on a dual-stack socket
+		// carry IP_PKTINFO, IPv6 ones IPV6_PKTINFO.
+		ok4 := ipv4.NewPacketConn(e.conn).SetControlMessage(ipv4.FlagDst, true) == nil
+		ok6 := la.IP.To4() == nil && ipv6.NewPacketConn(e.conn).SetControlMessage(ipv6.FlagDst, true) == nil
+		e.pktinfo = ok4 || ok6
+	}
+}
+
+// run starts e's read loop and its router watch under s.rctx; they end
+// with e.stop (or Shutdown). s.mu is held.
+func (s *Server) run(e *entry) {
+	ctx, stop := context.WithCancel(s.rctx)
+	e.stop, e.served = stop, make(chan struct{})
+	s.log.Info("entrypoint listening", "entrypoint", e.Name, "address", e.conn.LocalAddr().String()+"/udp")
+	s.wg.Go(func() {
+		defer close(e.served)
+		e.serve(ctx, s.active, &s.wg)
+	})
+	s.wg.Go(func() { e.watch(ctx, s.active) })
+}
+
 // Addr returns the bound address of entryPoint, or nil.
 func (s *Server) Addr(entryPoint string) net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, e := range s.eps {
 		if e.Name == entryPoint && e.conn != nil {
 			return e.conn.LocalAddr()
@@ -176,6 +219,7 @@ func (s *Server) Addr(entryPoint string) net.Addr {
 	return nil
 }
 
+// closeAll closes every socket; s.mu is held.
 func (s *Server) closeAll() {
 	for _, e := range s.eps {
 		if e.conn != nil {
@@ -186,11 +230,15 @@ func (s *Server) closeAll() {
 
 // Shutdown stops reading, ends every session and waits for the goroutines.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopped = true
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.closeAll()
-	for _, e := range s.eps {
+	eps := slices.Clone(s.eps)
+	s.mu.Unlock()
+	for _, e := range eps {
 		e.mu.Lock()
 		for _, ss := range e.sessions {
 			if ss.up != nil {
