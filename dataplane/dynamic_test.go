@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go/http3"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/router"
@@ -357,4 +360,46 @@ func TestAddRemoveBeforeStart(t *testing.T) {
 	if err := srv.Shutdown(context.Background()); err != nil {
 		t.Error(err)
 	}
+}
+
+// HTTP/3 on an added entrypoint: its UDP socket is bound on the same port
+// and serves the routes naming it; removed, the UDP port is free once the
+// drain is over.
+func TestAddEntryPointHTTP3(t *testing.T) {
+	be := echoBackend(t, "s")
+	cert, key := selfSigned(t, "a.test")
+	h := newHarness(t, nil, nil)
+	h.eps["dyn3"] = &static.EntryPoint{Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}}
+	if err := h.srv.AddEntryPoint(context.Background(), "dyn3", h.eps["dyn3"]); err != nil {
+		t.Fatal(err)
+	}
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, entryPoints: [dyn3], tls: {}}}
+  services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
+tls:
+  certificates: [{certFile: %s, keyFile: %s}]
+`, be.URL, yamlQuote(cert), yamlQuote(key)), GenerationOptions{})
+	addr := h.addr("dyn3")
+	tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}} //nolint:gosec // test
+	c := &http.Client{Transport: hostRewriter{rt: tr, addr: addr}, Timeout: 5 * time.Second}
+	resp, err := c.Get("https://a.test/")
+	if err != nil {
+		t.Fatalf("HTTP/3 on the added entrypoint: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 3 {
+		t.Errorf("got %d over %s, want 200 over HTTP/3", resp.StatusCode, resp.Proto)
+	}
+	tr.Close()
+	done, err := h.srv.RemoveEntryPoint("dyn3", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		t.Fatalf("UDP port %s still bound after the drain: %v", addr, err)
+	}
+	pc.Close()
 }
