@@ -257,6 +257,9 @@ func checkStatic(c *static.Configuration) error {
 		if err := entrypoints.CheckTemplate(d.Template); err != nil {
 			errs = append(errs, err)
 		}
+		if d.MaxEntryPoints < 0 {
+			errs = append(errs, fmt.Errorf("dynamicEntryPoints.maxEntryPoints %d: want a positive number (0 for %d)", d.MaxEntryPoints, entrypoints.DefaultMaxEntryPoints))
+		}
 		if t := d.Template; t != nil && t.ForwardedHeaders != nil {
 			for i, ip := range t.ForwardedHeaders.TrustedIPs {
 				if _, _, err := net.ParseCIDR(ip); err != nil && net.ParseIP(ip) == nil {

@@ -16,6 +16,11 @@ type DynamicEntryPoints struct {
 	// ("[::1]" for IPv6) when only that address may be bound (else any
 	// address, the wildcard included), and a port or an inclusive range.
 	Allowed []string `json:"allowed,omitempty"`
+	// MaxEntryPoints bounds how many dynamic entrypoints are open at once
+	// (each holds listeners and goroutines); 0 means 100. Beyond it, the
+	// requests already served keep their listeners and the others are
+	// problems.
+	MaxEntryPoints int `json:"maxEntryPoints,omitempty"`
 	// Template holds the settings of every dynamic entrypoint, as an
 	// entryPoints.<name> block without address: transport (timeouts,
 	// maxConnections, lifeCycle.graceTimeOut, also the grace period of a

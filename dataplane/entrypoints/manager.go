@@ -29,6 +29,9 @@ type Listeners interface {
 	RemoveEntryPoint(name string, grace time.Duration) (<-chan struct{}, error)
 }
 
+// DefaultMaxEntryPoints is dynamicEntryPoints.maxEntryPoints when unset.
+const DefaultMaxEntryPoints = 100
+
 // nameRE bounds a dynamic entrypoint's name: it appears in logs, metrics
 // labels and routers' entryPoints.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
@@ -40,6 +43,7 @@ type Manager struct {
 	log      *slog.Logger
 	tcp, udp Listeners // udp may be nil: UDP requests are then problems
 	allowed  []Range
+	max      int // dynamicEntryPoints.maxEntryPoints
 	template *static.EntryPoint
 	static   map[string]*static.EntryPoint // the static entrypoints (their names are taken)
 
@@ -76,7 +80,14 @@ func New(log *slog.Logger, c *static.Configuration, tcp, udp Listeners) (*Manage
 func (mg *Manager) SetStatic(c *static.Configuration) error {
 	var allowed []Range
 	var tmpl *static.EntryPoint
+	limit := DefaultMaxEntryPoints
 	if d := c.DynamicEntryPoints; d != nil {
+		if d.MaxEntryPoints < 0 {
+			return fmt.Errorf("dynamicEntryPoints.maxEntryPoints %d: want a positive number (0 for %d)", d.MaxEntryPoints, DefaultMaxEntryPoints)
+		}
+		if d.MaxEntryPoints > 0 {
+			limit = d.MaxEntryPoints
+		}
 		var err error
 		if allowed, err = ParseAllowed(d.Allowed); err != nil {
 			return err
@@ -91,7 +102,7 @@ func (mg *Manager) SetStatic(c *static.Configuration) error {
 	if !reflect.DeepEqual(tmpl, mg.template) {
 		mg.tmpl++
 	}
-	mg.allowed, mg.template, mg.static = allowed, tmpl, c.EntryPoints
+	mg.allowed, mg.template, mg.static, mg.max = allowed, tmpl, c.EntryPoints, limit
 	return nil
 }
 
@@ -169,6 +180,25 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 		}
 		mg.wanted[name] = true
 		ok[name] = rs[0]
+	}
+	// At most mg.max: those open already first, then by name.
+	if len(ok) > mg.max {
+		names := slices.SortedFunc(maps.Keys(ok), func(a, b string) int {
+			_, oa := mg.serving[a]
+			_, ob := mg.serving[b]
+			if oa != ob {
+				if oa {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		for _, name := range names[mg.max:] {
+			fail(byName[name], name, fmt.Sprintf("more than dynamicEntryPoints.maxEntryPoints (%d) dynamic entrypoints are asked for", mg.max))
+			delete(ok, name)
+			delete(mg.wanted, name)
+		}
 	}
 	// Addresses asked for anew are freed first from listeners no request
 	// keeps (their connections drain).

@@ -359,3 +359,35 @@ func TestUDPRequest(t *testing.T) {
 	}
 	pc.Close()
 }
+
+// dynamicEntryPoints.maxEntryPoints: beyond it the requests already open
+// keep their listeners and the new ones are problems.
+func TestMaxEntryPoints(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv, err := dataplane.NewServer(log, router.NewActive(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	p := []int{freePort(t), freePort(t), freePort(t)}
+	loop := func(i int) string { return "127.0.0.1:" + strconv.Itoa(p[i]) }
+	mg, err := New(log, &static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{
+		Allowed: []string{"127.0.0.1:1-65535"}, MaxEntryPoints: 2}}, srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg.Open(context.Background(), merged(map[string]string{"z@docker": loop(0)}, nil))
+	eps, ps := mg.Open(context.Background(), merged(map[string]string{"z@docker": loop(0), "a@docker": loop(1), "b@docker": loop(2)}, nil))
+	if len(eps) != 2 || problemFor(ps, "b") == nil || !strings.Contains(problemFor(ps, "b").Message, "maxEntryPoints (2)") {
+		t.Errorf("got %v %v, want z (open already) and a served, b refused", eps, ps)
+	}
+	if refused(loop(0)) || refused(loop(1)) || !refused(loop(2)) {
+		t.Error("listeners do not match the limit")
+	}
+	if _, err := New(log, &static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{MaxEntryPoints: -1}}, srv, nil); err == nil {
+		t.Error("a negative maxEntryPoints accepted")
+	}
+}
