@@ -22,7 +22,8 @@ import (
 // maxReloadsKept bounds the reloads /api/static lists.
 const maxReloadsKept = 20
 
-// entryPointSet is the running set of TCP entrypoints (dataplane.Server):
+// entryPointSet is a running set of entrypoints (dataplane.Server for TCP,
+// udpproxy.Server for UDP):
 // added, replaced (new settings; the port never stops accepting) and
 // removed (draining within grace, 0 for the entrypoint's graceTimeOut)
 // while serving.
@@ -37,7 +38,7 @@ type entryPointSet interface {
 // new configuration against the running one (static.Diff) and applies, by
 // section:
 //
-//   - entryPoints.<name> (TCP): added ones are bound before the routes
+//   - entryPoints.<name> (TCP and UDP): added ones are bound before the routes
 //     naming them are swapped in; changed ones are replaced (on the same
 //     address the new settings take over the very listening sockets, see
 //     dataplane.Server.ReplaceEntryPoint; on another address the new one is
@@ -58,7 +59,7 @@ type entryPointSet interface {
 //   - log.level, core, global: applied.
 //
 // Everything else (log format and file, accessLog, metrics, tracing, store,
-// cluster, serversTransport, UDP entrypoints) needs a restart: each such
+// cluster, serversTransport) needs a restart: each such
 // change is refused, logged and listed as a problem and in /api/static,
 // naming the field, and its running value is kept. A configuration that
 // does not load (syntax, an invalid option, a provider that cannot be
@@ -74,7 +75,8 @@ type reloader struct {
 	cfg        *static.Configuration // what runs (refused changes left out)
 	agg        *providers.Aggregator
 	app        *applier
-	eps        entryPointSet
+	eps        entryPointSet // TCP entrypoints (dataplane.Server)
+	udp        entryPointSet // UDP entrypoints (udpproxy.Server)
 	in         *internals
 	src        internalSources
 	certs      *certSwitch
@@ -130,17 +132,9 @@ var restartOnly = map[string]string{
 // plan splits changes into those to apply and those refused (with why).
 func (r *reloader) plan(changes []static.Change, next *static.Configuration) (apply []static.Change, refused []static.Refusal) {
 	for _, ch := range changes {
-		section, name, _ := strings.Cut(ch.Path, ".")
 		if why, ok := restartOnly[ch.Path]; ok {
 			refused = append(refused, static.Refusal{Change: ch, Reason: why + "; restart Gantry to apply it"})
 			continue
-		}
-		if section == "entryPoints" {
-			old, nu := r.cfg.EntryPoints[name], next.EntryPoints[name]
-			if (old != nil && isUDP(old)) || (nu != nil && isUDP(nu)) {
-				refused = append(refused, static.Refusal{Change: ch, Reason: "UDP entrypoints are not added, changed or removed live; restart Gantry to apply it"})
-				continue
-			}
 		}
 		apply = append(apply, ch)
 	}
@@ -194,8 +188,7 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 
 	// Entrypoints: new and changed ones first (redirecting ones last, so
 	// their target exists), removed ones once the new table is in.
-	var removed []string
-	apply, refused, removed = r.openEntryPoints(ctx, apply, refused, next)
+	apply, refused, removed := r.openEntryPoints(ctx, apply, refused, next)
 	eff := compose(next, r.cfg, refused)
 
 	var resolvers bool
@@ -255,9 +248,9 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 	} else {
 		r.level.Set(slog.LevelInfo)
 	}
-	for _, name := range removed {
-		if _, err := r.eps.RemoveEntryPoint(name, 0); err != nil {
-			r.log.Warn("static configuration reload: remove entrypoint", "entrypoint", name, "error", err)
+	for _, rm := range removed {
+		if _, err := rm.set.RemoveEntryPoint(rm.name, 0); err != nil {
+			r.log.Warn("static configuration reload: remove entrypoint", "entrypoint", rm.name, "error", err)
 		}
 	}
 	if oldAPI != nil && oldAPI != api {
@@ -301,7 +294,7 @@ func providerName(kind string) string {
 // changed ones; one that fails (a bind error, an invalid option) moves to
 // refused with the error. It returns the entrypoints to remove once the new
 // table is in.
-func (r *reloader) openEntryPoints(ctx context.Context, apply []static.Change, refused []static.Refusal, next *static.Configuration) ([]static.Change, []static.Refusal, []string) {
+func (r *reloader) openEntryPoints(ctx context.Context, apply []static.Change, refused []static.Refusal, next *static.Configuration) ([]static.Change, []static.Refusal, []removal) {
 	var eps []static.Change
 	for _, ch := range apply {
 		if strings.HasPrefix(ch.Path, "entryPoints.") {
@@ -322,18 +315,23 @@ func (r *reloader) openEntryPoints(ctx context.Context, apply []static.Change, r
 		}
 		return 1
 	})
-	var removed []string
+	var removed []removal
 	failed := map[string]error{}
 	for _, ch := range eps {
 		name := strings.TrimPrefix(ch.Path, "entryPoints.")
+		old, nu := r.cfg.EntryPoints[name], next.EntryPoints[name]
 		var err error
-		switch ch.Kind {
-		case static.Added:
-			err = r.eps.AddEntryPoint(ctx, name, next.EntryPoints[name])
-		case static.Changed:
-			_, err = r.eps.ReplaceEntryPoint(ctx, name, next.EntryPoints[name], 0)
-		case static.Removed:
-			removed = append(removed, name)
+		switch {
+		case ch.Kind == static.Added:
+			err = r.setOf(nu).AddEntryPoint(ctx, name, nu)
+		case ch.Kind == static.Removed:
+			removed = append(removed, removal{r.setOf(old), name})
+		case isUDP(old) == isUDP(nu):
+			_, err = r.setOf(nu).ReplaceEntryPoint(ctx, name, nu, 0)
+		default: // TCP <-> UDP: the new one opened, the old one removed
+			if err = r.setOf(nu).AddEntryPoint(ctx, name, nu); err == nil {
+				removed = append(removed, removal{r.setOf(old), name})
+			}
 		}
 		if err != nil {
 			failed[ch.Path] = err
@@ -347,6 +345,21 @@ func (r *reloader) openEntryPoints(ctx context.Context, apply []static.Change, r
 		return err != nil
 	})
 	return apply, refused, removed
+}
+
+// removal is an entrypoint to remove once the new table is in, and the
+// server (TCP or UDP) that serves it.
+type removal struct {
+	set  entryPointSet
+	name string
+}
+
+// setOf returns the server of ep: UDP ("…/udp") or TCP.
+func (r *reloader) setOf(ep *static.EntryPoint) entryPointSet {
+	if isUDP(ep) {
+		return r.udp
+	}
+	return r.eps
 }
 
 // compose returns next with every refused section set back to its value in

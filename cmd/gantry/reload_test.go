@@ -7,8 +7,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 )
 
-// plan refuses what only a restart applies, naming the field, and UDP
-// entrypoints; compose keeps the running value of each refused section
+// plan refuses what only a restart applies, naming the field; compose keeps the running value of each refused section
 // and the new value of everything else (log.level apart from log).
 func TestPlanAndCompose(t *testing.T) {
 	running := &static.Configuration{
@@ -39,12 +38,13 @@ func TestPlanAndCompose(t *testing.T) {
 			t.Errorf("%s refused without a reason", f.Path)
 		}
 	}
-	if want := []string{"api", "entryPoints.gone", "entryPoints.new", "entryPoints.web", "log.level"}; !reflect.DeepEqual(ap, want) {
+	if want := []string{"api", "entryPoints.dns", "entryPoints.gone", "entryPoints.new", "entryPoints.web", "log.level"}; !reflect.DeepEqual(ap, want) {
 		t.Errorf("applied %v, want %v", ap, want)
 	}
-	if want := []string{"entryPoints.dns", "log", "store"}; !reflect.DeepEqual(rp, want) {
+	if want := []string{"log", "store"}; !reflect.DeepEqual(rp, want) {
 		t.Errorf("refused %v, want %v", rp, want)
 	}
+	refused = append(refused, static.Refusal{Change: static.Change{Path: "entryPoints.dns", Kind: static.Changed}, Reason: "bind"})
 	eff := compose(next, running, refused)
 	if eff.EntryPoints["dns"].Address != ":53/udp" || eff.EntryPoints["web"].Address != ":8080" || eff.EntryPoints["new"] == nil || eff.EntryPoints["gone"] != nil {
 		t.Errorf("entrypoints: %v", eff.EntryPoints)

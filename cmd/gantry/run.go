@@ -291,7 +291,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	if keys := inherited.Unused(); len(keys) > 0 {
 		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)
 	}
-	rl.app, rl.in, rl.src, rl.eps = app, in, src, srv
+	rl.app, rl.in, rl.src, rl.eps, rl.udp = app, in, src, srv, udpSrv
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -244,7 +244,8 @@ log:
 //
 // The unchanged entrypoint: 0 failed requests, the WebSocket stays open.
 // A bind failure (an added entrypoint on a port in use) is then refused,
-// naming the entrypoint, and the rest of that edit applies.
+// naming the entrypoint, and the rest of that edit applies (a UDP
+// entrypoint moved to another port answers there).
 func TestStaticReloadEntryPoints(t *testing.T) {
 	w := harness.StartWhoamiProc(t, "w1")
 	work := t.TempDir()
@@ -253,10 +254,14 @@ func TestStaticReloadEntryPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	harness.WriteFile(t, dyn, "app.yml", whoamiConf(w.URL(), "app", "ws"))
+	echo := udpEcho(t)
+	harness.WriteFile(t, dyn, "udp.yml", fmt.Sprintf("udp:\n  routers:\n    echo:\n      entryPoints: [dns]\n      service: echo\n"+
+		"  services:\n    echo:\n      loadBalancer:\n        servers:\n          - address: %q\n", echo))
+	dnsA, dnsB := harness.FreeAddr(t), harness.FreeAddr(t) // UDP ports: free on TCP, almost surely on UDP
 	web, side, gone, extra := harness.FreeAddr(t), harness.FreeAddr(t), harness.FreeAddr(t), harness.FreeAddr(t)
 	api1, api2 := harness.FreeAddr(t), harness.FreeAddr(t)
 	static := func(second bool) string {
-		eps := fmt.Sprintf("  web:\n    address: %q\n", web)
+		eps := fmt.Sprintf("  web:\n    address: %q\n  dns:\n    address: %q\n", web, dnsA+"/udp")
 		if second {
 			eps += fmt.Sprintf("  side:\n    address: %q\n    forwardedHeaders:\n      insecure: true\n", side)
 			eps += fmt.Sprintf("  extra:\n    address: %q\n", extra)
@@ -335,11 +340,17 @@ func TestStaticReloadEntryPoints(t *testing.T) {
 	defer busy.Close()
 	next := static(true) + "log:\n  level: INFO\n"
 	next = strings.Replace(next, "entryPoints:\n", fmt.Sprintf("entryPoints:\n  taken:\n    address: %q\n", busy.Addr().String()), 1)
+	next = strings.Replace(next, dnsA+"/udp", dnsB+"/udp", 1) // and the UDP entrypoint moves
+	harness.Try(t, pollTimeout, func() error { return udpAsk(dnsA, "before") })
 	reloadStatic(t, g, next, "static configuration reloaded", 2)
 	s = getStatic(t, api2)
 	r := s.Reloads[0]
-	if r.Outcome != "partial" || len(r.Refused) != 1 || r.Refused[0].Path != "entryPoints.taken" || !strings.Contains(r.Refused[0].Reason, "address already in use") {
-		t.Errorf("reload with a busy port: %+v, want entryPoints.taken refused (address in use), the rest applied", r)
+	if r.Outcome != "partial" || len(r.Refused) != 1 || r.Refused[0].Path != "entryPoints.taken" || !strings.Contains(r.Refused[0].Reason, "address already in use") || len(r.Applied) != 2 {
+		t.Errorf("reload with a busy port: %+v, want entryPoints.taken refused (address in use), the rest (log.level, entryPoints.dns) applied", r)
+	}
+	harness.Try(t, pollTimeout, func() error { return udpAsk(dnsB, "after") })
+	if err := udpAsk(dnsA, "old"); err == nil {
+		t.Errorf("the UDP entrypoint still answers on its old address %s", dnsA)
 	}
 	harness.TryGet(t, pollTimeout, url, harness.Host("app.test"), harness.StatusIs(200))
 }
