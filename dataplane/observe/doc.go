@@ -2,7 +2,10 @@
 // read: the access log (Traefik's common and JSON formats, File reopened on
 // SIGUSR1), Prometheus metrics under Traefik's metric names, live
 // statistics for the dashboard (the proxy total, each router and each
-// service), and OpenTelemetry traces with Traefik's span names (Tracing).
+// service), OpenTelemetry traces with Traefik's span names (Tracing), the
+// same metrics pushed over OTLP (OTLPMetrics, metrics.otlp), and OTLP log
+// records for the access log and the application logs (OTLPLogs,
+// accessLog.otlp and log.otlp).
 //
 // It sits below the dataplane: RequestEvent and Observer are defined here
 // and the dataplane aliases them, so observe imports only config. Each
@@ -12,6 +15,7 @@
 // allocate once an object has been seen; nothing there blocks on I/O. The
 // access log formats on the request goroutine and hands finished lines to a
 // writer goroutine owned by the caller of AccessLog.Run; when that writer
-// falls behind, lines are dropped and counted, never waited for. Tracing's
-// spans are exported by the OpenTelemetry SDK's batch processor.
+// falls behind, lines are dropped and counted, never waited for. Spans, OTLP
+// metrics and OTLP log records are exported by the OpenTelemetry SDK's own
+// goroutines (batch processors, periodic reader); Shutdown flushes each.
 package observe
