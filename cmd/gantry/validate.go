@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/builtin"
@@ -81,7 +82,17 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 			errs = append(errs, err.Error())
 			in = &internals{}
 		}
-		m = entryPointTLS(l.Config).apply(m, routerOptions(l.Config).EntryPoints)
+		ropts := routerOptions(l.Config)
+		if dyn, err := entrypoints.New(log, l.Config, nil, nil); err == nil {
+			// The dynamic entrypoints the files ask for, checked against
+			// dynamicEntryPoints.allowed (nothing is bound).
+			eps, probs := dyn.Check(m)
+			ropts.EntryPoints = append(ropts.EntryPoints, eps...)
+			for _, p := range probs {
+				errs = append(errs, p.String())
+			}
+		}
+		m = entryPointTLS(l.Config).apply(m, ropts.EntryPoints)
 		if certs != nil {
 			_, probs := certs.Wants(m.Config)
 			for _, p := range probs {
@@ -94,7 +105,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 			EntryPointMiddlewares: entryPointMiddlewares(l.Config),
 			NotFound:              entryPointNotFound(l.Config),
 		})
-		t := router.Compile(ctx, m, gen, routerOptions(l.Config))
+		t := router.Compile(ctx, m, gen, ropts)
 		gen.Close()
 		in.close()
 		pool.Close()

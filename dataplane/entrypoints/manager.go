@@ -132,54 +132,12 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 	mg.mu.Lock()
 	defer mg.mu.Unlock()
 	var problems []providers.Problem
-	fail := func(rs []request, name, msg string) {
-		p := providers.Problem{Provider: rs[0].provider, Objects: []string{"entrypoint " + name}, Severity: providers.SeverityError,
-			Message: "entrypoint " + name + ": " + msg + "; not opened"}
-		var srcs []string
-		for _, r := range rs {
-			srcs = append(srcs, r.source)
-		}
-		p.Source = strings.Join(srcs, ", ")
-		if len(rs) > 1 {
-			p.Provider = "aggregator"
-		}
-		problems = append(problems, p)
-	}
+	fail := mg.failer(&problems)
 	byName := mg.requests(mc, fail)
+	ok := mg.plan(byName, fail, true) // the requests to serve
 	mg.wanted = map[string]bool{}
-	ok := map[string]request{} // the requests to serve
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		rs := byName[name]
-		a := rs[0].addr
-		if len(rs) > 1 && slices.ContainsFunc(rs[1:], func(r request) bool { return r.addr.key() != a.key() }) {
-			var asks []string
-			for _, r := range rs {
-				asks = append(asks, fmt.Sprintf("%q by %s", r.addr.raw, r.provider))
-			}
-			fail(rs, name, "asked for with different addresses ("+strings.Join(asks, ", ")+")")
-			continue
-		}
-		if st, isStatic := mg.static[name]; isStatic {
-			if st != nil && sameStatic(st.Address, a) {
-				continue // the static entrypoint already is what was asked for
-			}
-			fail(rs, name, "is an entrypoint of the static configuration (address "+staticAddr(st)+"); a provider cannot redefine it")
-			continue
-		}
-		if !nameRE.MatchString(name) {
-			fail(rs, name, "the name must be 1-63 letters, digits, '-' or '_', starting with a letter or digit")
-			continue
-		}
-		if msg := mg.permitted(a); msg != "" {
-			fail(rs, name, msg)
-			continue
-		}
-		if mg.listeners(a) == nil {
-			fail(rs, name, "UDP dynamic entrypoints are not served by this Gantry")
-			continue
-		}
+	for name := range ok {
 		mg.wanted[name] = true
-		ok[name] = rs[0]
 	}
 	// At most mg.max: those open already first, then by name.
 	if len(ok) > mg.max {
@@ -246,6 +204,81 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 		}
 		mg.serving[name] = served{addr: r.addr, tmpl: mg.tmpl}
 		out = append(out, router.EntryPoint{Name: name, UDP: r.addr.udp, Dynamic: true})
+	}
+	return out, problems
+}
+
+// failer returns the function adding a problem for requests rs of name
+// to problems.
+func (mg *Manager) failer(problems *[]providers.Problem) func(rs []request, name, msg string) {
+	return func(rs []request, name, msg string) {
+		p := providers.Problem{Provider: rs[0].provider, Objects: []string{"entrypoint " + name}, Severity: providers.SeverityError,
+			Message: "entrypoint " + name + ": " + msg + "; not opened"}
+		var srcs []string
+		for _, r := range rs {
+			srcs = append(srcs, r.source)
+		}
+		p.Source = strings.Join(srcs, ", ")
+		if len(rs) > 1 {
+			p.Provider = "aggregator"
+		}
+		*problems = append(*problems, p)
+	}
+}
+
+// plan returns, by name, the requests of byName to serve: one address
+// per name, not a static entrypoint, a valid name, inside the allow-list,
+// and (when bind) a server for its protocol; each other one is a problem
+// through fail.
+func (mg *Manager) plan(byName map[string][]request, fail func([]request, string, string), bind bool) map[string]request {
+	ok := map[string]request{}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		rs := byName[name]
+		a := rs[0].addr
+		if len(rs) > 1 && slices.ContainsFunc(rs[1:], func(r request) bool { return r.addr.key() != a.key() }) {
+			var asks []string
+			for _, r := range rs {
+				asks = append(asks, fmt.Sprintf("%q by %s", r.addr.raw, r.provider))
+			}
+			fail(rs, name, "asked for with different addresses ("+strings.Join(asks, ", ")+")")
+			continue
+		}
+		if st, isStatic := mg.static[name]; isStatic {
+			if st != nil && sameStatic(st.Address, a) {
+				continue // the static entrypoint already is what was asked for
+			}
+			fail(rs, name, "is an entrypoint of the static configuration (address "+staticAddr(st)+"); a provider cannot redefine it")
+			continue
+		}
+		if !nameRE.MatchString(name) {
+			fail(rs, name, "the name must be 1-63 letters, digits, '-' or '_', starting with a letter or digit")
+			continue
+		}
+		if msg := mg.permitted(a); msg != "" {
+			fail(rs, name, msg)
+			continue
+		}
+		if bind && mg.listeners(a) == nil {
+			fail(rs, name, "UDP dynamic entrypoints are not served by this Gantry")
+			continue
+		}
+		ok[name] = rs[0]
+	}
+	return ok
+}
+
+// Check is Open without binding anything (gantry validate): the dynamic
+// entrypoints mc would get and the problems of the requests it would
+// refuse (a bind failure aside).
+func (mg *Manager) Check(mc *providers.Merged) ([]router.EntryPoint, []providers.Problem) {
+	mg.mu.Lock()
+	defer mg.mu.Unlock()
+	var problems []providers.Problem
+	fail := mg.failer(&problems)
+	var out []router.EntryPoint
+	ok := mg.plan(mg.requests(mc, fail), fail, false)
+	for _, name := range slices.Sorted(maps.Keys(ok)) {
+		out = append(out, router.EntryPoint{Name: name, UDP: ok[name].addr.udp, Dynamic: true})
 	}
 	return out, problems
 }
