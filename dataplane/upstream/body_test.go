@@ -3,6 +3,7 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -231,5 +232,35 @@ func TestStreamFlushedWhenBackendPauses(t *testing.T) {
 				t.Fatalf("flushed %q while the backend paused, want %q", s, "first")
 			}
 		})
+	}
+}
+
+// Over TLS (where the body is read through tls.Conn and the client is
+// flushed before every read), a large chunked body arrives whole, and a
+// pause in the stream flushes what arrived.
+func TestChunkedBodyOverTLS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	cs := randomChunked(rng)
+	for len(cs.data) < 100000 {
+		cs = randomChunked(rng)
+	}
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		half := len(cs.data) / 2
+		w.Write(cs.data[:half])
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond)
+		w.Write(cs.data[half:])
+	}))
+	s.StartTLS()
+	defer s.Close()
+	c := New(Options{TLS: &tls.Config{InsecureSkipVerify: true}, DisableHTTP2: true})
+	defer c.Close()
+	w := &flushRecorder{recorder: newRecorder(), flushed: make(chan string, 64)}
+	res := c.Host("https", strings.TrimPrefix(s.URL, "https://")).Forward(w, &Outbound{Req: httptest.NewRequest("GET", "https://x.test/", nil)})
+	if res.Err != nil || w.body.String() != string(cs.data) {
+		t.Fatalf("got %d bytes (want %d), %v", w.body.Len(), len(cs.data), res.Err)
+	}
+	if len(w.flushed) == 0 {
+		t.Fatal("no flush while the stream paused")
 	}
 }
