@@ -252,9 +252,14 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	tr := &Trace{t: t}
 	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
-	if tr.entry.IsRecording() {
-		tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
+	if !tr.entry.IsRecording() {
+		// Not sampled: the Router and ReverseProxy spans would not be
+		// either (parent-based), so none is made; the server continues the
+		// trace (flags 00) from the EntryPoint span's context.
+		tr.routerCtx = ctx
+		return r, tr
 	}
+	tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
 	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
 	if tr.router.IsRecording() {
 		tr.router.SetAttributes(
@@ -291,6 +296,10 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	}
 	if tr.client != nil {
 		tr.client.End()
+	}
+	if tr.router == nil { // not sampled: see Start
+		tr.t.prop.Inject(tr.routerCtx, propagation.HeaderCarrier(r.Header))
+		return
 	}
 	ctx, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
