@@ -611,8 +611,16 @@ type serverUpCollector struct{ list func() []ServerUp }
 func (c *serverUpCollector) Describe(ch chan<- *prometheus.Desc) { ch <- serverUpDesc }
 
 func (c *serverUpCollector) Collect(ch chan<- prometheus.Metric) {
+	eachServerUp(c.list(), func(s ServerUp, v float64) {
+		ch <- prometheus.MustNewConstMetric(serverUpDesc, prometheus.GaugeValue, v, s.Service, s.URL)
+	})
+}
+
+// eachServerUp calls f once per distinct (service, url) of list (the first
+// one listed wins) with the gauge's value: 1 up, 0 down.
+func eachServerUp(list []ServerUp, f func(s ServerUp, v float64)) {
 	seen := map[[2]string]bool{}
-	for _, s := range c.list() {
+	for _, s := range list {
 		k := [2]string{s.Service, s.URL}
 		if seen[k] {
 			continue
@@ -622,7 +630,7 @@ func (c *serverUpCollector) Collect(ch chan<- prometheus.Metric) {
 		if s.Up {
 			v = 1
 		}
-		ch <- prometheus.MustNewConstMetric(serverUpDesc, prometheus.GaugeValue, v, s.Service, s.URL)
+		f(s, v)
 	}
 }
 
@@ -633,8 +641,16 @@ type certCollector struct{ list func() []*x509.Certificate }
 func (c *certCollector) Describe(ch chan<- *prometheus.Desc) { ch <- certDesc }
 
 func (c *certCollector) Collect(ch chan<- prometheus.Metric) {
+	eachCert(c.list(), func(cert *x509.Certificate, k [3]string) {
+		ch <- prometheus.MustNewConstMetric(certDesc, prometheus.GaugeValue, float64(cert.NotAfter.Unix()), k[0], k[1], k[2])
+	})
+}
+
+// eachCert calls f once per distinct certLabels (cn, serial, sans) of the
+// non-nil certificates of list, the first one listed winning.
+func eachCert(list []*x509.Certificate, f func(cert *x509.Certificate, labels [3]string)) {
 	seen := map[[3]string]bool{}
-	for _, cert := range c.list() {
+	for _, cert := range list {
 		if cert == nil {
 			continue
 		}
@@ -643,7 +659,7 @@ func (c *certCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		seen[k] = true
-		ch <- prometheus.MustNewConstMetric(certDesc, prometheus.GaugeValue, float64(cert.NotAfter.Unix()), k[0], k[1], k[2])
+		f(cert, k)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding/gzip"
 
 	"github.com/gantry-proxy/gantry/config/static"
 )
@@ -103,4 +105,59 @@ func otelResource(ctx context.Context, serviceName, version string, attrs map[st
 		return nil, fmt.Errorf("resource: %w", err)
 	}
 	return res, nil
+}
+
+// otlpGRPCOptions are one OTLP gRPC exporter package's option constructors
+// (otlpmetricgrpc.WithEndpoint, otlploggrpc.WithEndpoint, ...), so one
+// function turns an otlpTarget into the options of either signal.
+type otlpGRPCOptions[O any] struct {
+	endpoint    func(string) O
+	compressor  func(string) O
+	headers     func(map[string]string) O
+	insecure    func() O
+	credentials func(credentials.TransportCredentials) O
+}
+
+// of returns the options for t: its endpoint, gzip, its headers, and
+// either plaintext (grpc.insecure) or its TLS client configuration.
+func (f otlpGRPCOptions[O]) of(t *otlpTarget) []O {
+	opts := []O{f.endpoint(t.endpoint), f.compressor(gzip.Name)}
+	if len(t.headers) > 0 {
+		opts = append(opts, f.headers(t.headers))
+	}
+	switch {
+	case t.insecure:
+		opts = append(opts, f.insecure())
+	case t.tls != nil:
+		opts = append(opts, f.credentials(credentials.NewTLS(t.tls)))
+	}
+	return opts
+}
+
+// otlpHTTPOptions are one OTLP HTTP exporter package's option constructors
+// (otlpmetrichttp.WithEndpoint, otlploghttp.WithEndpoint, ...); gzip is
+// its WithCompression(GzipCompression).
+type otlpHTTPOptions[O any] struct {
+	endpoint func(string) O
+	urlPath  func(string) O
+	gzip     O
+	headers  func(map[string]string) O
+	insecure func() O
+	tls      func(*tls.Config) O
+}
+
+// of returns the options for t: host:port, path, gzip, its headers,
+// plain http when the endpoint's scheme is http, its TLS configuration.
+func (f otlpHTTPOptions[O]) of(t *otlpTarget) []O {
+	opts := []O{f.endpoint(t.endpoint), f.urlPath(t.path), f.gzip}
+	if len(t.headers) > 0 {
+		opts = append(opts, f.headers(t.headers))
+	}
+	if t.insecure {
+		opts = append(opts, f.insecure())
+	}
+	if t.tls != nil {
+		opts = append(opts, f.tls(t.tls))
+	}
+	return opts
 }

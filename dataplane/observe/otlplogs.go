@@ -14,8 +14,6 @@ import (
 	otellog "go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/encoding/gzip"
 
 	"github.com/gantry-proxy/gantry/config/static"
 )
@@ -61,39 +59,26 @@ func newLogExporter(ctx context.Context, section string, c *static.OTelLog) (sdk
 		return nil, err
 	}
 	if t.grpc {
-		opts := []otlploggrpc.Option{otlploggrpc.WithEndpoint(t.endpoint), otlploggrpc.WithCompressor(gzip.Name)}
-		if len(t.headers) > 0 {
-			opts = append(opts, otlploggrpc.WithHeaders(t.headers))
-		}
-		switch {
-		case t.insecure:
-			opts = append(opts, otlploggrpc.WithInsecure())
-		case t.tls != nil:
-			opts = append(opts, otlploggrpc.WithTLSCredentials(credentials.NewTLS(t.tls)))
-		}
-		exp, err := otlploggrpc.New(ctx, opts...)
+		exp, err := otlploggrpc.New(ctx, logGRPCOptions.of(t)...)
 		if err != nil {
 			return nil, fmt.Errorf("%s.grpc: %w", section, err)
 		}
 		return exp, nil
 	}
-	opts := []otlploghttp.Option{otlploghttp.WithEndpoint(t.endpoint), otlploghttp.WithURLPath(t.path),
-		otlploghttp.WithCompression(otlploghttp.GzipCompression)}
-	if len(t.headers) > 0 {
-		opts = append(opts, otlploghttp.WithHeaders(t.headers))
-	}
-	if t.insecure {
-		opts = append(opts, otlploghttp.WithInsecure())
-	}
-	if t.tls != nil {
-		opts = append(opts, otlploghttp.WithTLSClientConfig(t.tls))
-	}
-	exp, err := otlploghttp.New(ctx, opts...)
+	exp, err := otlploghttp.New(ctx, logHTTPOptions.of(t)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s.http: %w", section, err)
 	}
 	return exp, nil
 }
+
+var (
+	logGRPCOptions = otlpGRPCOptions[otlploggrpc.Option]{otlploggrpc.WithEndpoint, otlploggrpc.WithCompressor,
+		otlploggrpc.WithHeaders, otlploggrpc.WithInsecure, otlploggrpc.WithTLSCredentials}
+	logHTTPOptions = otlpHTTPOptions[otlploghttp.Option]{otlploghttp.WithEndpoint, otlploghttp.WithURLPath,
+		otlploghttp.WithCompression(otlploghttp.GzipCompression), otlploghttp.WithHeaders, otlploghttp.WithInsecure,
+		otlploghttp.WithTLSClientConfig}
+)
 
 // Shutdown exports the records still queued and stops the exporter; later
 // calls return the first call's result.

@@ -21,8 +21,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/semconv/v1.37.0/httpconv"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/encoding/gzip"
 
 	"github.com/gantry-proxy/gantry/config/static"
 )
@@ -173,39 +171,26 @@ func newMetricExporter(ctx context.Context, c *static.MetricsOTLP) (sdkmetric.Ex
 		return nil, err
 	}
 	if t.grpc {
-		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(t.endpoint), otlpmetricgrpc.WithCompressor(gzip.Name)}
-		if len(t.headers) > 0 {
-			opts = append(opts, otlpmetricgrpc.WithHeaders(t.headers))
-		}
-		switch {
-		case t.insecure:
-			opts = append(opts, otlpmetricgrpc.WithInsecure())
-		case t.tls != nil:
-			opts = append(opts, otlpmetricgrpc.WithTLSCredentials(credentials.NewTLS(t.tls)))
-		}
-		exp, err := otlpmetricgrpc.New(ctx, opts...)
+		exp, err := otlpmetricgrpc.New(ctx, metricGRPCOptions.of(t)...)
 		if err != nil {
 			return nil, fmt.Errorf("metrics.otlp.grpc: %w", err)
 		}
 		return exp, nil
 	}
-	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpoint(t.endpoint), otlpmetrichttp.WithURLPath(t.path),
-		otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression)}
-	if len(t.headers) > 0 {
-		opts = append(opts, otlpmetrichttp.WithHeaders(t.headers))
-	}
-	if t.insecure {
-		opts = append(opts, otlpmetrichttp.WithInsecure())
-	}
-	if t.tls != nil {
-		opts = append(opts, otlpmetrichttp.WithTLSClientConfig(t.tls))
-	}
-	exp, err := otlpmetrichttp.New(ctx, opts...)
+	exp, err := otlpmetrichttp.New(ctx, metricHTTPOptions.of(t)...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics.otlp.http: %w", err)
 	}
 	return exp, nil
 }
+
+var (
+	metricGRPCOptions = otlpGRPCOptions[otlpmetricgrpc.Option]{otlpmetricgrpc.WithEndpoint, otlpmetricgrpc.WithCompressor,
+		otlpmetricgrpc.WithHeaders, otlpmetricgrpc.WithInsecure, otlpmetricgrpc.WithTLSCredentials}
+	metricHTTPOptions = otlpHTTPOptions[otlpmetrichttp.Option]{otlpmetrichttp.WithEndpoint, otlpmetrichttp.WithURLPath,
+		otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression), otlpmetrichttp.WithHeaders,
+		otlpmetrichttp.WithInsecure, otlpmetrichttp.WithTLSClientConfig}
+)
 
 func (m *OTLPMetrics) register(meter metric.Meter, opts OTLPMetricsOptions) error {
 	var errs []error
@@ -268,36 +253,17 @@ func (m *OTLPMetrics) register(meter metric.Meter, opts OTLPMetricsOptions) erro
 	})
 	if m.service && opts.Servers != nil {
 		gauge("traefik_service_server_up", "service server is up, described by gauge value of 0 or 1.", "1", func(o metric.Float64Observer) {
-			seen := map[[2]string]bool{}
-			for _, s := range opts.Servers() {
-				k := [2]string{s.Service, s.URL}
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-				v := 0.0
-				if s.Up {
-					v = 1
-				}
+			eachServerUp(opts.Servers(), func(s ServerUp, v float64) {
 				o.Observe(v, metric.WithAttributes(attribute.String("service", s.Service), attribute.String("url", s.URL)))
-			}
+			})
 		})
 	}
 	if opts.Certificates != nil {
 		gauge("traefik_tls_certs_not_after", "Certificate expiration timestamp", "s", func(o metric.Float64Observer) {
-			seen := map[[3]string]bool{}
-			for _, cert := range opts.Certificates() {
-				if cert == nil {
-					continue
-				}
-				k := certLabels(cert)
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
+			eachCert(opts.Certificates(), func(cert *x509.Certificate, k [3]string) {
 				o.Observe(float64(cert.NotAfter.Unix()), metric.WithAttributes(
 					attribute.String("cn", k[0]), attribute.String("serial", k[1]), attribute.String("sans", k[2])))
-			}
+			})
 		})
 	}
 	return errors.Join(errs...)
