@@ -2,10 +2,6 @@ package acme
 
 import (
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,44 +9,6 @@ import (
 
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
-
-// consulVersion is what scripts/setup/consul.sh builds.
-const consulVersion = "1.14.8"
-
-// startConsul runs a real Consul agent in -dev mode on loopback and
-// returns its HTTP address once it has a leader.
-func startConsul(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("GANTRY_CONSUL_BIN")
-	if bin == "" {
-		cache, _ := os.UserCacheDir()
-		bin = filepath.Join(cache, "gantry", "consul-"+consulVersion, "consul")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		harness.MissingTool(t, "consul agent not built: run scripts/setup/consul.sh (looked for $GANTRY_CONSUL_BIN and "+bin+")")
-	}
-	ports := []int{freePort(t), freePort(t), freePort(t), freePort(t)}
-	harness.StartProcess(t, "consul", t.TempDir(), bin, []string{"agent", "-dev",
-		"-bind", "127.0.0.1", "-client", "127.0.0.1", "-node", "gantry-acme-test",
-		"-http-port", strconv.Itoa(ports[0]), "-serf-lan-port", strconv.Itoa(ports[1]),
-		"-serf-wan-port", strconv.Itoa(ports[2]), "-server-port", strconv.Itoa(ports[3]),
-		"-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1", "-log-level", "warn"}, nil)
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
-	harness.Try(t, 60*time.Second, func() error {
-		resp, err := http.Get("http://" + addr + "/v1/status/leader")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		var b [64]byte
-		n, _ := resp.Body.Read(b[:])
-		if resp.StatusCode != http.StatusOK || n <= 2 {
-			return fmt.Errorf("no leader yet (%s %q)", resp.Status, b[:n])
-		}
-		return nil
-	})
-	return addr
-}
 
 // member is one Gantry instance of the cluster test.
 type member struct {
@@ -65,7 +23,7 @@ type member struct {
 // holds an order's lock loses it when its Consul session expires, and
 // another instance then orders and serves the certificate.
 func TestClusterSharedStorageOrdersOnce(t *testing.T) {
-	consul := startConsul(t)
+	consul := harness.StartConsul(t, "gantry-acme-test")
 	frontWeb := freePort(t)
 	pb := newPebble(t, frontWeb, freePort(t), time.Hour)
 	pb.Env = []string{"PEBBLE_VA_SLEEPTIME=3", "PEBBLE_AUTHZREUSE=0", "PEBBLE_WFE_NONCEREJECT=0"}

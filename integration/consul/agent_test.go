@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -21,31 +19,8 @@ import (
 
 func TestMain(m *testing.M) { harness.Main(m) }
 
-// consulVersion is the agent version scripts/setup/consul.sh builds.
-const consulVersion = "1.14.8"
-
 // agentReadyTimeout bounds how long a -dev agent may take to elect itself.
 const agentReadyTimeout = 60 * time.Second
-
-// consulBin returns the agent binary, or skips t when it is not built.
-func consulBin(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("GANTRY_CONSUL_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("GANTRY_CONSUL_BIN: %v", err)
-		}
-		return p
-	}
-	cache, err := os.UserCacheDir() // $XDG_CACHE_HOME or $HOME/.cache, as in the script
-	if err != nil {
-		harness.MissingTool(t, fmt.Sprintf("consul agent not built: run scripts/setup/consul.sh (%v)", err))
-	}
-	p := filepath.Join(cache, "gantry", "consul-"+consulVersion, "consul")
-	if _, err := os.Stat(p); err != nil {
-		harness.MissingTool(t, fmt.Sprintf("consul agent not built: run scripts/setup/consul.sh (looked for $GANTRY_CONSUL_BIN and %s)", p))
-	}
-	return p
-}
 
 // agent is a real Consul agent in -dev mode (in-memory state) on loopback.
 // Stop and Start keep its ports, so clients see the same address come back
@@ -83,7 +58,7 @@ func (b *lockedBuffer) String() string {
 // log goes into the test log when t failed.
 func startAgent(t testing.TB) *agent {
 	t.Helper()
-	a := &agent{bin: consulBin(t)}
+	a := &agent{bin: harness.ConsulBin(t)}
 	a.ports = freePorts(t)
 	a.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(a.ports[0]))
 	cfg := api.DefaultConfig()
@@ -131,14 +106,7 @@ func (a *agent) Start(t testing.TB) {
 	if a.out == nil {
 		a.out = &lockedBuffer{}
 	}
-	cmd := exec.Command(a.bin, "agent", "-dev",
-		"-bind", "127.0.0.1", "-client", "127.0.0.1", "-node", "gantry-test",
-		"-http-port", strconv.Itoa(a.ports[0]),
-		"-serf-lan-port", strconv.Itoa(a.ports[1]),
-		"-serf-wan-port", strconv.Itoa(a.ports[2]),
-		"-server-port", strconv.Itoa(a.ports[3]),
-		"-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1",
-		"-log-level", "warn")
+	cmd := exec.Command(a.bin, harness.ConsulDevArgs("gantry-test", a.ports)...)
 	cmd.Stdout, cmd.Stderr = a.out, a.out
 	if err := cmd.Start(); err != nil {
 		a.mu.Unlock()

@@ -2,10 +2,6 @@ package dashboard
 
 import (
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,44 +12,6 @@ import (
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
-// consulVersion is the agent version scripts/setup/consul.sh builds.
-const consulVersion = "1.14.8"
-
-// startConsul runs a real Consul agent in -dev mode on free loopback ports
-// (stopped when t ends) and returns its HTTP address once it has a leader.
-func startConsul(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("GANTRY_CONSUL_BIN")
-	if bin == "" {
-		cache, _ := os.UserCacheDir()
-		bin = filepath.Join(cache, "gantry", "consul-"+consulVersion, "consul")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		harness.MissingTool(t, "consul agent not built: run scripts/setup/consul.sh (looked for $GANTRY_CONSUL_BIN and "+bin+")")
-	}
-	ports := []int{harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)}
-	harness.StartProcess(t, "consul", t.TempDir(), bin, []string{"agent", "-dev",
-		"-bind", "127.0.0.1", "-client", "127.0.0.1", "-node", "gantry-dashboard-test",
-		"-http-port", strconv.Itoa(ports[0]), "-serf-lan-port", strconv.Itoa(ports[1]),
-		"-serf-wan-port", strconv.Itoa(ports[2]), "-server-port", strconv.Itoa(ports[3]),
-		"-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1", "-log-level", "warn"}, nil)
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
-	harness.Try(t, 60*time.Second, func() error {
-		resp, err := http.Get("http://" + addr + "/v1/status/leader")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		var b [64]byte
-		n, _ := resp.Body.Read(b[:])
-		if resp.StatusCode != http.StatusOK || n <= 2 {
-			return fmt.Errorf("no leader yet (%s %q)", resp.Status, b[:n])
-		}
-		return nil
-	})
-	return addr
-}
-
 // TestClusterPage: three instances register in a real Consul agent; the
 // dashboard of one shows a Cluster tab listing all three with their
 // configuration versions, agreeing. A new route on one instance only makes
@@ -63,7 +21,7 @@ func startConsul(t *testing.T) string {
 // cluster.consul there is no Cluster tab (TestDashboardInBrowser's
 // instance).
 func TestClusterPage(t *testing.T) {
-	consul := startConsul(t)
+	consul := harness.StartConsul(t, "gantry-dashboard-test")
 	ctx := browser(t)
 	backend := "http://" + harness.StartWhoami(t, "backend-1")
 	// One dynamic directory for all: the configuration version covers
