@@ -164,3 +164,53 @@ func get(t *testing.T, addr string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// A live static reload narrowing dynamicEntryPoints.allowed (restatic)
+// closes, after the swap, the dynamic entrypoint it no longer permits, and
+// the served configuration says why.
+func TestRestaticNarrowsDynamicEntryPoints(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	pool := dataplane.NewPool(log, dataplane.PoolOptions{})
+	defer pool.Close()
+	active := router.NewActive()
+	port := freePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := &static.Configuration{
+		EntryPoints:        map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}},
+		DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{addr}},
+	}
+	srv, err := dataplane.NewServer(log, active, c.EntryPoints, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	a := &applier{log: log, pool: pool, active: active, ropts: routerOptions(c)}
+	defer a.close()
+	dyn, err := entrypoints.New(log, c, srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.serveDynamic(context.Background(), dyn)
+	cfg := config.New()
+	cfg.EntryPoints = map[string]*config.DynamicEntryPoint{"app@file": {Address: addr}}
+	a.apply(context.Background(), &providers.Merged{Version: "v1", Config: cfg}, false)
+	if refused(addr) {
+		t.Fatal("the dynamic entrypoint is not open")
+	}
+	narrowed := *c
+	narrowed.DynamicEntryPoints = &static.DynamicEntryPoints{Allowed: []string{"127.0.0.1:1"}}
+	a.restatic(context.Background(), &narrowed, nil)
+	if !refused(addr) {
+		t.Error("still listening after the allow-list no longer permits it")
+	}
+	var found bool
+	for _, p := range active.Load().Merged().Problems {
+		found = found || strings.Contains(p.Message, "entrypoint app: address \""+addr+"\" is outside dynamicEntryPoints.allowed (127.0.0.1:1)")
+	}
+	if !found {
+		t.Errorf("no problem in the served configuration: %v", active.Load().Merged().Problems)
+	}
+}
