@@ -61,3 +61,21 @@ metrics:
 		t.Errorf("exit code %d, want 0", code)
 	}
 }
+
+// TestAPIUnderBasePath: with api.basePath (Traefik v3.4) the API and the
+// dashboard answer under the prefix, and no longer at the root.
+func TestAPIUnderBasePath(t *testing.T) {
+	adm := harness.FreeAddr(t)
+	harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  traefik:
+    address: %q
+api:
+  insecure: true
+  basePath: /gantry/
+`, adm))
+	admin := "http://" + adm
+	harness.TryGet(t, wait, admin+"/gantry/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"api@internal"`))
+	harness.TryGet(t, wait, admin+"/gantry/dashboard/", harness.StatusIs(200))
+	harness.TryGet(t, wait, admin+"/api/http/routers", harness.StatusIs(404))
+}

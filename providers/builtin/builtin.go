@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"strings"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
@@ -69,9 +70,12 @@ func Build(c *static.Configuration) *config.Configuration {
 		}
 	}
 	if c.API != nil && c.API.Insecure {
-		rule := "PathPrefix(`/api`) || PathPrefix(`/dashboard`)"
+		// Under api.basePath (Traefik v3.4) every path is prefixed by it; the
+		// API handler strips it again.
+		bp := strings.TrimRight(c.API.BasePath, "/")
+		rule := "PathPrefix(`" + bp + "/api`) || PathPrefix(`" + bp + "/dashboard`)"
 		if c.API.Debug {
-			rule += " || PathPrefix(`/debug`)" // api.debug: pprof and expvar
+			rule += " || PathPrefix(`" + bp + "/debug`)" // api.debug: pprof and expvar
 		}
 		add("api", DefaultEntryPoint, rule, "api@internal", PriorityAPI)
 	}

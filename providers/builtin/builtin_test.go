@@ -24,6 +24,9 @@ func TestBuild(t *testing.T) {
 		{"api insecure with debug", &static.Configuration{API: &static.API{Insecure: true, Debug: true}}, map[string]*config.Router{
 			"api": {EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/api`) || PathPrefix(`/dashboard`) || PathPrefix(`/debug`)", Service: "api@internal", Priority: config.MaxPriority},
 		}},
+		{"api insecure under a base path", &static.Configuration{API: &static.API{Insecure: true, Debug: true, BasePath: "/gantry/"}}, map[string]*config.Router{
+			"api": {EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/gantry/api`) || PathPrefix(`/gantry/dashboard`) || PathPrefix(`/gantry/debug`)", Service: "api@internal", Priority: config.MaxPriority},
+		}},
 		{"prometheus and ping on their entrypoints", &static.Configuration{
 			Metrics: &static.Metrics{Prometheus: &static.Prometheus{EntryPoint: "metrics"}},
 			Ping:    &static.Ping{},
