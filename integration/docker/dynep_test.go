@@ -79,6 +79,47 @@ func TestDockerDynamicEntryPoints(t *testing.T) {
 		t.Errorf("router dynapp answers on web: %v %v", r, err)
 	}
 
+	// The use case of traefik/traefik#6551: a stack's Redis asks for its
+	// own port and is routed there by a TCP router (HostSNI(`*`)).
+	if e.redisImage {
+		ctx := context.Background()
+		r, err := e.eng.cli.ContainerCreate(ctx, &container.Config{Image: redisImage, Labels: map[string]string{
+			"com.docker.compose.project":                "shop",
+			"com.docker.compose.service":                "cache",
+			"gantry.entrypoints.shop-redis.address":     ":8002",
+			"traefik.tcp.routers.shopcache.entrypoints": "shop-redis",
+			"traefik.tcp.routers.shopcache.rule":        "HostSNI(`*`)",
+		}}, &container.HostConfig{NetworkMode: netName}, nil, nil, "shop-cache-1")
+		if err != nil {
+			t.Fatalf("create redis: %v", err)
+		}
+		t.Cleanup(func() { e.eng.cli.ContainerRemove(context.Background(), r.ID, container.RemoveOptions{Force: true}) })
+		if err := e.eng.cli.ContainerStart(ctx, r.ID, container.StartOptions{}); err != nil {
+			t.Fatalf("start redis: %v", err)
+		}
+		harness.Try(t, wait, func() error {
+			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			c, err := dialInNetns(dctx, e.gantryPID, "127.0.0.1:8002")
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+			if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+				return err
+			}
+			buf := make([]byte, 16)
+			n, err := c.Read(buf)
+			if err != nil || string(buf[:n]) != "+PONG\r\n" {
+				return fmt.Errorf("redis PING through the dynamic entrypoint: %q %v", buf[:n], err)
+			}
+			return nil
+		})
+	} else {
+		harness.MissingTool(t, "redis-server not installed: run scripts/setup/tcpudp.sh")
+	}
+
 	e.run(t, &whoami{name: "dyn-evil", labels: map[string]string{
 		"gantry.entrypoints.evil.address": ":9001",
 	}})
