@@ -197,6 +197,7 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 				p := len(problems)
 				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
 				problems[p].Message = strings.TrimSuffix(problems[p].Message, "; not opened") + "; it keeps serving as " + cur.addr.raw
+				problems[p].Severity = providers.SeverityWarning // still routed
 				out = append(out, router.EntryPoint{Name: name, UDP: cur.addr.udp, Dynamic: true})
 				continue
 			}

@@ -391,3 +391,39 @@ func TestMaxEntryPoints(t *testing.T) {
 		t.Error("a negative maxEntryPoints accepted")
 	}
 }
+
+// An address change to a port that cannot be bound leaves the entrypoint
+// serving on its old address (still routed), with a warning saying so.
+func TestMoveToBusyPortKeepsOld(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv, err := dataplane.NewServer(log, router.NewActive(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	old := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	mg, err := New(log, &static.Configuration{DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{"127.0.0.1:1-65535"}}}, srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg.Open(context.Background(), merged(map[string]string{"app@docker": old}, nil))
+	eps, ps := mg.Open(context.Background(), merged(map[string]string{"app@docker": busy.Addr().String()}, nil))
+	mg.Retire()
+	if len(eps) != 1 || eps[0].Name != "app" {
+		t.Errorf("entrypoints %v, want app still routed", eps)
+	}
+	if len(ps) != 1 || ps[0].Severity != providers.SeverityWarning || !strings.Contains(ps[0].Message, "keeps serving as "+old) {
+		t.Errorf("problems %v, want a warning that app keeps serving as %s", ps, old)
+	}
+	if refused(old) {
+		t.Error("the old address stopped listening after a failed move")
+	}
+}
