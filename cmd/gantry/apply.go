@@ -193,7 +193,15 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 		a.reloaded(time.Now())
 	}
 	if a.applied != nil {
-		a.applied(m.Version)
+		// The cluster compares what instances route, not where it came
+		// from: m.Version also hashes problems and origins (file paths,
+		// container names), which differ between hosts serving the same
+		// configuration. The content hash is the one instances agree on.
+		v, err := providers.Hash(m.Config)
+		if err != nil {
+			v = m.Version
+		}
+		a.applied(v)
 	}
 	if save && a.store != nil {
 		if err := a.store.SaveApplied(ctx, saved, time.Now()); err != nil {

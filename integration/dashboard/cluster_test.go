@@ -24,13 +24,15 @@ func TestClusterPage(t *testing.T) {
 	consul := harness.StartConsul(t, "gantry-dashboard-test")
 	ctx := browser(t)
 	backend := "http://" + harness.StartWhoami(t, "backend-1")
-	// One dynamic directory for all: the configuration version covers
-	// where a file provider reads, so instances on one host share it. Only
-	// gantry-one watches it, so an edit reaches gantry-one alone.
-	dir := t.TempDir()
-	harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first"))
+	// Each instance reads its own directory (as on separate hosts) with the
+	// same file: they agree on what they route although the paths differ.
+	// Only gantry-one watches, so an edit of its file reaches it alone.
+	dirs := map[string]string{}
 	type instance struct{ g *harness.Gantry }
 	start := func(id string, watch bool) instance {
+		dir := t.TempDir()
+		dirs[id] = dir
+		harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first"))
 		return instance{harness.Start(t, fmt.Sprintf(`entryPoints:
   web:
     address: %q
@@ -80,7 +82,7 @@ cluster:
 
 	// A router added to the file: only gantry-one watches it and serves
 	// another version.
-	harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first", "extra"))
+	harness.WriteFile(t, dirs["gantry-one"], "dynamic.yml", dynamicConfig(backend, "first", "extra"))
 	step(t, ctx, "see gantry-one disagree", 30*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="false"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr.disagree[data-instance="gantry-one"]`)),
