@@ -1,11 +1,9 @@
 package dashboard
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,7 +17,6 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
@@ -69,29 +66,12 @@ func (rc *logsReceiver) Export(_ context.Context, req *collogspb.ExportLogsServi
 }
 
 func (rc *logsReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = io.LimitReader(r.Body, 16<<20)
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = zr
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil || r.URL.Path != "/v1/logs" {
-		http.Error(w, "bad export", http.StatusBadRequest)
-		return
-	}
 	var req collogspb.ExportLogsServiceRequest
-	if err := proto.Unmarshal(raw, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if _, ok := readOTLPExport(w, r, "/v1/logs", &req); !ok {
 		return
 	}
 	rc.add(&req)
-	out, _ := proto.Marshal(&collogspb.ExportLogsServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
+	writeOTLPResponse(w, &collogspb.ExportLogsServiceResponse{})
 }
 
 func (rc *logsReceiver) find(match func(logRecord) bool) []logRecord {
@@ -118,14 +98,7 @@ func TestOTLPLogs(t *testing.T) {
 	collector := httptest.NewServer(access)
 	t.Cleanup(collector.Close)
 	app := &logsReceiver{}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	collogspb.RegisterLogsServiceServer(srv, app)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop) // after gantry stops: its last export finds the collector
+	appAddr := serveOTLPGRPC(t, func(s *grpc.Server) { collogspb.RegisterLogsServiceServer(s, app) })
 
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "hello")
@@ -177,7 +150,7 @@ providers:
   providersThrottleDuration: 50ms
   file:
     directory: "%s"
-`, harness.FreeAddr(t), harness.FreeAddr(t), lis.Addr(), logPath, collector.URL, dir))
+`, harness.FreeAddr(t), harness.FreeAddr(t), appAddr, logPath, collector.URL, dir))
 	admin := g.URL(t, "traefik", "")
 	harness.TryGet(t, 15*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"ok@file"`))
 	web := g.URL(t, "web", "")

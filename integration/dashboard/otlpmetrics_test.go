@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the exporter compresses with gzip
-	"google.golang.org/protobuf/proto"
 
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
@@ -95,35 +93,25 @@ func (rc *metricsReceiver) Export(_ context.Context, req *colmetricpb.ExportMetr
 }
 
 func (rc *metricsReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = io.LimitReader(r.Body, 16<<20)
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		rc.mu.Lock()
-		rc.gzipped = true
-		rc.mu.Unlock()
-		body = zr
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil || r.URL.Path != "/v1/metrics" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+	if r.Header.Get("Content-Type") != "application/x-protobuf" {
 		http.Error(w, "bad export", http.StatusBadRequest)
 		return
 	}
 	var req colmetricpb.ExportMetricsServiceRequest
-	if err := proto.Unmarshal(raw, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	gzipped, ok := readOTLPExport(w, r, "/v1/metrics", &req)
+	if gzipped {
+		rc.mu.Lock()
+		rc.gzipped = true
+		rc.mu.Unlock()
+	}
+	if !ok {
 		return
 	}
 	rc.mu.Lock()
 	rc.tenant = r.Header.Get("X-Tenant")
 	rc.mu.Unlock()
 	rc.add(&req)
-	out, _ := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
+	writeOTLPResponse(w, &colmetricpb.ExportMetricsServiceResponse{})
 }
 
 // find returns the points of name whose attributes include want.
@@ -410,18 +398,11 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 // ones on, and the histograms use Traefik's default boundaries.
 func TestOTLPMetricsGRPC(t *testing.T) {
 	rc := &metricsReceiver{}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	colmetricpb.RegisterMetricsServiceServer(srv, rc)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop) // after gantry stops: its last export finds the collector
+	lis := serveOTLPGRPC(t, func(s *grpc.Server) { colmetricpb.RegisterMetricsServiceServer(s, rc) })
 	g, _ := otlpMetricsGantry(t, fmt.Sprintf(`    pushInterval: 300ms
     grpc:
       endpoint: "%s"
-      insecure: true`, lis.Addr()))
+      insecure: true`, lis))
 	for range 3 {
 		send(t, "GET", g.URL(t, "web", "/a"), "ok.example", "")
 	}

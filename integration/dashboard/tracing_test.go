@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
@@ -86,20 +84,12 @@ func (rc *receiver) Export(_ context.Context, req *coltracepb.ExportTraceService
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err != nil || r.URL.Path != "/v1/traces" {
-		http.Error(w, "bad export", http.StatusBadRequest)
-		return
-	}
 	var req coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if _, ok := readOTLPExport(w, r, "/v1/traces", &req); !ok {
 		return
 	}
 	rc.add(&req)
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
+	writeOTLPResponse(w, &coltracepb.ExportTraceServiceResponse{})
 }
 
 func (rc *receiver) trace(id string) []span {
@@ -273,14 +263,7 @@ func TestTracingOTLPHTTP(t *testing.T) {
 // trace (flag 01) is followed (parent-based sampling) and exported.
 func TestTracingSamplingOTLPGRPC(t *testing.T) {
 	rc := &receiver{}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	coltracepb.RegisterTraceServiceServer(srv, rc)
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
+	lis := serveOTLPGRPC(t, func(s *grpc.Server) { coltracepb.RegisterTraceServiceServer(s, rc) })
 	be := &tracedBackend{parent: map[string]string{}}
 	backend := httptest.NewServer(be)
 	defer backend.Close()
@@ -288,7 +271,7 @@ func TestTracingSamplingOTLPGRPC(t *testing.T) {
   otlp:
     grpc:
       endpoint: "%s"
-      insecure: true`, lis.Addr()))
+      insecure: true`, lis))
 	for i := range 20 {
 		get(t, g.URL(t, "web", fmt.Sprintf("/u%d", i)), "traced.example")
 	}
