@@ -235,13 +235,22 @@ func (v *view) udpService(name string, withName bool) (udpServiceItem, bool) {
 	return it, true
 }
 
+// statused is an item of the TCP/UDP lists: its status in the report.
+type statused interface{ status() string }
+
+func (it tcpRouterItem) status() string     { return it.Status }
+func (it tcpServiceItem) status() string    { return it.Status }
+func (it tcpMiddlewareItem) status() string { return it.Status }
+func (it udpRouterItem) status() string     { return it.Status }
+func (it udpServiceItem) status() string    { return it.Status }
+
 // list collects the items of names that c keeps (search in the name and
 // the extra fields given by text), in name order.
-func list[T any](names []string, c criterion, get func(string, bool) (T, bool), status func(T) string, text func(T) []string) []T {
+func list[T statused](names []string, c criterion, get func(string, bool) (T, bool), text func(T) []string) []T {
 	out := []T{}
 	for _, n := range names {
 		it, ok := get(n, true)
-		if ok && c.keep(n, status(it), text(it)...) {
+		if ok && c.keep(n, it.status(), text(it)...) {
 			out = append(out, it)
 		}
 	}
@@ -251,65 +260,56 @@ func list[T any](names []string, c criterion, get func(string, bool) (T, bool), 
 func (a *API) getTCPRouters(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.tcp().Routers), newCriterion(r), v.tcpRouter,
-		func(it tcpRouterItem) string { return it.Status },
 		func(it tcpRouterItem) []string { return []string{strings.ToLower(it.Rule), it.Service} }))
 }
 
 func (a *API) getTCPServices(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.tcp().Services), newCriterion(r), v.tcpService,
-		func(it tcpServiceItem) string { return it.Status }, func(tcpServiceItem) []string { return nil }))
+		func(tcpServiceItem) []string { return nil }))
 }
 
 func (a *API) getTCPMiddlewares(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.tcp().Middlewares), newCriterion(r), v.tcpMiddleware,
-		func(it tcpMiddlewareItem) string { return it.Status }, func(tcpMiddlewareItem) []string { return nil }))
+		func(tcpMiddlewareItem) []string { return nil }))
 }
 
 func (a *API) getUDPRouters(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.udp().Routers), newCriterion(r), v.udpRouter,
-		func(it udpRouterItem) string { return it.Status }, func(it udpRouterItem) []string { return []string{it.Service} }))
+		func(it udpRouterItem) []string { return []string{it.Service} }))
 }
 
 func (a *API) getUDPServices(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.udp().Services), newCriterion(r), v.udpService,
-		func(it udpServiceItem) string { return it.Status }, func(udpServiceItem) []string { return nil }))
+		func(udpServiceItem) []string { return nil }))
 }
 
 func (v *view) tcpOverview() schemeOverview {
-	var rs, ss, ms []string
-	for _, n := range sortedNames(v.tcp().Routers) {
-		if it, ok := v.tcpRouter(n, false); ok {
-			rs = append(rs, it.Status)
-		}
+	return schemeOverview{
+		Routers:     count(statuses(sortedNames(v.tcp().Routers), v.tcpRouter)),
+		Services:    count(statuses(sortedNames(v.tcp().Services), v.tcpService)),
+		Middlewares: count(statuses(sortedNames(v.tcp().Middlewares), v.tcpMiddleware)),
 	}
-	for _, n := range sortedNames(v.tcp().Services) {
-		if it, ok := v.tcpService(n, false); ok {
-			ss = append(ss, it.Status)
-		}
-	}
-	for _, n := range sortedNames(v.tcp().Middlewares) {
-		if it, ok := v.tcpMiddleware(n, false); ok {
-			ms = append(ms, it.Status)
-		}
-	}
-	return schemeOverview{Routers: count(rs), Services: count(ss), Middlewares: count(ms)}
 }
 
 func (v *view) udpOverview() schemeOverview {
-	var rs, ss []string
-	for _, n := range sortedNames(v.udp().Routers) {
-		if it, ok := v.udpRouter(n, false); ok {
-			rs = append(rs, it.Status)
+	return schemeOverview{
+		Routers:  count(statuses(sortedNames(v.udp().Routers), v.udpRouter)),
+		Services: count(statuses(sortedNames(v.udp().Services), v.udpService)),
+	}
+}
+
+// statuses returns the status of each item of names that get finds, in
+// the order of names (what count sums up).
+func statuses[T statused](names []string, get func(string, bool) (T, bool)) []string {
+	var out []string
+	for _, n := range names {
+		if it, ok := get(n, false); ok {
+			out = append(out, it.status())
 		}
 	}
-	for _, n := range sortedNames(v.udp().Services) {
-		if it, ok := v.udpService(n, false); ok {
-			ss = append(ss, it.Status)
-		}
-	}
-	return schemeOverview{Routers: count(rs), Services: count(ss)}
+	return out
 }

@@ -106,4 +106,17 @@ udp:
 	if len(us) != 1 || us[0].Name != "dns@file" {
 		t.Errorf("udp services: %+v", us)
 	}
+	// The overview counts them: total, and the disabled ones as errors.
+	type section struct{ Total, Warnings, Errors int }
+	var ov struct {
+		TCP struct{ Routers, Services, Middlewares section }
+		UDP struct{ Routers, Services section }
+	}
+	get("/api/overview", &ov)
+	if want := (section{Total: 2, Errors: 1}); ov.TCP.Routers != want || ov.UDP.Routers != want {
+		t.Errorf("overview routers: tcp %+v udp %+v, want %+v", ov.TCP.Routers, ov.UDP.Routers, want)
+	}
+	if one := (section{Total: 1}); ov.TCP.Services != one || ov.TCP.Middlewares != one || ov.UDP.Services != one {
+		t.Errorf("overview tcp services %+v middlewares %+v, udp services %+v, want %+v", ov.TCP.Services, ov.TCP.Middlewares, ov.UDP.Services, one)
+	}
 }
