@@ -11,6 +11,10 @@ type envConfig struct {
 	configFile      string // GANTRY_CONFIGFILE, else TRAEFIK_CONFIGFILE
 }
 
+// handoffEnvPrefix starts the variables a SIGUSR2 upgrade hands its
+// successor (dataplane/handoff); envTrees skips them.
+const handoffEnvPrefix = "GANTRY_UPGRADE_"
+
 // envTrees reads TRAEFIK_* and GANTRY_* variables: the name after the
 // prefix, split at "_" and lower-cased, is the option path
 // (GANTRY_ENTRYPOINTS_WEB_ADDRESS=:80 is entryPoints.web.address, as in
@@ -23,6 +27,9 @@ func envTrees(environ []string) envConfig {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			continue
+		}
+		if strings.HasPrefix(k, handoffEnvPrefix) {
+			continue // the binary upgrade's descriptors (handoff.EnvFDs, EnvReady), not configuration
 		}
 		var tree map[string]any
 		var rest string

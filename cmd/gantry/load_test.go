@@ -191,6 +191,8 @@ func TestEnvironment(t *testing.T) {
 		"TRAEFIK_PROVIDERS_DOCKER_EXPOSEDBYDEFAULT=false",
 		"GANTRY_LOG_LEVEL=warn",
 		"GANTRY_NOSUCH_THING=1",
+		"GANTRY_UPGRADE_FDS=web:3", // the binary upgrade's handoff, not configuration
+		"GANTRY_UPGRADE_READY_FD=4",
 		"HOME=/root",
 	)
 	c := l.Config
