@@ -3,8 +3,6 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,14 +40,6 @@ func TestPrometheusHeaderLabels(t *testing.T) {
 	send("acme", 3)
 	send("globex", 2)
 	send("", 1)
-	value := func(body, series string) float64 {
-		m := regexp.MustCompile(regexp.QuoteMeta(series) + ` (\S+)`).FindStringSubmatch(body)
-		if m == nil {
-			return -1
-		}
-		v, _ := strconv.ParseFloat(m[1], 64)
-		return v
-	}
 	var body string
 	harness.Try(t, 10*time.Second, func() error {
 		r, err := harness.Get(e.admin + "/metrics")
@@ -57,7 +47,7 @@ func TestPrometheusHeaderLabels(t *testing.T) {
 			return err
 		}
 		body = r.Body
-		if v := value(body, `traefik_entrypoint_requests_total{code="200",entrypoint="web",method="GET",protocol="http",tenant="acme",vhost="first.example"}`); v != 3 {
+		if v := metricValue(body, `traefik_entrypoint_requests_total{code="200",entrypoint="web",method="GET",protocol="http",tenant="acme",vhost="first.example"}`); v != 3 {
 			return fmt.Errorf("entrypoint counter for tenant acme: %v, want 3", v)
 		}
 		return nil
@@ -68,7 +58,7 @@ func TestPrometheusHeaderLabels(t *testing.T) {
 		`traefik_router_requests_total{code="200",method="GET",protocol="http",router="first@file",service="whoami@file",tenant="acme",vhost="first.example"}`: 3,
 		`traefik_service_requests_total{code="200",method="GET",protocol="http",service="whoami@file",tenant="globex",vhost="first.example"}`:                  2,
 	} {
-		if v := value(body, series); v != want {
+		if v := metricValue(body, series); v != want {
 			t.Errorf("%s = %v, want %v", series, v, want)
 		}
 	}

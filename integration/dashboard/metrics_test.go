@@ -2,8 +2,6 @@ package dashboard
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,14 +19,6 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("nobody.example"), harness.StatusIs(404))
 
-	counter := func(body, re string) float64 {
-		m := regexp.MustCompile(re + ` (\S+)`).FindStringSubmatch(body)
-		if m == nil {
-			return -1
-		}
-		v, _ := strconv.ParseFloat(m[1], 64)
-		return v
-	}
 	var body string
 	harness.Try(t, 10*time.Second, func() error {
 		r, err := harness.Get(e.admin + "/metrics")
@@ -36,26 +26,26 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			return err
 		}
 		body = r.Body
-		if got := counter(body, `traefik_entrypoint_requests_total\{code="200",entrypoint="web",method="GET",protocol="http"\}`); got < n {
+		if got := metricValue(body, `traefik_entrypoint_requests_total{code="200",entrypoint="web",method="GET",protocol="http"}`); got < n {
 			return fmt.Errorf("entrypoint 200 counter %v, want >= %d", got, n)
 		}
-		if got := counter(body, `traefik_service_server_up\{service="whoami@file",url="`+regexp.QuoteMeta(e.backend)+`"\}`); got != 1 {
+		if got := metricValue(body, `traefik_service_server_up{service="whoami@file",url="`+e.backend+`"}`); got != 1 {
 			return fmt.Errorf("service_server_up %v, want 1", got)
 		}
 		return nil
 	})
-	for _, re := range []string{
-		`traefik_entrypoint_requests_total\{code="404",entrypoint="web",method="GET",protocol="http"\}`,
-		`traefik_router_requests_total\{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"\}`,
-		`traefik_service_requests_total\{code="200",method="GET",protocol="http",service="whoami@file"\}`,
+	for _, series := range []string{
+		`traefik_entrypoint_requests_total{code="404",entrypoint="web",method="GET",protocol="http"}`,
+		`traefik_router_requests_total{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"}`,
+		`traefik_service_requests_total{code="200",method="GET",protocol="http",service="whoami@file"}`,
 		`traefik_config_reloads_total`,
-		`traefik_open_connections\{entrypoint="web",protocol="TCP"\}`,
+		`traefik_open_connections{entrypoint="web",protocol="TCP"}`,
 	} {
-		if counter(body, re) < 0 {
-			t.Errorf("/metrics lacks %s", re)
+		if metricValue(body, series) < 0 {
+			t.Errorf("/metrics lacks %s", series)
 		}
 	}
-	if got := counter(body, `traefik_router_requests_total\{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"\}`); got != n {
+	if got := metricValue(body, `traefik_router_requests_total{code="200",method="GET",protocol="http",router="first@file",service="whoami@file"}`); got != n {
 		t.Errorf("router counter %v, want %d", got, n)
 	}
 }

@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,4 +81,16 @@ func (e *env) waitRouters(t *testing.T, names ...string) {
 		conds = append(conds, harness.BodyContains(`"name":"`+n+`@file"`))
 	}
 	harness.TryGet(t, 15*time.Second, e.admin+"/api/http/routers", conds...)
+}
+
+// metricValue is the value of series (a Prometheus series as exposed, e.g.
+// `traefik_config_reloads_total` or `name{label="v"}`, matched literally)
+// in the /metrics body, -1 when body lacks it.
+func metricValue(body, series string) float64 {
+	m := regexp.MustCompile(regexp.QuoteMeta(series) + ` (\S+)`).FindStringSubmatch(body)
+	if m == nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
 }
