@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"sync/atomic"
 
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
 )
@@ -12,8 +13,12 @@ import (
 // resolvers, which a live reload replaces (reload.go): the dataplane
 // (challenges), the applier (Observe) and the API (certificates) hold the
 // switch, not a manager. With no manager (no resolvers) it answers no
-// challenge and lists no certificate.
-type certSwitch struct{ m atomic.Pointer[acme.Manager] }
+// challenge and lists no certificate, but each router asking for a
+// resolver is a problem (acme.UndefinedResolverProblems).
+type certSwitch struct {
+	m         atomic.Pointer[acme.Manager]
+	undefined atomic.Pointer[[]providers.Problem] // without a manager: of the last applied configuration
+}
 
 func (s *certSwitch) set(m *acme.Manager) { s.m.Store(m) }
 
@@ -37,7 +42,14 @@ func (s *certSwitch) TLSALPN01(serverName string) *tls.Certificate {
 func (s *certSwitch) Observe(mg *providers.Merged) {
 	if m := s.m.Load(); m != nil {
 		m.Observe(mg)
+		return
 	}
+	var c *config.Configuration
+	if mg != nil {
+		c = mg.Config
+	}
+	p := acme.UndefinedResolverProblems(c)
+	s.undefined.Store(&p)
 }
 
 // Certificates implements dashboard.Certificates.
@@ -52,6 +64,9 @@ func (s *certSwitch) Certificates() []acme.CertificateStatus {
 func (s *certSwitch) Problems() []providers.Problem {
 	if m := s.m.Load(); m != nil {
 		return m.Problems()
+	}
+	if p := s.undefined.Load(); p != nil {
+		return *p
 	}
 	return nil
 }

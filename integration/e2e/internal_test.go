@@ -79,3 +79,38 @@ api:
 	harness.TryGet(t, wait, admin+"/gantry/dashboard/", harness.StatusIs(200))
 	harness.TryGet(t, wait, admin+"/api/http/routers", harness.StatusIs(404))
 }
+
+// TestUndefinedResolverIsAProblem: with no certificatesResolvers at all, a
+// router asking for one is served the default certificate and listed in
+// /api/problems, naming the router and the resolver (it was silent).
+func TestUndefinedResolverIsAProblem(t *testing.T) {
+	w := harness.StartWhoami(t, "res")
+	dyn := t.TempDir()
+	harness.WriteFile(t, dyn, "dynamic.yml", fmt.Sprintf(`
+http:
+  routers:
+    app:
+      rule: "Host(`+"`app.test`"+`)"
+      service: app
+      tls: {certResolver: le}
+  services:
+    app:
+      loadBalancer:
+        servers: [{url: "http://%s"}]
+`, w))
+	websecure, adm := harness.FreeAddr(t), harness.FreeAddr(t)
+	harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  websecure:
+    address: %q
+  traefik:
+    address: %q
+providers:
+  file:
+    directory: %q
+api:
+  insecure: true
+`, websecure, adm, dyn))
+	harness.TryGet(t, wait, "http://"+adm+"/api/problems", harness.StatusIs(200),
+		harness.BodyContains(`router app@file`), harness.BodyContains(`certificate resolver \"le\" is not defined`))
+}

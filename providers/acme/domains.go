@@ -212,3 +212,36 @@ func covers(names []string, host string) bool {
 	}
 	return false
 }
+
+// UndefinedResolverProblems is what a configuration asks of resolvers when
+// the static configuration defines none (no Manager runs): one problem per
+// HTTP router, and TCP router terminating TLS, whose tls.certResolver
+// names a resolver, since it is served the default certificate instead.
+// Traefik logs "the router uses a nonexistent resolver" in this case.
+func UndefinedResolverProblems(c *config.Configuration) []providers.Problem {
+	var out []providers.Problem
+	problem := func(user, res string) {
+		out = append(out, providers.Problem{
+			Provider: Name, Source: user, Severity: providers.SeverityError,
+			Message: fmt.Sprintf("certificate resolver %q is not defined: the static configuration has no certificatesResolvers; the default certificate serves", res),
+		})
+	}
+	if c == nil {
+		return nil
+	}
+	if c.HTTP != nil {
+		for _, name := range slices.Sorted(maps.Keys(c.HTTP.Routers)) {
+			if r := c.HTTP.Routers[name]; r != nil && r.TLS != nil && r.TLS.CertResolver != "" {
+				problem("router "+name, r.TLS.CertResolver)
+			}
+		}
+	}
+	if c.TCP != nil {
+		for _, name := range slices.Sorted(maps.Keys(c.TCP.Routers)) {
+			if r := c.TCP.Routers[name]; r != nil && r.TLS != nil && r.TLS.CertResolver != "" && !r.TLS.Passthrough {
+				problem("tcp router "+name, r.TLS.CertResolver)
+			}
+		}
+	}
+	return out
+}
