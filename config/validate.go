@@ -87,9 +87,7 @@ func parentNames(routers map[string]*Router) map[string]bool {
 // a child (with parentRefs) may not set entryPoints, tls or observability,
 // which come from its root.
 func validateRouter(name string, r *Router, parents map[string]bool) []ValidationError {
-	e := func(field, format string, a ...any) ValidationError {
-		return ValidationError{Kind: "router", Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
+	e := fieldErrors("router", name)
 	if r == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
@@ -140,10 +138,19 @@ func validateRouter(name string, r *Router, parents map[string]bool) []Validatio
 	return errs
 }
 
-func validateService(name string, s *Service) []ValidationError {
-	e := func(field, format string, a ...any) ValidationError {
-		return ValidationError{Kind: "service", Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+// fieldErrorf makes a ValidationError on one field (dotted path, "" for
+// the whole object) of the object it was made for, its message formatted.
+type fieldErrorf func(field, format string, a ...any) ValidationError
+
+// fieldErrors returns the fieldErrorf of the object name of kind.
+func fieldErrors(kind, name string) fieldErrorf {
+	return func(field, format string, a ...any) ValidationError {
+		return ValidationError{Kind: kind, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
+}
+
+func validateService(name string, s *Service) []ValidationError {
+	e := fieldErrors("service", name)
 	if s == nil {
 		return []ValidationError{e("", "empty definition")}
 	}

@@ -45,9 +45,7 @@ func validateTCP(t *TCPConfiguration) []ValidationError {
 }
 
 func validateTCPRouter(name string, r *TCPRouter) []ValidationError {
-	e := func(field, format string, a ...any) ValidationError {
-		return ValidationError{Kind: KindTCPRouter, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
+	e := fieldErrors(KindTCPRouter, name)
 	if r == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
@@ -90,29 +88,17 @@ func validHostPort(a string) error {
 }
 
 func validateTCPService(name string, s *TCPService) []ValidationError {
-	e := func(field, format string, a ...any) ValidationError {
-		return ValidationError{Kind: KindTCPService, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
-	switch {
-	case s == nil:
+	e := fieldErrors(KindTCPService, name)
+	if s == nil {
 		return []ValidationError{e("", "empty definition")}
-	case s.LoadBalancer == nil && s.Weighted == nil:
-		return []ValidationError{e("", "no kind set; want one of loadBalancer, weighted")}
-	case s.LoadBalancer != nil && s.Weighted != nil:
-		return []ValidationError{e("", "more than one kind set (loadBalancer, weighted); want exactly one")}
+	}
+	if errs := l4ServiceKind(e, s.LoadBalancer != nil, s.Weighted != nil); errs != nil {
+		return errs
 	}
 	var errs []ValidationError
 	if lb := s.LoadBalancer; lb != nil {
 		for i, srv := range lb.Servers {
-			f := fmt.Sprintf("loadBalancer.servers[%d]", i)
-			if srv.Address == "" {
-				errs = append(errs, e(f+".address", "empty"))
-			} else if err := validHostPort(srv.Address); err != nil {
-				errs = append(errs, e(f+".address", "%v", err))
-			}
-			if srv.Weight != nil && *srv.Weight < 0 {
-				errs = append(errs, e(f+".weight", "%d is negative", *srv.Weight))
-			}
+			errs = append(errs, validateL4Server(e, i, srv.Address, srv.Weight)...)
 		}
 		if pp := lb.ProxyProtocol; pp != nil && pp.Version != 0 && pp.Version != 1 && pp.Version != 2 {
 			errs = append(errs, e("loadBalancer.proxyProtocol.version", "%d is not 1 or 2", pp.Version))
@@ -132,7 +118,7 @@ func validateTCPService(name string, s *TCPService) []ValidationError {
 	return errs
 }
 
-func validateWRR(e func(field, format string, a ...any) ValidationError, svcs []WRRService) []ValidationError {
+func validateWRR(e fieldErrorf, svcs []WRRService) []ValidationError {
 	var errs []ValidationError
 	if len(svcs) == 0 {
 		errs = append(errs, e("weighted.services", "empty"))
@@ -149,9 +135,7 @@ func validateWRR(e func(field, format string, a ...any) ValidationError, svcs []
 }
 
 func validateTCPMiddleware(name string, m *TCPMiddleware) []ValidationError {
-	e := func(field, format string, a ...any) ValidationError {
-		return ValidationError{Kind: KindTCPMiddleware, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
+	e := fieldErrors(KindTCPMiddleware, name)
 	if m == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
@@ -226,37 +210,55 @@ func validateUDP(u *UDPConfiguration) []ValidationError {
 		}
 	}
 	for _, name := range sortedKeys(u.Services) {
-		s := u.Services[name]
-		e := func(field, format string, a ...any) ValidationError {
-			return ValidationError{Kind: KindUDPService, Name: name, Field: field, Msg: fmt.Sprintf(format, a...)}
+		errs = append(errs, validateUDPService(name, u.Services[name])...)
+	}
+	return errs
+}
+
+func validateUDPService(name string, s *UDPService) []ValidationError {
+	e := fieldErrors(KindUDPService, name)
+	if s == nil {
+		return []ValidationError{e("", "empty definition")}
+	}
+	if errs := l4ServiceKind(e, s.LoadBalancer != nil, s.Weighted != nil); errs != nil {
+		return errs
+	}
+	var errs []ValidationError
+	if lb := s.LoadBalancer; lb != nil {
+		for i, srv := range lb.Servers {
+			errs = append(errs, validateL4Server(e, i, srv.Address, srv.Weight)...)
 		}
-		switch {
-		case s == nil:
-			errs = append(errs, e("", "empty definition"))
-			continue
-		case s.LoadBalancer == nil && s.Weighted == nil:
-			errs = append(errs, e("", "no kind set; want one of loadBalancer, weighted"))
-			continue
-		case s.LoadBalancer != nil && s.Weighted != nil:
-			errs = append(errs, e("", "more than one kind set (loadBalancer, weighted); want exactly one"))
-			continue
-		}
-		if lb := s.LoadBalancer; lb != nil {
-			for i, srv := range lb.Servers {
-				f := fmt.Sprintf("loadBalancer.servers[%d]", i)
-				if srv.Address == "" {
-					errs = append(errs, e(f+".address", "empty"))
-				} else if err := validHostPort(srv.Address); err != nil {
-					errs = append(errs, e(f+".address", "%v", err))
-				}
-				if srv.Weight != nil && *srv.Weight < 0 {
-					errs = append(errs, e(f+".weight", "%d is negative", *srv.Weight))
-				}
-			}
-		}
-		if w := s.Weighted; w != nil {
-			errs = append(errs, validateWRR(e, w.Services)...)
-		}
+	}
+	if w := s.Weighted; w != nil {
+		errs = append(errs, validateWRR(e, w.Services)...)
+	}
+	return errs
+}
+
+// l4ServiceKind checks that a TCP or UDP service sets exactly one kind of
+// loadBalancer and weighted; nil when it does.
+func l4ServiceKind(e fieldErrorf, lb, weighted bool) []ValidationError {
+	switch {
+	case !lb && !weighted:
+		return []ValidationError{e("", "no kind set; want one of loadBalancer, weighted")}
+	case lb && weighted:
+		return []ValidationError{e("", "more than one kind set (loadBalancer, weighted); want exactly one")}
+	}
+	return nil
+}
+
+// validateL4Server checks server i of a TCP or UDP load balancer: its
+// address is host:port, its weight (nil: unset) not negative.
+func validateL4Server(e fieldErrorf, i int, address string, weight *int) []ValidationError {
+	var errs []ValidationError
+	f := fmt.Sprintf("loadBalancer.servers[%d]", i)
+	if address == "" {
+		errs = append(errs, e(f+".address", "empty"))
+	} else if err := validHostPort(address); err != nil {
+		errs = append(errs, e(f+".address", "%v", err))
+	}
+	if weight != nil && *weight < 0 {
+		errs = append(errs, e(f+".weight", "%d is negative", *weight))
 	}
 	return errs
 }

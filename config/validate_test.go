@@ -39,12 +39,16 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	tc.Routers["r"] = &TCPRouter{Priority: MaxPriority + 1}
 	tc.Services["s"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{Servers: []TCPServer{{Address: "db"}, {Address: "db:0"}, {}}}}
 	tc.Services["w"] = &TCPService{Weighted: &TCPWeightedRoundRobin{}}
+	tc.Services["none"] = &TCPService{}
+	tc.Services["both"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{}, Weighted: &TCPWeightedRoundRobin{}}
 	tc.Middlewares["m"] = &TCPMiddleware{IPAllowList: &TCPIPAllowList{SourceRange: []string{"10.0.0.0/8", "nope"}}}
 	tc.Middlewares["n"] = &TCPMiddleware{InFlightConn: &TCPInFlightConn{}}
 	tc.ServersTransports["st"] = &TCPServersTransport{ProxyProtocol: &ProxyProtocol{Version: 3}}
 	u := c.EnsureUDP()
 	u.Routers["ur"] = &UDPRouter{}
-	u.Services["us"] = &UDPService{LoadBalancer: &UDPServersLoadBalancer{Servers: []UDPServer{{Address: "[::1]:53"}, {Address: ":53"}}}}
+	u.Services["us"] = &UDPService{LoadBalancer: &UDPServersLoadBalancer{Servers: []UDPServer{{Address: "[::1]:53"}, {Address: ":53"}, {Address: "127.0.0.1:53", Weight: ptr(-1)}}}}
+	u.Services["un"] = &UDPService{}
+	u.Services["ub"] = &UDPService{LoadBalancer: &UDPServersLoadBalancer{}, Weighted: &UDPWeightedRoundRobin{}}
 	c.TLS.Certificates = []*CertAndStores{{Certificate: Certificate{CertFile: "/a.crt"}}, nil}
 
 	var got []string
@@ -82,6 +86,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"tcpRouter r: rule: empty; a TCP router needs a rule (HostSNI(`*`) matches every connection)",
 		"tcpRouter r: service: empty; a router needs a service",
 		"tcpRouter r: priority: 9223372036854774808 is above the maximum 9223372036854774807",
+		"tcpService both: more than one kind set (loadBalancer, weighted); want exactly one",
+		"tcpService none: no kind set; want one of loadBalancer, weighted",
 		`tcpService s: loadBalancer.servers[0].address: "db": want host:port: address db: missing port in address`,
 		`tcpService s: loadBalancer.servers[1].address: "db:0": port must be a number within 1-65535`,
 		"tcpService s: loadBalancer.servers[2].address: empty",
@@ -90,7 +96,10 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"tcpMiddleware n: inFlightConn.amount: 0: want at least 1",
 		"tcpServersTransport st: proxyProtocol.version: 3 is not 1 or 2",
 		"udpRouter ur: service: empty; a router needs a service",
+		"udpService ub: more than one kind set (loadBalancer, weighted); want exactly one",
+		"udpService un: no kind set; want one of loadBalancer, weighted",
 		`udpService us: loadBalancer.servers[1].address: ":53": no host`,
+		"udpService us: loadBalancer.servers[2].weight: -1 is negative",
 		"tls certificates: [0]: certFile and keyFile are both required",
 		"tls certificates: [1]: certFile and keyFile are both required",
 	}
