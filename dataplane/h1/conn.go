@@ -25,6 +25,12 @@ const (
 	// request head or body; a head that does not fit moves to a buffer of
 	// MaxHeaderBytes.
 	BufferSize = 4096
+	// BodyBufferSize is the read buffer of the idle wait's read on a
+	// connection that has sent a request with a Content-Length body: a
+	// head and a body of up to about 16 KiB then arrive in one read (a
+	// 4 KiB upload needed two). It is taken only when the wait ends with
+	// bytes to read, so an idle connection holds none.
+	BodyBufferSize = 16 << 10
 	// DefaultMaxHeaderBytes bounds a request head: request line, field
 	// lines and the final empty line, CRLFs included. A head of exactly
 	// this many bytes is served; one byte more is answered 431.
@@ -103,6 +109,9 @@ func (s *Server) maxHeaders() int {
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, BufferSize); return &b }}
+
+// bodyBufPool holds the BodyBufferSize buffers (see readIdle).
+var bodyBufPool = sync.Pool{New: func() any { b := make([]byte, BodyBufferSize); return &b }}
 
 // writerPool holds response buffers; a connection takes one only while it
 // writes a response, so idle connections hold none.
@@ -298,6 +307,7 @@ type conn struct {
 	watchArmed       bool   // under rdMu: watchTimer is armed
 	watchRunning     bool   // under rdMu: watch started for this request; endWatch takes its watchDone
 	hijacked         bool
+	bodies           bool // a request had a Content-Length body: the idle read takes a BodyBufferSize buffer
 	handoff          bool // the idle wait is to move to a new goroutine
 	parked           bool // under the parker's mu (park_linux.go)
 	continueSent     bool // under wmu
@@ -476,9 +486,12 @@ func (cs *conn) releaseBuf() {
 	if cs.bufp == nil {
 		return
 	}
-	if cap(*cs.bufp) == BufferSize {
+	switch cap(*cs.bufp) {
+	case BufferSize:
 		bufPool.Put(cs.bufp)
-	} else {
+	case BodyBufferSize:
+		bodyBufPool.Put(cs.bufp)
+	default:
 		cs.srv.bigPool.Put(cs.bufp)
 	}
 	cs.bufp, cs.buf = nil, nil
@@ -834,6 +847,9 @@ func (cs *conn) serveOne(h *head) (keep bool) {
 		r.Proto, r.ProtoMinor = "HTTP/1.0", 0
 	}
 	var b *body
+	if h.contentLength > 0 {
+		cs.bodies = true
+	}
 	if h.contentLength != 0 {
 		b = &body{cs: cs, req: r, chunked: h.chunked, remain: h.contentLength, expect: h.expectContinue}
 		r.Body = b

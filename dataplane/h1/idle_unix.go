@@ -32,12 +32,18 @@ func (cs *conn) readIdle() (int, error) {
 }
 
 // idleRead is readIdle's readiness callback: it reads into a pooled
-// buffer, or returns it to the pool and reports "not ready" (EAGAIN).
+// buffer (BodyBufferSize once the connection has sent a Content-Length
+// body, so the next head and its body arrive in one read; BufferSize
+// otherwise), or returns it to the pool and reports "not ready" (EAGAIN).
 func (cs *conn) idleRead(fd uintptr) bool {
-	bp := bufPool.Get().(*[]byte)
+	pool := &bufPool
+	if cs.bodies {
+		pool = &bodyBufPool
+	}
+	bp := pool.Get().(*[]byte)
 	m, err := unix.Read(int(fd), *bp)
 	if errors.Is(err, unix.EAGAIN) {
-		bufPool.Put(bp)
+		pool.Put(bp)
 		return false
 	}
 	cs.bufp, cs.buf = bp, *bp

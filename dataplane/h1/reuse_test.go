@@ -151,3 +151,30 @@ func TestKeepAliveRequestDoesNotAllocateBeyondItsHead(t *testing.T) {
 		t.Fatalf("%.1f allocations per keep-alive request, want at most 1", n)
 	}
 }
+
+// Once a connection has sent a Content-Length body, the idle wait reads
+// the next request into a BodyBufferSize buffer: a head and a 4 KiB body
+// written at once arrive in one read (with the 4 KiB buffer the body
+// needed a second read).
+func TestBodyConnectionReadsHeadAndBodyAtOnce(t *testing.T) {
+	const size = 4096
+	buffered := make(chan int, 2)
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs := r.Body.(*body).cs
+		buffered <- cs.w - cs.r // the body bytes that came with the head
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%d %v", n, err)
+	}))
+	c, br := rawConn(t, addr)
+	req := "POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 4096\r\n\r\n" + strings.Repeat("p", size)
+	for i := range 2 {
+		io.WriteString(c, req) // one write: head and body together
+		if _, body := readResp(t, br, "POST"); body != "4096 <nil>" {
+			t.Fatalf("request %d: %q", i+1, body)
+		}
+		got := <-buffered
+		if i == 1 && got != size {
+			t.Errorf("second request: %d body bytes read with the head, want all %d", got, size)
+		}
+	}
+}
