@@ -315,30 +315,34 @@ func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*comp
 			fail("service %q does not exist", r.Service)
 		}
 	}
-	if s := c.report.Services[r.Service]; s != nil {
-		s.UsedBy = appendSorted(s.UsedBy, name)
-		if s.Status == StatusDisabled {
-			fail("service %q is disabled: %s", r.Service, strings.Join(s.Errors, "; "))
-		}
-	}
+	useObject(c.report.Services, "service", r.Service, name, fail)
 	for _, mw := range r.Middlewares {
 		if mw == "" || strings.HasSuffix(mw, internalSuffix) {
 			continue
 		}
-		s := c.report.Middlewares[mw]
-		if s == nil {
+		if !useObject(c.report.Middlewares, "middleware", mw, name, fail) {
 			fail("middleware %q does not exist", mw)
-			continue
-		}
-		s.UsedBy = appendSorted(s.UsedBy, name)
-		if s.Status == StatusDisabled {
-			fail("middleware %q is disabled: %s", mw, strings.Join(s.Errors, "; "))
 		}
 	}
 	if critical || comp == nil {
 		return nil, false
 	}
 	return comp, true
+}
+
+// useObject records that router by uses the object obj of objs (its
+// report: UsedBy, kept sorted) and fails by ("<kind> %q is disabled: <its
+// errors>") when it is disabled; false when objs has no obj.
+func useObject(objs map[string]*ObjectStatus, kind, obj, by string, fail func(string, ...any)) bool {
+	s := objs[obj]
+	if s == nil {
+		return false
+	}
+	s.UsedBy = appendSorted(s.UsedBy, by)
+	if s.Status == StatusDisabled {
+		fail("%s %q is disabled: %s", kind, obj, strings.Join(s.Errors, "; "))
+	}
+	return true
 }
 
 // objectFailed marks the service or middleware named by oe disabled,

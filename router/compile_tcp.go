@@ -226,23 +226,12 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 	if st.Priority == 0 {
 		st.Priority = tcpmux.Priority(r.Rule, catchAll)
 	}
-	if s := c.report.TCPServices[r.Service]; s != nil {
-		s.UsedBy = appendSorted(s.UsedBy, name)
-		if s.Status == StatusDisabled {
-			fail("tcp service %q is disabled: %s", r.Service, strings.Join(s.Errors, "; "))
-		}
-	} else if r.Service != "" {
+	if !useObject(c.report.TCPServices, "tcp service", r.Service, name, fail) && r.Service != "" {
 		fail("tcp service %q does not exist", r.Service)
 	}
 	for _, mw := range r.Middlewares {
-		s := c.report.TCPMiddlewares[mw]
-		if s == nil {
+		if !useObject(c.report.TCPMiddlewares, "tcp middleware", mw, name, fail) {
 			fail("tcp middleware %q does not exist", mw)
-			continue
-		}
-		s.UsedBy = appendSorted(s.UsedBy, name)
-		if s.Status == StatusDisabled {
-			fail("tcp middleware %q is disabled: %s", mw, strings.Join(s.Errors, "; "))
 		}
 	}
 	if critical {
@@ -253,12 +242,7 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 		return nil
 	}
 	h, err := tb.BuildTCP(c.ctx, name, r)
-	if err == nil && h == nil {
-		err = errors.New("builder returned no handler")
-	}
-	if err != nil {
-		c.tcpObjectFailed(err)
-		st.Errors = append(st.Errors, err.Error())
+	if !c.tcpBuilt(st, h == nil, err) {
 		return nil
 	}
 	return &tcpmux.Route{Name: name, Priority: st.Priority, CatchAll: catchAll, Terminate: r.TLS != nil && !r.TLS.Passthrough, Match: m, Handler: h}
@@ -278,12 +262,7 @@ func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus,
 		fail("%s", e)
 	}
 	c.entryPointsOf(r.EntryPoints, true, st, fail)
-	if s := c.report.UDPServices[r.Service]; s != nil {
-		s.UsedBy = appendSorted(s.UsedBy, name)
-		if s.Status == StatusDisabled {
-			fail("udp service %q is disabled: %s", r.Service, strings.Join(s.Errors, "; "))
-		}
-	} else if r.Service != "" {
+	if !useObject(c.report.UDPServices, "udp service", r.Service, name, fail) && r.Service != "" {
 		fail("udp service %q does not exist", r.Service)
 	}
 	if critical {
@@ -294,15 +273,25 @@ func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus,
 		return nil
 	}
 	h, err := tb.BuildUDP(c.ctx, name, r)
-	if err == nil && h == nil {
+	if !c.tcpBuilt(st, h == nil, err) {
+		return nil
+	}
+	return h
+}
+
+// tcpBuilt reports whether a TCP or UDP router's handler was built (err
+// nil and a handler: noHandler false); when not, the error is on st and
+// on the service or middleware it names.
+func (c *compiler) tcpBuilt(st *RouterStatus, noHandler bool, err error) bool {
+	if err == nil && noHandler {
 		err = errors.New("builder returned no handler")
 	}
 	if err != nil {
 		c.tcpObjectFailed(err)
 		st.Errors = append(st.Errors, err.Error())
-		return nil
+		return false
 	}
-	return h
+	return true
 }
 
 // tcpObjectFailed marks the TCP/UDP service or middleware an error names.

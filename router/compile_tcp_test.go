@@ -95,3 +95,51 @@ func TestCompileTCPAndUDP(t *testing.T) {
 		t.Error("protocol mix-up")
 	}
 }
+
+// A TCP or UDP router naming a missing or disabled service or middleware is
+// disabled with an error naming it; the objects it names list it in usedBy.
+func TestTCPUDPReferences(t *testing.T) {
+	c := config.New()
+	tc := c.EnsureTCP()
+	tc.Routers["nomw@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db@file", Middlewares: []string{"gone@file", "lan@file"}}
+	tc.Routers["badsvc@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "broken@file", Middlewares: []string{"badmw@file"}}
+	tc.Services["db@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:5432"}}}}
+	tc.Services["broken@file"] = &config.TCPService{}
+	tc.Middlewares["lan@file"] = &config.TCPMiddleware{IPAllowList: &config.TCPIPAllowList{SourceRange: []string{"127.0.0.1/32"}}}
+	tc.Middlewares["badmw@file"] = &config.TCPMiddleware{}
+	uc := c.EnsureUDP()
+	uc.Routers["nosvc@file"] = &config.UDPRouter{Service: "missing@file"}
+	uc.Routers["badsvc@file"] = &config.UDPRouter{Service: "ubroken@file"}
+	uc.Services["ubroken@file"] = &config.UDPService{}
+	opts := Options{EntryPoints: []EntryPoint{{Name: "db"}, {Name: "dns", UDP: true}}}
+	rep := Compile(context.Background(), &providers.Merged{Config: c}, tcpFake{}, opts).Report()
+
+	errs := func(st *RouterStatus) string { return strings.Join(st.Errors, " | ") }
+	for _, tt := range []struct {
+		st   *RouterStatus
+		want []string
+	}{
+		{rep.TCPRouters["nomw@file"], []string{`tcp middleware "gone@file" does not exist`}},
+		{rep.TCPRouters["badsvc@file"], []string{`tcp service "broken@file" is disabled: no kind set`, `tcp middleware "badmw@file" is disabled: no kind set`}},
+		{rep.UDPRouters["nosvc@file"], []string{`udp service "missing@file" does not exist`}},
+		{rep.UDPRouters["badsvc@file"], []string{`udp service "ubroken@file" is disabled: no kind set`}},
+	} {
+		if tt.st == nil || tt.st.Status != StatusDisabled {
+			t.Errorf("%+v: want disabled", tt.st)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errs(tt.st), w) {
+				t.Errorf("errors %q lack %q", errs(tt.st), w)
+			}
+		}
+	}
+	for name, want := range map[string]string{"lan@file": "nomw@file", "badmw@file": "badsvc@file"} {
+		if got := strings.Join(rep.TCPMiddlewares[name].UsedBy, ","); got != want {
+			t.Errorf("tcp middleware %s usedBy %q, want %q", name, got, want)
+		}
+	}
+	if got := strings.Join(rep.UDPServices["ubroken@file"].UsedBy, ","); got != "badsvc@file" {
+		t.Errorf("udp service usedBy %q", got)
+	}
+}
