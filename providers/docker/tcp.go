@@ -44,92 +44,104 @@ func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string
 		if len(t.Services) == 0 && !brokenKind(broken, "tcp service ") {
 			t.Services[name] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
 		}
-		for _, sn := range slices.Sorted(maps.Keys(t.Services)) {
-			lb := t.Services[sn].LoadBalancer
-			if lb == nil {
-				continue
+		completeServers(b, c, "tcp", t.Services, tcpFirstServer, self, withServers, broken)
+		hasRule := func(rn string, r *config.TCPRouter) bool {
+			if strings.TrimSpace(r.Rule) != "" {
+				return true
 			}
-			if !withServers {
-				lb.Servers = nil
-				continue
-			}
-			if len(lb.Servers) == 0 {
-				lb.Servers = []config.TCPServer{{}}
-			}
-			addr, err := b.serverAddress(c, "tcp", sn, lb.Servers[0].Address, lb.Servers[0].Port, self)
-			if err != nil {
-				b.add(providers.SeverityError, err.source, err.msg+"; tcp service "+sn+" left out", "tcp service "+sn)
-				delete(t.Services, sn)
-				broken["tcp service "+sn] = true
-				continue
-			}
-			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
+			b.add(providers.SeverityError, src, fmt.Sprintf("tcp router %s has no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out", rn), "tcp router "+rn)
+			return false
 		}
-		b.linkTCP(src, t, broken)
+		linkRouters(b, src, "tcp", t.Routers, hasRule, func(r *config.TCPRouter) *string { return &r.Service }, t.Services, broken)
 	}
 	if u := cfg.UDP; u != nil || brokenKind(broken, "udp ") {
 		u = cfg.EnsureUDP()
 		if len(u.Services) == 0 && !brokenKind(broken, "udp service ") {
 			u.Services[name] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
 		}
-		for _, sn := range slices.Sorted(maps.Keys(u.Services)) {
-			lb := u.Services[sn].LoadBalancer
-			if lb == nil {
-				continue
-			}
-			if !withServers {
-				lb.Servers = nil
-				continue
-			}
-			if len(lb.Servers) == 0 {
-				lb.Servers = []config.UDPServer{{}}
-			}
-			addr, err := b.serverAddress(c, "udp", sn, lb.Servers[0].Address, lb.Servers[0].Port, self)
-			if err != nil {
-				b.add(providers.SeverityError, err.source, err.msg+"; udp service "+sn+" left out", "udp service "+sn)
-				delete(u.Services, sn)
-				broken["udp service "+sn] = true
-				continue
-			}
-			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
-		}
-		for _, rn := range slices.Sorted(maps.Keys(u.Routers)) {
-			r := u.Routers[rn]
-			if r.Service != "" {
-				continue
-			}
-			if len(u.Services) != 1 || brokenKind(broken, "udp service ") {
-				b.add(providers.SeverityError, src, unlinkedMessage("udp", rn, len(u.Services), broken), "udp router "+rn)
-				delete(u.Routers, rn)
-				continue
-			}
-			for sn := range u.Services {
-				r.Service = sn
-			}
-		}
+		completeServers(b, c, "udp", u.Services, udpFirstServer, self, withServers, broken)
+		linkRouters(b, src, "udp", u.Routers, nil, func(r *config.UDPRouter) *string { return &r.Service }, u.Services, broken)
 	}
 }
 
-// linkTCP drops TCP routers without a rule and links a router without a
-// service to the only service (Traefik BuildTCPRouterConfiguration).
-func (b *builder) linkTCP(src string, t *config.TCPConfiguration, broken map[string]bool) {
-	for _, rn := range slices.Sorted(maps.Keys(t.Routers)) {
-		r := t.Routers[rn]
-		if strings.TrimSpace(r.Rule) == "" {
-			b.add(providers.SeverityError, src, fmt.Sprintf("tcp router %s has no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out", rn), "tcp router "+rn)
-			delete(t.Routers, rn)
+// tcpFirstServer and udpFirstServer give completeServers a service's
+// servers: ok false without a load balancer (weighted), else the servers
+// dropped (first nil) or the first one's address and port, a server added
+// when there is none.
+func tcpFirstServer(s *config.TCPService, clear bool) (addr, port *string, ok bool) {
+	lb := s.LoadBalancer
+	switch {
+	case lb == nil:
+		return nil, nil, false
+	case clear:
+		lb.Servers = nil
+		return nil, nil, true
+	case len(lb.Servers) == 0:
+		lb.Servers = []config.TCPServer{{}}
+	}
+	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+}
+
+func udpFirstServer(s *config.UDPService, clear bool) (addr, port *string, ok bool) {
+	lb := s.LoadBalancer
+	switch {
+	case lb == nil:
+		return nil, nil, false
+	case clear:
+		lb.Servers = nil
+		return nil, nil, true
+	case len(lb.Servers) == 0:
+		lb.Servers = []config.UDPServer{{}}
+	}
+	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+}
+
+// completeServers gives the first server of each load balancer of services
+// (proto "tcp" or "udp") the container's address and port unless it has an
+// address; withServers false drops the servers instead. A service whose
+// address cannot be made is left out with a problem and marked broken.
+func completeServers[S any](b *builder, c containerInfo, proto string, services map[string]*S,
+	first func(s *S, clear bool) (addr, port *string, ok bool), self map[string]bool, withServers bool, broken map[string]bool) {
+	for _, sn := range slices.Sorted(maps.Keys(services)) {
+		addr, port, ok := first(services[sn], !withServers)
+		if !ok || !withServers {
 			continue
 		}
-		if r.Service != "" {
+		a, err := b.serverAddress(c, proto, sn, *addr, *port, self)
+		if err != nil {
+			obj := proto + " service " + sn
+			b.add(providers.SeverityError, err.source, err.msg+"; "+obj+" left out", obj)
+			delete(services, sn)
+			broken[obj] = true
 			continue
 		}
-		if len(t.Services) != 1 || brokenKind(broken, "tcp service ") {
-			b.add(providers.SeverityError, src, unlinkedMessage("tcp", rn, len(t.Services), broken), "tcp router "+rn)
-			delete(t.Routers, rn)
+		*addr, *port = a, ""
+	}
+}
+
+// linkRouters links each router without a service (service gives its
+// field) to the only one of services (Traefik BuildTCPRouterConfiguration
+// and its UDP twin); with several, or when one was left out (broken), the
+// router is left out with a problem. A router keep (nil: all) refuses,
+// having said why, is left out first.
+func linkRouters[R, S any](b *builder, src, proto string, routers map[string]*R, keep func(string, *R) bool,
+	service func(*R) *string, services map[string]*S, broken map[string]bool) {
+	for _, rn := range slices.Sorted(maps.Keys(routers)) {
+		if keep != nil && !keep(rn, routers[rn]) {
+			delete(routers, rn)
 			continue
 		}
-		for sn := range t.Services {
-			r.Service = sn
+		svc := service(routers[rn])
+		if *svc != "" {
+			continue
+		}
+		if len(services) != 1 || brokenKind(broken, proto+" service ") {
+			b.add(providers.SeverityError, src, unlinkedMessage(proto, rn, len(services), broken), proto+" router "+rn)
+			delete(routers, rn)
+			continue
+		}
+		for sn := range services {
+			*svc = sn
 		}
 	}
 }
