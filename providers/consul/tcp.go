@@ -35,90 +35,110 @@ const (
 // kinds whose tags failed to decode (a failed service counts as declared).
 func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, svcName string, declared map[string]bool) []providers.Problem {
 	var ps []providers.Problem
-	var droppedTCP, droppedUDP []string // services left out by their errors
 	if cfg.TCP != nil || declared["tcp"] {
 		t := cfg.EnsureTCP()
 		if len(t.Services) == 0 && !declared["tcp service"] {
 			t.Services[svcName] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
 		}
-		for _, sn := range slices.Sorted(maps.Keys(t.Services)) {
-			lb := t.Services[sn].LoadBalancer
-			if lb == nil {
-				continue
+		dropped := completeServers(in, e, kindTCPService, t.Services, tcpFirstServer, &ps)
+		hasRule := func(rn string, r *config.TCPRouter) bool {
+			if strings.TrimSpace(r.Rule) != "" {
+				return true
 			}
-			if len(lb.Servers) == 0 {
-				lb.Servers = []config.TCPServer{{}}
-			}
-			addr, err := instanceAddress(e, lb.Servers[0].Address, lb.Servers[0].Port)
-			if err != nil {
-				delete(t.Services, sn)
-				droppedTCP = append(droppedTCP, sn)
-				ps = append(ps, in.problem(kindTCPService+" "+sn, providers.SeverityError, []string{kindTCPService + " " + sn}, err.Error()))
-				continue
-			}
-			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
-			lb.Servers = lb.Servers[:1]
-		}
-		for _, rn := range slices.Sorted(maps.Keys(t.Routers)) {
-			r := t.Routers[rn]
 			obj := kindTCPRouter + " " + rn
-			if strings.TrimSpace(r.Rule) == "" {
-				delete(t.Routers, rn)
-				ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out"))
-				continue
-			}
-			if r.Service == "" {
-				if len(t.Services) != 1 {
-					delete(t.Routers, rn)
-					ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, unlinkedMessage("tcp", len(t.Services), droppedTCP)))
-					continue
-				}
-				for sn := range t.Services {
-					r.Service = sn
-				}
-			}
+			ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out"))
+			return false
 		}
+		linkRouters(in, "tcp", t.Routers, hasRule, func(r *config.TCPRouter) *string { return &r.Service }, t.Services, dropped, &ps)
 	}
 	if cfg.UDP != nil || declared["udp"] {
 		u := cfg.EnsureUDP()
 		if len(u.Services) == 0 && !declared["udp service"] {
 			u.Services[svcName] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
 		}
-		for _, sn := range slices.Sorted(maps.Keys(u.Services)) {
-			lb := u.Services[sn].LoadBalancer
-			if lb == nil {
-				continue
-			}
-			if len(lb.Servers) == 0 {
-				lb.Servers = []config.UDPServer{{}}
-			}
-			addr, err := instanceAddress(e, lb.Servers[0].Address, lb.Servers[0].Port)
-			if err != nil {
-				delete(u.Services, sn)
-				droppedUDP = append(droppedUDP, sn)
-				ps = append(ps, in.problem(kindUDPService+" "+sn, providers.SeverityError, []string{kindUDPService + " " + sn}, err.Error()))
-				continue
-			}
-			lb.Servers[0].Address, lb.Servers[0].Port = addr, ""
-			lb.Servers = lb.Servers[:1]
-		}
-		for _, rn := range slices.Sorted(maps.Keys(u.Routers)) {
-			r := u.Routers[rn]
-			if r.Service != "" {
-				continue
-			}
-			if len(u.Services) != 1 {
-				obj := kindUDPRouter + " " + rn
-				delete(u.Routers, rn)
-				ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, unlinkedMessage("udp", len(u.Services), droppedUDP)))
-				continue
-			}
-			for sn := range u.Services {
-				r.Service = sn
-			}
-		}
+		dropped := completeServers(in, e, kindUDPService, u.Services, udpFirstServer, &ps)
+		linkRouters(in, "udp", u.Routers, nil, func(r *config.UDPRouter) *string { return &r.Service }, u.Services, dropped, &ps)
 	}
 	return ps
+}
+
+// tcpFirstServer and udpFirstServer give completeServers a service's only
+// server: ok false without a load balancer (weighted), else the first
+// server's address and port, the others dropped, one added when there is
+// none.
+func tcpFirstServer(s *config.TCPService) (addr, port *string, ok bool) {
+	lb := s.LoadBalancer
+	if lb == nil {
+		return nil, nil, false
+	}
+	if len(lb.Servers) == 0 {
+		lb.Servers = []config.TCPServer{{}}
+	}
+	lb.Servers = lb.Servers[:1]
+	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+}
+
+func udpFirstServer(s *config.UDPService) (addr, port *string, ok bool) {
+	lb := s.LoadBalancer
+	if lb == nil {
+		return nil, nil, false
+	}
+	if len(lb.Servers) == 0 {
+		lb.Servers = []config.UDPServer{{}}
+	}
+	lb.Servers = lb.Servers[:1]
+	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+}
+
+// completeServers gives the server of each load balancer of services (kind
+// kindTCPService or kindUDPService) the instance's address and port
+// (instanceAddress); a service whose address cannot be made is left out
+// with a problem added to ps. It returns the names left out, in order.
+func completeServers[S any](in instance, e *api.ServiceEntry, kind string, services map[string]*S,
+	first func(*S) (addr, port *string, ok bool), ps *[]providers.Problem) []string {
+	var dropped []string
+	for _, sn := range slices.Sorted(maps.Keys(services)) {
+		addr, port, ok := first(services[sn])
+		if !ok {
+			continue
+		}
+		a, err := instanceAddress(e, *addr, *port)
+		if err != nil {
+			delete(services, sn)
+			dropped = append(dropped, sn)
+			*ps = append(*ps, in.problem(kind+" "+sn, providers.SeverityError, []string{kind + " " + sn}, err.Error()))
+			continue
+		}
+		*addr, *port = a, ""
+	}
+	return dropped
+}
+
+// linkRouters links each router of proto ("tcp", "udp") without a service
+// (service gives its field) to the only one of services; with several,
+// or none left (dropped: those left out, named), the router is left out
+// with a problem added to ps. A router keep (nil: all) refuses, having said why, is left out first.
+func linkRouters[R, S any](in instance, proto string, routers map[string]*R, keep func(string, *R) bool,
+	service func(*R) *string, services map[string]*S, dropped []string, ps *[]providers.Problem) {
+	for _, rn := range slices.Sorted(maps.Keys(routers)) {
+		if keep != nil && !keep(rn, routers[rn]) {
+			delete(routers, rn)
+			continue
+		}
+		svc := service(routers[rn])
+		if *svc != "" {
+			continue
+		}
+		if len(services) != 1 {
+			obj := proto + " router " + rn
+			delete(routers, rn)
+			*ps = append(*ps, in.problem(obj, providers.SeverityError, []string{obj}, unlinkedMessage(proto, len(services), dropped)))
+			continue
+		}
+		for sn := range services {
+			*svc = sn
+		}
+	}
 }
 
 // instanceAddress is "addr:port" for a TCP or UDP server of instance e.
