@@ -45,7 +45,13 @@ type Options struct {
 	// StaticReloads reports the static configuration's revision and live
 	// reloads (/api/static); nil: the endpoint answers 404.
 	StaticReloads func() static.ReloadStatus
-	// Live feeds per-router rates to the WebSocket (nil: no stats messages).
+	// Sampler is the live rates and chart history, owned and run by the
+	// caller (NewSampler, Run), so they outlive this API; it sets the
+	// stats' interval. Without it, Live (when set) is sampled by the API
+	// itself for its lifetime.
+	Sampler *Sampler
+	// Live feeds per-router rates to the WebSocket when Sampler is nil
+	// (nil too: no stats messages).
 	Live *observe.Live
 	// UI is the dashboard's files (web.FS()); nil serves no UI.
 	UI fs.FS
@@ -65,7 +71,7 @@ type API struct {
 	log     *slog.Logger
 	tables  Tables
 	health  Health
-	sampler *sampler // nil without Options.Live
+	sampler *Sampler // nil without Options.Sampler or Live
 	sec     *security
 	handler http.Handler
 
@@ -85,6 +91,9 @@ func New(opts Options) (*API, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Sampler != nil {
+		opts.StatsInterval = opts.Sampler.interval
 	}
 	if opts.StatsInterval <= 0 {
 		opts.StatsInterval = time.Second
@@ -112,9 +121,12 @@ func New(opts Options) (*API, error) {
 	}
 	a := &API{opts: opts, log: opts.Log, tables: opts.Tables, health: opts.Health, sec: sec}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	if opts.Live != nil {
-		a.sampler = newSampler(opts.Live, opts.StatsInterval, opts.Now)
-		a.wg.Go(func() { a.sampler.run(a.ctx.Done(), opts.Tables) })
+	switch {
+	case opts.Sampler != nil:
+		a.sampler = opts.Sampler
+	case opts.Live != nil:
+		a.sampler = NewSampler(opts.Live, opts.StatsInterval, opts.Now)
+		a.wg.Go(func() { a.sampler.Run(a.ctx.Done(), opts.Tables) })
 	}
 	a.handler = a.routes()
 	return a, nil

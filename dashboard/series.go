@@ -125,12 +125,16 @@ type Stats struct {
 	Services map[string]observe.Rate `json:"services"`
 }
 
-// sampler turns Live's counters into the chart rings: every interval it
+// Sampler turns Live's counters into the chart rings: every interval it
 // takes a snapshot, computes the rates since the previous one, stores them
 // and wakes the WebSocket loops. Every coarseStep it also stores the rates
 // over the whole minute (percentiles from the minute's histogram, not an
 // average of per-second percentiles).
-type sampler struct {
+//
+// A process owns one Sampler (NewSampler, Run) and hands it to each API it
+// builds (Options.Sampler), so the charts' history and the live rates
+// survive the API being rebuilt by a static reload.
+type Sampler struct {
 	live     *observe.Live
 	interval time.Duration
 	now      func() time.Time
@@ -147,8 +151,16 @@ type sampler struct {
 	keyCache map[[2]string]string    // series keys, built once per object
 }
 
-func newSampler(live *observe.Live, interval time.Duration, now func() time.Time) *sampler {
-	s := &sampler{live: live, interval: interval, now: now, fine: newRing(fineSamples), coarse: newRing(coarseSamples), changed: make(chan struct{})}
+// NewSampler returns a sampler of live every interval (default 1s; the
+// charts' resolution) by the clock now (nil: time.Now). Run drives it.
+func NewSampler(live *observe.Live, interval time.Duration, now func() time.Time) *Sampler {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	if now == nil {
+		now = time.Now
+	}
+	s := &Sampler{live: live, interval: interval, now: now, fine: newRing(fineSamples), coarse: newRing(coarseSamples), changed: make(chan struct{})}
 	s.prev = live.Snapshot(now())
 	s.minute = copySnapshot(observe.Snapshot{}, s.prev)
 	return s
@@ -185,7 +197,7 @@ func copySnapshot(dst, src observe.Snapshot) observe.Snapshot {
 // ratesByKey computes the rates from prev to cur, as Stats (fresh maps:
 // they are handed to the WebSocket loops) and by series key into the
 // sampler's reused keys map.
-func (s *sampler) ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[string]observe.Rate, Stats) {
+func (s *Sampler) ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[string]observe.Rate, Stats) {
 	st := Stats{
 		At:       cur.At,
 		Total:    observe.RateOf(d, prev.Total, cur.Total),
@@ -207,7 +219,7 @@ func (s *sampler) ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[s
 }
 
 // key returns prefix+name, built once per object.
-func (s *sampler) key(prefix, name string) string {
+func (s *Sampler) key(prefix, name string) string {
 	if s.keyCache == nil {
 		s.keyCache = map[[2]string]string{}
 	}
@@ -221,7 +233,7 @@ func (s *sampler) key(prefix, name string) string {
 }
 
 // sample takes one sample now.
-func (s *sampler) sample() {
+func (s *Sampler) sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := &s.spare // reuse the snapshot two samples old
@@ -239,11 +251,11 @@ func (s *sampler) sample() {
 	s.changed = make(chan struct{})
 }
 
-// run samples every interval until done is closed; after each swap of
+// Run samples every interval until done is closed; after each swap of
 // tables it drops the counters and history of the routers and services the
 // new configuration no longer has, so a churning configuration does not
-// accumulate them.
-func (s *sampler) run(done <-chan struct{}, tables Tables) {
+// accumulate them. Run once per Sampler.
+func (s *Sampler) Run(done <-chan struct{}, tables Tables) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	tbl := tables.Current()
@@ -262,7 +274,7 @@ func (s *sampler) run(done <-chan struct{}, tables Tables) {
 
 // forgetMissing forgets what tbl's configuration does not define (internal
 // objects are always kept).
-func (s *sampler) forgetMissing(tbl Table) {
+func (s *Sampler) forgetMissing(tbl Table) {
 	var routers, services map[string]bool
 	if c := tbl.Merged().Config; c != nil && c.HTTP != nil {
 		routers, services = map[string]bool{}, map[string]bool{}
@@ -280,14 +292,14 @@ func (s *sampler) forgetMissing(tbl Table) {
 }
 
 // Changed returns a channel closed at the next sample.
-func (s *sampler) Changed() <-chan struct{} {
+func (s *Sampler) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.changed
 }
 
 // Latest returns the last sample's rates.
-func (s *sampler) Latest() Stats {
+func (s *Sampler) Latest() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.latest
@@ -295,7 +307,7 @@ func (s *sampler) Latest() Stats {
 
 // forget drops the live counters and chart history of routers and services
 // that no longer exist (after a swap).
-func (s *sampler) forget(routerExists, serviceExists func(string) bool) {
+func (s *Sampler) forget(routerExists, serviceExists func(string) bool) {
 	s.live.Forget(func(kind, name string) bool {
 		if kind == "router" {
 			return routerExists(name)
@@ -325,7 +337,7 @@ func (s *sampler) forget(routerExists, serviceExists func(string) bool) {
 }
 
 // read returns a series: rng "15m" (the fine ring, default) or "24h".
-func (s *sampler) read(key, rng string) Series {
+func (s *Sampler) read(key, rng string) Series {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rng == "24h" {

@@ -16,7 +16,7 @@ import (
 func TestSamplerRings(t *testing.T) {
 	live := observe.NewLive()
 	now := t0
-	s := newSampler(live, time.Second, func() time.Time { return now })
+	s := NewSampler(live, time.Second, func() time.Time { return now })
 	ev := func(status int) *observe.RequestEvent {
 		return &observe.RequestEvent{Router: "web@file", Service: "app@file", Status: status, Duration: 3 * time.Millisecond}
 	}
@@ -180,7 +180,7 @@ func BenchmarkSample10kRouters(b *testing.B) {
 		live.Request(&observe.RequestEvent{Router: fmt.Sprintf("r%d@file", i), Service: fmt.Sprintf("s%d@file", i), Status: 200, Duration: time.Millisecond})
 	}
 	now := t0
-	s := newSampler(live, time.Second, func() time.Time { return now })
+	s := NewSampler(live, time.Second, func() time.Time { return now })
 	b.ReportAllocs()
 	for b.Loop() {
 		now = now.Add(time.Second)

@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
@@ -143,6 +144,14 @@ func (a *applier) restatic(ctx context.Context, c *static.Configuration, interna
 	if a.last != nil {
 		a.applyLocked(ctx, a.last, false)
 	}
+}
+
+// observeAlso adds o to the observers of the generations built from now
+// on (restatic or the next apply builds one).
+func (a *applier) observeAlso(o dataplane.Observer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.genOpts.Observer = observe.Tee(a.genOpts.Observer, o)
 }
 
 // serveDynamic makes every later apply follow the dynamic entrypoints

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +21,16 @@ import (
 // the observers behind them.
 type internals struct {
 	handlers map[string]http.Handler
-	api      *dashboard.API       // nil unless the api section is set
-	live     *observe.Live        // per-router rates for the dashboard; with api
+	api      *dashboard.API // nil unless the api section is set
+	// live and sampler are the dashboard's per-router rates and chart
+	// history: made with the first api section (at start or by a reload),
+	// then kept for the process's life and handed to each API built, so a
+	// rebuilt API keeps the charts' history (startLive).
+	live     *observe.Live
+	sampler  *dashboard.Sampler
+	stop     chan struct{} // closed by close: ends the sampler
+	stopOnce sync.Once
+	wg       sync.WaitGroup
 	metrics  *observe.Metrics     // nil unless metrics.prometheus is set
 	otlp     *observe.OTLPMetrics // nil unless metrics.otlp is set
 	log      *slog.Logger
@@ -52,11 +61,16 @@ type internalSources struct {
 // the api section is set, prometheus@internal with metrics.prometheus,
 // ping@internal with ping. It returns an error naming the option when the
 // API's security settings are invalid.
-func newInternals(c *static.Configuration, log *slog.Logger, src internalSources) (*internals, error) {
-	in := &internals{handlers: map[string]http.Handler{}, log: log}
+func newInternals(c *static.Configuration, log *slog.Logger, src internalSources) (_ *internals, err error) {
+	in := &internals{handlers: map[string]http.Handler{}, log: log, stop: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			in.close()
+		}
+	}()
 	if c.API != nil {
-		in.live = observe.NewLive()
-		api, err := newAPI(c, log, src, in.live)
+		in.startLive(src)
+		api, err := newAPI(c, log, src, in.sampler)
 		if err != nil {
 			return nil, err
 		}
@@ -109,14 +123,28 @@ func newInternals(c *static.Configuration, log *slog.Logger, src internalSources
 	return in, nil
 }
 
+// startLive makes the live rates and their sampler, once, and runs the
+// sampler until close; it reports whether it made them (then live must be
+// added to the dataplane's observers).
+func (in *internals) startLive(src internalSources) bool {
+	if in.sampler != nil {
+		return false
+	}
+	in.live = observe.NewLive()
+	in.sampler = dashboard.NewSampler(in.live, 0, nil)
+	tables := dashboard.RouterTables(src.active)
+	in.wg.Go(func() { in.sampler.Run(in.stop, tables) })
+	return true
+}
+
 // newAPI builds api@internal for c's api section (which must be set),
-// reading src and feeding its charts from live.
-func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, live *observe.Live) (*dashboard.API, error) {
+// reading src and its charts from sampler.
+func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, sampler *dashboard.Sampler) (*dashboard.API, error) {
 	opts := dashboard.Options{
 		Log:       log.With("component", "api"),
 		Static:    c,
 		Tables:    dashboard.RouterTables(src.active),
-		Live:      live,
+		Sampler:   sampler,
 		Version:   versionString(),
 		StartDate: src.started,
 	}
@@ -170,11 +198,15 @@ func (in *internals) reloaded(at time.Time) {
 	}
 }
 
-// close ends the API's WebSocket loops and pushes the OTLP metrics left
-// (bounded: 5 s).
+// close ends the API's WebSocket loops and the sampler, and pushes the
+// OTLP metrics left (bounded: 5 s).
 func (in *internals) close() {
 	if in.api != nil {
 		in.api.Close()
+	}
+	if in.stop != nil {
+		in.stopOnce.Do(func() { close(in.stop) })
+		in.wg.Wait()
 	}
 	if in.otlp != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -434,14 +434,16 @@ func (r *reloader) rebuildInternals(eff *static.Configuration) (map[string]http.
 	var api *dashboard.API
 	if eff.API != nil {
 		var err error
-		if api, err = newAPI(eff, r.log, r.src, r.in.live); err != nil {
+		if r.in.startLive(r.src) {
+			// The first api section: the dataplane counts for it from the
+			// generation restatic builds next.
+			r.app.observeAlso(r.in.live)
+		}
+		if api, err = newAPI(eff, r.log, r.src, r.in.sampler); err != nil {
 			return nil, nil, err
 		}
 		handlers["api@internal"] = api.Handler()
 		handlers["dashboard@internal"] = api.Handler()
-		if r.in.live == nil {
-			r.log.Warn("api added by a reload: its live per-router rates need a restart (the dataplane's observer is wired at start)")
-		}
 	}
 	if eff.Ping != nil {
 		if r.in.ping == nil {
