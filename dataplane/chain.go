@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/dataplane/proxy"
 )
 
 // recoverHandler is the outermost layer of every router chain: a panic in
@@ -52,7 +53,7 @@ type observeHandler struct {
 
 func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ex := getExchange(w)
+	ex := proxy.GetExchange(w)
 	var tr *observe.Trace
 	if h.tracing != nil {
 		ep := ""
@@ -60,24 +61,24 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ep = ci.entryPoint
 		}
 		r, tr = h.tracing.Start(r, ep, h.router, h.rule, h.service)
-		ex.trace = tr
+		ex.SetTrace(tr)
 	}
 	defer func() {
-		ev := &ex.ev
+		ev := ex.Event()
 		*ev = RequestEvent{
 			Start:          start,
 			Duration:       time.Since(start),
 			Router:         h.router,
 			Service:        h.service,
-			Upstream:       ex.upstream,
-			Retries:        ex.retries,
+			Upstream:       ex.Upstream(),
+			Retries:        ex.Retries(),
 			Method:         r.Method,
 			Host:           r.Host,
 			Path:           requestTarget(r),
 			Proto:          r.Proto,
 			ClientAddr:     r.RemoteAddr,
-			Status:         ex.status,
-			BytesOut:       ex.bytes,
+			Status:         ex.Status(),
+			BytesOut:       ex.Bytes(),
 			TLS:            r.TLS != nil,
 			Header:         r.Header,
 			ResponseHeader: w.Header(),
@@ -85,7 +86,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			NoMetrics:      h.noMetrics,
 			Rule:           h.rule,
 			LocalPort:      localPort(r),
-			Attempts:       ex.attempts,
+			Attempts:       ex.Attempts(),
 		}
 		if ci := connInfoOf(r); ci != nil {
 			ev.EntryPoint = ci.entryPoint
@@ -94,7 +95,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite
 		}
 		if ev.Status == 0 && r.Context().Err() != nil {
-			ev.Status = StatusClientClosedRequest // nothing was sent: the client went away
+			ev.Status = proxy.StatusClientClosedRequest // nothing was sent: the client went away
 		}
 		if ev.Status == 0 {
 			ev.Status = http.StatusOK
@@ -103,7 +104,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.obs != nil {
 			h.obs.Request(ev)
 		}
-		putExchange(ex)
+		proxy.PutExchange(ex)
 	}()
 	h.next.ServeHTTP(ex, r)
 }

@@ -1,26 +1,35 @@
-// Package dataplane serves traffic: entrypoint listeners (one SO_REUSEPORT
-// listener per GOMAXPROCS on Linux), the entry handler, the reverse proxy
-// and TLS; it builds each configuration generation's handlers.
+// Package dataplane serves traffic: the entrypoints (listeners, one
+// SO_REUSEPORT listener per GOMAXPROCS on Linux; the entry handler;
+// HTTP/3; TCP and UDP entry; shutdown and the binary upgrade's sockets)
+// and the generation that builds each configuration's handlers.
 //
-// Sub-packages hold the parts, and none imports this package: balance
-// (servers, pickers, active and passive health, sticky cookies, failover
-// and highestRandomWeight services), certs (the certificate store by SNI,
-// tls.options, OCSP stapling, certificate file watching, ACME challenge
-// hooks), upstream (the client to backends), h1 (the HTTP/1.1 server),
-// middleware, observe (request events, metrics, logs, tracing), tcpproxy
-// and udpproxy, handoff (binary upgrade). This package keeps the
-// entrypoints (server.go, sniff.go, entry.go, listeners, HTTP/3, TCP
-// entry, shutdown) and the generation that builds a configuration's
-// handlers (generation.go, chain.go, tls.go, tcpbuild.go).
+// Sub-packages hold the parts, and none imports this package:
+//
+//   - proxy: one request's Exchange and the loadBalancer service's handler
+//     forwarding it (errors to statuses, forwarding headers, the upstream
+//     transports of each serversTransport);
+//   - balance: the servers and what chooses among them (pickers, active
+//     and passive health, sticky cookies) and the services over child
+//     services (weighted, highestRandomWeight, failover, mirroring);
+//   - certs: the certificate store by SNI, tls.options, OCSP stapling,
+//     certificate file watching, ACME challenge hooks;
+//   - upstream (the client to backends), h1 (the HTTP/1.1 server),
+//     middleware, observe (request events, metrics, logs, tracing),
+//     tcpproxy and udpproxy, handoff (the binary upgrade's sockets).
+//
+// This package keeps the entrypoints (server.go, sniff.go, entry.go,
+// conninfo.go, listen_*.go, http3.go, tcpentry.go, shutdown.go,
+// upgrade.go, redirections.go, sanitize.go) and the generation
+// (generation.go, chain.go, tls.go, tcpbuild.go, notfound.go, pool.go).
 //
 // Lifetimes and invariants:
 //
 //   - A Pool is long-lived. It owns the servers' state (a balance.Pool:
 //     backends with in-flight counts and passive failures keyed by server
 //     origin, active health checkers keyed by server origin and check
-//     configuration), the upstream Transports (keyed by serversTransport
-//     configuration) and the default certificate with the last good
-//     certificate files (a certs.Cache), ref-counted so that
+//     configuration), the upstream transports (a proxy.Transports, keyed
+//     by serversTransport configuration) and the default certificate with
+//     the last good certificate files (a certs.Cache), ref-counted so that
 //     state survives configuration swaps. Through the balance.Pool it owns
 //     the goroutines of active checks and mirrored requests; Pool.Close
 //     cancels and joins them.
@@ -35,8 +44,8 @@
 //     closes what is left.
 //
 // Per-connection facts (entrypoint, TLS, whether the peer is a trusted
-// forwarder) reach handlers through the connection's context, so the request
-// path allocates nothing for them.
+// forwarder, what the TLS handshake chose) reach handlers through the
+// connection's context, so the request path allocates nothing for them.
 //
 // One request: package h1 (every HTTP/1.x connection, plain or TLS) or
 // net/http's HTTP/2 server (h2, h2c) parses it; the entry handler
@@ -44,16 +53,15 @@
 // client's hop-by-hop fields before any middleware, forwarded headers,
 // redirection), loads the table once and calls the router's chain:
 // recover → observer → entrypoint middlewares → router middlewares →
-// service. The observer layer carries the request's exchange (exchange.go:
-// pooled, the one ResponseWriter wrapper, recording status and bytes). A
-// load-balancer service picks a server (package balance: smooth WRR, p2c,
-// hrw or leasttime, skipping servers that active or passive health took
-// out); each attempt
-// is begin() and a deferred done() (service.go), and the server's
-// connection pool in package upstream forwards: the request head is
-// written straight from the request (no header copy), the body streamed,
-// the response relayed with strict framing checks, a broken response
-// aborted (never completed). Errors map to 502/503/504/408 and 499
-// (proxy.go); a bodiless request whose connection was refused is retried
-// on another server.
+// service. The observer layer (chain.go) carries the request's
+// proxy.Exchange (pooled, the one ResponseWriter wrapper, recording status
+// and bytes). A load-balancer service (package proxy) picks a server
+// (package balance: smooth WRR, p2c, hrw or leasttime, skipping servers
+// that active or passive health took out); each attempt is begin() and a
+// deferred done(), and the server's connection pool in package upstream
+// forwards: the request head is written straight from the request (no
+// header copy), the body streamed, the response relayed with strict
+// framing checks, a broken response aborted (never completed). Errors map
+// to 502/503/504/408 and 499; a bodiless request whose connection was
+// refused is retried on another server.
 package dataplane

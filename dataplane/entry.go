@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/dataplane/proxy"
 )
 
 // ServeHTTP is the entry handler of an entrypoint. It loads the live table
@@ -68,7 +69,7 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	e.advertiseH3(w, r)
-	prepareForwarded(r, trusted, e.hostname)
+	proxy.PrepareForwarded(r, trusted, e.hostname)
 	if len(e.denyEncoded) > 0 && deniedEncoded(r.URL.EscapedPath(), e.denyEncoded) {
 		http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
 		return
@@ -98,12 +99,12 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tracing != nil {
 		tr = tracing.StartUnrouted(r, e.name) // Traefik's EntryPoint span covers unrouted requests too
 	}
-	rw := &recordWriter{ResponseWriter: w}
+	rw := &proxy.Exchange{ResponseWriter: w}
 	t.Handler(e.name).ServeHTTP(rw, r)
 	ev := RequestEvent{
 		Start: start, Duration: time.Since(start), EntryPoint: e.name,
 		Method: r.Method, Host: r.Host, Path: requestTarget(r), Proto: r.Proto, ClientAddr: r.RemoteAddr,
-		Status: rw.status, BytesOut: rw.bytes, TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
+		Status: rw.Status(), BytesOut: rw.Bytes(), TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
 	}
 	if r.TLS != nil {
 		ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite

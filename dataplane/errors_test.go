@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/proxy"
 )
 
 // recorder is an Observer that keeps every event.
@@ -115,7 +116,7 @@ http:
 		cancel()
 		<-done
 		eventually(t, "a 499 event", func() bool {
-			_, ok := obs.find(func(e RequestEvent) bool { return e.Host == "gone.test" && e.Status == StatusClientClosedRequest })
+			_, ok := obs.find(func(e RequestEvent) bool { return e.Host == "gone.test" && e.Status == proxy.StatusClientClosedRequest })
 			return ok
 		})
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/dataplane/proxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -344,43 +345,44 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		}
 		return balance.NewHighestRandomWeight(children, names, weights), nil
 	case s.Weighted != nil:
-		wh := &weightedHandler{}
+		var children []http.Handler
 		var weights []int
 		for _, c := range s.Weighted.Services {
 			ch, err := g.Service(ctx, c.Name)
 			if err != nil {
 				return nil, fmt.Errorf("weighted: %w", err)
 			}
-			wh.children = append(wh.children, ch)
+			children = append(children, ch)
 			w := 1
 			if c.Weight != nil {
 				w = *c.Weight
 			}
 			weights = append(weights, w)
 		}
-		wh.seq = balance.SmoothSequence(weights)
+		var sticky *balance.ChildSticky
 		if st := s.Weighted.Sticky; st != nil && st.Cookie != nil {
-			wh.sticky = balance.NewChildSticky(name, balance.CookieTemplate(st.Cookie), s.Weighted.Services)
+			sticky = balance.NewChildSticky(name, balance.CookieTemplate(st.Cookie), s.Weighted.Services)
 		}
-		return wh, nil
+		return balance.NewWeighted(children, weights, sticky), nil
 	case s.Mirroring != nil:
 		mc := s.Mirroring
 		main, err := g.Service(ctx, mc.Service)
 		if err != nil {
 			return nil, fmt.Errorf("mirroring: %w", err)
 		}
-		mh := &mirrorHandler{main: main, mirrorBody: mc.MirrorBody == nil || *mc.MirrorBody, maxBody: -1, pool: g.pool.servers}
+		maxBody := int64(-1)
 		if mc.MaxBodySize != nil {
-			mh.maxBody = *mc.MaxBodySize
+			maxBody = *mc.MaxBodySize
 		}
+		var mirrors []balance.Mirror
 		for _, m := range mc.Mirrors {
 			h, err := g.Service(ctx, m.Name)
 			if err != nil {
 				return nil, fmt.Errorf("mirroring: %w", err)
 			}
-			mh.mirrors = append(mh.mirrors, &mirror{h: h, percent: uint64(min(max(m.Percent, 0), 100))})
+			mirrors = append(mirrors, balance.Mirror{Handler: h, Percent: m.Percent})
 		}
-		return mh, nil
+		return balance.NewMirroring(main, mirrors, mc.MirrorBody == nil || *mc.MirrorBody, maxBody, g.pool.servers), nil
 	case s.Failover != nil:
 		main, err := g.Service(ctx, s.Failover.Service)
 		if err != nil {
@@ -414,10 +416,10 @@ func (g *Generation) onRelease(f func()) {
 	g.mu.Unlock()
 }
 
-// buildLB builds a loadBalancer service: one prebuilt proxy per server,
-// backends and checkers acquired from the Pool, and the picker of its
-// strategy.
-func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHandler, error) {
+// buildLB builds a loadBalancer service (proxy.NewLoadBalancer): one
+// target per server over its serversTransport's client, backends and
+// checkers acquired from the Pool, and the picker of its strategy.
+func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (http.Handler, error) {
 	var st *config.ServersTransport
 	if n := lb.ServersTransport; n != "" && n != "default@internal" {
 		if g.m.Config.HTTP != nil {
@@ -433,8 +435,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 	default:
 		return nil, fmt.Errorf("loadBalancer.strategy %q is not supported (want wrr, p2c, hrw or leasttime)", lb.Strategy)
 	}
-	h := &lbHandler{name: name, servers: len(lb.Servers), pool: g.pool.servers, log: g.log}
-	var raw []string // configured URL of each target, for sticky cookies
+	o := proxy.LoadBalancer{Name: name, Servers: len(lb.Servers), Strategy: lb.Strategy, Pool: g.pool.servers, Log: g.log}
 	for i, srv := range lb.Servers {
 		u, err := url.Parse(srv.URL)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") {
@@ -446,14 +447,14 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 		if u.Path != "" && u.Path != "/" && !srv.PreservePath {
 			g.log.Warn("server URL path is ignored; set preservePath or use addPrefix/replacePath (case 034)", "service", name, "backend", srv.URL)
 		}
-		rt, tr, trKey, err := g.pool.acquireTransport(st, u.Scheme == "h2c")
+		rt, tr, trKey, err := g.pool.transports.Acquire(st, u.Scheme == "h2c")
 		if err != nil {
 			return nil, fmt.Errorf("loadBalancer.serversTransport %q: %w", lb.ServersTransport, err)
 		}
-		g.onRelease(func() { g.pool.releaseTransport(trKey) })
+		g.onRelease(func() { g.pool.transports.Release(trKey) })
 		b := g.pool.servers.AcquireBackend(u, name)
 		g.onRelease(func() { g.pool.servers.ReleaseBackend(b, name) })
-		t := newTarget(u, b, rt, lb.PassHost(), srv.PreservePath)
+		t := proxy.NewTarget(u, b, rt, lb.PassHost(), srv.PreservePath)
 		t.Weight, t.Passive = srv.EffectiveWeight(), passive
 		if lb.HealthCheck != nil {
 			spec, err := balance.NewHealthSpec(b.URL, lb.HealthCheck)
@@ -465,33 +466,15 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (*lbHa
 			t.Check = c
 		}
 		if t.Weight > 0 {
-			h.targets = append(h.targets, t)
-			raw = append(raw, srv.URL)
+			o.Targets = append(o.Targets, t)
+			o.URLs = append(o.URLs, srv.URL)
 		}
-	}
-	servers := make([]*balance.Server, len(h.targets))
-	for i, t := range h.targets {
-		servers[i] = &t.Server
-	}
-	switch lb.Strategy {
-	case "p2c":
-		h.picker = balance.NewP2C(servers)
-	case "hrw":
-		h.picker = balance.NewHRW(servers)
-	case "leasttime":
-		stats := make([]*balance.Latency, len(servers))
-		for i, s := range servers {
-			stats[i] = g.pool.servers.Latency(s.Backend)
-		}
-		lt := balance.NewLeastTime(servers, stats)
-		h.picker, h.leastTime = lt, lt
-	default:
-		h.picker = balance.NewWRR(servers)
 	}
 	if lb.Sticky != nil && lb.Sticky.Cookie != nil {
-		h.sticky = balance.NewSticky(name, balance.CookieTemplate(lb.Sticky.Cookie), servers, raw)
+		c := balance.CookieTemplate(lb.Sticky.Cookie)
+		o.Sticky = &c
 	}
-	return h, nil
+	return proxy.NewLoadBalancer(o), nil
 }
 
 // objectError wraps err as the error of object kind name, outermost, so

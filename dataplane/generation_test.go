@@ -1,16 +1,15 @@
 package dataplane
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane/balance"
 )
 
 // A broken reference disables only the routers that use it, with an error
@@ -162,54 +161,47 @@ http:
 }
 
 // Closing the last generation using a backend forgets it and stops its
-// checker (goleak checks the goroutine at exit).
+// checker (goleak checks the goroutine at exit). The same service in a new
+// generation keeps its running checker (its last check is still known
+// right after the swap, before a new checker could have run one) and its
+// transport (the next request reuses the upstream keep-alive connection).
 func TestGenerationCloseReleases(t *testing.T) {
-	a := echoBackend(t, "a")
+	var peers sync.Map // upstream connections seen by the backend, by remote address
+	var n atomic.Int32
+	be := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			peers.Store(n.Add(1), r.RemoteAddr)
+		}
+	}))
+	defer be.Close()
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	cfg := `
 http:
-  routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
-  services: {s@file: {loadBalancer: {healthCheck: {path: /, interval: 1h}, servers: [{url: %q}]}}}
-`, a.URL), GenerationOptions{})
-	if len(h.pool.Status()) != 1 {
-		t.Fatalf("status %v; want one backend", h.pool.Status())
+  routers: {%s@file: {rule: "PathPrefix(` + "`/`" + `)", service: s@file}}
+  services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 300ms}, servers: [{url: %q}]}}}
+`
+	h.apply(fmt.Sprintf(cfg, "r", be.URL), GenerationOptions{})
+	if st := h.pool.Status(); len(st) != 1 {
+		t.Fatalf("status %v; want one backend", st)
 	}
-	snapshot := func() (*http.Transport, *balance.Checker) {
-		h.pool.mu.Lock()
-		var tr *http.Transport
-		for _, st := range h.pool.transports {
-			tr = st.t
-		}
-		h.pool.mu.Unlock()
-		h.mu.Lock()
-		g := h.gen
-		h.mu.Unlock()
-		svc, err := g.Service(context.Background(), "s@file")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lb := svc.(*lbHandler)
-		if len(lb.targets) != 1 || lb.targets[0].Check == nil {
-			t.Fatalf("targets %v; want one with a checker", lb.targets)
-		}
-		return tr, lb.targets[0].Check
+	eventually(t, "the first active check", func() bool { return !h.pool.Status()[0].LastCheck.IsZero() })
+	if code, _ := h.get("web", "x", "/"); code != 200 {
+		t.Fatalf("status %d", code)
 	}
-	tr1, c1 := snapshot()
-	// The same service in a new generation keeps its transport (and so its
-	// upstream keep-alive connections) and its running checker.
-	h.apply(fmt.Sprintf(`
-http:
-  routers: {renamed@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
-  services: {s@file: {loadBalancer: {healthCheck: {path: /, interval: 1h}, servers: [{url: %q}]}}}
-`, a.URL), GenerationOptions{})
-	if tr2, c2 := snapshot(); tr2 != tr1 || c2 != c1 {
-		t.Errorf("after a swap: transport kept %v, checker kept %v; want both kept", tr2 == tr1, c2 == c1)
+	h.apply(fmt.Sprintf(cfg, "renamed", be.URL), GenerationOptions{})
+	if st := h.pool.Status(); len(st) != 1 || st[0].LastCheck.IsZero() {
+		t.Errorf("after a swap: status %+v; want the running checker kept (its last check known)", st)
+	}
+	if code, _ := h.get("web", "x", "/"); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	first, _ := peers.Load(int32(1))
+	second, _ := peers.Load(int32(2))
+	if first == nil || first != second {
+		t.Errorf("upstream connections %v then %v; want the transport's keep-alive connection kept across the swap", first, second)
 	}
 	h.apply(`http: {}`, GenerationOptions{})
-	h.pool.mu.Lock()
-	transports := len(h.pool.transports)
-	h.pool.mu.Unlock()
-	if len(h.pool.Status()) != 0 || transports != 0 {
-		t.Errorf("after the swap: status %v, %d transports; want none (balance's tests check that the checker stops)", h.pool.Status(), transports)
+	if st := h.pool.Status(); len(st) != 0 {
+		t.Errorf("after the swap: status %v; want none", st)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // before the old one releases, so state carries over a swap.
 //
 // All methods are safe for concurrent use. The Pool owns the checker
-// goroutines and those started with Go (mirrored requests); Close stops
+// goroutines and those of mirrored requests (NewMirroring); Close stops
 // them and waits.
 type Pool struct {
 	log *slog.Logger
@@ -55,8 +55,8 @@ func NewPool(log *slog.Logger) *Pool {
 	return p
 }
 
-// Close stops every health checker and cancels the goroutines started
-// with Go, and waits for them all.
+// Close stops every health checker and cancels mirrored requests, and
+// waits for them all.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
@@ -64,13 +64,6 @@ func (p *Pool) Close() {
 	p.cancel()
 	p.wg.Wait()
 }
-
-// Context is the Pool's own lifetime, canceled by Close: the context of
-// work that outlives a client's request (mirrored requests).
-func (p *Pool) Context() context.Context { return p.ctx }
-
-// Go runs f in a goroutine that Close waits for.
-func (p *Pool) Go(f func()) { p.wg.Go(f) }
 
 // BackendStatus is one server as the dashboard and API show it.
 type BackendStatus struct {

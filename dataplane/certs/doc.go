@@ -12,7 +12,7 @@
 // the TLS options it chose for the SNI name there, the server the
 // certificate it chose, and the Policy's tls.Config serves it.
 //
-// Import direction: certs imports config only; the dataplane (its
-// generation, entrypoints and TCP routers) and the upstream transports
-// import it.
+// Import direction: certs imports config (and config/rule) only; the
+// dataplane (its generation, entrypoints and TCP routers) and package
+// proxy (the upstream transports' client certificates) import it.
 package certs

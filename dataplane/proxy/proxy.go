@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"errors"
@@ -16,11 +16,11 @@ import (
 // client went away before the response was sent.
 const StatusClientClosedRequest = 499
 
-// target is one server of a load-balancer service in one generation: the
+// Target is one server of a load-balancer service in one generation: the
 // server as the pickers see it (shared backend state, active checker,
 // weight, passive policy), its connection pool in the serversTransport's
 // upstream Client, and how requests to it are shaped.
-type target struct {
+type Target struct {
 	balance.Server
 	name string // URL.String(), computed once (observer's Upstream)
 	host *upstream.Host
@@ -31,9 +31,12 @@ type target struct {
 	prefix string
 }
 
-// newTarget returns the target of server u over client c.
-func newTarget(u *url.URL, b *balance.Backend, c *upstream.Client, passHost, preservePath bool) *target {
-	t := &target{Server: balance.Server{URL: u, Backend: b}, name: u.String(), host: c.Host(u.Scheme, u.Host), passHost: passHost}
+// NewTarget returns the Target of server u (as configured, path kept)
+// with backend b, over client c: passHost sends the client's Host, else
+// u's host:port; preservePath prefixes u's path to the request's. The
+// caller sets the balance.Server's Weight, Passive and Check.
+func NewTarget(u *url.URL, b *balance.Backend, c *upstream.Client, passHost, preservePath bool) *Target {
+	t := &Target{Server: balance.Server{URL: u, Backend: b}, name: u.String(), host: c.Host(u.Scheme, u.Host), passHost: passHost}
 	if preservePath {
 		t.prefix = strings.TrimSuffix(u.EscapedPath(), "/")
 	}
@@ -44,7 +47,7 @@ func newTarget(u *url.URL, b *balance.Backend, c *upstream.Client, passHost, pre
 // (no header copy), the Host to send, the path prefix, and the peer
 // appended to X-Forwarded-For. The other forwarding headers were set once
 // on arrival (prepareForwarded).
-func (t *target) outbound(ob *upstream.Outbound, r *http.Request) {
+func (t *Target) outbound(ob *upstream.Outbound, r *http.Request) {
 	*ob = upstream.Outbound{Req: r, PathPrefix: t.prefix, ClientIP: peerIP(r.RemoteAddr)}
 	if t.passHost {
 		ob.Host = r.Host
@@ -90,7 +93,7 @@ func statusForError(r *http.Request, err error) int {
 		}
 		return http.StatusBadRequest
 	}
-	if r.Context().Err() != nil || errors.Is(err, errClientGone) {
+	if r.Context().Err() != nil {
 		return StatusClientClosedRequest
 	}
 	if _, ok := errors.AsType[*upstream.ClientWriteError](err); ok {
@@ -101,8 +104,6 @@ func statusForError(r *http.Request, err error) int {
 	}
 	return http.StatusBadGateway
 }
-
-var errClientGone = errors.New("dataplane: client gone")
 
 // serverFault reports whether err is the server's failure, charged to
 // passive health: not the client's body, not the client going away.
@@ -119,7 +120,7 @@ func serverFault(r *http.Request, err error) bool {
 
 // logForward logs a forwarding error at Debug (nothing is logged at Info on
 // the request path).
-func logForward(log *slog.Logger, r *http.Request, t *target, code int, err error) {
+func logForward(log *slog.Logger, r *http.Request, t *Target, code int, err error) {
 	if log.Enabled(r.Context(), slog.LevelDebug) {
 		log.LogAttrs(r.Context(), slog.LevelDebug, "forwarding failed", slog.String("backend", t.name),
 			slog.Int("status", code), slog.String("error", err.Error()))

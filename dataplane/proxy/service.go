@@ -1,11 +1,8 @@
-package dataplane
+package proxy
 
 import (
-	"bytes"
-	"io"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/balance"
@@ -14,14 +11,63 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
-// lbHandler is a loadBalancer service: pick a server, proxy to it, feed
-// passive health. With no available server it answers 503 "no available
-// server", like Traefik (case 032).
+// LoadBalancer describes a loadBalancer service for NewLoadBalancer.
+type LoadBalancer struct {
+	Name string // the qualified service name, for logs
+	// Targets are the servers with weight > 0, in configuration order;
+	// URLs[i] is the URL of Targets[i] as configured (sticky cookie
+	// values).
+	Targets []*Target
+	URLs    []string
+	Servers int // every configured server, weight 0 too
+	// Strategy is loadBalancer.strategy: "" or "wrr", "p2c", "hrw",
+	// "leasttime" (checked by the caller).
+	Strategy string
+	// Sticky is the loadBalancer.sticky.cookie template
+	// (balance.CookieTemplate); nil: no sticky sessions.
+	Sticky *http.Cookie
+	Pool   *balance.Pool // the servers' long-lived state
+	Log    *slog.Logger
+}
+
+// NewLoadBalancer returns the handler of a loadBalancer service: pick a
+// server with the strategy's picker (sticky cookie first), forward to it
+// through package upstream, feed passive health and leasttime. With no
+// available server it answers 503 "no available server", like Traefik
+// (case 032). It is a balance.Availabler.
+func NewLoadBalancer(o LoadBalancer) http.Handler {
+	h := &lbHandler{name: o.Name, targets: o.Targets, servers: o.Servers, pool: o.Pool, log: o.Log}
+	servers := make([]*balance.Server, len(o.Targets))
+	for i, t := range o.Targets {
+		servers[i] = &t.Server
+	}
+	switch o.Strategy {
+	case "p2c":
+		h.picker = balance.NewP2C(servers)
+	case "hrw":
+		h.picker = balance.NewHRW(servers)
+	case "leasttime":
+		stats := make([]*balance.Latency, len(servers))
+		for i, s := range servers {
+			stats[i] = o.Pool.Latency(s.Backend)
+		}
+		lt := balance.NewLeastTime(servers, stats)
+		h.picker, h.leastTime = lt, lt
+	default:
+		h.picker = balance.NewWRR(servers)
+	}
+	if o.Sticky != nil {
+		h.sticky = balance.NewSticky(o.Name, *o.Sticky, servers, o.URLs)
+	}
+	return h
+}
+
+// lbHandler is a loadBalancer service (NewLoadBalancer).
 type lbHandler struct {
 	name string
 	// targets are the servers with weight > 0, in configuration order:
 	// the picker's and the sticky cookie's indexes are into it.
-	targets []*target
+	targets []*Target
 	servers int // every configured server, weight 0 too
 	picker  balance.Picker
 	// leastTime is picker when the strategy is leasttime: forward feeds it
@@ -66,8 +112,8 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex := exchangeOf(w)
 	if ex == nil {
-		ex = getExchange(nil)
-		defer putExchange(ex)
+		ex = GetExchange(nil)
+		defer PutExchange(ex)
 	}
 	a := middleware.AttemptOf(r.Context())
 	if a.IsRetry() {
@@ -117,7 +163,7 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// other picks an available server other than target i, or -1.
+// other picks an available server other than Target i, or -1.
 func (h *lbHandler) other(r *http.Request, i int) int {
 	for range h.servers {
 		n, err := h.picker.Pick(r)
@@ -131,10 +177,10 @@ func (h *lbHandler) other(r *http.Request, i int) int {
 	return -1
 }
 
-// attempt forwards r to target i once: begin() counts it in flight, and
+// attempt forwards r to Target i once: begin() counts it in flight, and
 // the deferred done() ends it whatever happens (an aborted response panics
 // through it).
-func (h *lbHandler) attempt(ex *exchange, i int, w http.ResponseWriter, r *http.Request) (res upstream.Result) {
+func (h *lbHandler) attempt(ex *Exchange, i int, w http.ResponseWriter, r *http.Request) (res upstream.Result) {
 	t := h.targets[i]
 	ex.upstream = t.name
 	start := time.Now()
@@ -159,7 +205,7 @@ func (h *lbHandler) attempt(ex *exchange, i int, w http.ResponseWriter, r *http.
 // max_fails, and never the client's own failure), cleared by a success,
 // and leasttime fed the time to first byte. It is the one place every
 // finished attempt is counted.
-func (h *lbHandler) done(ex *exchange, i int, r *http.Request, res *upstream.Result, start time.Time) {
+func (h *lbHandler) done(ex *Exchange, i int, r *http.Request, res *upstream.Result, start time.Time) {
 	t := h.targets[i]
 	b := t.Backend
 	b.End()
@@ -183,137 +229,3 @@ func (h *lbHandler) done(ex *exchange, i int, r *http.Request, res *upstream.Res
 		b.Succeeded()
 	}
 }
-
-// weightedHandler splits requests over child services by weight with the
-// smooth WRR sequence; children that report no available server are
-// skipped. All skipped → 503.
-type weightedHandler struct {
-	children []http.Handler
-	seq      []int32
-	next     atomic.Uint64
-	sticky   *balance.ChildSticky // weighted.sticky.cookie; nil when unset
-}
-
-// Available implements balance.Availabler.
-func (h *weightedHandler) Available() bool {
-	for _, i := range h.seq {
-		if balance.Available(h.children[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.sticky != nil {
-		if i, rewrite := h.sticky.Lookup(r); i >= 0 && balance.Available(h.children[i]) {
-			if rewrite {
-				h.sticky.Set(w, i)
-			}
-			h.children[i].ServeHTTP(w, r)
-			return
-		}
-	}
-	n := uint64(len(h.seq))
-	if n > 0 {
-		for range n {
-			i := h.seq[(h.next.Add(1)-1)%n]
-			if c := h.children[i]; balance.Available(c) {
-				if h.sticky != nil {
-					h.sticky.Set(w, int(i))
-				}
-				c.ServeHTTP(w, r)
-				return
-			}
-		}
-	}
-	http.Error(w, "no available server", http.StatusServiceUnavailable)
-}
-
-// mirrorHandler sends every request to main and a share of them to each
-// mirror, discarding the mirrors' answers. Mirror requests run in
-// goroutines owned by the Pool: they are not cancelled when the client's
-// request ends, and Pool.Close cancels and joins them.
-// Source: https://doc.traefik.io/traefik/routing/services/#mirroring-service
-type mirrorHandler struct {
-	main       http.Handler
-	mirrors    []*mirror
-	mirrorBody bool
-	maxBody    int64 // bytes; < 0 unlimited
-	pool       *balance.Pool
-}
-
-type mirror struct {
-	h       http.Handler
-	percent uint64
-	count   atomic.Uint64
-}
-
-// due reports whether this request goes to m: exactly percent of every 100
-// requests do, spread evenly.
-func (m *mirror) due() bool {
-	n := m.count.Add(1)
-	return (n*m.percent)/100 != ((n-1)*m.percent)/100
-}
-
-// Available implements balance.Availabler.
-func (h *mirrorHandler) Available() bool { return balance.Available(h.main) }
-
-func (h *mirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var due []*mirror
-	for _, m := range h.mirrors {
-		if m.due() {
-			due = append(due, m)
-		}
-	}
-	if len(due) == 0 {
-		h.main.ServeHTTP(w, r)
-		return
-	}
-	var body []byte
-	if r.Body != nil && r.Body != http.NoBody && h.mirrorBody {
-		limit := h.maxBody
-		var buf bytes.Buffer
-		var err error
-		if limit < 0 {
-			_, err = buf.ReadFrom(r.Body)
-		} else {
-			_, err = buf.ReadFrom(io.LimitReader(r.Body, limit+1))
-		}
-		if err != nil {
-			http.Error(w, "bad request body", http.StatusBadRequest)
-			return
-		}
-		body = buf.Bytes()
-		if limit >= 0 && int64(len(body)) > limit {
-			// Too big to mirror: serve main with the whole body, skip mirrors.
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-			h.main.ServeHTTP(w, r)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	for _, m := range due {
-		// The mirror outlives the client's request but not the Pool, and
-		// shares none of the request's context values (observer record).
-		mr := r.Clone(h.pool.Context())
-		if body != nil {
-			mr.Body = io.NopCloser(bytes.NewReader(body))
-		} else {
-			mr.Body = http.NoBody
-			mr.ContentLength = 0
-		}
-		h.pool.Go(func() { m.h.ServeHTTP(discardWriter{h: http.Header{}}, mr) })
-	}
-	h.main.ServeHTTP(w, r)
-}
-
-// discardWriter is the ResponseWriter of mirror requests.
-type discardWriter struct{ h http.Header }
-
-func (d discardWriter) Header() http.Header       { return d.h }
-func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (discardWriter) WriteHeader(int)             {}

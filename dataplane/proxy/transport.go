@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"crypto/tls"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
@@ -24,6 +25,84 @@ const (
 	defaultIdleConnTimeout       = 90 * time.Second
 	defaultMaxIdleConnsPerHost   = 200
 )
+
+// Transports holds the upstream transports of the serversTransports in
+// use, keyed by their configuration and ref-counted by the generations
+// using them, so that a serversTransport that did not change keeps its
+// connection pools across configuration swaps. Safe for concurrent use.
+type Transports struct {
+	def *config.ServersTransport
+
+	mu sync.Mutex
+	m  map[string]*sharedTransport
+}
+
+// sharedTransport is the upstream Client of a serversTransport (every
+// proxied request) and the standard Transport its health checks use.
+type sharedTransport struct {
+	t      *http.Transport // health checks only
+	client *upstream.Client
+	refs   int
+}
+
+func (s *sharedTransport) closeIdle() {
+	s.client.Close()
+	s.t.CloseIdleConnections()
+}
+
+// NewTransports returns an empty set whose default (for services that
+// name no serversTransport) is the static serversTransport st; nil means
+// Gantry's defaults (dial 30s, response headers 60s, idle 90s, 200 idle
+// connections per host).
+func NewTransports(st *static.ServersTransport) *Transports {
+	return &Transports{def: staticTransport(st), m: map[string]*sharedTransport{}}
+}
+
+// Acquire returns the shared transport for st (nil: the default; h2c for
+// h2c:// servers), building it on first use: the upstream Client for
+// proxying and the standard Transport for health checks, and the key to
+// Release. Errors name the bad field (rootCAs, certificates).
+func (ts *Transports) Acquire(st *config.ServersTransport, h2c bool) (*upstream.Client, *http.Transport, string, error) {
+	if st == nil {
+		st = ts.def
+	}
+	key := transportKey(st, h2c)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if s := ts.m[key]; s != nil {
+		s.refs++
+		return s.client, s.t, key, nil
+	}
+	rt, t, err := newTransport(st, h2c)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ts.m[key] = &sharedTransport{t: t, client: rt, refs: 1}
+	return rt, t, key, nil
+}
+
+// Release drops a reference; the last one closes idle connections.
+func (ts *Transports) Release(key string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	s := ts.m[key]
+	if s == nil {
+		return
+	}
+	if s.refs--; s.refs <= 0 {
+		delete(ts.m, key)
+		s.closeIdle()
+	}
+}
+
+// Close closes the idle connections of every transport.
+func (ts *Transports) Close() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, st := range ts.m {
+		st.closeIdle()
+	}
+}
 
 // staticTransport converts the static serversTransport to the dynamic
 // model; nil gives an empty (all defaults) configuration.

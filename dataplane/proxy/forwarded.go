@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"net"
@@ -49,7 +49,7 @@ func isFraming(canonical string) bool {
 	return false
 }
 
-// prepareForwarded applies the entrypoint's forwarded-headers policy to an
+// PrepareForwarded applies the entrypoint's forwarded-headers policy to an
 // inbound request, in place. trusted is the peer's trust decision; server is
 // Gantry's host name (X-Forwarded-Server).
 //
@@ -63,7 +63,7 @@ func isFraming(canonical string) bool {
 //     X-Forwarded-Server is set to server.
 //
 // X-Forwarded-For is completed by the proxy (peer appended, ", "-joined).
-func prepareForwarded(r *http.Request, trusted bool, server string) {
+func PrepareForwarded(r *http.Request, trusted bool, server string) {
 	h := r.Header
 	for k := range h {
 		if strings.IndexByte(k, '_') >= 0 {
