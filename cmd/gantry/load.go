@@ -250,6 +250,7 @@ func checkStatic(c *static.Configuration) error {
 			}
 		}
 	}
+	errs = append(errs, sharedAddresses(c.EntryPoints)...)
 	if d := c.DynamicEntryPoints; d != nil {
 		if _, err := entrypoints.ParseAllowed(d.Allowed); err != nil {
 			errs = append(errs, err)
@@ -287,4 +288,66 @@ func checkStatic(c *static.Configuration) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sharedAddresses returns an error for each entrypoint whose address
+// overlaps an earlier one's (by name): the same protocol and port, and the
+// same IP or a wildcard covering the other (":p" and "[::]:p" are
+// dual-stack, "0.0.0.0:p" covers IPv4). Only one of them could be bound
+// (SO_REUSEPORT sockets of one process would split the connections between
+// them), so the file is refused by name before anything listens. Host
+// names are compared as written.
+func sharedAddresses(eps map[string]*static.EntryPoint) []error {
+	type bound struct {
+		name, proto, port string
+		ip                net.IP // nil: a host name (host set) or the dual-stack wildcard
+		host              string
+	}
+	var seen []bound
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(eps)) {
+		ep := eps[name]
+		if ep == nil {
+			continue
+		}
+		addr, proto, _ := strings.Cut(ep.Address, "/")
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue // reported by checkStatic
+		}
+		b := bound{name: name, proto: strings.ToLower(proto), port: port, ip: net.ParseIP(host), host: host}
+		if b.proto == "" {
+			b.proto = "tcp"
+		}
+		if b.ip != nil && b.ip.Equal(net.IPv6unspecified) {
+			b.ip, b.host = nil, "" // dual-stack, as ":p"
+		}
+		for _, o := range seen {
+			if o.proto != b.proto || o.port != b.port || !overlap(o.ip, o.host, b.ip, b.host) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("entryPoints.%s.address %q: the address of entryPoints.%s (%q) covers it; only one can listen", name, ep.Address, o.name, eps[o.name].Address))
+			break
+		}
+		seen = append(seen, b)
+	}
+	return errs
+}
+
+// overlap reports whether two listening hosts (ip nil with host "" for the
+// dual-stack wildcard, or a host name) cannot both be bound on one port.
+func overlap(aIP net.IP, aHost string, bIP net.IP, bHost string) bool {
+	switch {
+	case aIP == nil && aHost == "", bIP == nil && bHost == "":
+		return true
+	case aIP == nil || bIP == nil:
+		return aIP == nil && bIP == nil && strings.EqualFold(aHost, bHost)
+	case aIP.Equal(bIP):
+		return true
+	case aIP.Equal(net.IPv4zero):
+		return bIP.To4() != nil
+	case bIP.Equal(net.IPv4zero):
+		return aIP.To4() != nil
+	}
+	return false
 }

@@ -448,3 +448,36 @@ func TestComposeFlagsWithACME(t *testing.T) {
 		t.Errorf("entryPoints.websecure.http.tls: %+v", tls)
 	}
 }
+
+// TestEntryPointsSharingAnAddress: two entrypoints of one protocol on one
+// port whose hosts overlap (equal, or a wildcard) cannot both be bound;
+// the load says so by name (validate and a reload refuse the file) instead
+// of "valid" followed by "address already in use" at run.
+func TestEntryPointsSharingAnAddress(t *testing.T) {
+	refused := []struct{ a, b string }{
+		{"127.0.0.1:8000", "127.0.0.1:8000"},
+		{":8000", "127.0.0.1:8000"},
+		{"0.0.0.0:8000", ":8000"},
+		{"0.0.0.0:8000", "127.0.0.1:8000/tcp"},
+		{"[::]:8000", "127.0.0.1:8000"},
+		{"[::1]:8000", "[0:0::1]:8000"},
+		{":5300/udp", "127.0.0.1:5300/UDP"},
+	}
+	for _, tt := range refused {
+		_, err := loadStatic(mustParse(t, "--entryPoints.one.address="+tt.a, "--entryPoints.two.address="+tt.b), nil)
+		if err == nil || !strings.Contains(err.Error(), "entryPoints.two.address") || !strings.Contains(err.Error(), "entryPoints.one") {
+			t.Errorf("%s and %s: err %v, want one naming both entrypoints", tt.a, tt.b, err)
+		}
+	}
+	accepted := []struct{ a, b string }{
+		{"127.0.0.1:8000", "127.0.0.2:8000"},
+		{":8000", ":8001"},
+		{":8000", ":8000/udp"},
+		{"0.0.0.0:8000", "[::1]:8000"},
+	}
+	for _, tt := range accepted {
+		if _, err := loadStatic(mustParse(t, "--entryPoints.one.address="+tt.a, "--entryPoints.two.address="+tt.b), nil); err != nil {
+			t.Errorf("%s and %s: %v", tt.a, tt.b, err)
+		}
+	}
+}

@@ -179,7 +179,7 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 		switch {
 		case !open:
 			if err := ls.AddEntryPoint(ctx, name, mg.config(r.addr)); err != nil {
-				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
+				fail(byName[name], name, bindError(name, err))
 				delete(mg.wanted, name)
 				continue
 			}
@@ -188,14 +188,14 @@ func (mg *Manager) Open(ctx context.Context, mc *providers.Merged) ([]router.Ent
 			// Another server: no handover between protocols.
 			mg.remove(name, cur.addr, "its protocol changed")
 			if err := ls.AddEntryPoint(ctx, name, mg.config(r.addr)); err != nil {
-				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
+				fail(byName[name], name, bindError(name, err))
 				delete(mg.wanted, name)
 				continue
 			}
 		case cur.addr.key() != r.addr.key() || cur.tmpl != mg.tmpl:
 			if _, err := ls.ReplaceEntryPoint(ctx, name, mg.config(r.addr), 0); err != nil {
 				p := len(problems)
-				fail(byName[name], name, err.Error()+" (tried again at the next configuration change)")
+				fail(byName[name], name, bindError(name, err))
 				problems[p].Message = strings.TrimSuffix(problems[p].Message, "; not opened") + "; it keeps serving as " + cur.addr.raw
 				problems[p].Severity = providers.SeverityWarning // still routed
 				out = append(out, router.EntryPoint{Name: name, UDP: cur.addr.udp, Dynamic: true})
@@ -405,4 +405,11 @@ func staticAddr(st *static.EntryPoint) string {
 		return `""`
 	}
 	return fmt.Sprintf("%q", st.Address)
+}
+
+// bindError is the problem text of a listener that could not be opened or
+// moved: the servers' error without its own "entrypoint <name>: " prefix
+// (the problem names the entrypoint already).
+func bindError(name string, err error) string {
+	return strings.TrimPrefix(err.Error(), "entrypoint "+name+": ") + " (tried again at the next configuration change)"
 }

@@ -195,6 +195,9 @@ func TestOpenRetire(t *testing.T) {
 			t.Errorf("no problem for %s in %v", ck.name, problems)
 			continue
 		}
+		if strings.Count(p.Message, "entrypoint "+ck.name+":") != 1 {
+			t.Errorf("problem for %s: %q, want the entrypoint named once", ck.name, p.Message)
+		}
 		if p.Provider != ck.provider || p.Source != ck.source || !strings.Contains(p.Message, ck.msg) || !strings.HasSuffix(p.Message, "; not opened") || p.Severity != providers.SeverityError {
 			t.Errorf("problem for %s: %+v, want provider %s, source %q, message with %q", ck.name, *p, ck.provider, ck.source, ck.msg)
 		}
