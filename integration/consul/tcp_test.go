@@ -29,16 +29,11 @@ func redisCLI(cli, addr string, args ...string) (string, error) {
 // its registered address and port), and deregistering the service stops
 // the routing.
 func TestTCPRouterFromCatalogTags(t *testing.T) {
-	srv, errS := exec.LookPath("redis-server")
-	cli, errC := exec.LookPath("redis-cli")
-	if errS != nil || errC != nil {
-		harness.MissingTool(t, "redis-server/redis-cli not installed: run scripts/setup/tcpudp.sh")
-	}
+	cli := harness.DebianTool(t, "redis-cli", "scripts/setup/tcpudp.sh")
 	a := startAgent(t)
 	backend := harness.FreeAddr(t)
+	harness.StartRedis(t, backend, "scripts/setup/tcpudp.sh")
 	_, bport, _ := net.SplitHostPort(backend)
-	harness.StartProcess(t, "redis-server", t.TempDir(), srv,
-		[]string{"--port", bport, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, nil)
 	ep, api := harness.FreeAddr(t), harness.FreeAddr(t)
 	harness.Start(t, fmt.Sprintf(`
 entryPoints:

@@ -13,9 +13,9 @@ import (
 // accepts connections but answers wrongly out of rotation: every redis-cli
 // PING through Gantry reaches the real redis-server, none the impostor.
 func TestTCPHealthCheck(t *testing.T) {
-	srv, cli, socat := tool(t, "redis-server"), tool(t, "redis-cli"), tool(t, "socat")
+	cli, socat := tool(t, "redis-cli"), tool(t, "socat")
 	good := harness.FreeAddr(t)
-	start(t, srv, "--port", port(good), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	harness.StartRedis(t, good, redisSetup)
 	bad := harness.FreeAddr(t)
 	start(t, socat, "TCP-LISTEN:"+port(bad)+",bind=127.0.0.1,reuseaddr,fork", "SYSTEM:echo -ERR impostor")
 	harness.WaitListening(t, 5*time.Second, good, bad)

@@ -20,16 +20,13 @@ func TestMain(m *testing.M) { harness.Main(m) }
 
 const poll = 15 * time.Second
 
+// redisSetup installs the Debian tools of this suite.
+const redisSetup = "scripts/setup/tcpudp.sh"
+
 // tool returns the path of a Debian tool or fails (CI) / skips.
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	for _, dir := range []string{"", "/usr/sbin/", "/usr/lib/postgresql/15/bin/", "/usr/local/bin/"} {
-		if p, err := exec.LookPath(dir + name); err == nil {
-			return p
-		}
-	}
-	harness.MissingTool(t, name+" not installed (run scripts/setup/tcpudp.sh)")
-	return ""
+	return harness.DebianTool(t, name, redisSetup, "/usr/lib/postgresql/15/bin/")
 }
 
 // start runs a background process for the test's lifetime.

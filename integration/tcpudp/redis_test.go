@@ -12,9 +12,9 @@ import (
 // plain entrypoint, while the same entrypoint... (a dedicated one here):
 // the connection is routed before the client speaks.
 func TestRedisThroughHostSNIStar(t *testing.T) {
-	srv, cli := tool(t, "redis-server"), tool(t, "redis-cli")
+	cli := tool(t, "redis-cli")
 	raddr := harness.FreeAddr(t)
-	start(t, srv, "--port", port(raddr), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	harness.StartRedis(t, raddr, redisSetup)
 	ep := harness.FreeAddr(t)
 	g, _ := gantry(t, fmt.Sprintf("  redis:\n    address: %q", ep), fmt.Sprintf(`tcp:
   routers:

@@ -52,9 +52,9 @@ func apiStats(t *testing.T, api, path string, ok func(stats) error) {
 // received; the service sums its router. A UDP session counts as open with
 // its datagrams and bytes each way.
 func TestRouterStatsInAPI(t *testing.T) {
-	srv, socat := tool(t, "redis-server"), tool(t, "socat")
+	socat := tool(t, "socat")
 	raddr := harness.FreeAddr(t)
-	start(t, srv, "--port", port(raddr), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	harness.StartRedis(t, raddr, redisSetup)
 	uaddr := freeUDP(t)
 	start(t, socat, "UDP-RECVFROM:"+port(uaddr)+",bind=127.0.0.1,fork", "EXEC:cat")
 	api, tcpEP, udpEP := harness.FreeAddr(t), harness.FreeAddr(t), freeUDP(t)
