@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -447,5 +448,28 @@ func TestParkedConnectionsExpireInOrder(t *testing.T) {
 	}
 	if order[0] != 0 || order[1] != 2 || order[2] != 1 {
 		t.Errorf("closing order %v, want [0 2 1] (by idle timeout)", order)
+	}
+}
+
+// A hijacked plain TCP connection with nothing to replay is the socket
+// itself: a tunnel can read it through its RawConn (upstream's relay).
+func TestHijackWithoutPendingKeepsSyscallConn(t *testing.T) {
+	got := make(chan bool, 1)
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			got <- false
+			return
+		}
+		defer c.Close()
+		_, ok := c.(syscall.Conn)
+		got <- ok
+	}))
+	c, _ := rawConn(t, addr)
+	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	if !<-got {
+		t.Fatal("hijacked connection hides its file descriptor")
 	}
 }

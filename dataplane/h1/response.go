@@ -287,7 +287,7 @@ func (w *response) EnableFullDuplex() error { return nil }
 // Hijack hands the connection to the handler (Upgrade, WebSocket): a
 // header chosen with WriteHeader (101) is sent first; bytes the client
 // sent after the head are replayed by the returned connection, which
-// half-closes with CloseWrite. Deadlines are cleared.
+// half-closes with CloseWrite (the connection itself when there are none). Deadlines are cleared.
 func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	cs := w.cs
 	if cs.hijacked {
@@ -303,12 +303,14 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	cs.hijacked = true
 	cs.handoffDeadline = time.Time{}
 	_ = cs.c.SetDeadline(time.Time{})
-	var pending []byte
+	// With nothing to replay the connection itself is returned (plain
+	// TCP keeps its file descriptor: a tunnel can read it through its
+	// RawConn).
+	rc := cs.c
 	if cs.r < cs.w {
-		pending = append([]byte(nil), cs.buf[cs.r:cs.w]...)
+		rc = &replayConn{Conn: cs.c, pending: append([]byte(nil), cs.buf[cs.r:cs.w]...)}
 		cs.r = cs.w
 	}
-	rc := &replayConn{Conn: cs.c, pending: pending}
 	cs.srv.state(cs.c, http.StateHijacked)
 	// Small buffers: the caller reads and writes the connection itself.
 	return rc, bufio.NewReadWriter(bufio.NewReaderSize(rc, 16), bufio.NewWriterSize(rc, 16)), nil

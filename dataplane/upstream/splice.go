@@ -66,26 +66,31 @@ func (h *Host) upgrade(pc *pconn, w http.ResponseWriter, hd *head, res Result) R
 		res.Err = &ClientWriteError{err}
 		return res
 	}
-	var client io.Reader = cc
-	if n := brw.Reader.Buffered(); n > 0 {
-		client = io.MultiReader(io.LimitReader(brw.Reader, int64(n)), cc)
-	}
+	// What the client sent after its upgrade request and the server
+	// already read goes first.
+	pending, _ := brw.Reader.Peek(brw.Reader.Buffered())
 	var wg sync.WaitGroup
 	var upErr error
 	wg.Go(func() {
-		upErr = pipe(pc.c, client, cc)
+		upErr = pipe(pc.c, cc, cc, pending)
 	})
-	downErr := pipe(cc, pc.c, pc.c)
+	downErr := pipe(cc, pc.c, pc.c, nil)
 	wg.Wait()
 	res.Err = errors.Join(upErr, downErr)
 	return res
 }
 
-// pipe copies src to dst until EOF, then half-closes dst. On an error both
-// connections are closed so the other direction ends too (from is the
-// source connection).
-func pipe(dst net.Conn, src io.Reader, from net.Conn) error {
-	_, err := io.Copy(dst, src)
+// pipe writes pending, then copies src to dst until EOF (relay), then
+// half-closes dst. On an error both connections are closed so the other
+// direction ends too (from is the source connection).
+func pipe(dst net.Conn, src io.Reader, from net.Conn, pending []byte) error {
+	var err error
+	if len(pending) > 0 {
+		_, err = dst.Write(pending)
+	}
+	if err == nil {
+		err = relay(dst, src)
+	}
 	if err == nil {
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			if cerr := cw.CloseWrite(); cerr == nil {
