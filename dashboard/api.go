@@ -16,6 +16,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Options configures the API. Tables is required; every other source is
@@ -261,6 +262,43 @@ type entryPointItem struct {
 	Name string `json:"name"`
 	// Dynamic marks an entrypoint a provider asked for (Gantry).
 	Dynamic bool `json:"dynamic,omitempty"`
+	// RequestedBy are the requests for a dynamic entrypoint in the running
+	// configuration, by provider (a listener still draining has none).
+	RequestedBy []entryPointRequest `json:"requestedBy,omitempty"`
+}
+
+// entryPointRequest is one provider's ask for a dynamic entrypoint: the
+// provider ("docker") and where (its label or tag, "container redis label
+// gantry.entrypoints.redis.address", or the file and line).
+type entryPointRequest struct {
+	Provider string `json:"provider"`
+	Source   string `json:"source,omitempty"`
+}
+
+// requestsFor returns the requests in m for the dynamic entrypoint name
+// (qualified in m: "name@provider"), sorted by provider.
+func requestsFor(m *providers.Merged, name string) []entryPointRequest {
+	if m == nil || m.Config == nil {
+		return nil
+	}
+	var out []entryPointRequest
+	for _, q := range sortedNames(m.Config.EntryPoints) {
+		prov := providers.ProviderOf(q)
+		if prov == "" || q[:len(q)-len(prov)-1] != name {
+			continue
+		}
+		out = append(out, entryPointRequest{Provider: prov, Source: m.Origins["entrypoint "+q]})
+	}
+	return out
+}
+
+// entryPointItemOf is the API's item for entrypoint name.
+func entryPointItemOf(m *providers.Merged, name string, ep *static.EntryPoint, dynamic bool) entryPointItem {
+	it := entryPointItem{EntryPoint: ep, Name: name, Dynamic: dynamic}
+	if dynamic {
+		it.RequestedBy = requestsFor(m, name)
+	}
+	return it
 }
 
 // entryPoints returns the static entrypoints and the dynamic ones open
@@ -286,9 +324,10 @@ func (a *API) entryPoints() (map[string]*static.EntryPoint, map[string]bool) {
 
 func (a *API) getEntryPoints(w http.ResponseWriter, r *http.Request) {
 	eps, dyn := a.entryPoints()
+	m := a.tables.Current().Merged()
 	items := make([]entryPointItem, 0, len(eps))
 	for _, n := range sortedNames(eps) {
-		items = append(items, entryPointItem{EntryPoint: eps[n], Name: n, Dynamic: dyn[n]})
+		items = append(items, entryPointItemOf(m, n, eps[n], dyn[n]))
 	}
 	page, err := paginate(w, r, items)
 	if err != nil {
@@ -306,7 +345,7 @@ func (a *API) getEntryPoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "entry point not found: "+name)
 		return
 	}
-	writeJSON(w, http.StatusOK, entryPointItem{EntryPoint: ep, Name: name, Dynamic: dyn[name]})
+	writeJSON(w, http.StatusOK, entryPointItemOf(a.tables.Current().Merged(), name, ep, dyn[name]))
 }
 
 func (a *API) getRouters(w http.ResponseWriter, r *http.Request) {
