@@ -67,27 +67,28 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 // server's address and port, the others dropped, one added when there is
 // none.
 func tcpFirstServer(s *config.TCPService) (addr, port *string, ok bool) {
-	lb := s.LoadBalancer
-	if lb == nil {
+	if s.LoadBalancer == nil {
 		return nil, nil, false
 	}
-	if len(lb.Servers) == 0 {
-		lb.Servers = []config.TCPServer{{}}
-	}
-	lb.Servers = lb.Servers[:1]
-	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+	return onlyServer(&s.LoadBalancer.Servers, func(v *config.TCPServer) (*string, *string) { return &v.Address, &v.Port })
 }
 
 func udpFirstServer(s *config.UDPService) (addr, port *string, ok bool) {
-	lb := s.LoadBalancer
-	if lb == nil {
+	if s.LoadBalancer == nil {
 		return nil, nil, false
 	}
-	if len(lb.Servers) == 0 {
-		lb.Servers = []config.UDPServer{{}}
+	return onlyServer(&s.LoadBalancer.Servers, func(v *config.UDPServer) (*string, *string) { return &v.Address, &v.Port })
+}
+
+// onlyServer keeps the first of servers (an empty one added when there is
+// none) and returns its address and port fields.
+func onlyServer[T any](servers *[]T, fields func(*T) (addr, port *string)) (addr, port *string, ok bool) {
+	if len(*servers) == 0 {
+		*servers = make([]T, 1)
 	}
-	lb.Servers = lb.Servers[:1]
-	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+	*servers = (*servers)[:1]
+	addr, port = fields(&(*servers)[0])
+	return addr, port, true
 }
 
 // completeServers gives the server of each load balancer of services (kind

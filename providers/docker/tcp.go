@@ -69,31 +69,31 @@ func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string
 // dropped (first nil) or the first one's address and port, a server added
 // when there is none.
 func tcpFirstServer(s *config.TCPService, clear bool) (addr, port *string, ok bool) {
-	lb := s.LoadBalancer
-	switch {
-	case lb == nil:
+	if s.LoadBalancer == nil {
 		return nil, nil, false
-	case clear:
-		lb.Servers = nil
-		return nil, nil, true
-	case len(lb.Servers) == 0:
-		lb.Servers = []config.TCPServer{{}}
 	}
-	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+	return firstServer(&s.LoadBalancer.Servers, clear, func(v *config.TCPServer) (*string, *string) { return &v.Address, &v.Port })
 }
 
 func udpFirstServer(s *config.UDPService, clear bool) (addr, port *string, ok bool) {
-	lb := s.LoadBalancer
-	switch {
-	case lb == nil:
+	if s.LoadBalancer == nil {
 		return nil, nil, false
-	case clear:
-		lb.Servers = nil
-		return nil, nil, true
-	case len(lb.Servers) == 0:
-		lb.Servers = []config.UDPServer{{}}
 	}
-	return &lb.Servers[0].Address, &lb.Servers[0].Port, true
+	return firstServer(&s.LoadBalancer.Servers, clear, func(v *config.UDPServer) (*string, *string) { return &v.Address, &v.Port })
+}
+
+// firstServer drops servers (clear) or returns the address and port fields
+// of the first one, adding an empty server when there is none.
+func firstServer[T any](servers *[]T, clear bool, fields func(*T) (addr, port *string)) (addr, port *string, ok bool) {
+	if clear {
+		*servers = nil
+		return nil, nil, true
+	}
+	if len(*servers) == 0 {
+		*servers = make([]T, 1)
+	}
+	addr, port = fields(&(*servers)[0])
+	return addr, port, true
 }
 
 // completeServers gives the first server of each load balancer of services
