@@ -47,9 +47,6 @@ func (b *Backend) Begin() { b.inflight.Add(1) }
 // End ends one request that Begin counted.
 func (b *Backend) End() { b.inflight.Add(-1) }
 
-// InFlight returns the number of requests being proxied to b.
-func (b *Backend) InFlight() int64 { return b.inflight.Load() }
-
 // passiveUp reports whether passive health lets b take traffic at now
 // (unix ns). It reads one atomic in the common case.
 func (b *Backend) passiveUp(now func() int64) bool {

@@ -111,9 +111,6 @@ type Checker struct {
 	done   chan struct{}
 }
 
-// Up reports whether the last check passed (true before the first).
-func (c *Checker) Up() bool { return c.up.Load() }
-
 // run checks until ctx is done. It is started and joined by the Pool.
 func (c *Checker) run(ctx context.Context) {
 	defer close(c.done)

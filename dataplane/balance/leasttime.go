@@ -99,7 +99,7 @@ func NewLeastTime(servers []*Server, stats []*Latency) *LeastTime {
 	for i, s := range servers {
 		w[i] = s.Weight
 	}
-	p.seq = SmoothSequence(w)
+	p.seq = smoothSequence(w)
 	return p
 }
 

@@ -39,13 +39,13 @@ func NewWRR(servers []*Server) Picker {
 	for i, s := range servers {
 		w[i] = s.Weight
 	}
-	return &wrrPicker{servers: servers, seq: SmoothSequence(w)}
+	return &wrrPicker{servers: servers, seq: smoothSequence(w)}
 }
 
-// SmoothSequence returns one period of smooth weighted round robin over
+// smoothSequence returns one period of smooth weighted round robin over
 // weights (0 weights never appear): each step adds every weight to its
 // current value, picks the largest and subtracts the total from it.
-func SmoothSequence(weights []int) []int32 {
+func smoothSequence(weights []int) []int32 {
 	g, total := 0, 0
 	for _, w := range weights {
 		if w > 0 {

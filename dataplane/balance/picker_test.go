@@ -26,12 +26,12 @@ func TestSmoothSequence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.weights), func(t *testing.T) {
-			if got := SmoothSequence(tt.weights); !slices.Equal(got, tt.want) {
+			if got := smoothSequence(tt.weights); !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
-	if got := SmoothSequence([]int{100000, 1}); len(got) > maxSequence+1 || !slices.Contains(got, 1) {
+	if got := smoothSequence([]int{100000, 1}); len(got) > maxSequence+1 || !slices.Contains(got, 1) {
 		t.Errorf("huge weights: sequence of %d, contains the small server: %v", len(got), slices.Contains(got, 1))
 	}
 }

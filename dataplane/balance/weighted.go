@@ -55,5 +55,5 @@ func (h *weightedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // being that of children[i] (0: never chosen); sticky pins clients to a
 // child (weighted.sticky.cookie, NewChildSticky), nil when unset.
 func NewWeighted(children []http.Handler, weights []int, sticky *ChildSticky) http.Handler {
-	return &weightedHandler{children: children, seq: SmoothSequence(weights), sticky: sticky}
+	return &weightedHandler{children: children, seq: smoothSequence(weights), sticky: sticky}
 }

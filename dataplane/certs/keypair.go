@@ -35,14 +35,14 @@ func LoadKeyPair(c config.Certificate) (tls.Certificate, error) {
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("certificate %s: %w", DescribePEM(c.CertFile), err)
+		return tls.Certificate{}, fmt.Errorf("certificate %s: %w", describePEM(c.CertFile), err)
 	}
 	return cert, nil
 }
 
-// DescribePEM names a certificate source for messages: the path, or
+// describePEM names a certificate source for messages: the path, or
 // "(inline PEM)".
-func DescribePEM(s string) string {
+func describePEM(s string) string {
 	if strings.Contains(s, "-----BEGIN") {
 		return "(inline PEM)"
 	}

@@ -95,7 +95,7 @@ func newPolicy(o *config.TLSOptions, conn ConnOf) (*Policy, error) {
 				return nil, fmt.Errorf("clientAuth.caFiles[%d]: %w", i, err)
 			}
 			if !p.clientCAs.AppendCertsFromPEM(b) {
-				return nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, DescribePEM(f))
+				return nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, describePEM(f))
 			}
 		}
 	}

@@ -340,7 +340,7 @@ func loadLeaf(c config.Certificate) (*tls.Certificate, error) {
 	if cert.Leaf == nil {
 		leaf, err := x509.ParseCertificate(cert.Certificate[0])
 		if err != nil {
-			return nil, fmt.Errorf("certificate %s: %w", DescribePEM(c.CertFile), err)
+			return nil, fmt.Errorf("certificate %s: %w", describePEM(c.CertFile), err)
 		}
 		cert.Leaf = leaf
 	}
