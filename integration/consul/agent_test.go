@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -33,25 +32,8 @@ type agent struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *harness.SyncBuffer
 	done chan struct{}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startAgent starts an agent on free ports and stops it when t ends; its
@@ -104,7 +86,7 @@ func (a *agent) Start(t testing.TB) {
 		t.Fatal("consul agent already running")
 	}
 	if a.out == nil {
-		a.out = &lockedBuffer{}
+		a.out = &harness.SyncBuffer{}
 	}
 	cmd := exec.Command(a.bin, harness.ConsulDevArgs("gantry-test", a.ports)...)
 	cmd.Stdout, cmd.Stderr = a.out, a.out

@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -29,36 +28,18 @@ const changeTimeout = 15 * time.Second
 type collector struct {
 	mu    sync.Mutex
 	snaps []providers.Snapshot
-	logs  *syncBuffer
+	logs  *harness.SyncBuffer
 	stop  func()
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// logger returns a debug logger writing into a buffer the test can read.
-func logger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func logger() (*slog.Logger, *harness.SyncBuffer) {
+	buf := &harness.SyncBuffer{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 
 // run starts p.Run in a goroutine; the cleanup cancels it and checks that
 // Run returned nil.
-func run(t *testing.T, p providers.Provider, logs *syncBuffer) *collector {
+func run(t *testing.T, p providers.Provider, logs *harness.SyncBuffer) *collector {
 	t.Helper()
 	c := &collector{logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())

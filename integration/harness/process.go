@@ -22,24 +22,25 @@ const StopTimeout = 15 * time.Second
 type Process struct {
 	Name string // for logs: "gantry", "whoami w1"
 	cmd  *exec.Cmd
-	out  *logBuffer
+	out  *SyncBuffer
 	done chan struct{} // closed when the process has exited
 	err  error         // Wait's result, valid after done
 }
 
-// logBuffer is a goroutine-safe output sink that can signal new output.
-type logBuffer struct {
+// SyncBuffer is a goroutine-safe output sink (a process's output, a
+// logger's): Write from any goroutine, String for what was written so far.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *logBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
@@ -57,7 +58,7 @@ func StartProcess(t testing.TB, name, dir, bin string, args, env []string) *Proc
 // startProcess is StartProcess.
 func startProcess(t testing.TB, name, dir, bin string, args, env []string) *Process {
 	t.Helper()
-	p := &Process{Name: name, out: &logBuffer{}, done: make(chan struct{})}
+	p := &Process{Name: name, out: &SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
