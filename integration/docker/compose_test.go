@@ -42,6 +42,22 @@ func composeRunner(compose []string, file, project string, e *env, vars ...strin
 	}
 }
 
+// composeUp starts run's project (up -d, at most 3 minutes) and takes it
+// down with its volumes when t ends.
+func composeUp(t *testing.T, run func(ctx context.Context, args ...string) (string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		if out, err := run(context.Background(), "down", "--volumes", "--remove-orphans", "--timeout", "2"); err != nil {
+			t.Errorf("compose down: %v\n%s", err, out)
+		}
+	})
+	if out, err := run(ctx, "up", "-d", "--no-build"); err != nil {
+		t.Fatalf("compose up: %v\n%s", err, out)
+	}
+}
+
 // TestComposeFile brings up the repository's docker-compose.yml against the
 // test engine, with the FROM scratch test images in place of the images a
 // user builds or pulls, and checks that whoami answers through the
@@ -64,16 +80,7 @@ func TestComposeFile(t *testing.T) {
 		"GANTRY_WEB="+web,
 		"GANTRY_DASHBOARD="+dash,
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	t.Cleanup(func() {
-		if out, err := run(context.Background(), "down", "--volumes", "--remove-orphans", "--timeout", "2"); err != nil {
-			t.Errorf("compose down: %v\n%s", err, out)
-		}
-	})
-	if out, err := run(ctx, "up", "-d", "--no-build"); err != nil {
-		t.Fatalf("compose up: %v\n%s", err, out)
-	}
+	composeUp(t, run)
 	url := "http://" + web + "/"
 	seen := map[string]bool{}
 	harness.Try(t, 60*time.Second, func() error {

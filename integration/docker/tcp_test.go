@@ -156,16 +156,7 @@ func TestComposeTCP(t *testing.T) {
 		"PROXY_POSTGRES="+pg,
 		"PROXY_API="+api,
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	t.Cleanup(func() {
-		if out, err := run(context.Background(), "down", "--volumes", "--remove-orphans", "--timeout", "2"); err != nil {
-			t.Errorf("compose down: %v\n%s", err, out)
-		}
-	})
-	if out, err := run(ctx, "up", "-d", "--no-build"); err != nil {
-		t.Fatalf("compose up: %v\n%s", err, out)
-	}
+	composeUp(t, run)
 	logs := func() string { out, _ := run(context.Background(), "logs", "--no-color", "--tail", "40"); return out }
 
 	rhost, rport, _ := strings.Cut(redis, ":")
