@@ -18,6 +18,7 @@ const state = {
   routers: [], services: [], middlewares: [], entrypoints: [],
   tcp: { routers: [], services: [], middlewares: [] }, udp: { routers: [], services: [] },
   recent: {}, // router name -> last 10 samples of its rate
+  static: null, // /api/static; null: not reported
 };
 
 async function getJSON(path) {
@@ -44,7 +45,7 @@ function route() {
 
 function showTab() {
   const r = route();
-  const tabFor = { router: 'routers', service: 'services', middleware: 'middlewares', entrypoint: 'overview',
+  const tabFor = { router: 'routers', service: 'services', middleware: 'middlewares', entrypoint: 'entrypoints',
     tcprouter: 'tcpudp', tcpservice: 'tcpudp', tcpmiddleware: 'tcpudp', udprouter: 'tcpudp', udpservice: 'tcpudp' };
   const nav = r.tab === 'detail' ? tabFor[r.kind] : r.tab;
   for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === r.tab);
@@ -113,6 +114,8 @@ function renderOverview(o) {
   }
   cards.push(el('a', { class: 'card', href: '#problems' }, el('div', {}, 'Problems'), el('div', { class: 'n' + (o.problems ? ' error' : '') }, o.problems),
     el('div', { class: 'sub' }, 'providers: ' + ((o.providers || []).join(', ') || 'none'))));
+  const sc = staticCard();
+  if (sc) cards.push(sc);
   document.getElementById('cards').replaceChildren(...cards);
 }
 
@@ -368,7 +371,8 @@ function renderDetail() {
       const it = state.entrypoints.find((x) => x.name === r.name);
       parts = [header('entrypoint', it ? { status: 'enabled' } : null, r.name)];
       if (it) {
-        parts.push(el('p', {}, 'Address: ', el('span', { class: 'mono' }, it.address || '')));
+        parts.push(el('p', {}, 'Address: ', el('span', { class: 'mono' }, it.address || ''), ' · ', it.dynamic ? el('span', { class: 'tag dyn' }, 'dynamic') : 'static'));
+        if (it.dynamic) parts.push(el('p', {}, 'Asked for by: ', (it.requestedBy || []).map((q) => [el('strong', {}, q.provider), q.source ? ' (' + q.source + ')' : '', ' ']), (it.requestedBy || []).length ? '' : 'no provider any more (draining)'));
         parts.push(el('p', {}, 'Routers: ', state.routers.filter((x) => (x.using || x.entryPoints || []).includes(r.name)).map((x) => [link('router', x.name), ' '])));
         parts.push(el('h3', {}, 'Definition'), definition(it));
       }
@@ -509,6 +513,74 @@ async function loadTCPUDP() {
   renderTCPUDP();
 }
 
+// ---- static configuration ----
+// The last live reload of the static configuration is a problem when it
+// did not load (invalid) or left changes unapplied (refused, partial):
+// the running static configuration is then not what the file says.
+const staticBad = (rl) => !!rl && ['invalid', 'refused', 'partial'].includes(rl.outcome);
+const outcomeClass = { applied: 'enabled', unchanged: 'muted', partial: 'warning', refused: 'disabled', invalid: 'disabled' };
+const changeText = (c) => c.path + ' ' + c.kind;
+
+// staticCard is the overview's card: the static revision and the last
+// reload's outcome, red when it is a problem.
+function staticCard() {
+  const st = state.static;
+  if (!st) return null;
+  const last = (st.reloads || [])[0];
+  const bad = staticBad(last);
+  return el('a', { class: 'card' + (bad ? ' bad' : ''), id: 'card-static', href: '#static' }, el('div', {}, 'Static configuration'),
+    el('div', { class: 'n' + (bad ? ' error' : '') }, 'rev ' + st.revision),
+    el('div', { class: 'sub' }, last
+      ? el('span', { class: 'status ' + (outcomeClass[last.outcome] || '') }, 'last reload ' + last.outcome + ' (' + last.trigger + ', ' + new Date(last.at).toLocaleTimeString() + ')')
+      : el('span', {}, 'not reloaded since start')),
+    bad ? el('div', { class: 'err' }, last.error || (last.refused || []).map((r) => changeText(r) + ': ' + r.reason).join('; ')) : null);
+}
+
+// renderStatic shows /api/static: revision, file, and each reload with
+// its trigger, outcome, what it applied, what it refused and why, and why
+// the file did not load.
+function renderStatic() {
+  const st = state.static;
+  const last = st && (st.reloads || [])[0];
+  const bad = staticBad(last);
+  const badge = document.getElementById('static-badge');
+  badge.textContent = bad ? 1 : 0;
+  badge.className = 'count ' + (bad ? 'some' : 'zero');
+  const sum = document.getElementById('static-summary');
+  if (!st) { sum.replaceChildren(el('p', { class: 'empty' }, 'Static configuration reloads are not reported.')); return; }
+  sum.replaceChildren(
+    el('p', { class: 'big' }, 'Revision ', st.revision, st.since ? ' · since ' + new Date(st.since).toLocaleString() : ''),
+    st.file ? el('p', {}, 'File: ', el('span', { class: 'mono' }, st.file), ' (reloaded on SIGHUP and when it changes)') : el('p', { class: 'meta' }, 'No file: reloaded on SIGHUP'),
+    bad ? el('div', { class: 'errbox', id: 'static-problem' }, 'The last reload was ', el('strong', {}, last.outcome),
+      ': the running static configuration is not what the file says. ', last.error || (last.refused || []).map((r) => changeText(r) + ' (' + r.reason + ')').join('; ')) : '',
+    (st.reloads || []).length ? '' : el('p', { class: 'empty ok' }, 'No reload since start.'));
+  fill(document.querySelector('#static-reloads tbody'), (st.reloads || []).map((rl) => el('tr', { class: staticBad(rl) ? 'bad' : '', 'data-outcome': rl.outcome },
+    el('td', {}, rl.revision), el('td', {}, new Date(rl.at).toLocaleString()), el('td', {}, rl.trigger),
+    el('td', { class: 'status ' + (outcomeClass[rl.outcome] || '') }, rl.outcome),
+    el('td', { class: 'mono' }, (rl.applied || []).map((c) => el('div', { class: 'added' }, changeText(c)))),
+    el('td', {}, (rl.refused || []).map((r) => el('div', {}, el('span', { class: 'mono removed' }, changeText(r)), ' ', el('span', { class: 'err' }, r.reason)))),
+    el('td', { class: 'err' }, rl.error || ''))));
+}
+
+async function loadStatic() {
+  const r = await fetch(api('static'), { headers: { Accept: 'application/json' } });
+  state.static = r.ok ? await r.json() : null;
+  renderStatic();
+}
+
+// ---- entrypoints ----
+// renderEntryPoints lists the static and the dynamic entrypoints (asked
+// for by a provider's label, tag or file), with who asked and the routers
+// on each.
+function renderEntryPoints() {
+  const using = (name) => state.routers.filter((x) => (x.using || x.entryPoints || []).includes(name));
+  fill(document.querySelector('#ep-list tbody'), state.entrypoints.map((e) => el('tr', { 'data-name': e.name, class: e.dynamic ? 'dynamic' : '' },
+    el('td', {}, link('entrypoint', e.name)), el('td', { class: 'mono' }, e.address || ''),
+    el('td', {}, e.dynamic ? el('span', { class: 'tag dyn' }, 'dynamic') : el('span', { class: 'tag' }, 'static')),
+    el('td', {}, (e.requestedBy || []).map((q) => el('div', {}, el('strong', {}, q.provider), q.source ? [' ', el('span', { class: 'meta' }, q.source)] : null))),
+    el('td', {}, using(e.name).map((x) => [link('router', x.name), ' '])))));
+}
+
 // ---- providers ----
 function renderProviders(list) {
   document.getElementById('provider-list').replaceChildren(...list.map((p) => el('div', { class: 'provider', 'data-name': p.name },
@@ -558,6 +630,7 @@ async function loadEntryPoints() {
   let eps = [];
   try { eps = await getJSON('entrypoints'); } catch { /* keep empty */ }
   state.entrypoints = eps;
+  renderEntryPoints();
   const sel = document.getElementById('sim-ep');
   const cur = sel.value;
   sel.replaceChildren(...eps.map((e) => el('option', { value: e.name, selected: e.name === cur }, e.name)));
@@ -606,6 +679,9 @@ async function loadAll() {
   renderMiddlewares();
   renderProviders(ps);
   renderFailing();
+  renderEntryPoints();
+  await loadStatic().catch(console.error);
+  renderOverview(ov);
   await loadTCPUDP();
   renderDetail();
   loadCertificates();
