@@ -170,12 +170,8 @@ func validateService(name string, s *Service) []ValidationError {
 	if s.Failover != nil {
 		set = append(set, "failover")
 	}
-	switch len(set) {
-	case 0:
-		return []ValidationError{e("", "no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover")}
-	case 1:
-	default:
-		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(set, ", "))}
+	if errs := oneKind(e, "loadBalancer, highestRandomWeight, weighted, mirroring, failover", set); errs != nil {
+		return errs
 	}
 	var errs []ValidationError
 	switch {
@@ -299,6 +295,19 @@ func MiddlewareKinds(m *Middleware) []string {
 	add(m.EncodedCharacters != nil, "encodedCharacters")
 	add(m.Plugin != nil, "plugin")
 	return k
+}
+
+// oneKind checks that set (the names of the kinds an object sets) holds
+// exactly one; want lists the kinds for the "no kind set" error.
+func oneKind(e fieldErrorf, want string, set []string) []ValidationError {
+	switch len(set) {
+	case 0:
+		return []ValidationError{e("", "no kind set; want one of %s", want)}
+	case 1:
+		return nil
+	default:
+		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(set, ", "))}
+	}
 }
 
 func validateMiddleware(name string, m *Middleware) []ValidationError {

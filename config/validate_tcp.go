@@ -149,12 +149,8 @@ func validateTCPMiddleware(name string, m *TCPMiddleware) []ValidationError {
 	if m.IPWhiteList != nil {
 		kinds = append(kinds, "ipWhiteList")
 	}
-	switch len(kinds) {
-	case 0:
-		return []ValidationError{e("", "no kind set; want one of inFlightConn, ipAllowList")}
-	case 1:
-	default:
-		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(kinds, ", "))}
+	if errs := oneKind(e, "inFlightConn, ipAllowList", kinds); errs != nil {
+		return errs
 	}
 	var errs []ValidationError
 	if c := m.InFlightConn; c != nil && c.Amount <= 0 {
@@ -238,13 +234,14 @@ func validateUDPService(name string, s *UDPService) []ValidationError {
 // l4ServiceKind checks that a TCP or UDP service sets exactly one kind of
 // loadBalancer and weighted; nil when it does.
 func l4ServiceKind(e fieldErrorf, lb, weighted bool) []ValidationError {
-	switch {
-	case !lb && !weighted:
-		return []ValidationError{e("", "no kind set; want one of loadBalancer, weighted")}
-	case lb && weighted:
-		return []ValidationError{e("", "more than one kind set (loadBalancer, weighted); want exactly one")}
+	var set []string
+	if lb {
+		set = append(set, "loadBalancer")
 	}
-	return nil
+	if weighted {
+		set = append(set, "weighted")
+	}
+	return oneKind(e, "loadBalancer, weighted", set)
 }
 
 // validateL4Server checks server i of a TCP or UDP load balancer: its

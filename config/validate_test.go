@@ -43,6 +43,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	tc.Services["both"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{}, Weighted: &TCPWeightedRoundRobin{}}
 	tc.Middlewares["m"] = &TCPMiddleware{IPAllowList: &TCPIPAllowList{SourceRange: []string{"10.0.0.0/8", "nope"}}}
 	tc.Middlewares["n"] = &TCPMiddleware{InFlightConn: &TCPInFlightConn{}}
+	tc.Middlewares["none"] = &TCPMiddleware{}
+	tc.Middlewares["two"] = &TCPMiddleware{InFlightConn: &TCPInFlightConn{Amount: 1}, IPAllowList: &TCPIPAllowList{SourceRange: []string{"10.0.0.0/8"}}}
 	tc.ServersTransports["st"] = &TCPServersTransport{ProxyProtocol: &ProxyProtocol{Version: 3}}
 	u := c.EnsureUDP()
 	u.Routers["ur"] = &UDPRouter{}
@@ -94,6 +96,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"tcpService w: weighted.services: empty",
 		`tcpMiddleware m: ipAllowList.sourceRange[1]: "nope" is neither an IP nor a CIDR`,
 		"tcpMiddleware n: inFlightConn.amount: 0: want at least 1",
+		"tcpMiddleware none: no kind set; want one of inFlightConn, ipAllowList",
+		"tcpMiddleware two: more than one kind set (inFlightConn, ipAllowList); want exactly one",
 		"tcpServersTransport st: proxyProtocol.version: 3 is not 1 or 2",
 		"udpRouter ur: service: empty; a router needs a service",
 		"udpService ub: more than one kind set (loadBalancer, weighted); want exactly one",
