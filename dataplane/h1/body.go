@@ -11,8 +11,8 @@ import (
 
 // Limits of request bodies (RFC 9112 §7.1). A chunk-size line, with its
 // extensions, and each trailer line must fit the connection's read buffer
-// (BufferSize, or MaxHeaderBytes after a large head) — net/http allows 4 KiB
-// too; the trailer section as a whole is bounded by MaxHeaderBytes and
+// (BufferSize; BodyBufferSize once the connection has sent a Content-Length
+// body; MaxHeaderBytes after a large head) — net/http allows 4 KiB too; the trailer section as a whole is bounded by MaxHeaderBytes and
 // MaxHeaders. maxDrain is how much of a body the handler left unread is
 // read and discarded to keep the connection (net/http's 256 KiB).
 const (
