@@ -287,3 +287,16 @@ func Hash(c *config.Configuration) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// UnionServers appends to dst the servers of src whose key (the URL of an
+// HTTP server, the address of a TCP or UDP one) dst lacks, in src's order:
+// how same-named load balancers of several containers or instances merge
+// (Traefik's ServersLoadBalancer.Merge and its TCP/UDP twins).
+func UnionServers[S any](dst, src []S, key func(S) string) []S {
+	for _, s := range src {
+		if !slices.ContainsFunc(dst, func(d S) bool { return key(d) == key(s) }) {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}

@@ -248,11 +248,7 @@ func mergeServers(dst, src *config.Service) {
 	if dst.LoadBalancer == nil || src.LoadBalancer == nil {
 		return // equal weighted, mirroring or failover services: nothing to add
 	}
-	for _, s := range src.LoadBalancer.Servers {
-		if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.Server) bool { return d.URL == s.URL }) {
-			dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
-		}
-	}
+	dst.LoadBalancer.Servers = providers.UnionServers(dst.LoadBalancer.Servers, src.LoadBalancer.Servers, func(s config.Server) string { return s.URL })
 }
 
 // cloneService copies s deeply enough for mergeServers to append servers

@@ -222,11 +222,7 @@ func mergeTCPItems(items []item, out *config.Configuration) []providers.Problem 
 		if dst.LoadBalancer == nil || src.LoadBalancer == nil {
 			return
 		}
-		for _, s := range src.LoadBalancer.Servers {
-			if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.TCPServer) bool { return d.Address == s.Address }) {
-				dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
-			}
-		}
+		dst.LoadBalancer.Servers = providers.UnionServers(dst.LoadBalancer.Servers, src.LoadBalancer.Servers, func(s config.TCPServer) string { return s.Address })
 	})
 	tms := newMerger[*config.TCPMiddleware](kindTCPMiddleware, nil, nil)
 	tts := newMerger[*config.TCPServersTransport](kindTCPTransport, nil, nil)
@@ -243,11 +239,7 @@ func mergeTCPItems(items []item, out *config.Configuration) []providers.Problem 
 		if dst.LoadBalancer == nil || src.LoadBalancer == nil {
 			return
 		}
-		for _, s := range src.LoadBalancer.Servers {
-			if !slices.ContainsFunc(dst.LoadBalancer.Servers, func(d config.UDPServer) bool { return d.Address == s.Address }) {
-				dst.LoadBalancer.Servers = append(dst.LoadBalancer.Servers, s)
-			}
-		}
+		dst.LoadBalancer.Servers = providers.UnionServers(dst.LoadBalancer.Servers, src.LoadBalancer.Servers, func(s config.UDPServer) string { return s.Address })
 	})
 	seenTCP, seenUDP := false, false
 	for _, it := range items {

@@ -130,11 +130,7 @@ func mergeService(into, v *config.Service) bool {
 	if !sameJSON(a, c) {
 		return false
 	}
-	for _, s := range v.LoadBalancer.Servers {
-		if !slices.ContainsFunc(into.LoadBalancer.Servers, func(x config.Server) bool { return x.URL == s.URL }) {
-			into.LoadBalancer.Servers = append(into.LoadBalancer.Servers, s)
-		}
-	}
+	into.LoadBalancer.Servers = providers.UnionServers(into.LoadBalancer.Servers, v.LoadBalancer.Servers, func(s config.Server) string { return s.URL })
 	return true
 }
 

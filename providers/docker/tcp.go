@@ -224,11 +224,7 @@ func mergeTCPService(into, v *config.TCPService) bool {
 	if !sameJSON(a, c) {
 		return false
 	}
-	for _, s := range v.LoadBalancer.Servers {
-		if !slices.ContainsFunc(into.LoadBalancer.Servers, func(x config.TCPServer) bool { return x.Address == s.Address }) {
-			into.LoadBalancer.Servers = append(into.LoadBalancer.Servers, s)
-		}
-	}
+	into.LoadBalancer.Servers = providers.UnionServers(into.LoadBalancer.Servers, v.LoadBalancer.Servers, func(s config.TCPServer) string { return s.Address })
 	return true
 }
 
@@ -237,11 +233,7 @@ func mergeUDPService(into, v *config.UDPService) bool {
 	if into.LoadBalancer == nil || v.LoadBalancer == nil {
 		return false
 	}
-	for _, s := range v.LoadBalancer.Servers {
-		if !slices.ContainsFunc(into.LoadBalancer.Servers, func(x config.UDPServer) bool { return x.Address == s.Address }) {
-			into.LoadBalancer.Servers = append(into.LoadBalancer.Servers, s)
-		}
-	}
+	into.LoadBalancer.Servers = providers.UnionServers(into.LoadBalancer.Servers, v.LoadBalancer.Servers, func(s config.UDPServer) string { return s.Address })
 	return true
 }
 
