@@ -198,9 +198,9 @@ func (in *internals) reloaded(at time.Time) {
 	}
 }
 
-// close ends the API's WebSocket loops and the sampler, and pushes the
-// OTLP metrics left (bounded: 5 s).
-func (in *internals) close() {
+// closeAPI ends the API's WebSocket loops and the sampler (they would
+// otherwise hold the grace period). Idempotent.
+func (in *internals) closeAPI() {
 	if in.api != nil {
 		in.api.Close()
 	}
@@ -208,6 +208,13 @@ func (in *internals) close() {
 		in.stopOnce.Do(func() { close(in.stop) })
 		in.wg.Wait()
 	}
+}
+
+// close is closeAPI, then the push of the OTLP metrics left (bounded:
+// 5 s). At shutdown it runs once the entrypoints have drained, so the
+// requests served while draining are in that last push.
+func (in *internals) close() {
+	in.closeAPI()
 	if in.otlp != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

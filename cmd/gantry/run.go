@@ -425,7 +425,7 @@ wait:
 	if in.ping != nil {
 		in.ping.terminating.Store(true)
 	}
-	in.close() // dashboard WebSockets would otherwise hold the grace period
+	in.closeAPI() // dashboard WebSockets would otherwise hold the grace period; the OTLP push is deferred past the drain
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(rl.cfg)+shutdownMargin)
 	defer scancel()
 	wg.Go(func() { // a second SIGTERM/SIGINT (Ctrl-C again) cuts the grace period

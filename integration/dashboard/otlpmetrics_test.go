@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,6 +155,9 @@ func otlpMetricsGantry(t *testing.T, otlp string) (g *harness.Gantry, dead strin
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/fail" {
 			w.WriteHeader(http.StatusInternalServerError)
+		}
+		if r.URL.Path == "/slow" {
+			time.Sleep(1500 * time.Millisecond)
 		}
 		_, _ = io.WriteString(w, "hello")
 	}))
@@ -424,5 +428,43 @@ func TestOTLPMetricsGRPC(t *testing.T) {
 	rc.mu.Unlock()
 	if name != "gantry" {
 		t.Errorf("service.name %q, want the default gantry", name)
+	}
+}
+
+// TestOTLPMetricsPushedAfterDrain: SIGTERM with a request in flight. The
+// push at shutdown comes after the drain, so it counts the request that
+// finished during it (it used to come before the drain: what was served
+// while draining was never exported).
+func TestOTLPMetricsPushedAfterDrain(t *testing.T) {
+	rc := &metricsReceiver{}
+	collector := httptest.NewServer(rc)
+	t.Cleanup(collector.Close)
+	g, _ := otlpMetricsGantry(t, fmt.Sprintf(`    pushInterval: 1h
+    http:
+      endpoint: "%s"`, collector.URL))
+	code := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", g.URL(t, "web", "/slow"), http.NoBody)
+		req.Host = "ok.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			code <- -1
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		code <- resp.StatusCode
+	}()
+	time.Sleep(500 * time.Millisecond) // the request is at the backend (1.5 s)
+	if err := g.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-code; c != 200 {
+		t.Fatalf("the request in flight at SIGTERM: %d, want 200", c)
+	}
+	g.Wait(t, 30*time.Second)
+	ps := rc.find("traefik_entrypoint_requests_total", map[string]string{"code": "200", "entrypoint": "web"})
+	if len(ps) != 1 || ps[0].value != 1 {
+		t.Fatalf("traefik_entrypoint_requests_total{code=200} in the last push: %+v, want the request drained at shutdown (1)", ps)
 	}
 }
