@@ -66,9 +66,17 @@ const (
 )
 
 // relay copies the body to b.w. It returns nil at the body's clean end.
-func (b *bodyReader) relay() error {
+// When the backend's body breaks (cut short, bad framing), what arrived
+// intact before the break is still delivered and flushed — the client
+// sees the head and those bytes, then the caller's abort (no last chunk,
+// short of Content-Length, the connection closed), as nginx does — rather
+// than an empty reply that looks like a proxy crash.
+func (b *bodyReader) relay() (err error) {
 	pc := b.pc
 	defer func() {
+		if err != nil && b.err == nil {
+			b.blocked()
+		}
 		pc.wantBig = b.reads > 0
 		b.release()
 	}()

@@ -264,3 +264,40 @@ func TestChunkedBodyOverTLS(t *testing.T) {
 		t.Fatal("no flush while the stream paused")
 	}
 }
+
+// A body that breaks (the backend closes inside it) still delivers, and
+// flushes, what arrived intact before the break: the client sees the head
+// and those bytes before the abort, not an empty reply. The backend
+// sends everything at once and closes, so no read would wait before the
+// break (the flush on a pause cannot be what delivers it).
+func TestBrokenBodyDeliversWhatArrived(t *testing.T) {
+	for _, framing := range []string{"chunked", "length"} {
+		t.Run(framing, func(t *testing.T) {
+			w := &flushRecorder{recorder: newRecorder(), flushed: make(chan string, 8)}
+			addr := rawBackend(t, func(c net.Conn) {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				head, body := "Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n"
+				if framing == "length" {
+					head, body = "Content-Length: 100\r\n", "hello"
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\n"+head+"\r\n"+body)
+			})
+			c := testClient(Options{})
+			defer c.Close()
+			res := c.Host("http", addr).Forward(w, &Outbound{Req: httptest.NewRequest("GET", "http://x.test/", nil)})
+			if res.Err == nil || !res.Sent {
+				t.Fatalf("err %v sent %v, want an error after the head", res.Err, res.Sent)
+			}
+			var last string
+			for len(w.flushed) > 0 {
+				last = <-w.flushed
+			}
+			if last != "hello" {
+				t.Fatalf("last flush before the abort delivered %q, want %q", last, "hello")
+			}
+		})
+	}
+}
