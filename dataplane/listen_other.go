@@ -9,4 +9,4 @@ import "net"
 func listenerCount() int { return 1 }
 
 // listenConfig is the default listen configuration.
-func listenConfig() *net.ListenConfig { return &net.ListenConfig{} }
+func listenConfig() *net.ListenConfig { return &net.ListenConfig{KeepAliveConfig: acceptKeepAlive} }

@@ -53,6 +53,15 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	}
 	client := raw.RemoteAddr().(*net.TCPAddr).AddrPort()
 	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
+	// A table of HostSNI(`*`) routes only, with no PROXY protocol to read,
+	// is routed before anything is read: no deadline, no peek buffer (the
+	// path of every connection on a plain layer-4 entrypoint).
+	if e.proxyIn == nil {
+		if r := tep.ServeFirst(&tcpmux.ConnData{ClientIP: client.Addr()}); r != nil {
+			e.serveTCP(t, c, raw, r, nil, client, false, false)
+			return true
+		}
+	}
 	_ = raw.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
 	br := bufio.NewReaderSize(raw, maxHelloRecord)
 	giveBack := func() bool {
@@ -368,3 +377,8 @@ func newProxyPolicy(c *static.ProxyProtocol) (*proxyPolicy, error) {
 	}
 	return &proxyPolicy{tl}, nil
 }
+
+// acceptKeepAlive is the keep-alive of every accepted connection
+// (listenConfig): Go's listener default, 15s idle and 15s between probes,
+// with the probe count the system's default (Count -1: no setsockopt).
+var acceptKeepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 15 * time.Second, Count: -1}

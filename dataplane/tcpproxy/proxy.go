@@ -42,7 +42,7 @@ func DefaultTransport() *Transport {
 // dial connects to addr, with TLS when useTLS, and writes the PROXY
 // protocol header for c first when the transport asks for one.
 func (t *Transport) dial(ctx context.Context, addr string, useTLS bool, c *tcpmux.Conn) (net.Conn, error) {
-	d := net.Dialer{Timeout: t.DialTimeout, KeepAlive: t.DialKeepAlive}
+	d := net.Dialer{Timeout: t.DialTimeout, KeepAlive: t.DialKeepAlive, KeepAliveConfig: keepAlive(t.DialKeepAlive)}
 	if t.DialTimeout <= 0 {
 		d.Timeout = 0
 	}
@@ -83,6 +83,22 @@ func (t *Transport) dial(ctx context.Context, addr string, useTLS bool, c *tcpmu
 	return tc, nil
 }
 
+// keepAlive is the backend socket's keep-alive for dialKeepAlive d:
+// probes after d idle and every d after that, as Go's Dialer sets for
+// KeepAlive d, but the probe count left at the system's default (Linux
+// net.ipv4.tcp_keepalive_probes, 9, which is Go's default too): one
+// setsockopt less per connection. d < 0 disables keep-alive (Traefik
+// dialKeepAlive); d == 0 is Traefik's and Go's default, 15s.
+func keepAlive(d time.Duration) net.KeepAliveConfig {
+	if d < 0 {
+		return net.KeepAliveConfig{Enable: false}
+	}
+	if d == 0 {
+		d = DefaultDialKeepAlive
+	}
+	return net.KeepAliveConfig{Enable: true, Idle: d, Interval: d, Count: -1}
+}
+
 // postgresSSLRequest is the Postgres SSLRequest message: int32 length 8,
 // int32 code 80877103 (Postgres protocol, "SSL Session Encryption").
 var postgresSSLRequest = []byte{0, 0, 0, 8, 4, 210, 22, 47}
@@ -95,9 +111,12 @@ var errPostgresRefused = errors.New("postgres server refused TLS")
 // directions end, then closes both. It sends c.Peeked first. When one
 // direction ends, the write side of its destination is closed (half-close
 // propagated) and the other direction gets terminationDelay to finish
-// (Traefik pkg/tcp/proxy.go). Between two *net.TCPConn the copy splices.
-// With c.Stats set, the bytes forwarded each way are added to the
-// router's counters every copyChunk bytes and when the direction ends.
+// (Traefik pkg/tcp/proxy.go). Each direction reads into a small buffer
+// first and splices (between two *net.TCPConn) once a read fills it
+// (copyHalf). With c.Stats set, the bytes forwarded each way are added to
+// the router's counters as they are written (every copyChunk bytes while
+// splicing) and when the direction ends. The server-to-client direction
+// runs on the caller's goroutine.
 func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *slog.Logger) {
 	defer c.Close()
 	defer s.Close()
@@ -115,29 +134,32 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 		c.Peeked = nil
 	}
 	client := c.Conn
-	errc := make(chan error, 2)
+	var first sync.Once
+	ended := func(err error) {
+		first.Do(func() {
+			if err != nil && !errors.Is(err, net.ErrClosed) && log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
+				log.Debug("tcp forwarding ended", "error", err)
+			}
+			if terminationDelay >= 0 {
+				dl := time.Now().Add(terminationDelay)
+				_ = client.SetReadDeadline(dl)
+				_ = s.SetReadDeadline(dl)
+			}
+		})
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if c.DropProxyHeader {
 			if err := dropProxyHeader(s, client, in); err != nil {
 				_ = client.Close()
 				_ = s.Close()
-				errc <- err
+				ended(err)
 				return
 			}
 		}
-		errc <- copyHalf(s, client, in)
+		ended(copyHalf(s, client, in))
 	})
-	wg.Go(func() { errc <- copyHalf(client, s, out) })
-	err := <-errc
-	if err != nil && !errors.Is(err, net.ErrClosed) && log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
-		log.Debug("tcp forwarding ended", "error", err)
-	}
-	if terminationDelay >= 0 {
-		dl := time.Now().Add(terminationDelay)
-		_ = client.SetReadDeadline(dl)
-		_ = s.SetReadDeadline(dl)
-	}
+	ended(copyHalf(client, s, out))
 	wg.Wait()
 }
 
@@ -163,32 +185,37 @@ func dropProxyHeader(s, client net.Conn, in *atomic.Uint64) error {
 	return nil
 }
 
-// copyChunk is how many bytes a direction copies between two additions
-// to the router's byte counter: large enough that the kernel's splice
-// (io.CopyN between TCP sockets still splices) runs as with io.Copy, small
-// enough that a bulk transfer shows progress; a direction that ends adds
-// the rest at once.
+// copyChunk is how many bytes a splicing direction copies between two
+// additions to the router's byte counter: large enough that the kernel's
+// splice (io.CopyN between TCP sockets still splices) runs as with
+// io.Copy, small enough that a bulk transfer shows progress; a direction
+// that ends adds the rest at once.
 const copyChunk = 256 << 10
+
+// smallCopy is the size of the buffer a direction reads into before it
+// splices, and smallReads the number of reads it does so at most: splice
+// costs two calls and a pipe per chunk, more than read+write for the
+// short messages of a request/response protocol or a short connection,
+// while a read that fills the buffer shows a bulk transfer, which the
+// kernel then moves without copying to user space. After smallReads
+// reads a long-lived connection splices too, so an idle one does not hold
+// a buffer.
+const (
+	smallCopy  = 4 << 10
+	smallReads = 8
+)
+
+var smallBufs = sync.Pool{New: func() any { return new([smallCopy]byte) }}
 
 // copyHalf copies src to dst, adding the bytes copied to n (when not nil),
 // and then closes dst's write side (or dst entirely when it cannot
-// half-close).
+// half-close). It reads into a pooled smallCopy buffer up to smallReads
+// times, then (or as soon as a read fills the buffer) hands over to
+// io.Copy, which splices between two *net.TCPConn.
 func copyHalf(dst, src net.Conn, n *atomic.Uint64) error {
-	var err error
-	if n == nil {
-		_, err = io.Copy(dst, src)
-	} else {
-		for {
-			var w int64
-			w, err = io.CopyN(dst, src, copyChunk)
-			n.Add(uint64(w))
-			if err != nil {
-				if err == io.EOF {
-					err = nil
-				}
-				break
-			}
-		}
+	done, err := copySmall(dst, src, n)
+	if !done {
+		err = copyRest(dst, src, n)
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
@@ -196,4 +223,51 @@ func copyHalf(dst, src net.Conn, n *atomic.Uint64) error {
 		_ = dst.Close()
 	}
 	return err
+}
+
+// copySmall is copyHalf's read/write phase; done reports that src ended
+// (err nil on EOF) or that a read or write failed.
+func copySmall(dst, src net.Conn, n *atomic.Uint64) (done bool, err error) {
+	buf := smallBufs.Get().(*[smallCopy]byte)
+	defer smallBufs.Put(buf)
+	for range smallReads {
+		r, rerr := src.Read(buf[:])
+		if r > 0 {
+			w, werr := dst.Write(buf[:r])
+			if n != nil {
+				n.Add(uint64(w))
+			}
+			if werr != nil {
+				return true, werr
+			}
+		}
+		if rerr != nil {
+			if rerr == io.EOF {
+				rerr = nil
+			}
+			return true, rerr
+		}
+		if r == len(buf) {
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// copyRest is copyHalf's splicing phase.
+func copyRest(dst, src net.Conn, n *atomic.Uint64) error {
+	if n == nil {
+		_, err := io.Copy(dst, src)
+		return err
+	}
+	for {
+		w, err := io.CopyN(dst, src, copyChunk)
+		n.Add(uint64(w))
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return err
+		}
+	}
 }

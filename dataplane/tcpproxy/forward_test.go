@@ -1,0 +1,116 @@
+package tcpproxy
+
+import (
+	"bytes"
+	"crypto/rand"
+	"io"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/router/routestats"
+	"github.com/gantry-proxy/gantry/router/tcpmux"
+)
+
+// forwardPair runs Forward between a client connection and a server
+// connection over loopback and returns the two outer ends.
+func forwardPair(t *testing.T, st *routestats.Counters) (client, server *net.TCPConn, done <-chan struct{}) {
+	t.Helper()
+	back, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { back.Close() })
+	front, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { front.Close() })
+	fwd := make(chan struct{})
+	go func() {
+		defer close(fwd)
+		c, err := front.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", back.Addr().String())
+		if err != nil {
+			c.Close()
+			return
+		}
+		Forward(&tcpmux.Conn{Conn: c, Client: netip.MustParseAddrPort(c.RemoteAddr().String()), Stats: st}, up, 5*time.Second, nil)
+	}()
+	cc, err := net.Dial("tcp", front.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := back.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close(); sc.Close(); <-fwd })
+	return cc.(*net.TCPConn), sc.(*net.TCPConn), fwd
+}
+
+// TestForwardHalfClose: the client's half-close reaches the server as
+// EOF while the server can still answer; the answer and then EOF reach
+// the client; the router's counters hold both directions' bytes.
+func TestForwardHalfClose(t *testing.T) {
+	for _, size := range []int{64, smallCopy, 3 << 20} { // below, at and far past the small buffer
+		t.Run("", func(t *testing.T) {
+			st := &routestats.Counters{}
+			client, server, done := forwardPair(t, st)
+			req := make([]byte, size)
+			rand.Read(req)
+			go func() {
+				client.Write(req)
+				client.CloseWrite()
+			}()
+			got, err := io.ReadAll(server)
+			if err != nil || !bytes.Equal(got, req) {
+				t.Fatalf("server read %d bytes (err %v), want the %d sent and EOF", len(got), err, size)
+			}
+			resp := bytes.Repeat([]byte("r"), 2*size+1)
+			go func() {
+				server.Write(resp)
+				server.CloseWrite()
+			}()
+			got, err = io.ReadAll(client)
+			if err != nil || !bytes.Equal(got, resp) {
+				t.Fatalf("client read %d bytes (err %v) after its half-close, want %d and EOF", len(got), err, len(resp))
+			}
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Forward did not return after both directions ended")
+			}
+			if s := st.Stats(); s.BytesIn != uint64(size) || s.BytesOut != uint64(len(resp)) {
+				t.Fatalf("counted in %d out %d, want %d and %d", s.BytesIn, s.BytesOut, size, len(resp))
+			}
+		})
+	}
+}
+
+// TestForwardManySmallReads: a conversation of more small messages than
+// smallReads goes on unchanged once the copy has switched to splicing.
+func TestForwardManySmallReads(t *testing.T) {
+	st := &routestats.Counters{}
+	client, server, _ := forwardPair(t, st)
+	buf := make([]byte, 100)
+	for i := range 3 * smallReads {
+		msg := bytes.Repeat([]byte{byte('a' + i%26)}, 10+i)
+		if _, err := client.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(server, buf[:len(msg)]); err != nil || !bytes.Equal(buf[:len(msg)], msg) {
+			t.Fatalf("message %d: server got %q (err %v), want %q", i, buf[:len(msg)], err, msg)
+		}
+		if _, err := server.Write(msg[:5]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(client, buf[:5]); err != nil || !bytes.Equal(buf[:5], msg[:5]) {
+			t.Fatalf("reply %d: client got %q (err %v)", i, buf[:5], err)
+		}
+	}
+}
