@@ -103,33 +103,11 @@ func TestTCPConnectionSurvivesSwaps(t *testing.T) {
 func TestUDPSessionSurvivesSwap(t *testing.T) {
 	socat := tool(t, "socat")
 	backend := freeUDP(t)
-	// socat's UDP-LISTEN fork runs one child per peer address (Gantry's
-	// upstream socket of the session); the reply carries the child's pid,
-	// so a new session would show another pid.
-	start(t, socat, "UDP-LISTEN:"+port(backend)+",bind=127.0.0.1,fork,reuseaddr", "SYSTEM:while read l; do echo $$; done")
+	startPidEcho(t, socat, backend)
 	ep := freeUDP(t)
 	g, dyn := gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 10s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
 	_ = g
-	c, err := net.Dial("udp", ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	buf := make([]byte, 64)
-	ask := func() (string, error) {
-		_ = c.SetDeadline(time.Now().Add(time.Second))
-		if _, err := c.Write([]byte("x\n")); err != nil {
-			return "", err
-		}
-		n, err := c.Read(buf)
-		return strings.TrimSpace(string(buf[:n])), err
-	}
-	var first string
-	harness.Try(t, poll, func() error {
-		var err error
-		first, err = ask()
-		return err
-	})
+	ask, first := udpSession(t, ep)
 	if again, err := ask(); err != nil || again != first {
 		t.Fatalf("same session before any swap: %q %v, want %q", again, err, first)
 	}

@@ -134,23 +134,26 @@ func mustAtoi(t *testing.T, s string) int {
 	return n
 }
 
-// The session idle timeout (udp.timeout): datagrams closer together than
-// the timeout stay on one session (one upstream socket, so one socat
-// child, whose pid is the reply); after a longer pause the client gets a
-// new session.
-func TestUDPSessionIdleTimeout(t *testing.T) {
-	socat := tool(t, "socat")
-	backend := freeUDP(t)
-	start(t, socat, "UDP-LISTEN:"+port(backend)+",bind=127.0.0.1,fork,reuseaddr", "SYSTEM:while read l; do echo $$; done")
-	ep := freeUDP(t)
-	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 1s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
+// startPidEcho runs a UDP backend on addr that answers each line with the
+// pid of the socat child serving the peer: UDP-LISTEN's fork runs one
+// child per peer address (Gantry's upstream socket of a session), so a new
+// session shows another pid.
+func startPidEcho(t *testing.T, socat, addr string) {
+	t.Helper()
+	start(t, socat, "UDP-LISTEN:"+port(addr)+",bind=127.0.0.1,fork,reuseaddr", "SYSTEM:while read l; do echo $$; done")
+}
+
+// udpSession dials ep and returns ask (one "x\n" datagram sent, the reply
+// read within 1 s, trimmed) and the first answer, waited for (poll).
+func udpSession(t *testing.T, ep string) (ask func() (string, error), first string) {
+	t.Helper()
 	c, err := net.Dial("udp", ep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	buf := make([]byte, 64)
-	ask := func() (string, error) {
+	ask = func() (string, error) {
 		_ = c.SetDeadline(time.Now().Add(time.Second))
 		if _, err := c.Write([]byte("x\n")); err != nil {
 			return "", err
@@ -158,12 +161,25 @@ func TestUDPSessionIdleTimeout(t *testing.T) {
 		n, err := c.Read(buf)
 		return strings.TrimSpace(string(buf[:n])), err
 	}
-	var first string
 	harness.Try(t, poll, func() error {
 		var err error
 		first, err = ask()
 		return err
 	})
+	return ask, first
+}
+
+// The session idle timeout (udp.timeout): datagrams closer together than
+// the timeout stay on one session (one upstream socket, so one socat
+// child, whose pid is the reply); after a longer pause the client gets a
+// new session.
+func TestUDPSessionIdleTimeout(t *testing.T) {
+	socat := tool(t, "socat")
+	backend := freeUDP(t)
+	startPidEcho(t, socat, backend)
+	ep := freeUDP(t)
+	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 1s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
+	ask, first := udpSession(t, ep)
 	for range 4 { // 4 × 400ms: well past the timeout in total, never idle for it
 		time.Sleep(400 * time.Millisecond)
 		if got, err := ask(); err != nil || got != first {
