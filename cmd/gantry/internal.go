@@ -213,12 +213,16 @@ func (in *internals) closeAPI() {
 // close is closeAPI, then the push of the OTLP metrics left (bounded:
 // 5 s). At shutdown it runs once the entrypoints have drained, so the
 // requests served while draining are in that last push.
-func (in *internals) close() {
+func (in *internals) close() { in.closeWithin(5 * time.Second) }
+
+// closeWithin is close, pushing the OTLP metrics left for at most d (0:
+// none are pushed: gantry validate).
+func (in *internals) closeWithin(d time.Duration) {
 	in.closeAPI()
 	if in.otlp != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		if err := in.otlp.Shutdown(ctx); err != nil {
+		if err := in.otlp.Shutdown(ctx); err != nil && d > 0 {
 			in.log.Warn("metrics.otlp: push at shutdown", "error", err)
 		}
 	}

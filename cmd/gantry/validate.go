@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/builtin"
@@ -80,7 +83,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		in, err := newInternals(l.Config, log, internalSources{active: router.NewActive(), pool: pool})
 		if err != nil {
 			errs = append(errs, err.Error())
-			in = &internals{}
+			in = standInInternals(l.Config)
 		}
 		ropts := routerOptions(l.Config)
 		if dyn, err := entrypoints.New(log, l.Config, nil, nil); err == nil {
@@ -107,13 +110,14 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		})
 		t := router.Compile(ctx, m, gen, ropts)
 		gen.Close()
-		in.close()
+		in.closeWithin(0) // validate sends nothing
 		pool.Close()
 		e, w := splitReport(t.Report(), objectSources(l.Config))
 		errs = append(errs, e...)
 		warns = append(warns, w...)
 		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", t.Report().RouterCount(), t.Report().Count(router.StatusDisabled))
 	}
+	errs = append(errs, observabilityErrors(ctx, l.Config)...)
 	for _, w := range warns {
 		fmt.Fprintln(stdout, "warning:", w)
 	}
@@ -126,6 +130,61 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 	}
 	fmt.Fprintf(stdout, "valid: %s\n", count(len(warns), "warning"))
 	return 0
+}
+
+// standInInternals are the internal services c enables, each a handler
+// that serves nothing, for when building them failed: that error is
+// reported once, and the routers of those services are not reported again
+// as naming a service that is not enabled.
+func standInInternals(c *static.Configuration) *internals {
+	in := &internals{handlers: map[string]http.Handler{}}
+	if c.API != nil {
+		in.handlers["api@internal"] = http.NotFoundHandler()
+		in.handlers["dashboard@internal"] = http.NotFoundHandler()
+	}
+	if c.Metrics != nil && c.Metrics.Prometheus != nil {
+		in.handlers["prometheus@internal"] = http.NotFoundHandler()
+	}
+	if c.Ping != nil {
+		in.handlers["ping@internal"] = http.NotFoundHandler()
+	}
+	return in
+}
+
+// observabilityErrors builds what run builds for accessLog.otlp, log.otlp
+// and tracing (metrics.otlp is built with the internal services) and
+// returns their errors, each naming its option; nothing is sent (the
+// exporters connect lazily and are shut down at once).
+func observabilityErrors(ctx context.Context, c *static.Configuration) []string {
+	var errs []string
+	done, cancel := context.WithCancel(ctx)
+	cancel() // Shutdown flushes nothing
+	logs := func(section string, o *static.OTelLog) {
+		if o == nil {
+			return
+		}
+		l, err := observe.NewOTLPLogs(ctx, section, o, versionString())
+		if err != nil {
+			errs = append(errs, err.Error())
+			return
+		}
+		_ = l.Shutdown(done)
+	}
+	if c.AccessLog != nil {
+		logs("accessLog.otlp", c.AccessLog.OTLP)
+	}
+	if c.Log != nil {
+		logs("log.otlp", c.Log.OTLP)
+	}
+	if c.Tracing != nil {
+		tr, err := observe.NewTracing(ctx, c.Tracing)
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			_ = tr.Shutdown(done)
+		}
+	}
+	return errs
 }
 
 // count renders "1 error", "2 errors".

@@ -37,6 +37,27 @@ func TestValidate(t *testing.T) {
 		{"dynamic entrypoints", []string{"--providers.file.directory=testdata/dyn-entrypoints", "--entrypoints.web.address=:80", "--dynamicEntryPoints.allowed=8000-8009"}, 1,
 			[]string{"routers: 1, disabled: 0", `entrypoint evil: address ":9001" is outside dynamicEntryPoints.allowed (8000-8009); not opened`, "invalid: 1 error"},
 			[]string{"shop"}},
+		// The OpenTelemetry sections are checked as at start (they failed
+		// only there), each error naming its option.
+		{"otlp and tracing", []string{"--entrypoints.web.address=:80", "--tracing.samplerate=2", "--log.otlp.http.endpoint=ftp://x",
+			"--accesslog.otlp.grpc.endpoint=bad", "--metrics.otlp.http.endpoint=ftp://y"}, 1, []string{
+			`error: metrics.otlp.http.endpoint: "ftp://y" is not an http(s) URL`,
+			`error: accessLog.otlp.grpc.endpoint: "bad" is not host:port`,
+			`error: log.otlp.http.endpoint: "ftp://x" is not an http(s) URL`,
+			"error: tracing.sampleRate: 2 is not between 0 and 1",
+			"invalid: 4 errors"}, nil},
+		{"tracing tls", []string{"--entrypoints.web.address=:80", "--tracing.otlp.grpc.tls.ca=testdata/nope/ca.pem"}, 1,
+			[]string{"error: tracing.otlp.grpc.tls: ca: open testdata/nope/ca.pem: no such file or directory", "invalid: 1 error"}, nil},
+		// Valid sections pass, and nothing is sent (an unroutable collector
+		// would make validate wait).
+		{"otlp valid", []string{"--entrypoints.web.address=:80", "--metrics.otlp.grpc.endpoint=10.255.255.1:4317", "--metrics.otlp.grpc.insecure",
+			"--tracing.otlp.http.endpoint=http://10.255.255.1:4318/v1/traces", "--log.otlp.grpc.endpoint=10.255.255.1:4317",
+			"--accesslog.otlp.http.endpoint=http://10.255.255.1:4318"}, 0, []string{"valid: 0 warnings"}, nil},
+		// An invalid header label is reported once, not followed by
+		// prometheus@internal "not enabled".
+		{"prometheus header label", []string{"--entrypoints.web.address=:80", "--metrics.prometheus.headerlabels.bad-name=X-Foo"}, 1,
+			[]string{"error: metrics.prometheus.headerLabels.bad-name: not a usable label name", "invalid: 1 error"},
+			[]string{"not enabled"}},
 		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--experimental.plugins.x.modulename=y"}, 0,
 			[]string{"warning: flags: unknown or unsupported option experimental.plugins.x.modulename: ignored", "valid: 1 warning"}, nil},
 	}
