@@ -118,7 +118,8 @@ func completeServers[S any](in instance, e *api.ServiceEntry, kind string, servi
 // linkRouters links each router of proto ("tcp", "udp") without a service
 // (service gives its field) to the only one of services; with several,
 // or none left (dropped: those left out, named), the router is left out
-// with a problem added to ps. A router keep (nil: all) refuses, having said why, is left out first.
+// with a problem added to ps. A router keep (nil: all) refuses, having
+// said why, is left out first.
 func linkRouters[R, S any](in instance, proto string, routers map[string]*R, keep func(string, *R) bool,
 	service func(*R) *string, services map[string]*S, dropped []string, ps *[]providers.Problem) {
 	for _, rn := range slices.Sorted(maps.Keys(routers)) {
