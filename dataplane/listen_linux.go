@@ -19,7 +19,7 @@ func listenerCount() int { return max(1, runtime.GOMAXPROCS(0)) }
 // listenConfig sets SO_REUSEPORT on every listening socket so several
 // listeners can share one address. The error of setsockopt is returned,
 // not ignored (like Traefik's controlReusePort). Accepted connections get
-// keep-alive probes as Go's default (and so Traefik's) listener gives
+// keep-alive probes as Go's default listener gives
 // them, 15s idle and 15s apart, with the probe count left at the system's
 // default (Linux net.ipv4.tcp_keepalive_probes, 9, Go's default too):
 // three setsockopt calls per connection instead of four.
