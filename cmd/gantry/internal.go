@@ -32,6 +32,7 @@ type internals struct {
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	metrics  *observe.Metrics     // nil unless metrics.prometheus is set
+	flush    *flushBudget         // the shutdown's telemetry flush budget (run sets it); nil: 5 s of its own
 	otlp     *observe.OTLPMetrics // nil unless metrics.otlp is set
 	log      *slog.Logger
 	ping     *pingHandler // nil unless ping is set
@@ -210,9 +211,10 @@ func (in *internals) closeAPI() {
 	}
 }
 
-// close is closeAPI, then the push of the OTLP metrics left (bounded:
-// 5 s). At shutdown it runs once the entrypoints have drained, so the
-// requests served while draining are in that last push.
+// close is closeAPI, then the push of the OTLP metrics left (bounded by
+// flush when set, else 5 s). At shutdown it runs once the entrypoints
+// have drained, so the requests served while draining are in that last
+// push.
 func (in *internals) close() { in.closeWithin(5 * time.Second) }
 
 // closeWithin is close, pushing the OTLP metrics left for at most d (0:
@@ -222,6 +224,9 @@ func (in *internals) closeWithin(d time.Duration) {
 	if in.otlp != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
+		if in.flush != nil && d > 0 {
+			ctx = in.flush.context() // the shutdown's budget, shared with the other exporters
+		}
 		if err := in.otlp.Shutdown(ctx); err != nil && d > 0 {
 			in.log.Warn("metrics.otlp: push at shutdown", "error", err)
 		}

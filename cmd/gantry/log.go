@@ -35,12 +35,13 @@ func parseLevel(s string) (slog.Level, error) {
 // default) or JSON, at log.level, to log.filePath (appended) or stderr.
 // The returned closer closes the file, if any.
 func newLogger(c *static.Log, stderr io.Writer) (*slog.Logger, io.Closer, error) {
-	return newLoggerLevel(c, stderr, new(slog.LevelVar))
+	return newLoggerLevel(c, stderr, new(slog.LevelVar), newFlushBudget(5*time.Second))
 }
 
 // newLoggerLevel is newLogger with the level held in lv (set to log.level
-// here), so that a live reload can change it (reload.go).
-func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar) (*slog.Logger, io.Closer, error) {
+// here), so that a live reload can change it (reload.go), and log.otlp's
+// flush at Close bounded by fb (the shutdown's budget, shared).
+func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar, fb *flushBudget) (*slog.Logger, io.Closer, error) {
 	if c == nil {
 		c = &static.Log{}
 	}
@@ -66,7 +67,7 @@ func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar) (*slog.L
 		if err != nil {
 			return nil, nil, err
 		}
-		return slog.New(l.Handler(lv)), otlpCloser{l: l, next: closer}, nil
+		return slog.New(l.Handler(lv)), otlpCloser{l: l, next: closer, budget: fb}, nil
 	}
 	var h slog.Handler
 	if strings.EqualFold(c.Format, "json") {
@@ -77,15 +78,14 @@ func newLoggerLevel(c *static.Log, stderr io.Writer, lv *slog.LevelVar) (*slog.L
 	return slog.New(h), closer, nil
 }
 
-// otlpCloser flushes the OTLP log records still queued (bounded: 5 s),
-// then closes next.
+// otlpCloser flushes the OTLP log records still queued (bounded by the
+// shutdown's flushBudget), then closes next.
 type otlpCloser struct {
-	l    *observe.OTLPLogs
-	next io.Closer
+	l      *observe.OTLPLogs
+	next   io.Closer
+	budget *flushBudget
 }
 
 func (c otlpCloser) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return errors.Join(c.l.Shutdown(ctx), c.next.Close())
+	return errors.Join(c.l.Shutdown(c.budget.context()), c.next.Close())
 }

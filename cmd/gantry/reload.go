@@ -499,4 +499,5 @@ type reloadOptions struct {
 	load  func() (*loaded, error)
 	file  string
 	level *slog.LevelVar
+	flush *flushBudget // the shutdown's telemetry flush budget (shared with the logger's)
 }

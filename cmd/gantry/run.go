@@ -49,7 +49,8 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 		return 1
 	}
 	level := new(slog.LevelVar)
-	log, closer, err := newLoggerLevel(l.Config.Log, stderr, level)
+	fb := newFlushBudget(5 * time.Second) // the OTLP flushes at shutdown, together
+	log, closer, err := newLoggerLevel(l.Config.Log, stderr, level, fb)
 	if err != nil {
 		fmt.Fprintf(stderr, "gantry: %v\n", err)
 		return 1
@@ -59,7 +60,7 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 		log.Warn("static configuration option ignored", "warning", w)
 	}
 	log.Info("starting gantry", "version", versionString(), "configFile", l.File, "sources", l.Sources)
-	ro := reloadOptions{file: l.File, level: level, load: func() (*loaded, error) { return loadStatic(c, environ) }}
+	ro := reloadOptions{file: l.File, level: level, flush: fb, load: func() (*loaded, error) { return loadStatic(c, environ) }}
 	if err := serve(ctx, l.Config, log, ro); err != nil {
 		log.Error("gantry stopped", "error", err)
 		return 1
@@ -81,6 +82,10 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 // SIGHUP, or a change of ro.file, reloads the static configuration live
 // (reload.go).
 func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro reloadOptions) error {
+	fb := ro.flush
+	if fb == nil {
+		fb = newFlushBudget(5 * time.Second)
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
@@ -150,6 +155,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	if err != nil {
 		return err
 	}
+	in.flush = fb
 	defer in.close()
 
 	observers := in.observers()
@@ -179,9 +185,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 				return err
 			}
 			defer func() { // flush the records still queued, bounded
-				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-				defer cancel()
-				if err := l.Shutdown(sctx); err != nil {
+				if err := l.Shutdown(fb.context()); err != nil {
 					log.Warn("accessLog.otlp: flush at shutdown", "error", err)
 				}
 			}()
@@ -196,9 +200,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 			return err
 		}
 		defer func() { // flush the spans still queued, bounded
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := tracing.Shutdown(sctx); err != nil {
+			if err := tracing.Shutdown(fb.context()); err != nil {
 				log.Warn("tracing: flush at shutdown", "error", err)
 			}
 		}()
@@ -435,6 +437,7 @@ wait:
 				if s != syscall.SIGHUP && s != syscall.SIGUSR1 && s != syscall.SIGUSR2 {
 					log.Warn("second signal: closing connections now", "signal", s.String())
 					scancel()
+					fb.cut() // and no telemetry flush after the drain
 					return
 				}
 			case <-sctx.Done():
