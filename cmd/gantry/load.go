@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -120,12 +121,26 @@ func loadStatic(c cliArgs, environ []string) (*loaded, error) {
 	return l, nil
 }
 
+// maxStaticFileSize bounds the static configuration file (bytes): a static
+// configuration is a few KiB; a file edited or replaced by mistake (a log,
+// a dump) is refused by name before it is parsed, which for 22 MB of YAML
+// took seconds and hundreds of MB — also at a live reload.
+const maxStaticFileSize = 4 << 20
+
 // readConfigFile decodes a YAML or TOML file (by extension; YAML otherwise)
 // into a generic tree. Errors name the file (and the line, for syntax).
 func readConfigFile(name string) (map[string]any, error) {
-	b, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStaticFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read configuration file: %w", err)
+	}
+	if len(b) > maxStaticFileSize {
+		return nil, fmt.Errorf("configuration file %s: larger than %d MiB; a static configuration is a few KiB", name, maxStaticFileSize>>20)
 	}
 	tree := map[string]any{}
 	if strings.EqualFold(filepath.Ext(name), ".toml") {

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -479,5 +480,26 @@ func TestEntryPointsSharingAnAddress(t *testing.T) {
 		if _, err := loadStatic(mustParse(t, "--entryPoints.one.address="+tt.a, "--entryPoints.two.address="+tt.b), nil); err != nil {
 			t.Errorf("%s and %s: %v", tt.a, tt.b, err)
 		}
+	}
+}
+
+// A static file over the size limit is refused by name before it is
+// parsed (a mistaken 22 MB file took seconds and hundreds of MB).
+func TestStaticFileTooLarge(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "gantry.yml")
+	big := "entryPoints:\n  web:\n    address: \":80\"\n# " + strings.Repeat("x", maxStaticFileSize) + "\n"
+	if err := os.WriteFile(p, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readConfigFile(p)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Fatalf("got %v, want the file refused by name for its size", err)
+	}
+	small := filepath.Join(t.TempDir(), "ok.yml")
+	if err := os.WriteFile(small, []byte("entryPoints:\n  web:\n    address: \":80\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readConfigFile(small); err != nil {
+		t.Fatal(err)
 	}
 }
