@@ -147,19 +147,22 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 			}
 		})
 	}
+	var open atomic.Int32 // directions still copying
+	open.Store(2)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if c.DropProxyHeader {
 			if err := dropProxyHeader(s, client, in); err != nil {
 				_ = client.Close()
 				_ = s.Close()
+				open.Add(-1)
 				ended(err)
 				return
 			}
 		}
-		ended(copyHalf(s, client, in))
+		ended(copyHalf(s, client, in, &open))
 	})
-	ended(copyHalf(client, s, out))
+	ended(copyHalf(client, s, out, &open))
 	wg.Wait()
 }
 
@@ -209,13 +212,18 @@ var smallBufs = sync.Pool{New: func() any { return new([smallCopy]byte) }}
 
 // copyHalf copies src to dst, adding the bytes copied to n (when not nil),
 // and then closes dst's write side (or dst entirely when it cannot
-// half-close). It reads into a pooled smallCopy buffer up to smallReads
+// half-close), unless it is the last of the open directions to end:
+// Forward closes both connections then, which sends the FIN, so the
+// shutdown call would be one syscall per connection for nothing. It reads into a pooled smallCopy buffer up to smallReads
 // times, then (or as soon as a read fills the buffer) hands over to
 // io.Copy, which splices between two *net.TCPConn.
-func copyHalf(dst, src net.Conn, n *atomic.Uint64) error {
+func copyHalf(dst, src net.Conn, n *atomic.Uint64, open *atomic.Int32) error {
 	done, err := copySmall(dst, src, n)
 	if !done {
 		err = copyRest(dst, src, n)
+	}
+	if open.Add(-1) == 0 {
+		return err
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
