@@ -141,6 +141,9 @@ func newExporter(ctx context.Context, o *static.TracingOTLP) (*otlptrace.Exporte
 		g := o.GRPC
 		opts := []otlptracegrpc.Option{}
 		if g.Endpoint != "" {
+			if _, _, err := net.SplitHostPort(g.Endpoint); err != nil {
+				return nil, fmt.Errorf("tracing.otlp.grpc.endpoint: %q is not host:port", g.Endpoint)
+			}
 			opts = append(opts, otlptracegrpc.WithEndpoint(g.Endpoint))
 		}
 		if len(g.Headers) > 0 {

@@ -21,6 +21,7 @@ func TestTracingConfigErrors(t *testing.T) {
 		{SampleRate: &bad},
 		{OTLP: &static.TracingOTLP{HTTP: &static.OTLPHTTP{Endpoint: "collector:4318"}}},
 		{OTLP: &static.TracingOTLP{HTTP: &static.OTLPHTTP{}, GRPC: &static.OTLPGRPC{}}},
+		{OTLP: &static.TracingOTLP{GRPC: &static.OTLPGRPC{Endpoint: "nohostport"}}},
 	} {
 		if _, err := NewTracing(context.Background(), c); err == nil || !strings.Contains(err.Error(), "tracing.") {
 			t.Errorf("%+v: error %v, want one naming the tracing option", c, err)
