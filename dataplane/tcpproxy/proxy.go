@@ -133,37 +133,47 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 		}
 		c.Peeked = nil
 	}
-	client := c.Conn
-	var first sync.Once
-	ended := func(err error) {
-		first.Do(func() {
-			if err != nil && !errors.Is(err, net.ErrClosed) && log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
-				log.Debug("tcp forwarding ended", "error", err)
-			}
-			if terminationDelay >= 0 {
-				dl := time.Now().Add(terminationDelay)
-				_ = client.SetReadDeadline(dl)
-				_ = s.SetReadDeadline(dl)
-			}
-		})
-	}
-	var open atomic.Int32 // directions still copying
-	open.Store(2)
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	f := &forwarding{client: c.Conn, server: s, delay: terminationDelay, log: log}
+	f.open.Store(2)
+	f.wg.Go(func() {
 		if c.DropProxyHeader {
-			if err := dropProxyHeader(s, client, in); err != nil {
-				_ = client.Close()
+			if err := dropProxyHeader(s, f.client, in); err != nil {
+				_ = f.client.Close()
 				_ = s.Close()
-				open.Add(-1)
-				ended(err)
+				f.open.Add(-1)
+				f.ended(err)
 				return
 			}
 		}
-		ended(copyHalf(s, client, in, &open))
+		f.ended(copyHalf(s, f.client, in, &f.open))
 	})
-	ended(copyHalf(client, s, out, &open))
-	wg.Wait()
+	f.ended(copyHalf(f.client, s, out, &f.open))
+	f.wg.Wait()
+}
+
+// forwarding is one Forward's state, in one allocation.
+type forwarding struct {
+	client, server net.Conn
+	delay          time.Duration
+	log            *slog.Logger
+	first          sync.Once
+	open           atomic.Int32 // directions still copying
+	wg             sync.WaitGroup
+}
+
+// ended is called when a direction ends: the first to end logs its
+// error and gives the other direction terminationDelay to finish.
+func (f *forwarding) ended(err error) {
+	f.first.Do(func() {
+		if err != nil && !errors.Is(err, net.ErrClosed) && f.log != nil && f.log.Enabled(context.Background(), slog.LevelDebug) {
+			f.log.Debug("tcp forwarding ended", "error", err)
+		}
+		if f.delay >= 0 {
+			dl := time.Now().Add(f.delay)
+			_ = f.client.SetReadDeadline(dl)
+			_ = f.server.SetReadDeadline(dl)
+		}
+	})
 }
 
 // dropProxyHeader reads a PROXY protocol header the client's first bytes
