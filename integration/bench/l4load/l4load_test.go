@@ -130,25 +130,24 @@ func TestUDPCountsLostDatagrams(t *testing.T) {
 }
 
 func TestUDPCountsRepliesToTheWrongClient(t *testing.T) {
-	var mu sync.Mutex
-	var last net.Addr
-	addr := udpServer(t, func(_ []byte, from net.Addr) net.Addr {
-		mu.Lock()
-		defer mu.Unlock()
-		to := from
-		if last != nil && last.String() != from.String() {
-			to = last // the previous sender gets this one's echo
+	// Every 4th datagram of each client comes back as another client's
+	// (its client id changed), as a proxy that crossed sessions would send
+	// it: counted foreign, not as this client's echo, which is then lost.
+	// (Crossing real senders depended on the clients' interleaving: one
+	// goroutine could do all 40 units alone.)
+	addr := udpServer(t, func(msg []byte, from net.Addr) net.Addr {
+		if len(msg) >= 16 && binary.BigEndian.Uint64(msg)%4 == 0 {
+			binary.BigEndian.PutUint64(msg[8:], binary.BigEndian.Uint64(msg[8:])^1<<63)
 		}
-		last = from
-		return to
+		return from
 	})
 	cfg := &config{addr: addr, req: 64, timeout: 50 * time.Millisecond}
 	r, err := run(cfg, options{mode: "udp", conc: 4, dur: 30 * time.Second, n: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.foreign == 0 || r.errs != 0 || r.units+r.lost != r.sent {
-		t.Fatalf("got %v, want foreign replies counted, every datagram echoed or lost", r)
+	if r.foreign == 0 || r.foreign != r.lost || r.errs != 0 || r.units+r.lost != r.sent {
+		t.Fatalf("got %v, want each foreign reply counted and its datagram lost, every datagram echoed or lost", r)
 	}
 }
 
