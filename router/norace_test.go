@@ -1,5 +1,0 @@
-//go:build !race
-
-package router
-
-const raceEnabled = false
