@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,12 @@ func (e *engine) start() error {
 		"--live-restore",
 		"--shutdown-timeout", "2",
 		"--log-level", "warn",
+		// Networks come from a pool of the suite's own, so bridges left on
+		// the host by a dockerd that was killed (they outlive it) never
+		// exhaust Docker's default pools, and can be cleared (clearStaleBridges).
+		"--default-address-pool", "base="+testAddressPool+",size=24",
 	)
+	clearStaleBridges()
 	cmd.Stdout, cmd.Stderr = e.logf, e.logf
 	// Stop dockerd if the test binary dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -93,6 +99,37 @@ func (e *engine) start() error {
 			return fmt.Errorf("dockerd not answering after 60s: %w\n%s", err, e.logTail())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// testAddressPool is the suite's dockerd address pool (10.213.0.0/16 in
+// /24 networks): 256 networks, none of Docker's defaults.
+const testAddressPool = "10.213.0.0/16"
+
+// clearStaleBridges deletes the host's br-* interfaces whose address is in
+// testAddressPool: a dockerd that was killed leaves its bridges behind,
+// and only a suite's dockerd uses this pool. Errors are ignored (another
+// run's bridge may be in use; the pool has room for it).
+func clearStaleBridges() {
+	_, pool, err := net.ParseCIDR(testAddressPool)
+	if err != nil {
+		return
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return
+	}
+	for _, ifc := range ifs {
+		if !strings.HasPrefix(ifc.Name, "br-") || ifc.Flags&net.FlagUp != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && pool.Contains(ipn.IP) {
+				_ = exec.Command("ip", "link", "delete", ifc.Name).Run()
+				break
+			}
+		}
 	}
 }
 
