@@ -47,7 +47,15 @@ func less(a, b *route) int {
 	return strings.Compare(a.name, b.name)
 }
 
+// newMux indexes routes, which it copies: a router on several entrypoints
+// has one route per mux, each with its own rank (sharing one value let the
+// last mux built overwrite the rank the others ordered it by).
 func newMux(routes []*route) *mux {
+	routes = slices.Clone(routes)
+	for i, r := range routes {
+		cp := *r
+		routes[i] = &cp
+	}
 	slices.SortFunc(routes, less)
 	m := &mux{all: routes, exact: map[string][]*route{}, wild: map[string][]*route{}}
 	for i, r := range routes {

@@ -54,8 +54,7 @@ func (c *compiler) parent(name string, r *config.Router, st *RouterStatus, visit
 	var routes []*route
 	for _, k := range c.children[name] {
 		if kr := c.child(k, visiting); kr != nil {
-			cp := *kr // a route sits in one mux (rank)
-			routes = append(routes, &cp)
+			routes = append(routes, kr) // newMux copies it
 		}
 	}
 	if len(routes) == 0 {
