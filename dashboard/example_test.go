@@ -1,7 +1,10 @@
 package dashboard_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
@@ -44,5 +47,25 @@ func ExampleNew() {
 	defer api.Close() // ends WebSocket loops at shutdown
 	internal := map[string]any{"api@internal": api.Handler(), "dashboard@internal": api.Handler()}
 	_ = internal // dataplane.GenerationOptions.Internal
+
+	// Before the first apply the API already answers: the version, and an
+	// empty router list (no generation yet). A Host that is neither
+	// loopback nor in api.allowedHosts is refused (DNS rebinding).
+	for _, path := range []string{"/api/version", "/api/http/routers"} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "127.0.0.1:8080"
+		api.Handler().ServeHTTP(rec, req)
+		var v any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			panic(err)
+		}
+		if m, ok := v.(map[string]any); ok {
+			v = m["Version"]
+		}
+		fmt.Println(path, rec.Code, v)
+	}
 	// Output:
+	// /api/version 200 v1.0.0
+	// /api/http/routers 200 []
 }

@@ -181,8 +181,13 @@ func TestCheckerSharedAndReleased(t *testing.T) {
 	}
 	p.ReleaseChecker(c2)
 	p.ReleaseChecker(other)
-	<-c1.done
-	<-other.done
+	for name, c := range map[string]*Checker{"shared": c1, "other": other} {
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s checker still running 10 s after its last release", name)
+		}
+	}
 	p.mu.Lock()
 	n := len(p.checkers)
 	p.mu.Unlock()

@@ -169,3 +169,26 @@ func TestPassiveFailures(t *testing.T) {
 		t.Error("released backend still listed")
 	}
 }
+
+// HRW with weights 3:1 gives the heavier server about three quarters of
+// the clients (rendezvous hashing scales each score by its weight): over
+// 2 000 client addresses, the 3-weight server must get clearly more than
+// half. An HRW that ignored weights gives each about 1 000.
+func TestHRWHonoursWeights(t *testing.T) {
+	ts := testTargets(3, 1)
+	p := NewHRW(ts)
+	var n [2]int
+	for i := range 2000 {
+		r := &http.Request{RemoteAddr: fmt.Sprintf("198.51.%d.%d:1234", i/250, i%250)}
+		got, err := p.Pick(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n[got]++
+	}
+	// Expected 1 500 / 500; a fair coin stays within 1 000 ± 100 with
+	// overwhelming probability, so 1 300 separates the two.
+	if n[0] < 1300 || n[1] == 0 {
+		t.Errorf("weights 3:1 over 2000 clients gave %v, want about 1500/500", n)
+	}
+}

@@ -1,6 +1,10 @@
 package balance
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
 
 func TestCookieNames(t *testing.T) {
 	if got := cookieName("my cookie;x", "s"); got != "my_cookie_x" {
@@ -11,5 +15,33 @@ func TestCookieNames(t *testing.T) {
 	}
 	if cookieName("", "a@file") == cookieName("", "b@file") {
 		t.Error("two services share a default cookie name")
+	}
+}
+
+// A sticky cookie naming a server that is down is not honoured: Lookup
+// reports no pin, so the balancer picks an available server and re-pins
+// the client (Traefik's behaviour); a server back up is honoured again.
+func TestStickyIgnoresDownServer(t *testing.T) {
+	ts := testTargets(1, 1)
+	s := NewSticky("svc@file", http.Cookie{}, ts, []string{"", ""})
+	rec := httptest.NewRecorder()
+	s.Set(rec, 1)
+	ck := rec.Result().Cookies()
+	if len(ck) != 1 {
+		t.Fatalf("Set wrote %d cookies", len(ck))
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.AddCookie(ck[0])
+	if i, _ := s.Lookup(req); i != 1 {
+		t.Fatalf("cookie for server 1: Lookup = %d", i)
+	}
+	ts[1].Passive = &Passive{}
+	ts[1].Backend.downUntil.Store(1 << 62)
+	if i, _ := s.Lookup(req); i != -1 {
+		t.Errorf("server 1 down: Lookup = %d, want -1 (no pin to a down server)", i)
+	}
+	ts[1].Backend.downUntil.Store(0)
+	if i, _ := s.Lookup(req); i != 1 {
+		t.Errorf("server 1 back up: Lookup = %d, want 1", i)
 	}
 }
