@@ -1,0 +1,227 @@
+package crd
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// ingressRouteTCPs publishes one TCP router per route, named like HTTP
+// routers, with its service of the same name (a weighted service over
+// "<router>-<service>-<port>" children when the route lists several).
+func (b *builder) ingressRouteTCPs(objs []*IngressRouteTCP) {
+	for _, o := range objs {
+		if !b.classMatches(o.Spec.IngressClassName, o.Annotations) {
+			continue
+		}
+		src := source("IngressRouteTCP", o.Namespace, o.Name)
+		b.at = src
+		if len(o.Spec.Routes) > maxRoutes {
+			b.errorf(src, nil, "spec.routes", "%d routes, over the limit of %d: object ignored", len(o.Spec.Routes), maxRoutes)
+			continue
+		}
+		tls := o.Spec.TLS
+		if tls != nil && !tls.Passthrough && tls.SecretName != "" {
+			if err := b.addCertificate(o.Namespace, tls.SecretName, nil); err != nil {
+				b.problem(providers.SeverityError, src, nil, "spec.tls.secretName", err)
+			}
+		}
+		name := objectName(o.Name, o.GenerateName)
+		for i, r := range o.Spec.Routes {
+			field := fmt.Sprintf("spec.routes[%d]", i)
+			rn := tcpRouterName(o.Namespace, name, r.Match)
+			obj := []string{config.KindTCPRouter + " " + rn}
+			t := b.conf.EnsureTCP()
+			if _, dup := t.Routers[rn]; dup {
+				b.errorf(src, obj, field+".match", "another route has the same match %q: this route is ignored", r.Match)
+				continue
+			}
+			rt, f, err := b.routeTCP(o, rn, r)
+			if err != nil {
+				b.errorf(src, obj, field+f, "%v", err)
+				continue
+			}
+			t.Routers[rn] = rt
+			b.origins[config.KindTCPRouter+" "+rn] = src
+		}
+	}
+}
+
+// routeTCP builds TCP router rn and its services.
+func (b *builder) routeTCP(o *IngressRouteTCP, rn string, r RouteTCP) (*config.TCPRouter, string, error) {
+	switch {
+	case r.Match == "":
+		return nil, ".match", errors.New("empty match")
+	case len(r.Match) > maxMatchLength:
+		return nil, ".match", fmt.Errorf("%d bytes, over the limit of %d", len(r.Match), maxMatchLength)
+	case len(r.Services) > maxRefsPerRoute || len(r.Middlewares) > maxRefsPerRoute:
+		return nil, "", fmt.Errorf("more than %d services or middlewares", maxRefsPerRoute)
+	case len(r.Services) == 0:
+		return nil, ".services", errors.New("a TCP route needs a service")
+	}
+	rt := &config.TCPRouter{EntryPoints: o.Spec.EntryPoints, Rule: r.Match, RuleSyntax: r.Syntax, Priority: r.Priority, Service: rn}
+	for i, m := range r.Middlewares {
+		name, err := b.resolveRef("middlewareTCP", o.Namespace, m)
+		if err != nil {
+			return nil, fmt.Sprintf(".middlewares[%d]", i), err
+		}
+		rt.Middlewares = append(rt.Middlewares, name)
+	}
+	if t := o.Spec.TLS; t != nil {
+		rt.TLS = &config.RouterTCPTLSConfig{Passthrough: t.Passthrough, CertResolver: t.CertResolver, Domains: t.Domains}
+		if t.Options != nil && t.Options.Name != "" {
+			name, err := b.resolveRef("TLSOption", o.Namespace, *t.Options)
+			if err != nil {
+				return nil, ".tls.options", err
+			}
+			rt.TLS.Options = name
+		}
+	}
+	services := map[string]*config.TCPService{}
+	if len(r.Services) == 1 {
+		lb, err := b.serviceTCP(o.Namespace, r.Services[0])
+		if err != nil {
+			return nil, ".services[0]", err
+		}
+		services[rn] = lb
+	} else {
+		w := &config.TCPWeightedRoundRobin{}
+		for i, s := range r.Services {
+			lb, err := b.serviceTCP(o.Namespace, s)
+			if err != nil {
+				return nil, fmt.Sprintf(".services[%d]", i), err
+			}
+			child := fmt.Sprintf("%s-%s-%s", rn, s.Name, s.Port.String())
+			services[child] = lb
+			w.Services = append(w.Services, config.WRRService{Name: child, Weight: weightOrOne(s.Weight)})
+		}
+		services[rn] = &config.TCPService{Weighted: w}
+	}
+	t := b.conf.EnsureTCP()
+	for n, s := range services {
+		t.Services[n] = s
+		b.origins[config.KindTCPService+" "+n] = b.at
+	}
+	return rt, "", nil
+}
+
+// serviceTCP builds the load balancer of one Kubernetes Service port.
+func (b *builder) serviceTCP(from string, s ServiceTCP) (*config.TCPService, error) {
+	ns, err := b.l4Namespace(from, s.Namespace, s.Name, s.NodePortLB)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := b.l4Addresses(ns, s.Name, s.Port, s.NativeLB)
+	if err != nil {
+		return nil, err
+	}
+	lb := &config.TCPServersLoadBalancer{ProxyProtocol: s.ProxyProtocol}
+	for _, a := range addrs {
+		lb.Servers = append(lb.Servers, config.TCPServer{Address: a, TLS: s.TLS})
+	}
+	if s.ServersTransport != "" {
+		lb.ServersTransport, err = b.resolveRef("serversTransportTCP", ns, ObjectRef{Name: s.ServersTransport})
+		if err != nil {
+			return nil, err
+		}
+	} else if s.TerminationDelay != nil {
+		lb.TerminationDelay = s.TerminationDelay
+	}
+	return &config.TCPService{LoadBalancer: lb}, nil
+}
+
+// l4Namespace is the namespace of a TCP or UDP service reference.
+func (b *builder) l4Namespace(from, ns, name string, nodePortLB bool) (string, error) {
+	if nodePortLB {
+		return "", errors.New("nodePortLB is not supported by Gantry (it runs in the cluster: use the Service's endpoints or nativeLB)")
+	}
+	if ns == "" {
+		return from, nil
+	}
+	if ns != from && !b.opts.AllowCrossNamespace {
+		return "", crossNamespaceError("service", ns, name, from)
+	}
+	return ns, nil
+}
+
+// l4Addresses resolves a TCP or UDP Service port to "host:port" servers.
+func (b *builder) l4Addresses(ns, name string, port intstr.IntOrString, nativeLB *bool) ([]string, error) {
+	be, err := b.lookupService(ns, name, port)
+	if err != nil {
+		return nil, err
+	}
+	return b.addresses(be, b.nativeLB(nativeLB))
+}
+
+// ingressRouteUDPs publishes one UDP router per route, named
+// "<ns>-<name>-<index>", with its service of the same name.
+func (b *builder) ingressRouteUDPs(objs []*IngressRouteUDP) {
+	for _, o := range objs {
+		if !b.classMatches(o.Spec.IngressClassName, o.Annotations) {
+			continue
+		}
+		src := source("IngressRouteUDP", o.Namespace, o.Name)
+		b.at = src
+		if len(o.Spec.Routes) > maxRoutes {
+			b.errorf(src, nil, "spec.routes", "%d routes, over the limit of %d: object ignored", len(o.Spec.Routes), maxRoutes)
+			continue
+		}
+		name := objectName(o.Name, o.GenerateName)
+		for i, r := range o.Spec.Routes {
+			field := fmt.Sprintf("spec.routes[%d]", i)
+			rn := makeID(o.Namespace, fmt.Sprintf("%s-%d", name, i))
+			obj := []string{config.KindUDPRouter + " " + rn}
+			svcs, f, err := b.routeUDP(o.Namespace, rn, r)
+			if err != nil {
+				b.errorf(src, obj, field+f, "%v", err)
+				continue
+			}
+			u := b.conf.EnsureUDP()
+			for n, s := range svcs {
+				u.Services[n] = s
+				b.origins[config.KindUDPService+" "+n] = src
+			}
+			u.Routers[rn] = &config.UDPRouter{EntryPoints: o.Spec.EntryPoints, Service: rn}
+			b.origins[config.KindUDPRouter+" "+rn] = src
+		}
+	}
+}
+
+// routeUDP builds the services of UDP router rn.
+func (b *builder) routeUDP(from, rn string, r RouteUDP) (map[string]*config.UDPService, string, error) {
+	switch {
+	case len(r.Services) == 0:
+		return nil, ".services", errors.New("a UDP route needs a service")
+	case len(r.Services) > maxRefsPerRoute:
+		return nil, ".services", fmt.Errorf("more than %d services", maxRefsPerRoute)
+	}
+	out := map[string]*config.UDPService{}
+	w := &config.UDPWeightedRoundRobin{}
+	for i, s := range r.Services {
+		field := fmt.Sprintf(".services[%d]", i)
+		ns, err := b.l4Namespace(from, s.Namespace, s.Name, s.NodePortLB)
+		if err != nil {
+			return nil, field, err
+		}
+		addrs, err := b.l4Addresses(ns, s.Name, s.Port, s.NativeLB)
+		if err != nil {
+			return nil, field, err
+		}
+		lb := &config.UDPServersLoadBalancer{}
+		for _, a := range addrs {
+			lb.Servers = append(lb.Servers, config.UDPServer{Address: a})
+		}
+		if len(r.Services) == 1 {
+			out[rn] = &config.UDPService{LoadBalancer: lb}
+			return out, "", nil
+		}
+		child := fmt.Sprintf("%s-%s-%s", rn, s.Name, s.Port.String())
+		out[child] = &config.UDPService{LoadBalancer: lb}
+		w.Services = append(w.Services, config.WRRService{Name: child, Weight: weightOrOne(s.Weight)})
+	}
+	out[rn] = &config.UDPService{Weighted: w}
+	return out, "", nil
+}

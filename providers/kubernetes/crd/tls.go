@@ -1,0 +1,94 @@
+package crd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// defaultName is the name of the TLS options and store every router uses
+// unless it names others.
+const defaultName = "default"
+
+// tlsOptions publishes each TLSOption as "<ns>-<name>", or as "default"
+// for one named default (in one namespace only: defaults in several
+// namespaces are all left out, as in Traefik). A TLSOption whose client CA
+// Secret cannot be read is left out, so that routers naming it are
+// disabled rather than served with weaker options.
+func (b *builder) tlsOptions(objs []*TLSOption) {
+	var defaults []string
+	for _, o := range objs {
+		src := source("TLSOption", o.Namespace, o.Name)
+		id := normalize(makeID(o.Namespace, o.Name))
+		if o.Name == defaultName {
+			id = defaultName
+			defaults = append(defaults, o.Namespace)
+		}
+		sp := o.Spec
+		opt := &config.TLSOptions{
+			MinVersion: sp.MinVersion, MaxVersion: sp.MaxVersion,
+			CipherSuites: sp.CipherSuites, CurvePreferences: sp.CurvePreferences,
+			ClientAuth:               config.ClientAuth{ClientAuthType: sp.ClientAuth.ClientAuthType},
+			SniStrict:                sp.SniStrict,
+			ALPNProtocols:            sp.ALPNProtocols,
+			DisableSessionTickets:    sp.DisableSessionTickets,
+			PreferServerCipherSuites: sp.PreferServerCipherSuites,
+		}
+		ok := true
+		for i, s := range sp.ClientAuth.SecretNames {
+			ca, err := b.caFromSecret(o.Namespace, s)
+			if err != nil {
+				b.errorf(src, []string{"tlsOptions " + id}, fmt.Sprintf("spec.clientAuth.secretNames[%d]", i), "%v: TLS option left out (routers using it are disabled)", err)
+				ok = false
+				break
+			}
+			opt.ClientAuth.CAFiles = append(opt.ClientAuth.CAFiles, ca)
+		}
+		if ok {
+			b.conf.TLS.Options[id] = opt
+			b.origins["tlsOptions "+id] = src
+		}
+	}
+	if len(defaults) > 1 {
+		delete(b.conf.TLS.Options, defaultName)
+		b.errorf("TLSOption */default", []string{"tlsOptions default"}, "metadata.name",
+			"a TLSOption named default exists in several namespaces (%s): none of them is used", strings.Join(defaults, ", "))
+	}
+}
+
+// tlsStores publishes each TLSStore ("default", or "<ns>-<name>") and the
+// certificates it lists, in that store.
+func (b *builder) tlsStores(objs []*TLSStore) {
+	var defaults []string
+	for _, o := range objs {
+		src := source("TLSStore", o.Namespace, o.Name)
+		id := normalize(makeID(o.Namespace, o.Name))
+		if o.Name == defaultName {
+			id = defaultName
+			defaults = append(defaults, o.Namespace)
+		}
+		obj := []string{"tlsStore " + id}
+		store := &config.TLSStore{DefaultGeneratedCert: o.Spec.DefaultGeneratedCert}
+		if d := o.Spec.DefaultCertificate; d != nil {
+			c, err := b.certificate(o.Namespace, d.SecretName)
+			if err != nil {
+				b.errorf(src, obj, "spec.defaultCertificate.secretName", "%v: store left out", err)
+				continue
+			}
+			store.DefaultCertificate = &c
+		}
+		for i, c := range o.Spec.Certificates {
+			if err := b.addCertificate(o.Namespace, c.SecretName, []string{id}); err != nil {
+				b.errorf(src, nil, fmt.Sprintf("spec.certificates[%d].secretName", i), "%v: this certificate is left out", err)
+			}
+		}
+		b.conf.TLS.Stores[id] = store
+		b.origins["tlsStore "+id] = src
+	}
+	if len(defaults) > 1 {
+		delete(b.conf.TLS.Stores, defaultName)
+		b.errorf("TLSStore */default", []string{"tlsStore default"}, "metadata.name",
+			"a TLSStore named default exists in several namespaces (%s): none of them is used", strings.Join(defaults, ", "))
+	}
+}

@@ -1,0 +1,151 @@
+package crd
+
+import "github.com/gantry-proxy/gantry/config"
+
+// TraefikServiceSpec is a service of services; exactly one field is set.
+// Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/http/traefikservice/
+type TraefikServiceSpec struct {
+	Weighted            *Weighted  `json:"weighted,omitempty"`
+	Mirroring           *Mirroring `json:"mirroring,omitempty"`
+	HighestRandomWeight *HRW       `json:"highestRandomWeight,omitempty"`
+	Failover            *Failover  `json:"failover,omitempty"`
+}
+
+// Weighted splits requests over Services by weight (default 1).
+type Weighted struct {
+	Services []Service      `json:"services,omitempty"`
+	Sticky   *config.Sticky `json:"sticky,omitempty"`
+}
+
+// HRW sends each client to one Service by rendezvous hashing.
+type HRW struct {
+	Services []Service `json:"services,omitempty"`
+}
+
+// Mirroring sends every request to the inline Service and a percentage to
+// each mirror.
+type Mirroring struct {
+	Service     `json:",inline"`
+	MirrorBody  *bool           `json:"mirrorBody,omitempty"`
+	MaxBodySize *int64          `json:"maxBodySize,omitempty"`
+	Mirrors     []MirrorService `json:"mirrors,omitempty"`
+}
+
+// MirrorService is one mirror and its percentage (0–100).
+type MirrorService struct {
+	Service `json:",inline"`
+	Percent int `json:"percent,omitempty"`
+}
+
+// Failover uses Fallback while Service has no available server, or for the
+// answers whose status is in Errors.Status.
+type Failover struct {
+	Service  Service       `json:"service" crd:"required"`
+	Fallback Service       `json:"fallback" crd:"required"`
+	Errors   FailoverError `json:"errors" crd:"required"`
+}
+
+// FailoverError is failover.errors.
+type FailoverError struct {
+	Status              []string `json:"status,omitempty"`
+	MaxRequestBodyBytes *int64   `json:"maxRequestBodyBytes,omitempty"`
+}
+
+// TLSOptionSpec is a named set of TLS parameters; ClientAuth.SecretNames
+// are Secrets holding client CAs (key tls.ca or ca.crt). A TLSOption named
+// "default" (in one namespace only) replaces the default options.
+// Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/tls/tlsoption/
+type TLSOptionSpec struct {
+	MinVersion               string     `json:"minVersion,omitempty"`
+	MaxVersion               string     `json:"maxVersion,omitempty"`
+	CipherSuites             []string   `json:"cipherSuites,omitempty"`
+	CurvePreferences         []string   `json:"curvePreferences,omitempty"`
+	ClientAuth               ClientAuth `json:"clientAuth,omitzero"`
+	SniStrict                bool       `json:"sniStrict,omitempty"`
+	ALPNProtocols            []string   `json:"alpnProtocols,omitempty"`
+	DisableSessionTickets    bool       `json:"disableSessionTickets,omitempty"`
+	PreferServerCipherSuites *bool      `json:"preferServerCipherSuites,omitempty"`
+}
+
+// ClientAuth is a TLSOption's client certificate policy.
+type ClientAuth struct {
+	SecretNames    []string `json:"secretNames,omitempty"`
+	ClientAuthType string   `json:"clientAuthType,omitempty" crd:"enum=NoClientCert|RequestClientCert|RequireAnyClientCert|VerifyClientCertIfGiven|RequireAndVerifyClientCert"`
+}
+
+// TLSStoreSpec is a certificate store (only "default" is used by routers):
+// its default certificate and extra certificates, each from a Secret.
+// Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/tls/tlsstore/
+type TLSStoreSpec struct {
+	DefaultCertificate   *SecretRef            `json:"defaultCertificate,omitempty"`
+	DefaultGeneratedCert *config.GeneratedCert `json:"defaultGeneratedCert,omitempty"`
+	Certificates         []SecretRef           `json:"certificates,omitempty"`
+}
+
+// SecretRef names a kubernetes.io/tls Secret (keys tls.crt and tls.key) in
+// the referring object's namespace.
+type SecretRef struct {
+	SecretName string `json:"secretName" crd:"required"`
+}
+
+// ServersTransportSpec is how Gantry connects to HTTP servers. CA and
+// client certificates come from Secrets and ConfigMaps of the same
+// namespace. CipherSuites, MinVersion, MaxVersion, PeerCertSANs and Spiffe
+// are Traefik fields Gantry does not implement (a Problem when set).
+// Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/http/serverstransport/
+type ServersTransportSpec struct {
+	ServerName          string                     `json:"serverName,omitempty"`
+	InsecureSkipVerify  bool                       `json:"insecureSkipVerify,omitempty"`
+	RootCAs             []RootCA                   `json:"rootCAs,omitempty"`
+	RootCAsSecrets      []string                   `json:"rootCAsSecrets,omitempty"`
+	CertificatesSecrets []string                   `json:"certificatesSecrets,omitempty"`
+	CipherSuites        []string                   `json:"cipherSuites,omitempty"`
+	MinVersion          string                     `json:"minVersion,omitempty"`
+	MaxVersion          string                     `json:"maxVersion,omitempty"`
+	MaxIdleConnsPerHost int                        `json:"maxIdleConnsPerHost,omitempty" crd:"min=-1"`
+	ForwardingTimeouts  *config.ForwardingTimeouts `json:"forwardingTimeouts,omitempty"`
+	DisableHTTP2        bool                       `json:"disableHTTP2,omitempty"`
+	PeerCertURI         string                     `json:"peerCertURI,omitempty"`
+	PeerCertSANs        []SAN                      `json:"peerCertSANs,omitempty"`
+	Spiffe              *Spiffe                    `json:"spiffe,omitempty"`
+}
+
+// RootCA is a CA from a Secret or a ConfigMap (key tls.ca or ca.crt).
+type RootCA struct {
+	Secret    *string `json:"secret,omitempty"`
+	ConfigMap *string `json:"configMap,omitempty"`
+}
+
+// SAN is a subject alternative name a server certificate must carry.
+type SAN struct {
+	Type  string `json:"type,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// Spiffe is Traefik's SPIFFE server verification.
+type Spiffe struct {
+	IDs         []string `json:"ids,omitempty"`
+	TrustDomain string   `json:"trustDomain,omitempty"`
+}
+
+// ServersTransportTCPSpec is how Gantry connects to TCP servers.
+// Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/tcp/serverstransporttcp/
+type ServersTransportTCPSpec struct {
+	DialTimeout      *config.Duration      `json:"dialTimeout,omitempty"`
+	DialKeepAlive    *config.Duration      `json:"dialKeepAlive,omitempty"`
+	ProxyProtocol    *config.ProxyProtocol `json:"proxyProtocol,omitempty"`
+	TerminationDelay *config.Duration      `json:"terminationDelay,omitempty"`
+	TLS              *TLSClientConfig      `json:"tls,omitempty"`
+}
+
+// TLSClientConfig is a ServersTransportTCP's TLS towards the servers.
+type TLSClientConfig struct {
+	ServerName          string   `json:"serverName,omitempty"`
+	InsecureSkipVerify  bool     `json:"insecureSkipVerify,omitempty"`
+	RootCAs             []RootCA `json:"rootCAs,omitempty"`
+	RootCAsSecrets      []string `json:"rootCAsSecrets,omitempty"`
+	CertificatesSecrets []string `json:"certificatesSecrets,omitempty"`
+	PeerCertURI         string   `json:"peerCertURI,omitempty"`
+	PeerCertSANs        []SAN    `json:"peerCertSANs,omitempty"`
+	Spiffe              *Spiffe  `json:"spiffe,omitempty"`
+}
