@@ -218,7 +218,6 @@ type Host struct {
 	tls, tls1 *tls.Config // with ServerName set
 	idle      chan *pconn
 	uses      atomic.Int64 // Forward calls, for the reaper
-	peekUntil atomic.Int64 // unix ns: until then every idle connection is peeked (get)
 	seen      int64        // uses at the reaper's last round (reaper only)
 
 	h2mu sync.Mutex
@@ -245,38 +244,25 @@ func (h *Host) closeIdle() {
 	}
 }
 
-// peekAfter is how long a connection idles before a request that may be
-// replayed checks it with the liveness peek; peekHold how long a Host
-// checks every connection after one it did not check turned out closed.
-const (
-	peekAfter = time.Second
-	peekHold  = 10 * time.Second
-)
-
 // get returns an idle connection that is still open and silent, or nil;
 // now is the current time.
 //
-// An idle connection the server closed, reset, or wrote to (bytes nobody
-// asked for must never become the next client's response) is dropped;
-// one non-blocking peek (a syscall) tells. The peek is skipped (the
-// connection is "unchecked") only when replay is true — the request may
-// be sent again, it has no body and an idempotent method, so a
-// connection found closed before any response byte is retried on a
-// checked one — and the connection went idle less than peekAfter ago
-// after a response with a body (a backend that sends a body to HEAD or
-// with a 204/304 does so right after it: those are always checked), and
-// no unchecked connection of h was found closed in the last peekHold (a
-// backend with a short keep-alive timeout is checked every time). The
-// price: such a request may reach a server twice (first on a connection
-// the server half-closed), as net/http's Transport allows for replayable
-// requests.
-func (h *Host) get(replay bool, now time.Time) *pconn {
+// Every idle connection is checked before reuse with one non-blocking
+// peek (a syscall, alive): one the server closed or reset is dropped, and
+// so is one holding bytes nobody asked for — whatever a backend wrote on
+// an idle connection before a request was written there can never be
+// taken for that request's response (a stray or forged response would
+// otherwise answer the next client). The check is not skipped for any
+// request or idle time: a backend may write those bytes at any moment
+// after its response (issue 26: 50 ms later, the next request 300 ms
+// later). What it cannot see is a close that races the request's write;
+// a replayable request that then fails before any response byte is sent
+// again once on a new connection (Forward).
+func (h *Host) get(now time.Time) *pconn {
 	for {
 		select {
 		case pc := <-h.idle:
-			idle := now.Sub(pc.idleAt)
-			pc.unchecked = replay && idle < peekAfter && !pc.mustPeek && now.UnixNano() >= h.peekUntil.Load()
-			if idle > h.c.o.IdleConnTimeout || pc.r != pc.w || !pc.unchecked && !alive(pc) {
+			if now.Sub(pc.idleAt) > h.c.o.IdleConnTimeout || pc.r != pc.w || !alive(pc) {
 				pc.c.Close()
 				continue
 			}

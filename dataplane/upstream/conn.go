@@ -29,9 +29,6 @@ type pconn struct {
 	bw     *bufio.Writer
 	idleAt time.Time
 	reused bool
-	// unchecked: taken from the pool without the liveness peek (get);
-	// mustPeek: the last response had no body, the next use peeks.
-	unchecked, mustPeek bool
 
 	// Per exchange: the request's context, the hard read deadline of the
 	// current phase (zero: none), whether the deadline set on the socket is

@@ -29,11 +29,12 @@
 // Connections: a connection is owned by one exchange at a time and goes
 // back to its Host's idle pool (a buffered channel: no lock) only after an
 // exchange that ended cleanly — the whole request written, the whole
-// response read, no Connection: close, nothing buffered beyond it. A
+// response read, no Connection: close, nothing buffered beyond it. Every
 // pooled connection is checked with one non-blocking peek before reuse
-// (closed, reset or unsolicited bytes: dropped), and a replayable bodyless
-// request that meets a connection the server had closed is sent again
-// once on a new one.
+// (closed, reset or unsolicited bytes: dropped, so bytes a backend wrote
+// unasked never become the next request's response), and a replayable
+// bodyless request that meets a connection the server closed right after
+// that check is sent again once on a new one.
 //
 // Cancellation: a read that waits more than 100 ms starts watching the
 // request's context (context.AfterFunc), so a fast exchange allocates

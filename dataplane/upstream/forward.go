@@ -54,8 +54,8 @@ var _ net.Error = (*timeoutError)(nil)
 var copyBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
 // errStale marks a reused connection that failed before any response
-// byte: the server had closed it. A replayable request is sent again on a
-// new connection.
+// byte: the server closed it between the liveness check and the request's
+// write. A replayable request is sent again on a new connection.
 var errStale = errors.New("upstream: reused connection closed by the server")
 
 // Forward sends ob to the backend and relays the response to w: 1xx
@@ -91,7 +91,7 @@ func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 	}
 	replay := !hasBody(r) && replayable(r)
 	for attempt := 0; ; attempt++ {
-		pc := h.get(replay && attempt == 0, start)
+		pc := h.get(start)
 		if pc == nil {
 			var cc *http2.ClientConn
 			var err error
@@ -107,15 +107,9 @@ func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
 				return Result{Err: &dialError{errors.New("upstream: new HTTP/2 connection refuses requests")}}
 			}
 		}
-		unchecked := pc.unchecked
 		res = h.exchange(pc, w, ob, start, up)
-		if errors.Is(res.Err, errStale) {
-			if unchecked {
-				h.peekUntil.Store(time.Now().Add(peekHold).UnixNano())
-			}
-			if attempt == 0 && replay && r.Context().Err() == nil {
-				continue
-			}
+		if errors.Is(res.Err, errStale) && attempt == 0 && replay && r.Context().Err() == nil {
+			continue
 		}
 		return res
 	}
@@ -382,7 +376,6 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		}
 	}
 	reuse = bodyDone && werr == nil && !hd.close && keepAlive
-	pc.mustPeek = hd.framing == bodyNone
 	return res
 }
 

@@ -60,15 +60,10 @@ func (be *halfClosingBackend) requests() []string {
 	return append([]string(nil), be.seen...)
 }
 
-// The liveness peek is skipped for a request that may be replayed on a
-// connection that went idle a moment ago: when the backend had closed it,
-// the request fails before any response byte and is sent again on a new
-// connection — the client gets its answer, and the backend sees it twice.
-// A request that cannot be replayed (POST) is never written to a closed
-// connection: its connection is peeked first. After one unchecked
-// connection turned out closed, the Host checks every one (a backend with
-// a short keep-alive timeout costs one retry, not one per request).
-func TestUncheckedReuseRetriesReplayableOnly(t *testing.T) {
+// Every idle connection is checked before reuse, whatever the request: a
+// connection the backend half-closed while idle is never written to (the
+// backend sees each request once), GET or POST.
+func TestHalfClosedIdleConnectionIsNeverWrittenTo(t *testing.T) {
 	be, addr := newHalfClosingBackend(t)
 	c := testClient(Options{})
 	defer c.Close()
@@ -86,10 +81,10 @@ func TestUncheckedReuseRetriesReplayableOnly(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // the FIN reaches the pooled socket
 	}
 	do("GET")  // conn 1, half-closed afterwards
-	do("GET")  // unchecked conn 1: written there, EOF, retried on conn 2
-	do("POST") // peeked: conn 2 is closed, so conn 3
-	do("GET")  // peekHold: conn 3 is peeked, so conn 4
-	want := []string{"1: GET", "1: GET", "2: GET", "3: POST", "4: GET"}
+	do("GET")  // conn 1 is found closed: conn 2
+	do("POST") // conn 3
+	do("GET")  // conn 4
+	want := []string{"1: GET", "2: GET", "3: POST", "4: GET"}
 	got := be.requests()
 	slices.Sort(got) // conn 1's reader may record after conn 2's
 	if len(got) != len(want) {
@@ -146,6 +141,47 @@ func TestBodylessResponseIsPeekedBeforeReuse(t *testing.T) {
 	defer mu.Unlock()
 	if conns != 2 {
 		t.Fatalf("%d connections, want 2 (the one with unasked bytes dropped)", conns)
+	}
+}
+
+// Issue 26: a backend that writes a forged response 50 ms after each
+// genuine one (with a body, to a GET) must never answer the next GET sent
+// 300 ms later on that connection: the forged bytes make the idle
+// connection unusable, whatever the method and however short the idle
+// time.
+func TestUnaskedBytesAfterABodyAreNeverTheNextResponse(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	addr := rawBackend(t, func(c net.Conn) {
+		defer c.Close()
+		mu.Lock()
+		conns++
+		mu.Unlock()
+		br := bufio.NewReader(c)
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\ngenuine")
+			time.Sleep(50 * time.Millisecond)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged")
+		}
+	})
+	c := testClient(Options{})
+	defer c.Close()
+	for i := range 4 {
+		for _, m := range []string{"GET", "OPTIONS", "POST"} {
+			w, res := forward(t, c, addr, httptest.NewRequest(m, "http://x.test/", nil))
+			if res.Err != nil || w.body.String() != "genuine" {
+				t.Fatalf("round %d %s: got %q %v, want the genuine answer", i, m, w.body.String(), res.Err)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 12 {
+		t.Fatalf("%d connections for 12 requests, want 12 (each poisoned connection dropped)", conns)
 	}
 }
 
