@@ -268,9 +268,14 @@ type WeightedRoundRobin struct {
 }
 
 // WRRService is one weighted child service; Weight defaults to 1.
+// Status, instead of Name, makes the child answer that HTTP status itself
+// (an empty body): the share of requests the Gateway API sends to an
+// invalid backendRef gets 500 (Traefik's internal WRRService.Status).
+// HTTP weighted services only.
 type WRRService struct {
 	Name   string `json:"name,omitempty"`
 	Weight *int   `json:"weight,omitempty"`
+	Status *int   `json:"status,omitempty"`
 }
 
 // Mirroring sends every request to Service and a percentage to each mirror,

@@ -229,7 +229,12 @@ func validateService(name string, s *Service) []ValidationError {
 			errs = append(errs, e("weighted.services", "empty"))
 		}
 		for i, c := range s.Weighted.Services {
-			if c.Name == "" {
+			switch {
+			case c.Status != nil && c.Name != "":
+				errs = append(errs, e(fmt.Sprintf("weighted.services[%d]", i), "name and status are exclusive"))
+			case c.Status != nil && (*c.Status < 100 || *c.Status > 599):
+				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].status", i), "%d is not an HTTP status", *c.Status))
+			case c.Status == nil && c.Name == "":
 				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].name", i), "empty"))
 			}
 			if c.Weight != nil && *c.Weight < 0 {
@@ -294,6 +299,10 @@ func MiddlewareKinds(m *Middleware) []string {
 	add(m.GrpcWeb != nil, "grpcWeb")
 	add(m.EncodedCharacters != nil, "encodedCharacters")
 	add(m.Plugin != nil, "plugin")
+	add(m.RequestHeaderModifier != nil, "requestHeaderModifier")
+	add(m.ResponseHeaderModifier != nil, "responseHeaderModifier")
+	add(m.RequestRedirect != nil, "requestRedirect")
+	add(m.URLRewrite != nil, "urlRewrite")
 	return k
 }
 

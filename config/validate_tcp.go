@@ -127,6 +127,9 @@ func validateWRR(e fieldErrorf, svcs []WRRService) []ValidationError {
 		if c.Name == "" {
 			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].name", i), "empty"))
 		}
+		if c.Status != nil {
+			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].status", i), "HTTP services only"))
+		}
 		if c.Weight != nil && *c.Weight < 0 {
 			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].weight", i), "%d is negative", *c.Weight))
 		}

@@ -348,9 +348,14 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		var children []http.Handler
 		var weights []int
 		for _, c := range s.Weighted.Services {
-			ch, err := g.Service(ctx, c.Name)
-			if err != nil {
-				return nil, fmt.Errorf("weighted: %w", err)
+			var ch http.Handler
+			if c.Status != nil {
+				ch = balance.StatusHandler(*c.Status)
+			} else {
+				var err error
+				if ch, err = g.Service(ctx, c.Name); err != nil {
+					return nil, fmt.Errorf("weighted: %w", err)
+				}
 			}
 			children = append(children, ch)
 			w := 1

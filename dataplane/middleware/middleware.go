@@ -95,6 +95,14 @@ func New(ctx context.Context, name string, c *config.Middleware, res Resolver) (
 		m, err = newGrpcWeb(c.GrpcWeb)
 	case c.EncodedCharacters != nil:
 		m, err = newEncodedCharacters(c.EncodedCharacters)
+	case c.RequestHeaderModifier != nil:
+		m, err = newRequestHeaderModifier(c.RequestHeaderModifier)
+	case c.ResponseHeaderModifier != nil:
+		m, err = newResponseHeaderModifier(c.ResponseHeaderModifier)
+	case c.RequestRedirect != nil:
+		m, err = newRequestRedirect(c.RequestRedirect)
+	case c.URLRewrite != nil:
+		m, err = newURLRewrite(c.URLRewrite)
 	default:
 		return nil, fmt.Errorf("middleware %s: kind %s is not supported", name, kinds[0])
 	}

@@ -1,0 +1,138 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// loadGRPCRoutes translates GRPCRoutes: a gRPC method is the HTTP/2 path
+// "/<service>/<method>"; backends default to h2c.
+// Source: https://gateway-api.sigs.k8s.io/api-types/grpcroute/
+func (t *translator) loadGRPCRoutes() {
+	for _, r := range t.in.GRPCRoutes {
+		m := routeMeta{kind: "GRPCRoute", obj: r.ObjectMeta}
+		pms := t.parents(r.Namespace, r.Spec.ParentRefs)
+		if len(pms) == 0 {
+			continue
+		}
+		type built struct {
+			service string
+			filters []gwv1.HTTPRouteFilter
+		}
+		rules := make([]built, len(r.Spec.Rules))
+		var first *refError
+		for ri, rule := range r.Spec.Rules {
+			base := objName("grpcroute", r.Namespace, r.Name, "r"+strconv.Itoa(ri))
+			var refs []backendRef
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, backendRef{ref: b.BackendObjectReference, weight: b.Weight, filters: grpcFilters(b.Filters)})
+			}
+			svc, rerr := t.weightedService(m, base, fmt.Sprintf("spec.rules[%d]", ri), refs, "h2c", "")
+			if first == nil {
+				first = rerr
+			}
+			rules[ri] = built{service: svc, filters: grpcFilters(rule.Filters)}
+		}
+		var sts []gwv1.RouteParentStatus
+		for _, pm := range pms {
+			atts, accepted := t.attach(pm, m.kind, r.Namespace, r.Generation, r.Spec.Hostnames, true)
+			for _, a := range atts {
+				for ri, rule := range r.Spec.Rules {
+					matches := rule.Matches
+					if len(matches) == 0 {
+						matches = []gwv1.GRPCRouteMatch{{}}
+					}
+					for mi, match := range matches {
+						t.grpcRouter(m, pm, a, rules[ri].service, rules[ri].filters, match, ri, mi)
+					}
+				}
+			}
+			sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(first, r.Generation)))
+		}
+		t.status.Routes[m.key()] = sts
+	}
+}
+
+// grpcFilters converts GRPCRoute filters to their HTTPRoute equivalents
+// (same semantics for the header modifiers, mirror and extensionRef).
+func grpcFilters(fs []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
+	out := make([]gwv1.HTTPRouteFilter, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, gwv1.HTTPRouteFilter{
+			Type:                   gwv1.HTTPRouteFilterType(f.Type),
+			RequestHeaderModifier:  f.RequestHeaderModifier,
+			ResponseHeaderModifier: f.ResponseHeaderModifier,
+			RequestMirror:          f.RequestMirror,
+			ExtensionRef:           f.ExtensionRef,
+		})
+	}
+	return out
+}
+
+func (t *translator) grpcRouter(m routeMeta, pm parentMatch, a attachment, service string, filters []gwv1.HTTPRouteFilter, match gwv1.GRPCRouteMatch, ri, mi int) {
+	var svc, meth string
+	typ := gwv1.GRPCMethodMatchExact
+	if match.Method != nil {
+		svc, meth = ptrOr(match.Method.Service, ""), ptrOr(match.Method.Method, "")
+		typ = ptrOr(match.Method.Type, gwv1.GRPCMethodMatchExact)
+	}
+	var path string
+	switch {
+	case svc == "" && meth == "":
+		path = "PathPrefix(`/`)"
+	case typ == gwv1.GRPCMethodMatchRegularExpression:
+		s, me := svc, meth
+		if s == "" {
+			s = "[^/]+"
+		}
+		if me == "" {
+			me = "[^/]+"
+		}
+		path = "PathRegexp(" + quote("^/(?:"+s+")/(?:"+me+")$") + ")"
+	case meth == "":
+		path = "PathPrefix(" + quote("/"+svc+"/") + ")"
+	case svc == "":
+		path = "PathRegexp(" + quote("^/[^/]+/"+regexp.QuoteMeta(meth)+"$") + ")"
+	default:
+		path = "Path(" + quote("/"+svc+"/"+meth) + ")"
+	}
+	for gi, hosts := range hostGroups(a.hosts) {
+		name := objName("grpcroute", m.obj.Namespace, m.obj.Name, "r"+strconv.Itoa(ri), "gw", pm.gw.obj.Namespace, pm.gw.obj.Name, string(a.listener.spec.Name), "m"+strconv.Itoa(mi), "h"+strconv.Itoa(gi))
+		parts := append(hostParts(hosts, a.listener.isolate), path)
+		for _, h := range match.Headers {
+			if ptrOr(h.Type, gwv1.GRPCHeaderMatchExact) == gwv1.GRPCHeaderMatchRegularExpression {
+				parts = append(parts, "HeaderRegexp("+quote(string(h.Name))+", "+quote(anchor(h.Value))+")")
+			} else {
+				parts = append(parts, "Header("+quote(string(h.Name))+", "+quote(h.Value)+")")
+			}
+		}
+		router := &config.Router{EntryPoints: []string{a.listener.ep}, Rule: strings.Join(parts, " && "), Service: service}
+		if a.listener.spec.Protocol == gwv1.HTTPSProtocolType {
+			router.TLS = &config.RouterTLSConfig{}
+		}
+		mws, failed := t.filters(m, name, filters, "", "", int(a.listener.spec.Port), fmt.Sprintf("spec.rules[%d].filters", ri))
+		router.Middlewares = mws
+		if failed {
+			router.Service = t.statusService(500)
+		}
+		t.conf.HTTP.Routers[name] = router
+		key := precedence{
+			exactPath: svc != "" && meth != "" && typ == gwv1.GRPCMethodMatchExact,
+			pathLen:   len(svc) + len(meth),
+			prefix:    typ == gwv1.GRPCMethodMatchExact,
+			headers:   len(match.Headers),
+			created:   m.obj.CreationTimestamp.Time,
+			ns:        m.obj.Namespace, name: m.obj.Name, rule: ri, match: mi,
+		}
+		if len(hosts) > 0 {
+			key.host = classOf(hosts[0])
+		}
+		t.routers = append(t.routers, rankedRouter{name: name, router: router, key: key})
+	}
+}

@@ -1,0 +1,296 @@
+package gateway
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
+)
+
+// routeMeta is what every route kind shares.
+type routeMeta struct {
+	kind string
+	obj  metav1.ObjectMeta
+}
+
+func (m routeMeta) key() RouteKey {
+	return RouteKey{Kind: m.kind, NamespacedName: types.NamespacedName{Namespace: m.obj.Namespace, Name: m.obj.Name}}
+}
+
+// parentStatus is one RouteParentStatus of ours.
+func (t *translator) parentStatus(pm parentMatch, conds ...metav1.Condition) gwv1.RouteParentStatus {
+	return gwv1.RouteParentStatus{ParentRef: pm.ref, ControllerName: gwv1.GatewayController(t.opts.ControllerName), Conditions: conds}
+}
+
+// resolvedRefs is the ResolvedRefs condition for the first refError.
+func resolvedRefs(err *refError, gen int64) metav1.Condition {
+	if err == nil {
+		return cond(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "", gen)
+	}
+	return cond(string(gwv1.RouteConditionResolvedRefs), false, string(err.reason), err.msg, gen)
+}
+
+// loadHTTPRoutes translates every HTTPRoute attached to our Gateways.
+func (t *translator) loadHTTPRoutes() {
+	for _, r := range t.in.HTTPRoutes {
+		meta := routeMeta{kind: "HTTPRoute", obj: r.ObjectMeta}
+		pms := t.parents(r.Namespace, r.Spec.ParentRefs)
+		if len(pms) == 0 {
+			continue
+		}
+		// Services and middlewares per rule do not depend on the parent.
+		rules := make([]httpRule, len(r.Spec.Rules))
+		var firstErr *refError
+		for ri := range r.Spec.Rules {
+			rules[ri] = t.httpRule(meta, r.Spec.Rules[ri], ri)
+			if firstErr == nil {
+				firstErr = rules[ri].err
+			}
+		}
+		var sts []gwv1.RouteParentStatus
+		for _, pm := range pms {
+			atts, accepted := t.attach(pm, meta.kind, r.Namespace, r.Generation, r.Spec.Hostnames, true)
+			for _, a := range atts {
+				for ri, rule := range r.Spec.Rules {
+					t.httpRouters(meta, pm, a, rules[ri], rule.Matches, ri)
+				}
+			}
+			sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(firstErr, r.Generation)))
+		}
+		t.status.Routes[meta.key()] = sts
+	}
+}
+
+// httpRule is the parent-independent part of one rule: its service and
+// the filters' middleware templates (built per match, for prefixes).
+type httpRule struct {
+	base    string
+	service string
+	filters []gwv1.HTTPRouteFilter
+	err     *refError
+}
+
+// httpRule builds a rule's service: a weighted service over its
+// backendRefs (each invalid one a 500 share), wrapped in a mirroring
+// service for RequestMirror filters.
+func (t *translator) httpRule(m routeMeta, rule gwv1.HTTPRouteRule, ri int) httpRule {
+	hr := httpRule{base: objName("httproute", m.obj.Namespace, m.obj.Name, "r"+strconv.Itoa(ri)), filters: rule.Filters}
+	field := fmt.Sprintf("spec.rules[%d]", ri)
+	transport := t.timeouts(m, rule.Timeouts, hr.base, field)
+	refs := make([]backendRef, 0, len(rule.BackendRefs))
+	for _, b := range rule.BackendRefs {
+		refs = append(refs, backendRef{ref: b.BackendObjectReference, weight: b.Weight, filters: b.Filters})
+	}
+	hr.service, hr.err = t.weightedService(m, hr.base, field, refs, "http", transport)
+	var mirrors []config.MirrorService
+	for fi, f := range rule.Filters {
+		if f.Type != gwv1.HTTPRouteFilterRequestMirror || f.RequestMirror == nil {
+			continue
+		}
+		svc, rerr := t.httpService(m.kind, m.obj.Namespace, f.RequestMirror.BackendRef, "http", "")
+		if rerr != nil {
+			t.problem(providers.SeverityError, m.kind, m.obj.Namespace, m.obj.Name, fmt.Sprintf("%s.filters[%d].requestMirror", field, fi), "%s", rerr.msg)
+			if hr.err == nil {
+				hr.err = rerr
+			}
+			continue
+		}
+		mirrors = append(mirrors, config.MirrorService{Name: svc, Percent: mirrorPercent(f.RequestMirror)})
+	}
+	if len(mirrors) > 0 {
+		name := hr.base + "-mirror"
+		t.conf.HTTP.Services[name] = &config.Service{Mirroring: &config.Mirroring{Service: hr.service, Mirrors: mirrors}}
+		hr.service = name
+	}
+	return hr
+}
+
+// mirrorPercent is the percentage of requests mirrored: percent, or the
+// fraction rounded to a whole percent (Gantry's mirroring unit), else 100.
+func mirrorPercent(f *gwv1.HTTPRequestMirrorFilter) int {
+	switch {
+	case f.Percent != nil:
+		return int(*f.Percent)
+	case f.Fraction != nil:
+		d := ptrOr(f.Fraction.Denominator, 100)
+		if d <= 0 {
+			return 0
+		}
+		return int((int64(f.Fraction.Numerator)*100 + int64(d)/2) / int64(d))
+	}
+	return 100
+}
+
+// timeouts adds a serversTransport for a rule's timeouts and returns its
+// name ("" for none). Gantry bounds the wait for the backend's response
+// header with the shorter of request and backendRequest; "0s" disables a
+// timeout (Gateway API GEP-1742).
+func (t *translator) timeouts(m routeMeta, to *gwv1.HTTPRouteTimeouts, base, field string) string {
+	if to == nil {
+		return ""
+	}
+	var d time.Duration
+	for name, v := range map[string]*gwv1.Duration{"request": to.Request, "backendRequest": to.BackendRequest} {
+		if v == nil {
+			continue
+		}
+		x, err := time.ParseDuration(string(*v))
+		if err != nil || x < 0 {
+			t.problem(providers.SeverityWarning, m.kind, m.obj.Namespace, m.obj.Name, field+".timeouts."+name, "%q is not a duration; ignored", *v)
+			continue
+		}
+		if x > 0 && (d == 0 || x < d) {
+			d = x
+		}
+	}
+	if d == 0 {
+		return ""
+	}
+	name := base + "-timeouts"
+	t.conf.HTTP.ServersTransports[name] = &config.ServersTransport{
+		ForwardingTimeouts: &config.ForwardingTimeouts{ResponseHeaderTimeout: config.Duration(d)},
+	}
+	return name
+}
+
+// httpRouters adds one router per match and hostname class for one
+// listener attachment.
+func (t *translator) httpRouters(m routeMeta, pm parentMatch, a attachment, hr httpRule, matches []gwv1.HTTPRouteMatch, ri int) {
+	if len(matches) == 0 {
+		matches = []gwv1.HTTPRouteMatch{{}}
+	}
+	groups := hostGroups(a.hosts)
+	for mi, match := range matches {
+		for gi, hosts := range groups {
+			name := objName(hr.base, "gw", pm.gw.obj.Namespace, pm.gw.obj.Name, string(a.listener.spec.Name), "m"+strconv.Itoa(mi), "h"+strconv.Itoa(gi))
+			path := ptrOr(match.Path, gwv1.HTTPPathMatch{})
+			ptype, pval := ptrOr(path.Type, gwv1.PathMatchPathPrefix), ptrOr(path.Value, "/")
+			parts := append(hostParts(hosts, a.listener.isolate), pathRule(ptype, pval))
+			if match.Method != nil {
+				parts = append(parts, "Method("+quote(string(*match.Method))+")")
+			}
+			for _, h := range match.Headers {
+				if ptrOr(h.Type, gwv1.HeaderMatchExact) == gwv1.HeaderMatchRegularExpression {
+					parts = append(parts, "HeaderRegexp("+quote(string(h.Name))+", "+quote(anchor(h.Value))+")")
+				} else {
+					parts = append(parts, "Header("+quote(string(h.Name))+", "+quote(h.Value)+")")
+				}
+			}
+			for _, q := range match.QueryParams {
+				if ptrOr(q.Type, gwv1.QueryParamMatchExact) == gwv1.QueryParamMatchRegularExpression {
+					parts = append(parts, "QueryRegexp("+quote(string(q.Name))+", "+quote(anchor(q.Value))+")")
+				} else {
+					parts = append(parts, "Query("+quote(string(q.Name))+", "+quote(q.Value)+")")
+				}
+			}
+			router := &config.Router{
+				EntryPoints: []string{a.listener.ep},
+				Rule:        strings.Join(parts, " && "),
+				Service:     hr.service,
+			}
+			if a.listener.spec.Protocol == gwv1.HTTPSProtocolType {
+				router.TLS = &config.RouterTLSConfig{}
+			}
+			mws, ferr := t.filters(m, name, hr.filters, ptype, pval, int(a.listener.spec.Port), fmt.Sprintf("spec.rules[%d].filters", ri))
+			router.Middlewares = mws
+			if ferr {
+				router.Service = t.statusService(500)
+			}
+			t.conf.HTTP.Routers[name] = router
+			key := precedence{
+				exactPath: ptype == gwv1.PathMatchExact,
+				pathLen:   len(strings.TrimSuffix(pval, "/")),
+				prefix:    ptype == gwv1.PathMatchPathPrefix,
+				method:    match.Method != nil,
+				headers:   len(match.Headers),
+				queries:   len(match.QueryParams),
+				created:   m.obj.CreationTimestamp.Time,
+				ns:        m.obj.Namespace, name: m.obj.Name, rule: ri, match: mi,
+			}
+			if len(hosts) > 0 {
+				key.host = classOf(hosts[0])
+			}
+			t.routers = append(t.routers, rankedRouter{name: name, router: router, key: key})
+		}
+	}
+}
+
+// hostGroups splits hostnames into groups of equal precedence (one router
+// each, so each gets its exact rank); no hostname: one empty group.
+func hostGroups(hosts []string) [][]string {
+	if len(hosts) == 0 {
+		return [][]string{nil}
+	}
+	var order []hostClass
+	byClass := map[hostClass][]string{}
+	for _, h := range hosts {
+		c := classOf(h)
+		if _, ok := byClass[c]; !ok {
+			order = append(order, c)
+		}
+		byClass[c] = append(byClass[c], h)
+	}
+	out := make([][]string, 0, len(order))
+	for _, c := range order {
+		out = append(out, byClass[c])
+	}
+	return out
+}
+
+// hostParts is the host part of a rule: the hostnames (any of them), and
+// the more specific listeners' hostnames excluded (listener isolation).
+func hostParts(hosts, isolate []string) []string {
+	var parts []string
+	switch len(hosts) {
+	case 0:
+	case 1:
+		parts = append(parts, hostRule(hosts[0]))
+	default:
+		alts := make([]string, len(hosts))
+		for i, h := range hosts {
+			alts[i] = hostRule(h)
+		}
+		parts = append(parts, "("+strings.Join(alts, " || ")+")")
+	}
+	for _, h := range isolate {
+		parts = append(parts, "!"+hostRule(h))
+	}
+	return parts
+}
+
+// pathRule matches a Gateway API path: Exact is the whole path;
+// PathPrefix matches whole path elements ("/foo" matches "/foo" and
+// "/foo/bar", not "/foobar"; a trailing "/" is ignored);
+// RegularExpression must match the whole path (RE2).
+func pathRule(typ gwv1.PathMatchType, v string) string {
+	switch typ {
+	case gwv1.PathMatchExact:
+		return "Path(" + quote(v) + ")"
+	case gwv1.PathMatchRegularExpression:
+		return "PathRegexp(" + quote(anchor(v)) + ")"
+	}
+	p := strings.TrimRight(v, "/")
+	if p == "" {
+		return "PathPrefix(`/`)"
+	}
+	return "(Path(" + quote(p) + ") || PathPrefix(" + quote(p+"/") + "))"
+}
+
+// anchor makes a regular expression match whole values only.
+func anchor(re string) string { return "^(?:" + re + ")$" }
+
+// statusService returns the weighted service answering status.
+func (t *translator) statusService(status int) string {
+	name := "status-" + strconv.Itoa(status)
+	if _, ok := t.conf.HTTP.Services[name]; !ok {
+		t.conf.HTTP.Services[name] = &config.Service{Weighted: &config.WeightedRoundRobin{Services: []config.WRRService{{Status: new(status)}}}}
+	}
+	return name
+}
