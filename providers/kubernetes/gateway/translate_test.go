@@ -203,7 +203,7 @@ func TestCrossNamespaceBackendNeedsGrant(t *testing.T) {
 	in := &Input{
 		GatewayClasses: []*gwv1.GatewayClass{class()},
 		Gateways:       []*gwv1.Gateway{gw(httpListener("http", 80, ""))},
-		HTTPRoutes: []*gwv1.HTTPRoute{route("default", "x", 1, nil, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{ref, svcRef("web", 80)}})},
+		HTTPRoutes:     []*gwv1.HTTPRoute{route("default", "x", 1, nil, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{ref, svcRef("web", 80)}})},
 	}
 	res := Translate(in, backends(), opts())
 	checkConfig(t, res)
