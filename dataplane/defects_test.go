@@ -96,9 +96,11 @@ func TestConnectionListDoesNotStripMiddlewareHeader(t *testing.T) {
 // The header timeout covers the whole head from the accept: a client that
 // sends its first byte just before the timeout is cut at the timeout, not
 // a second timeout later (net/http's first-byte wait and header timer
-// added up). Times are bounds of a behaviour, not a performance figure.
+// added up). The check is an event order: the cut comes before a header
+// timeout has run from the first byte, the earliest moment the old
+// behaviour could cut (0.95 of a timeout of slack for a busy machine).
 func TestHeaderTimeoutRunsFromAccept(t *testing.T) {
-	const rht = 2 * time.Second
+	const rht = 3 * time.Second
 	d := config.Duration(rht)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &d}}}}, nil)
@@ -108,16 +110,12 @@ func TestHeaderTimeoutRunsFromAccept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	start := time.Now()
 	time.Sleep(rht * 95 / 100)
 	io.WriteString(c, "G")
-	c.SetReadDeadline(time.Now().Add(3 * rht))
+	c.SetReadDeadline(time.Now().Add(rht))
 	_, err = io.ReadAll(c)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatal("connection still open long after the header timeout")
-	}
-	if took := time.Since(start); took > rht+rht/2 {
-		t.Fatalf("cut %v after the accept; want about %v (the header timeout from the accept)", took, rht)
+		t.Fatal("connection still open a header timeout after its first byte: the timeout did not run from the accept")
 	}
 }
 

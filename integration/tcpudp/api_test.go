@@ -68,6 +68,30 @@ udp:
 			return json.Unmarshal(b, v)
 		})
 	}
+	// The API answers from the first generation on, before the file's
+	// snapshot is applied: wait for the generation that holds all of it
+	// (both TCP and both UDP routers, the service and the middleware)
+	// before reading anything, or a read between two generations sees an
+	// empty list (flaky on a busy machine).
+	harness.Try(t, poll, func() error {
+		var ov struct {
+			TCP struct{ Routers, Services, Middlewares struct{ Total int } }
+			UDP struct{ Routers, Services struct{ Total int } }
+		}
+		r, err := http.Get("http://" + api + "/api/overview")
+		if err != nil {
+			return err
+		}
+		defer r.Body.Close()
+		if err := json.NewDecoder(r.Body).Decode(&ov); err != nil {
+			return err
+		}
+		if ov.TCP.Routers.Total != 2 || ov.UDP.Routers.Total != 2 || ov.TCP.Services.Total != 1 ||
+			ov.TCP.Middlewares.Total != 1 || ov.UDP.Services.Total != 1 {
+			return fmt.Errorf("dynamic.yml not applied yet: overview %+v", ov)
+		}
+		return nil
+	})
 	type item struct {
 		Name, Status, Provider, Rule, Service, Type string
 		Error                                       []string
