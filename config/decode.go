@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // Format is a serialisation of a Configuration.
@@ -36,66 +36,83 @@ func FormatOf(name string) (Format, bool) {
 	return "", false
 }
 
-// Decode parses data in format f into a Configuration. Field names match
-// case-insensitively, as in Traefik (entryPoints, entrypoints and EntryPoints
-// are one field); object names keep their case. Unknown fields are errors.
-// Errors name the offending field path and, for syntax errors, the line.
+// Decode is DecodeContext without a deadline.
 func Decode(data []byte, f Format) (*Configuration, error) {
-	var generic any
-	switch f {
-	case YAML:
-		if err := yaml.Unmarshal(data, &generic); err != nil {
-			return nil, fmt.Errorf("yaml: %w", err)
-		}
-	case TOML:
-		m := map[string]any{}
-		if _, err := toml.Decode(string(data), &m); err != nil {
-			return nil, fmt.Errorf("toml: %w", err)
-		}
-		generic = m
-	case JSON:
+	return DecodeContext(context.Background(), data, f)
+}
+
+// DecodeContext parses data in format f into a Configuration, in time
+// linear in len(data) for every format (see decodeYAML). Field names match
+// case-insensitively, as in Traefik (entryPoints, entrypoints and
+// EntryPoints are one field); object names keep their case. Unknown fields
+// are errors. Errors name the offending field path and, for syntax
+// errors, the line. It returns ctx's error when ctx ends first (shutdown
+// during the decode of a large file).
+func DecodeContext(ctx context.Context, data []byte, f Format) (*Configuration, error) {
+	if f == JSON {
 		return decodeJSON(data)
-	default:
-		return nil, fmt.Errorf("unknown format %q", f)
+	}
+	generic, err := DecodeGeneric(ctx, data, f)
+	if err != nil {
+		return nil, err
 	}
 	if generic == nil {
 		return &Configuration{}, nil
 	}
-	generic = stringKeys(generic)
 	if _, ok := generic.(map[string]any); !ok {
-		return nil, fmt.Errorf("%s: top level must be a mapping, got %T", f, generic)
+		return nil, fmt.Errorf("%s: top level must be a mapping, got %s", f, kindOf(generic))
 	}
 	b, err := json.Marshal(generic)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return decodeJSON(b)
 }
 
-// stringKeys returns v with every mapping keyed by strings: YAML decodes a
-// mapping with a non-string key (statusRewrites: {418: 404}) as
-// map[any]any, which JSON cannot encode; such keys are written with
-// fmt.Sprint, as Traefik's decoder reads them.
-func stringKeys(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = stringKeys(e)
+// DecodeGeneric parses data in format f into generic values: mappings as
+// map[string]any (keys that are not strings written with fmt.Sprint),
+// sequences as []any, and scalars; JSON numbers as json.Number. Its time
+// is linear in len(data).
+func DecodeGeneric(ctx context.Context, data []byte, f Format) (any, error) {
+	switch f {
+	case YAML:
+		v, err := decodeYAML(ctx, data)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrExcessiveAliasing) {
+			return nil, fmt.Errorf("yaml: %w", err)
 		}
-		return x
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = stringKeys(e)
+		return v, err
+	case TOML:
+		m := map[string]any{}
+		if _, err := toml.Decode(string(data), &m); err != nil {
+			return nil, fmt.Errorf("toml: %w", err)
 		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = stringKeys(e)
+		return m, ctx.Err()
+	case JSON:
+		var v any
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
+			return nil, err
 		}
-		return x
+		return v, nil
 	}
-	return v
+	return nil, fmt.Errorf("unknown format %q", f)
+}
+
+// kindOf names a generic value's YAML/TOML kind for messages.
+func kindOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a sequence"
+	case string:
+		return "a string"
+	case nil:
+		return "nothing"
+	}
+	return "a scalar"
 }
 
 func decodeJSON(b []byte) (*Configuration, error) {

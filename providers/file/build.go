@@ -34,10 +34,22 @@ type builder struct {
 	debugTemplate bool
 	limits        limits
 	good          map[string]*config.Configuration // path -> last content that decoded
+	decoded       map[string]decoded               // path -> the last decode of its rendered text
+}
+
+// decoded is one file's decode, kept so that a change to another file
+// does not decode an unchanged one again (a large file cost every other
+// file's change its whole decode).
+type decoded struct {
+	rendered []byte
+	good     *config.Configuration // what b.good holds for it
+	c        *config.Configuration // what decodeFile returned
+	probs    []providers.Problem
 }
 
 func newBuilder(log *slog.Logger, debugTemplate bool) *builder {
-	return &builder{log: log, debugTemplate: debugTemplate, limits: defaultLimits, good: map[string]*config.Configuration{}}
+	return &builder{log: log, debugTemplate: debugTemplate, limits: defaultLimits,
+		good: map[string]*config.Configuration{}, decoded: map[string]decoded{}}
 }
 
 // limits bound what one file may cost (providers.file.maxFileSize,
@@ -102,6 +114,11 @@ func (b *builder) build(ctx context.Context, files []input) providers.Snapshot {
 			delete(b.good, p)
 		}
 	}
+	for p := range b.decoded {
+		if !seen[p] {
+			delete(b.decoded, p)
+		}
+	}
 	return snap
 }
 
@@ -149,13 +166,17 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 	if b.debugTemplate {
 		b.log.Debug("rendered configuration template", "provider", name, "file", in.path, "content", string(rendered))
 	}
-	c, err := config.Decode(rendered, f)
+	if d, ok := b.decoded[in.path]; ok && bytes.Equal(d.rendered, rendered) {
+		b.good[in.path] = d.good
+		return d.c, d.probs, rendered
+	}
+	c, err := config.DecodeContext(ctx, rendered, f)
 	var isolated []providers.Problem
 	if err != nil {
 		// One bad object disables that object only (issue 15); an error
 		// outside any object (syntax, a bad top-level section) fails the
 		// file.
-		ic, bad, ierr := isolate(rendered, f)
+		ic, bad, ierr := isolate(ctx, rendered, f)
 		if ierr != nil {
 			p, msg := decodeError(err, rendered, f)
 			c, probs := fail(p, msg)
@@ -163,7 +184,7 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 		}
 		c = ic
 		for _, o := range bad {
-			_, msg := decodeError(o.err, rendered, f)
+			msg := errorMessage(o.err)
 			isolated = append(isolated, providers.Problem{
 				Provider: name, Source: in.path + o.at.String(), Severity: providers.SeverityError,
 				Objects: []string{o.kind + " " + o.name},
@@ -176,10 +197,13 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 		return c, probs, rendered
 	}
 	b.good[in.path] = c
+	loc := newLocator(rendered, f)
 	probs := validate(c, func(kind, obj string) string {
-		return in.path + objectPos(rendered, f, kind, obj).String()
+		return in.path + loc.object(kind, obj).String()
 	})
-	return withoutInvalid(c), append(isolated, probs...), rendered
+	d := decoded{rendered: rendered, good: c, c: withoutInvalid(c), probs: append(isolated, probs...)}
+	b.decoded[in.path] = d
+	return d.c, d.probs, rendered
 }
 
 // empty reports whether c defines nothing.
@@ -246,6 +270,7 @@ func withoutInvalid(c *config.Configuration) *config.Configuration {
 func mergeFile(out, c *config.Configuration, path string, rendered []byte, owner map[string]string) []providers.Problem {
 	var probs []providers.Problem
 	f, _ := config.FormatOf(path)
+	loc := newLocator(rendered, f)
 	dup := func(kind, obj string) bool {
 		key := kind + " " + obj
 		first, ok := owner[key]
@@ -254,7 +279,7 @@ func mergeFile(out, c *config.Configuration, path string, rendered []byte, owner
 			return false
 		}
 		probs = append(probs, providers.Problem{
-			Provider: name, Source: path + objectPos(rendered, f, kind, obj).String(), Severity: providers.SeverityWarning,
+			Provider: name, Source: path + loc.object(kind, obj).String(), Severity: providers.SeverityWarning,
 			Objects: []string{key},
 			Message: fmt.Sprintf("%s %q is already defined in %s; this definition is skipped", kind, obj, first),
 		})

@@ -2,6 +2,7 @@ package file
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,10 +52,12 @@ func templatePos(err error) pos {
 // decodeError locates err, returned by config.Decode(data, f), in data, and
 // returns a cleaned message.
 func decodeError(err error, data []byte, f config.Format) (pos, string) {
-	msg := strings.ReplaceAll(err.Error(), "yaml: yaml: ", "yaml: ")
-	msg = strings.ReplaceAll(msg, "toml: toml: ", "toml: ")
+	msg := errorMessage(err)
 	if pe, ok := errors.AsType[toml.ParseError](err); ok {
-		return pos{pe.Position.Line, pe.Position.Col}, "toml: " + pe.Message
+		return pos{pe.Position.Line, pe.Position.Col}, msg
+	}
+	if ye, ok := errors.AsType[*config.YAMLError](err); ok {
+		return pos{line: ye.Line}, msg
 	}
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return offsetPos(data, int(se.Offset)), msg
@@ -82,10 +85,20 @@ func decodeError(err error, data []byte, f config.Format) (pos, string) {
 	case config.YAML:
 		return yamlKeyPos(data, key, msg), msg
 	case config.TOML:
-		return textKeyPos(data, regexp.MustCompile(`(?im)^\s*(?:\[+\s*)?(?:[^\s=\]]*\.)?"?(`+regexp.QuoteMeta(key)+`)"?\s*(?:=|\]|\.)`)), msg
+		return textKeyPos(data, tomlKeyRe(key)), msg
 	default:
-		return textKeyPos(data, regexp.MustCompile(`(?i)"(`+regexp.QuoteMeta(key)+`)"\s*:`)), msg
+		return textKeyPos(data, jsonKeyRe(key)), msg
 	}
+}
+
+// errorMessage is err's message as decodeError reports it, without
+// locating it (no search of the file).
+func errorMessage(err error) string {
+	if pe, ok := errors.AsType[toml.ParseError](err); ok {
+		return "toml: " + pe.Message
+	}
+	msg := strings.ReplaceAll(err.Error(), "yaml: yaml: ", "yaml: ")
+	return strings.ReplaceAll(msg, "toml: toml: ", "toml: ")
 }
 
 // offsetPos converts a byte offset into a line and column.
@@ -106,11 +119,16 @@ func textKeyPos(data []byte, re *regexp.Regexp) pos {
 	return offsetPos(data, m[2])
 }
 
+// maxKeyCandidates bounds the candidates yamlKeyPos tries (each costs a
+// decode of the whole file); past it, the first occurrence is reported.
+const maxKeyCandidates = 16
+
 // yamlKeyPos finds the mapping key named key (case-insensitively, as
 // Decode matches fields) that causes the decode error msg. When the name
 // occurs more than once (an unknown "domains" under a router, while
-// tls.domains is valid), each candidate is removed in turn, and the one
-// whose removal changes the error is the culprit.
+// tls.domains is valid), each of the first maxKeyCandidates candidates is
+// removed in turn, and the one whose removal changes the error is the
+// culprit.
 func yamlKeyPos(data []byte, key, msg string) pos {
 	var root yaml.Node
 	if yaml.Unmarshal(data, &root) != nil {
@@ -128,7 +146,7 @@ func yamlKeyPos(data []byte, key, msg string) pos {
 	case 1:
 		return pos{cands[0].Line, cands[0].Column}
 	}
-	for _, c := range cands {
+	for _, c := range cands[:min(len(cands), maxKeyCandidates)] {
 		out, ok := withoutKey(&root, c)
 		if !ok {
 			continue
@@ -169,48 +187,6 @@ func withoutKey(root, k *yaml.Node) ([]byte, bool) {
 	out, err := yaml.Marshal(root)
 	parent.Content = saved
 	return out, err == nil
-}
-
-// objectPos locates an object of a decoded file: kind is a
-// config.ValidationError Kind ("router", "service", "middleware", "tls"),
-// name its name (for "tls", the certificate index as "[i]").
-func objectPos(data []byte, f config.Format, kind, name string) pos {
-	section, parent := sectionOf(kind)
-	if section == "" {
-		return pos{}
-	}
-	switch f {
-	case config.YAML:
-		var root yaml.Node
-		if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
-			return pos{}
-		}
-		n := child(root.Content[0], parent, true)
-		n = child(n, section, true)
-		if kind == "tls" {
-			i, err := strconv.Atoi(strings.Trim(name, "[]"))
-			if n == nil || n.Kind != yaml.SequenceNode || err != nil || i >= len(n.Content) {
-				return pos{}
-			}
-			return pos{n.Content[i].Line, n.Content[i].Column}
-		}
-		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == name {
-				return pos{n.Content[i].Line, n.Content[i].Column}
-			}
-		}
-		return pos{}
-	case config.TOML:
-		if kind == "tls" {
-			return pos{}
-		}
-		return textKeyPos(data, regexp.MustCompile(`(?i)`+section+`\.(?:"|')?(`+regexp.QuoteMeta(name)+`)(?:"|')?[\].]`))
-	default:
-		if kind == "tls" {
-			return pos{}
-		}
-		return textKeyPos(data, regexp.MustCompile(`"(`+regexp.QuoteMeta(name)+`)"\s*:`))
-	}
 }
 
 // objectPositions locates every router, service and middleware of a YAML
@@ -309,21 +285,8 @@ var isolatedKinds = []string{
 // error when the file does not parse, or still does not decode without the
 // bad objects (the error is then not inside one object). Gantry is better
 // than Traefik here, which drops the whole file (issue 15).
-func isolate(data []byte, f config.Format) (*config.Configuration, []objectError, error) {
-	var generic any
-	var err error
-	switch f {
-	case config.YAML:
-		err = yaml.Unmarshal(data, &generic)
-	case config.TOML:
-		m := map[string]any{}
-		_, err = toml.Decode(string(data), &m)
-		generic = m
-	case config.JSON:
-		d := json.NewDecoder(bytes.NewReader(data))
-		d.UseNumber()
-		err = d.Decode(&generic)
-	}
+func isolate(ctx context.Context, data []byte, f config.Format) (*config.Configuration, []objectError, error) {
+	generic, err := config.DecodeGeneric(ctx, data, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,6 +295,7 @@ func isolate(data []byte, f config.Format) (*config.Configuration, []objectError
 		return nil, nil, errors.New("top level is not a mapping")
 	}
 	var bad []objectError
+	loc := newLocator(data, f)
 	for _, kind := range isolatedKinds {
 		section, parent := sectionOf(kind)
 		pk, ok := foldKey(root, parent)
@@ -350,7 +314,7 @@ func isolate(data []byte, f config.Format) (*config.Configuration, []objectError
 				_, err = config.Decode(one, config.YAML)
 			}
 			if err != nil {
-				bad = append(bad, objectError{kind: kind, name: name, err: err, at: keyInObject(data, f, kind, name, err)})
+				bad = append(bad, objectError{kind: kind, name: name, err: err, at: loc.keyInObject(kind, name, err)})
 				delete(objs, name)
 			}
 		}
@@ -402,64 +366,41 @@ func jsonNumbers(v any) any {
 	return v
 }
 
-// keyInObject locates err (from decoding one object alone) in data: for
-// YAML the offending key inside the object, else the object.
-func keyInObject(data []byte, f config.Format, kind, name string, err error) pos {
-	obj := objectPos(data, f, kind, name)
-	if f != config.YAML {
-		if p, _ := decodeError(err, data, f); p.line != 0 {
-			return p
-		}
-		return obj
-	}
-	msg := err.Error()
-	key := ""
-	if m := reUnknownField.FindStringSubmatch(strings.TrimPrefix(msg, "yaml: ")); m != nil {
-		key = m[1]
-	} else if m := reFieldPath.FindStringSubmatch(strings.TrimPrefix(msg, "yaml: ")); m != nil {
-		key = m[1][strings.LastIndexByte(m[1], '.')+1:]
-	}
-	var root yaml.Node
-	if key == "" || yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
-		return obj
-	}
-	section, parent := sectionOf(kind)
-	n := child(child(child(root.Content[0], parent, true), section, true), name, false)
-	var found *yaml.Node
-	if n != nil {
-		walkKeys(n, func(p *yaml.Node, i int) {
-			if found == nil && strings.EqualFold(p.Content[i].Value, key) {
-				found = p.Content[i]
-			}
-		})
-	}
-	if found == nil {
-		return obj
-	}
-	return pos{found.Line, found.Column}
-}
-
-// maxLineSearch bounds yamlErrorLine's search (it parses growing prefixes).
-const maxLineSearch = 5000
+// lineSearchBudget bounds the bytes yamlErrorLine parses, as a multiple
+// of the file's size plus a constant: small files are searched line by
+// line, a large one only near the reported line.
+const (
+	lineSearchFactor = 4
+	lineSearchSlack  = 4 << 20
+)
 
 // yamlErrorLine returns the line a YAML syntax error msg is about, the one
 // the user must edit: the first line at which the file, cut after it, fails
 // to parse with the same error. yaml.v3 reports the line where the
 // construct in error began, often one or more lines earlier (an unclosed
 // "[" on line 5 is reported at line 4, a mis-indented key on line 5 at the
-// mapping's line 2). It returns 0 when no such line is found, or for
-// files of more than maxLineSearch lines.
+// mapping's line 2), never later, so the search starts at the reported
+// line. It returns 0 when no such line is found within the parse budget
+// (lineSearchFactor times the file's size plus lineSearchSlack bytes).
 func yamlErrorLine(data []byte, msg string) int {
 	want := reYAMLLine.ReplaceAllString(strings.TrimPrefix(msg, "yaml: "), "")
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if len(lines) > maxLineSearch {
-		return 0
+	from := 1
+	if m := reYAMLLine.FindStringSubmatch(msg); m != nil {
+		from, _ = strconv.Atoi(m[1])
 	}
+	budget := lineSearchFactor*len(data) + lineSearchSlack
+	lines := bytes.SplitAfter(data, []byte("\n"))
 	end := 0
 	for i, l := range lines {
 		end += len(l)
-		var v any
-		err := yaml.Unmarshal(data[:end], &v)
+		if i+1 < from {
+			continue
+		}
+		if budget -= end; budget < 0 {
+			return 0
+		}
+		var root yaml.Node
+		err := yaml.Unmarshal(data[:end], &root)
 		if err == nil {
 			continue
 		}
