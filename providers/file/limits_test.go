@@ -2,6 +2,8 @@ package file
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,5 +120,59 @@ func TestNeverGoodWording(t *testing.T) {
 	s := b.build(context.Background(), []input{{path: "new.yml", data: []byte("http:\n  routers:\n    a: [\n")}})
 	if len(s.Problems) != 1 || strings.Contains(s.Problems[0].Message, "keeping") || !strings.Contains(s.Problems[0].Message, "nothing from this file is used") {
 		t.Errorf("problems %v", problems(s))
+	}
+}
+
+// Issue 23: each value under the per-value limit, but many of them: 60
+// lines each building a value of max/16 × 1 000 bytes (at the default
+// 16 MiB, 60 values of 16 MB reached 958 MB). The render's total is
+// bounded (renderBudgetFactor × max): it stops with a problem naming the
+// file, having allocated about the budget, and the other file applies.
+func TestTemplateRenderBudget(t *testing.T) {
+	const max = 1 << 20
+	seed := strings.Repeat("0", max/1000-1)
+	var tpl strings.Builder
+	tpl.WriteString(`{{$seed := "` + seed + `"}}{{$k := printf "%01000d" 0}}` + "\n")
+	for i := range 60 {
+		fmt.Fprintf(&tpl, "{{$v%d := replace \"0\" $k $seed}}\n", i)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := render(context.Background(), "many.yml", []byte(tpl.String()), max)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "bytes in all") {
+		t.Fatalf("render: %v; want stopped by the render's total budget", err)
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(3*renderBudgetFactor*max); got > limit {
+		t.Errorf("the render allocated %d bytes, want at most %d (its budget is %d)", got, limit, renderBudgetFactor*max)
+	}
+
+	b := newBuilder(discard, false)
+	b.limits.fileSize = max
+	s := b.build(context.Background(), []input{
+		{path: "good.yml", data: []byte(routersYAML(map[string]string{"a": "http://192.0.2.1"}))},
+		{path: "many.yml", data: []byte(tpl.String())},
+	})
+	if len(s.Problems) != 1 || !strings.HasPrefix(s.Problems[0].Source, "many.yml") || !strings.Contains(s.Problems[0].Message, "bytes in all") {
+		t.Fatalf("problems %v; want one on many.yml naming the render's budget", problems(s))
+	}
+	if _, ok := s.Config.HTTP.Routers["a"]; !ok {
+		t.Errorf("good.yml not applied: routers %v", routerNames(s))
+	}
+}
+
+// Functions that build lists or copies count against the budget too.
+func TestTemplateListBudget(t *testing.T) {
+	for name, tpl := range map[string]string{
+		"until in a range": `{{range until 1000}}{{$l := until 100000}}{{end}}`,
+		"split runes":      `{{$s := printf "%01000d" 0}}{{$s = replace "0" "00000000000000000000" $s}}{{range until 200}}{{$l := split "" $s}}{{end}}`,
+		"upper":            `{{$s := printf "%01000d" 0}}{{$s = replace "0" $s $s}}{{range until 200}}{{$u := upper $s}}{{end}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := render(context.Background(), "l.yml", []byte(tpl), 1<<20)
+			if err == nil || !strings.Contains(err.Error(), "bytes in all") {
+				t.Fatalf("render: %v; want stopped by the render's total budget", err)
+			}
+		})
 	}
 }

@@ -34,26 +34,19 @@ import (
 //	atoi s                      integer value of s (error if not a number)
 //	quote s                     s as a double-quoted string
 var funcs = template.FuncMap{
-	"env":        os.Getenv,
 	"default":    dflt,
-	"split":      splitList,
-	"splitList":  splitList,
 	"trim":       strings.TrimSpace,
 	"trimPrefix": func(p, s string) string { return strings.TrimPrefix(s, p) },
 	"trimSuffix": func(p, s string) string { return strings.TrimSuffix(s, p) },
-	"upper":      strings.ToUpper,
-	"lower":      strings.ToLower,
 	"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
 	"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
 	"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
-	"list":       func(v ...any) []any { return v },
-	"until":      func(n int) []int { return seq(0, n-1) },
-	"seq":        seq,
 	"add":        func(a, b int) int { return a + b },
 	"sub":        func(a, b int) int { return a - b },
 	"atoi":       strconv.Atoi,
-	// replace, join, quote, printf, print and println are bounded per
-	// render: see guard.funcs.
+	// env, split, splitList, upper, lower, list, until, seq, replace,
+	// join, quote, printf, print, println, html, js and urlquery count
+	// the bytes they build against the render's budget: see guard.funcs.
 }
 
 func dflt(d, v any) any {
@@ -140,13 +133,22 @@ const (
 // errRenderLimit marks a render stopped by a limit.
 var errRenderLimit = errors.New("template limit")
 
+// renderBudgetFactor sets the bytes one render may build in all: every
+// value a function builds (strings, lists) and the output count, up to
+// renderBudgetFactor × max (providers.file.maxFileSize, 64 MiB by
+// default). Bounding each value alone let 60 lines of 16 MB values reach
+// 958 MB (issue 23).
+const renderBudgetFactor = 4
+
 // guard bounds one render: every range iteration and template call costs a
 // step, and checks ctx (the deadline, or shutdown); every function result
-// and the output are bounded by max bytes.
+// and the output are bounded by max bytes each, and all of them together
+// by renderBudgetFactor × max.
 type guard struct {
 	ctx   context.Context
 	max   int
 	steps int
+	spent int // bytes built so far by functions and written as output
 }
 
 func (g *guard) tick() (string, error) {
@@ -170,6 +172,26 @@ func (g *guard) size(what string, n int) error {
 	return nil
 }
 
+// charge is size for a value about to be built (n bytes), which also
+// counts against the render's budget.
+func (g *guard) charge(what string, n int) error {
+	if err := g.size(what, n); err != nil {
+		return err
+	}
+	if g.spent += n; g.spent > renderBudgetFactor*g.max {
+		return fmt.Errorf("%w: the render built more than %d bytes in all (values and output; %d × providers.file.maxFileSize)",
+			errRenderLimit, renderBudgetFactor*g.max, renderBudgetFactor)
+	}
+	return nil
+}
+
+// Bytes charged for the elements of a list a function builds.
+const (
+	stringElem = 16 // a string header
+	anyElem    = 16 // an interface value
+	intElem    = 8
+)
+
 // funcs returns the functions that could build a value larger than the
 // output limit, each checking the size before building it (printf and print
 // replace text/template's builtins).
@@ -185,17 +207,60 @@ func (g *guard) funcs() template.FuncMap {
 				}
 				n += c * (len(new) - len(old))
 			}
-			if err := g.size("replace", n); err != nil {
+			if err := g.charge("replace", n); err != nil {
 				return "", err
 			}
 			return strings.ReplaceAll(s, old, new), nil
 		},
 		"join": func(sep string, v any) (string, error) {
-			s, err := join(sep, v)
-			if err == nil {
-				err = g.size("join", len(s))
+			if err := g.charge("join", joinedLen(sep, v)); err != nil {
+				return "", err
 			}
-			return s, err
+			return join(sep, v)
+		},
+		"upper": g.mapString("upper", strings.ToUpper),
+		"lower": g.mapString("lower", strings.ToLower),
+		"env": func(name string) (string, error) {
+			v := os.Getenv(name)
+			return v, g.charge("env", len(v))
+		},
+		"split":     g.split,
+		"splitList": g.split,
+		"list": func(v ...any) ([]any, error) {
+			return v, g.charge("list", anyElem*len(v))
+		},
+		"until": func(n int) ([]int, error) {
+			if err := g.charge("until", intElem*min(max(n, 0), maxSeq)); err != nil {
+				return nil, err
+			}
+			return seq(0, n-1), nil
+		},
+		"seq": func(a, b int) ([]int, error) {
+			if err := g.charge("seq", intElem*min(max(b-a+1, 0), maxSeq)); err != nil {
+				return nil, err
+			}
+			return seq(a, b), nil
+		},
+		"html": func(args ...any) (string, error) {
+			s := fmt.Sprint(args...)
+			if err := g.charge("html", 6*len(s)); err != nil { // &#34; is the longest escape
+				return "", err
+			}
+			return template.HTMLEscapeString(s), nil
+		},
+		"js": func(args ...any) (string, error) {
+			s := fmt.Sprint(args...)
+			if err := g.charge("js", 6*len(s)); err != nil { // \u003C is the longest escape
+				return "", err
+			}
+			return template.JSEscapeString(s), nil
+		},
+		"urlquery": func(args ...any) (string, error) {
+			s := fmt.Sprint(args...)
+			if err := g.charge("urlquery", 3*len(s)); err != nil { // %XX
+				return "", err
+			}
+			return template.URLQueryEscaper(s), nil
 		},
 		"printf": func(format string, args ...any) (string, error) {
 			if err := checkFormat(format); err != nil {
@@ -213,21 +278,75 @@ func (g *guard) funcs() template.FuncMap {
 				return "", err
 			}
 			s := fmt.Sprintf(format, args...)
-			return s, g.size("printf", len(s))
+			return s, g.charge("printf", len(s))
 		},
 		"print": func(args ...any) (string, error) {
 			s := fmt.Sprint(args...)
-			return s, g.size("print", len(s))
+			return s, g.charge("print", len(s))
 		},
 		"println": func(args ...any) (string, error) {
 			s := fmt.Sprintln(args...)
-			return s, g.size("println", len(s))
+			return s, g.charge("println", len(s))
 		},
 		"quote": func(s string) (string, error) {
 			q := strconv.Quote(s) // at most a few times len(s), which is bounded
-			return q, g.size("quote", len(q))
+			return q, g.charge("quote", len(q))
 		},
 	}
+}
+
+// mapString returns f as a template function charging len(s) bytes for
+// its result (f keeps the length: a case change).
+func (g *guard) mapString(what string, f func(string) string) func(string) (string, error) {
+	return func(s string) (string, error) {
+		if err := g.charge(what, len(s)); err != nil {
+			return "", err
+		}
+		return f(s), nil
+	}
+}
+
+// split is sprig's splitList, charging a string header per element (the
+// elements share sep-separated s's memory).
+func (g *guard) split(sep, s string) ([]string, error) {
+	n := strings.Count(s, sep) + 1
+	if sep == "" {
+		n = utf8.RuneCountInString(s)
+	}
+	if err := g.charge("split", stringElem*n); err != nil {
+		return nil, err
+	}
+	return splitList(sep, s), nil
+}
+
+// joinedLen is the length of join(sep, v), computed without building it.
+func joinedLen(sep string, v any) int {
+	n := 0
+	add := func(k, l int) {
+		n += l
+		if k > 0 {
+			n += len(sep)
+		}
+	}
+	switch l := v.(type) {
+	case []string:
+		for i, e := range l {
+			add(i, len(e))
+		}
+	case []any:
+		for i, e := range l {
+			if s, ok := e.(string); ok {
+				add(i, len(s))
+			} else {
+				add(i, len(fmt.Sprint(e)))
+			}
+		}
+	case []int:
+		for i, e := range l {
+			add(i, len(strconv.Itoa(e)))
+		}
+	}
+	return n
 }
 
 // checkFormat rejects printf widths and precisions over maxFormatWidth, and
@@ -274,6 +393,9 @@ type limitedBuffer struct {
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if err := b.g.size("the rendered file", b.Len()+len(p)); err != nil {
+		return 0, err
+	}
+	if err := b.g.charge("the rendered file", len(p)); err != nil {
 		return 0, err
 	}
 	return b.Buffer.Write(p)
