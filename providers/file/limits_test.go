@@ -3,8 +3,8 @@ package file
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
