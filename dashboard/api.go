@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/ingressnginx"
 )
 
 // Options configures the API. Tables is required; every other source is
@@ -43,6 +44,11 @@ type Options struct {
 	// providers, dataplane/entrypoints), listed by /api/entrypoints with
 	// "dynamic": true; nil: none.
 	DynamicEntryPoints func() map[string]*static.EntryPoint
+	// Migration returns the ingress-nginx migration report of
+	// providers.kubernetesIngressNGINX (nil until it has read the cluster)
+	// for /api/kubernetes/ingress-nginx/migration; nil: that endpoint
+	// answers 404.
+	Migration func() *ingressnginx.Report
 	// StaticReloads reports the static configuration's revision and live
 	// reloads (/api/static); nil: the endpoint answers 404.
 	StaticReloads func() static.ReloadStatus
@@ -167,6 +173,7 @@ func (a *API) routes() http.Handler {
 	get("/api/providers", a.getProviders)
 	get("/api/problems", a.getProblems)
 	get("/api/cluster", a.getCluster)
+	get("/api/kubernetes/ingress-nginx/migration", a.getMigration)
 	get("/api/static", a.getStatic)
 	get("/api/tls/certificates", a.getCertificates)
 	get("/api/revisions", a.getRevisions)

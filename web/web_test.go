@@ -13,7 +13,7 @@ var external = regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@impor
 
 func TestUIIsSelfContained(t *testing.T) {
 	ui := FS()
-	for _, name := range []string{"index.html", "app.js", "chart.js", "flow.js", "diff.js", "dom.js", "style.css"} {
+	for _, name := range []string{"index.html", "app.js", "chart.js", "flow.js", "diff.js", "dom.js", "migration.js", "style.css"} {
 		if _, err := fs.Stat(ui, name); err != nil {
 			t.Fatalf("%s missing: %v", name, err)
 		}
@@ -45,14 +45,17 @@ func TestUIIsSelfContained(t *testing.T) {
 }
 
 func TestUIUsesNoInnerHTML(t *testing.T) {
-	data, err := fs.ReadFile(FS(), "app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Names come from Docker labels and files; they must never be parsed as HTML.
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"} {
-		if strings.Contains(string(data), bad) {
-			t.Errorf("app.js uses %s", bad)
+	// Names come from Docker labels, files and Kubernetes objects; they
+	// must never be parsed as HTML.
+	for _, name := range []string{"app.js", "migration.js"} {
+		data, err := fs.ReadFile(FS(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"} {
+			if strings.Contains(string(data), bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import { el } from './dom.js';
 import { ChartPair } from './chart.js';
 import { routeFlow, serviceFlow, updateServers } from './flow.js';
 import { compare, lineDiff, hunks } from './diff.js';
+import { loadMigration } from './migration.js';
 
 const api = (p) => new URL('../api/' + p, location.href);
 
@@ -686,6 +687,7 @@ async function loadAll() {
   renderDetail();
   loadCertificates();
   loadCluster().catch(console.error);
+  loadMigration(api).catch(console.error);
   if (ov.version) document.getElementById('version').textContent = ov.version.slice(0, 12);
   document.body.dataset.version = ov.version || '';
 }
@@ -760,6 +762,7 @@ function connect() {
         onStats(m);
         if (route().tab === 'tcpudp') loadTCPUDP().catch(console.error);
         if (route().tab === 'cluster' && Date.now() - clusterAt > 2000) loadCluster().catch(console.error);
+        if (route().tab === 'migration') loadMigration(api).catch(console.error);
         break;
     }
   };
