@@ -43,7 +43,7 @@ func newChallenges() *challenges {
 type http01Provider struct {
 	c          *challenges
 	entryPoint string
-	shared     *consulStore
+	shared     sharedKV
 }
 
 func (p http01Provider) Present(ctx context.Context, domain, token, keyAuth string) error {
@@ -72,7 +72,7 @@ func (p http01Provider) CleanUp(ctx context.Context, _, token, _ string) error {
 // certificates (RFC 8737 §3), and their key authorizations in shared.
 type tlsALPN01 struct {
 	c      *challenges
-	shared *consulStore
+	shared sharedKV
 }
 
 func (p tlsALPN01) Present(ctx context.Context, domain, _, keyAuth string) error {
@@ -104,8 +104,8 @@ func (p tlsALPN01) CleanUp(ctx context.Context, domain, _, _ string) error {
 
 // sharedChallenges returns the shared store r publishes challenge answers
 // to, or nil.
-func (m *Manager) sharedChallenges(r *resolver) *consulStore {
-	cs, _ := r.kv.(*consulStore)
+func (m *Manager) sharedChallenges(r *resolver) sharedKV {
+	cs, _ := r.kv.(sharedKV)
 	return cs
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -39,7 +41,11 @@ const (
 // or renews a domain; the others wait and pick its result up).
 type consulStore struct {
 	c      *api.Client
+	addr   string
 	prefix string
+
+	mu      sync.Mutex
+	lastErr error // the last failed Consul call, nil after a success
 }
 
 // newConsulStore parses a consul:// storage and builds the client.
@@ -71,7 +77,7 @@ func newConsulStore(storage string, c *static.Configuration) (*consulStore, erro
 	if err != nil {
 		return nil, fmt.Errorf("storage %q: %w", storage, err)
 	}
-	return &consulStore{c: cl, prefix: prefix}, nil
+	return &consulStore{c: cl, addr: cfg.Address, prefix: prefix}, nil
 }
 
 func (s *consulStore) key(bucket, key string) string { return s.prefix + "/" + bucket + "/" + key }
@@ -79,7 +85,7 @@ func (s *consulStore) key(bucket, key string) string { return s.prefix + "/" + b
 // Get implements KV.
 func (s *consulStore) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 	p, _, err := s.c.KV().Get(s.key(bucket, key), (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
-	if err != nil || p == nil {
+	if s.record(err) != nil || p == nil {
 		return nil, err
 	}
 	return p.Value, nil
@@ -88,13 +94,13 @@ func (s *consulStore) Get(ctx context.Context, bucket, key string) ([]byte, erro
 // Put implements KV.
 func (s *consulStore) Put(ctx context.Context, bucket, key string, v []byte) error {
 	_, err := s.c.KV().Put(&api.KVPair{Key: s.key(bucket, key), Value: v}, (&api.WriteOptions{}).WithContext(ctx))
-	return err
+	return s.record(err)
 }
 
 // Delete removes a key.
 func (s *consulStore) Delete(ctx context.Context, bucket, key string) error {
 	_, err := s.c.KV().Delete(s.key(bucket, key), (&api.WriteOptions{}).WithContext(ctx))
-	return err
+	return s.record(err)
 }
 
 // Update implements KV with check-and-set, retried on a concurrent write.
@@ -103,7 +109,7 @@ func (s *consulStore) Update(ctx context.Context, bucket, key string, fn func(ol
 	for range 20 {
 		p, _, err := s.c.KV().Get(k, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
 		if err != nil {
-			return err
+			return s.record(err)
 		}
 		var old []byte
 		var idx uint64
@@ -115,7 +121,7 @@ func (s *consulStore) Update(ctx context.Context, bucket, key string, fn func(ol
 			return err
 		}
 		ok, _, err := s.c.KV().CAS(&api.KVPair{Key: k, Value: nv, ModifyIndex: idx}, (&api.WriteOptions{}).WithContext(ctx))
-		if err != nil {
+		if s.record(err) != nil {
 			return err
 		}
 		if ok {
@@ -126,25 +132,99 @@ func (s *consulStore) Update(ctx context.Context, bucket, key string, fn func(ol
 }
 
 // Lock takes the Consul lock name (a session lock with a 10s TTL, renewed
-// while held), blocking until it is free or ctx ends. release gives it up;
-// a holder that dies loses it when its session expires.
-func (s *consulStore) Lock(ctx context.Context, name string) (release func(), err error) {
-	sum := sha256.Sum256([]byte(name))
+// while held), blocking until it is free or ctx ends. The held context
+// ends when Consul reports the lock lost; release gives it up. A holder
+// that dies loses it when its session expires.
+func (s *consulStore) Lock(ctx context.Context, name string) (context.Context, func(), error) {
 	l, err := s.c.LockOpts(&api.LockOptions{
-		Key: s.prefix + "/locks/" + hex.EncodeToString(sum[:12]), Value: []byte(name),
+		Key: s.lockKey("locks", name), Value: []byte(name),
 		SessionName: "gantry-acme", SessionTTL: sessionTTL, LockDelay: lockDelay, LockWaitTime: lockWait, MonitorRetries: 3,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, s.record(err)
 	}
 	lost, err := l.Lock(ctx.Done())
 	if err != nil {
-		return nil, fmt.Errorf("consul lock %s: %w", name, err)
+		return nil, nil, s.record(fmt.Errorf("consul lock %s: %w", name, err))
 	}
+	s.record(nil)
 	if lost == nil {
-		return nil, fmt.Errorf("consul lock %s: %w", name, context.Cause(ctx))
+		return nil, nil, fmt.Errorf("consul lock %s: %w", name, context.Cause(ctx))
 	}
-	return func() { _ = l.Unlock() }, nil
+	held, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-lost:
+			cancel(fmt.Errorf("consul lock %s lost", name))
+		case <-stop:
+		}
+	})
+	var once sync.Once
+	return held, func() {
+		once.Do(func() {
+			close(stop)
+			wg.Wait()
+			cancel(errors.New("released"))
+			_ = l.Unlock()
+		})
+	}, nil
+}
+
+// lockKey is the key of name under dir ("locks", "orders").
+func (s *consulStore) lockKey(dir, name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return s.prefix + "/" + dir + "/" + hex.EncodeToString(sum[:12])
+}
+
+// Backoff implements backoffStore (key <prefix>/orders/<hash of name>).
+func (s *consulStore) Backoff(ctx context.Context, name string) (orderBackoff, error) {
+	p, _, err := s.c.KV().Get(s.lockKey("orders", name), (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+	if s.record(err) != nil || p == nil {
+		return orderBackoff{}, err
+	}
+	var b orderBackoff
+	if json.Unmarshal(p.Value, &b) != nil {
+		return orderBackoff{}, nil // unreadable: no backoff
+	}
+	return b, nil
+}
+
+// SetBackoff implements backoffStore.
+func (s *consulStore) SetBackoff(ctx context.Context, name string, b orderBackoff) error {
+	k := s.lockKey("orders", name)
+	if b.Failures == 0 {
+		_, err := s.c.KV().Delete(k, (&api.WriteOptions{}).WithContext(ctx))
+		return s.record(err)
+	}
+	enc, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	_, err = s.c.KV().Put(&api.KVPair{Key: k, Value: enc}, (&api.WriteOptions{}).WithContext(ctx))
+	return s.record(err)
+}
+
+// String names the storage in messages.
+func (s *consulStore) String() string { return "consul://" + s.addr + "/" + s.prefix }
+
+// record keeps the outcome of a Consul call for Health.
+func (s *consulStore) record(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil && errors.Is(err, context.Canceled) {
+		return err
+	}
+	s.lastErr = err
+	return err
+}
+
+// Health is the last failed Consul call, nil once one succeeds again.
+func (s *consulStore) Health() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
 }
 
 // Watch calls changed whenever the key changes (a Consul blocking query),
@@ -154,7 +234,7 @@ func (s *consulStore) Watch(ctx context.Context, bucket, key string, changed fun
 	var idx uint64
 	for ctx.Err() == nil {
 		p, meta, err := s.c.KV().Get(k, (&api.QueryOptions{WaitIndex: idx, WaitTime: watchWait}).WithContext(ctx))
-		if err != nil {
+		if s.record(err) != nil {
 			select {
 			case <-ctx.Done():
 				return

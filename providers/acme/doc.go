@@ -21,7 +21,8 @@
 // "consul://host:port/prefix" storage, shared by several instances (a
 // Consul session lock per domain set makes one instance order it; the
 // others watch the key and take the result; challenge answers are shared
-// too). An existing acme.json named by storage is imported on first start,
+// too; a failed order's backoff is stored for all instances, and the
+// first account is registered under a resolver-wide lock). An existing acme.json named by storage is imported on first start,
 // so migrating from Traefik orders nothing again, and is kept up to date
 // (mode 0600) for a way back.
 //

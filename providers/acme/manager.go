@@ -14,9 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-acme/lego/v5/acme"
-	"github.com/go-acme/lego/v5/certificate"
-
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
@@ -67,8 +64,12 @@ type Manager struct {
 	saveMu   sync.Mutex // orders KV writes (taken before mu)
 	exportMu sync.Mutex // serializes acme.json writes (resolvers may share one file)
 
-	shared  []*consulStore // stores shared with other instances (challenge answers)
-	lookups chan struct{}  // bounds concurrent shared challenge lookups
+	// saveErrs holds, per resolver, why its data could not be written
+	// (a problem until a write succeeds).
+	saveErrs map[string]error
+
+	shared  []sharedKV    // stores shared with other instances (challenge answers)
+	lookups chan struct{} // bounds concurrent shared challenge lookups
 }
 
 // held is one stored certificate with its parsed leaf.
@@ -103,6 +104,7 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		userAgent: "gantry/" + version, now: time.Now, wake: make(chan struct{}, 1),
 		data: map[string]*Data{}, held: map[string][]*held{}, orders: map[string]*order{},
 		wanted: map[string]*want{}, inflight: map[string]int{}, lookups: make(chan struct{}, maxLookups),
+		saveErrs: map[string]error{},
 	}
 	var errs []error
 	m.skipped = map[string]error{}
@@ -110,7 +112,7 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		m.skipped[name] = err
 		errs = append(errs, err)
 	}
-	shared := map[string]*consulStore{}
+	shared := map[string]sharedKV{}
 	for _, name := range slices.Sorted(maps.Keys(c.CertificatesResolvers)) {
 		cr := c.CertificatesResolvers[name]
 		if cr == nil || cr.ACME == nil {
@@ -123,10 +125,10 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 			continue
 		}
 		r.kv = kv
-		if st := cr.ACME.Storage; strings.HasPrefix(st, consulScheme) {
+		if st := cr.ACME.Storage; sharedStorage(st) {
 			cs := shared[st]
 			if cs == nil {
-				if cs, err = newConsulStore(st, c); err != nil {
+				if cs, err = newSharedStore(st, c); err != nil {
 					skip(name, fmt.Errorf("certificatesResolvers.%s.acme.%w", name, err))
 					continue
 				}
@@ -215,7 +217,7 @@ func (m *Manager) loadAll(ctx context.Context) {
 			m.loadErrs = append(m.loadErrs, providers.Problem{Provider: Name, Source: "certificatesResolvers." + name, Severity: providers.SeverityError, Message: "read stored account and certificates: " + err.Error()})
 			m.log.Error("acme: read stored data", "resolver", name, "error", err)
 		}
-		if d == nil && err == nil && r.cfg.Storage != "" && !strings.HasPrefix(r.cfg.Storage, consulScheme) {
+		if d == nil && err == nil && r.cfg.Storage != "" && !sharedStorage(r.cfg.Storage) {
 			imp, warn, ierr := importFile(r.cfg.Storage, name)
 			if warn != "" {
 				m.log.Warn("acme: "+warn+"; Gantry makes it 0600", "resolver", name)
@@ -344,113 +346,6 @@ func (m *Manager) reconcile(ctx context.Context, wg *sync.WaitGroup) time.Time {
 	return next
 }
 
-// run performs one order and records its outcome.
-func (m *Manager) run(ctx context.Context, r *resolver, o *order, acct *Account) {
-	defer m.signal()
-	names := strings.Join(domainNames(o.domain), ",")
-	octx, cancel := context.WithTimeout(ctx, orderTimeout)
-	defer cancel()
-	if l, ok := r.kv.(locker); ok {
-		release, err := l.Lock(octx, domainKey(r.name, o.domain))
-		if err != nil {
-			m.failed(ctx, r, o, err)
-			return
-		}
-		defer release()
-		m.reload(octx, r) // another instance may have just obtained it
-		if m.fresh(r, o.domain) {
-			m.mu.Lock()
-			o.running, o.failures, o.lastErr, o.next = false, 0, "", time.Time{}
-			m.inflight[r.name]--
-			m.mu.Unlock()
-			m.log.Info("acme: certificate obtained by another instance", "resolver", r.name, "domains", names)
-			return
-		}
-		m.mu.Lock()
-		acct = m.data[r.name].Account
-		m.mu.Unlock()
-	}
-	m.log.Info("acme: ordering certificate", "resolver", r.name, "domains", names)
-	cli, newAcct, changed, err := r.client(octx, acct, m.chal, m.sharedChallenges(r), m.userAgent)
-	if err == nil && changed {
-		m.mu.Lock()
-		m.data[r.name].Account = newAcct
-		m.mu.Unlock()
-		m.persist(ctx, r)
-	}
-	var cert *Cert
-	if err == nil {
-		var res *certificate.Resource
-		res, err = r.obtain(octx, cli, o.domain)
-		if err == nil {
-			cert = &Cert{Domain: o.domain, Certificate: res.Certificate, Key: res.PrivateKey, Store: providers.DefaultTLSName}
-		}
-	}
-	if err != nil {
-		m.failed(ctx, r, o, err)
-		return
-	}
-	m.mu.Lock()
-	o.running = false
-	m.inflight[r.name]--
-	hs := parseHeld([]*Cert{cert}, m.log, r.name)
-	if len(hs) == 0 {
-		o.failures++
-		o.lastErr, o.lastErrAt = "the CA returned a certificate that does not parse", m.now()
-		o.next = m.now().Add(retryDelay(o.failures, nil))
-		m.mu.Unlock()
-		return
-	}
-	o.failures, o.lastErr, o.next = 0, "", time.Time{}
-	d := m.data[r.name]
-	replaced := false
-	for i, c := range d.Certificates {
-		if domainKey(r.name, c.Domain) == domainKey(r.name, o.domain) {
-			d.Certificates[i], replaced = cert, true
-		}
-	}
-	if !replaced {
-		d.Certificates = append(d.Certificates, cert)
-	}
-	m.held[r.name] = parseHeld(d.Certificates, m.log, r.name)
-	m.mu.Unlock()
-	m.persist(ctx, r)
-	m.log.Info("acme: certificate obtained", "resolver", r.name, "domains", names, "notAfter", hs[0].leaf.NotAfter, "serial", hs[0].leaf.SerialNumber.Text(16))
-}
-
-// failed records a failed order attempt (nothing when shutting down).
-func (m *Manager) failed(ctx context.Context, r *resolver, o *order, err error) {
-	m.mu.Lock()
-	o.running = false
-	m.inflight[r.name]--
-	if ctx.Err() != nil { // shutting down: not a failure
-		m.mu.Unlock()
-		return
-	}
-	o.failures++
-	o.lastErr, o.lastErrAt = err.Error(), m.now()
-	wait := retryDelay(o.failures, err)
-	o.next = m.now().Add(wait)
-	n := o.failures
-	m.mu.Unlock()
-	r.reset()
-	m.log.Warn("acme: certificate order failed", "resolver", r.name, "domains", strings.Join(domainNames(o.domain), ","), "attempt", n, "retryIn", wait.Round(time.Second), "error", err)
-}
-
-// fresh reports whether the resolver holds a certificate for exactly d
-// that is not due for renewal.
-func (m *Manager) fresh(r *resolver, d config.Domain) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	for _, h := range m.held[r.name] {
-		if domainKey(r.name, h.cert.Domain) == domainKey(r.name, d) && now.Before(r.renewAt(h.leaf)) {
-			return true
-		}
-	}
-	return false
-}
-
 // persist merges the resolver's data into its KV and takes the merged
 // result (other instances' certificates included) as the local state.
 func (m *Manager) persist(ctx context.Context, r *resolver) {
@@ -460,11 +355,14 @@ func (m *Manager) persist(ctx context.Context, r *resolver) {
 	d := &Data{Account: m.data[r.name].Account, Certificates: slices.Clone(m.data[r.name].Certificates)}
 	m.mu.Unlock()
 	out, err := save(context.WithoutCancel(ctx), r.kv, r.name, d)
+	m.mu.Lock()
+	m.saveErrs[r.name] = err
+	m.mu.Unlock()
 	if err != nil {
 		m.log.Error("acme: save account and certificates", "resolver", r.name, "error", err)
 		return
 	}
-	if st := r.cfg.Storage; st != "" && !strings.HasPrefix(st, consulScheme) {
+	if st := r.cfg.Storage; st != "" && !sharedStorage(st) {
 		m.exportMu.Lock()
 		if err := exportFile(st, r.name, out); err != nil {
 			m.log.Warn("acme: update the Traefik storage file", "resolver", r.name, "file", st, "error", err)
@@ -494,22 +392,6 @@ func (m *Manager) reload(ctx context.Context, r *resolver) {
 	m.data[r.name] = d
 	m.held[r.name] = parseHeld(d.Certificates, m.log, r.name)
 	m.mu.Unlock()
-}
-
-// retryDelay is the wait before attempt n+1 after err (see the constants).
-func retryDelay(n int, err error) time.Duration {
-	if rl, ok := errors.AsType[*acme.RateLimitedError](err); ok && rl.RetryAfter > 0 {
-		return rl.RetryAfter
-	}
-	base, limit := retryCA, maxRetry
-	if _, ok := errors.AsType[*acme.ProblemDetails](err); !ok && err != nil {
-		base, limit = retryNet, maxRetryNet
-	}
-	d := base
-	for i := 1; i < n && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -209,7 +209,7 @@ func (r *resolver) renewAt(leaf *x509.Certificate) time.Time {
 // client returns the resolver's ACME client, registering the account
 // first when it has none (acct is the stored account, possibly nil; the
 // returned account is the one to store when changed is true).
-func (r *resolver) client(ctx context.Context, acct *Account, chal *challenges, shared *consulStore, userAgent string) (cli *lego.Client, out *Account, changed bool, err error) {
+func (r *resolver) client(ctx context.Context, acct *Account, chal *challenges, shared sharedKV, userAgent string) (cli *lego.Client, out *Account, changed bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cli != nil {
@@ -274,6 +274,17 @@ func (r *resolver) register(ctx context.Context, reg *registration.Registrar) (*
 		return reg.RegisterWithExternalAccountBinding(ctx, registration.RegisterEABOptions{TermsOfServiceAgreed: true, Kid: e.Kid, HmacEncoded: e.HmacEncoded})
 	}
 	return reg.Register(ctx, registration.RegisterOptions{TermsOfServiceAgreed: true})
+}
+
+// needsAccount reports whether client would create or register an
+// account for acct (the stored account, possibly nil).
+func (r *resolver) needsAccount(acct *Account) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cli != nil {
+		return false
+	}
+	return acct == nil || acct.key == nil || acct.Registration == nil || !sameHost(acct.Registration.URI, r.caServer)
 }
 
 // reset drops the client so the next order builds a new one (after an

@@ -110,6 +110,22 @@ func (m *Manager) Problems() []providers.Problem {
 			Message: "resolver skipped: " + m.skipped[name].Error() + "; routers asking for it are served the generated default certificate",
 		})
 	}
+	for _, name := range slices.Sorted(maps.Keys(m.saveErrs)) {
+		if err := m.saveErrs[name]; err != nil {
+			out = append(out, providers.Problem{
+				Provider: Name, Source: "certificatesResolvers." + name + ".acme.storage", Severity: providers.SeverityError,
+				Message: "write account and certificates: " + err.Error() + "; they serve from memory and are lost at restart",
+			})
+		}
+	}
+	for _, s := range m.shared {
+		if err := s.Health(); err != nil {
+			out = append(out, providers.Problem{
+				Provider: Name, Source: s.String(), Severity: providers.SeverityError,
+				Message: "shared storage: " + err.Error() + "; certificates already held keep serving, orders and renewals wait for it",
+			})
+		}
+	}
 	now := m.now()
 	for _, k := range slices.Sorted(maps.Keys(m.orders)) {
 		o := m.orders[k]

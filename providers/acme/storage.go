@@ -13,11 +13,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-acme/lego/v5/acme"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
 )
 
 // KV is where accounts and certificates live. *store.DB satisfies it. Get
@@ -29,9 +31,41 @@ type KV interface {
 	Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error
 }
 
-// locker is a KV shared by several instances that serializes orders.
+// locker is a KV shared by several instances that serializes orders. The
+// held context ends when the lock is lost (its holder could not renew it,
+// or another instance took it over); release gives it up.
 type locker interface {
-	Lock(ctx context.Context, name string) (release func(), err error)
+	Lock(ctx context.Context, name string) (held context.Context, release func(), err error)
+}
+
+// backoffStore is a shared KV that keeps each order's last failure (by
+// lock name), so that a failed order waits its backoff once for every
+// instance rather than being tried again by each.
+type backoffStore interface {
+	Backoff(ctx context.Context, name string) (orderBackoff, error)
+	// SetBackoff stores b; a zero Failures clears it.
+	SetBackoff(ctx context.Context, name string, b orderBackoff) error
+}
+
+// orderBackoff is a failed order as kept in a shared store: consecutive
+// failures, the earliest next attempt, the CA's (or network's) error and
+// when it happened.
+type orderBackoff struct {
+	Failures int       `json:"failures"`
+	Next     time.Time `json:"next"`
+	Error    string    `json:"error,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// sharedKV is a KV shared with other instances; challenge answers are
+// published through it.
+type sharedKV interface {
+	KV
+	deleter
+	// Health is the last failed access (nil after a success); String
+	// names the storage.
+	Health() error
+	String() string
 }
 
 // watcher is a KV that reports changes made by other instances.
@@ -42,6 +76,22 @@ type watcher interface {
 // deleter is a KV that can remove keys (challenge answers).
 type deleter interface {
 	Delete(ctx context.Context, bucket, key string) error
+}
+
+// sharedStorage reports whether storage names a store shared by several
+// instances (consul://) rather than an acme.json path.
+func sharedStorage(storage string) bool {
+	return strings.HasPrefix(storage, consulScheme)
+}
+
+// newSharedStore connects the shared store storage names. Errors name the
+// storage option's value.
+func newSharedStore(storage string, c *static.Configuration) (sharedKV, error) {
+	cs, err := newConsulStore(storage, c)
+	if err != nil {
+		return nil, err
+	}
+	return cs, nil
 }
 
 // kvBucket is the KV bucket of this package; keys are resolver names.
