@@ -52,6 +52,11 @@ var sections = []section{
 }
 
 func decode(labels map[string]string, prefixes []string, all bool) (*config.Configuration, []KeyError) {
+	if e, ok := overTotal(labels, prefixes); ok {
+		c := config.New()
+		c.TLS = nil
+		return c, []KeyError{e}
+	}
 	root, errs := buildTree(labels, prefixes)
 	// Errors found while building the tree (bad index, conflicting values)
 	// disable their object; names compare case-insensitively.

@@ -104,6 +104,15 @@ func buildTree(labels map[string]string, prefixes []string) (*node, []KeyError) 
 		if !ok {
 			continue
 		}
+		if n := max(len(k), len(labels[k])); n > MaxValueBytes {
+			what, obj := "value", objectOf(rest)
+			if len(k) == n {
+				what, obj = "key", "" // nothing of it is decoded
+			}
+			errs = append(errs, KeyError{Key: truncKey(k), Object: obj,
+				Err: fmt.Errorf("%w: the %s is %d bytes, over %d", ErrTooLarge, what, n, MaxValueBytes)})
+			continue
+		}
 		segs, err := splitKey(rest)
 		if err != nil {
 			errs = append(errs, KeyError{Key: k, Object: objectOf(rest), Err: err})
@@ -127,6 +136,40 @@ func buildTree(labels map[string]string, prefixes []string) (*node, []KeyError) 
 		}
 	}
 	return root, errs
+}
+
+// overTotal reports labels under prefixes whose keys and values add up to
+// more than MaxTotalBytes, as a KeyError naming the largest one.
+func overTotal(labels map[string]string, prefixes []string) (KeyError, bool) {
+	total, largest, size := 0, "", -1
+	for k, v := range labels {
+		for _, p := range prefixes {
+			if _, ok := cutPrefixFold(k, p+"."); ok {
+				n := len(k) + len(v)
+				total += n
+				if n > size || (n == size && k < largest) {
+					largest, size = k, n
+				}
+				break
+			}
+		}
+	}
+	if total <= MaxTotalBytes {
+		return KeyError{}, false
+	}
+	return KeyError{Key: truncKey(largest), Err: fmt.Errorf("%w: the keys and values add up to %d bytes, over %d (the largest: %d bytes)",
+		ErrTotalTooLarge, total, MaxTotalBytes, size)}, true
+}
+
+// maxKeyShown bounds a key quoted in a KeyError: a key over the limit is
+// shown by its start.
+const maxKeyShown = 256
+
+func truncKey(k string) string {
+	if len(k) <= maxKeyShown {
+		return k
+	}
+	return k[:maxKeyShown] + fmt.Sprintf("… (%d bytes)", len(k))
 }
 
 // objectOf names the object a key without prefix belongs to, for errors

@@ -349,11 +349,11 @@ func (in instance) problem(what string, sev providers.Severity, objects []string
 }
 
 // unknownRoots returns the tag errors that make Traefik skip a whole
-// service (label.ErrUnknownRoot, case 010).
+// service (label.ErrUnknownRoot, case 010), and labels over label.MaxTotalBytes in all.
 func unknownRoots(kerrs []label.KeyError) []label.KeyError {
 	var out []label.KeyError
 	for _, e := range kerrs {
-		if errors.Is(e.Err, label.ErrUnknownRoot) {
+		if errors.Is(e.Err, label.ErrUnknownRoot) || errors.Is(e.Err, label.ErrTotalTooLarge) {
 			out = append(out, e)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 )
 
@@ -69,7 +70,8 @@ func (k *KV) Name() string { return KVName }
 func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	cur := 0
 	failing := false
-	var last []byte // canonical form of the last published snapshot
+	var last []byte                   // canonical form of the last published snapshot
+	var lastCfg *config.Configuration // the last configuration published
 	watch(ctx, k.spec,
 		func(q *api.QueryOptions) (api.KVPairs, *api.QueryMeta, error) {
 			pairs, meta, err := k.clients[cur].KV().List(k.root+"/", q)
@@ -88,6 +90,13 @@ func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 				m[p.Key] = string(p.Value)
 			}
 			cfg, ps := DecodeKV(m, k.root)
+			if tooLarge(ps) && lastCfg != nil {
+				// Keys over label.MaxTotalBytes in all: the KV tree
+				// is refused whole, and the last one kept.
+				cfg = lastCfg
+				ps[0].Message += "; keeping the last configuration"
+			}
+			lastCfg = cfg
 			snap := providers.Snapshot{Config: cfg, Problems: ps}
 			if sig := canonical(snap); !bytes.Equal(sig, last) {
 				last = sig

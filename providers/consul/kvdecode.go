@@ -29,6 +29,9 @@ const DefaultRootKey = "traefik"
 // decode too.
 //
 // Keys outside rootKey and folder keys (ending in "/") are skipped. A key
+// or value over label.MaxValueBytes leaves out its object; keys and values
+// over label.MaxTotalBytes in all leave out everything, with one Problem
+// naming the largest key (tooLarge reports it). A key
 // that cannot be decoded disables only the object it belongs to and yields
 // a Problem whose Source is "consul key <full key>". Segments containing
 // '.', '[' or ']' cannot be represented and are such problems too.
@@ -57,6 +60,14 @@ func DecodeKV(pairs map[string]string, rootKey string) (*config.Configuration, [
 		origin[lk] = k
 	}
 	cfg, kerrs := label.DecodeAll(labels, "kv")
+	if len(kerrs) == 1 && errors.Is(kerrs[0].Err, label.ErrTotalTooLarge) {
+		key := origin[kerrs[0].Key]
+		if key == "" {
+			key = kerrs[0].Key
+		}
+		return config.New(), []providers.Problem{kvProblem(key, providers.SeverityError, nil,
+			kerrs[0].Err.Error()+"; nothing under "+rootKey+"/ is used")}
+	}
 	for _, ke := range kerrs {
 		key := origin[ke.Key]
 		if key == "" {
@@ -104,6 +115,12 @@ func objectOfSegments(segs []string) []string {
 		return []string{k + " " + segs[2]}
 	}
 	return nil
+}
+
+// tooLarge reports whether DecodeKV refused the whole tree as over
+// label.MaxTotalBytes.
+func tooLarge(ps []providers.Problem) bool {
+	return len(ps) == 1 && strings.Contains(ps[0].Message, label.ErrTotalTooLarge.Error())
 }
 
 func kvProblem(key string, sev providers.Severity, objects []string, msg string) providers.Problem {

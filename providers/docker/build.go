@@ -395,11 +395,11 @@ func providerKey(c containerInfo, prefixes []string, key string) (string, bool) 
 }
 
 // unknownRoots returns the errors that make Traefik skip a whole container
-// (label.ErrUnknownRoot, case 010).
+// (label.ErrUnknownRoot, case 010), and labels over label.MaxTotalBytes in all.
 func unknownRoots(kerrs []label.KeyError) []label.KeyError {
 	var out []label.KeyError
 	for _, e := range kerrs {
-		if errors.Is(e.Err, label.ErrUnknownRoot) {
+		if errors.Is(e.Err, label.ErrUnknownRoot) || errors.Is(e.Err, label.ErrTotalTooLarge) {
 			out = append(out, e)
 		}
 	}
