@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/consul/api"
 
-	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
 )
 
