@@ -132,6 +132,9 @@ func (a *API) problems(v *view) []providers.Problem {
 	for _, e := range v.status.TLS {
 		out = append(out, providers.Problem{Source: "tls", Message: e, Severity: providers.SeverityError})
 	}
+	for _, e := range v.status.TLSWarnings { // a TLS 1.3 suite in cipherSuites
+		out = append(out, providers.Problem{Source: "tls", Message: e, Severity: providers.SeverityWarning})
+	}
 	for _, e := range v.status.NotFound { // entryPoints.<ep>.http.notFound
 		out = append(out, providers.Problem{Source: "notFound", Message: e, Severity: providers.SeverityError})
 	}

@@ -21,7 +21,7 @@ func (tlsErrBuilder) Build(context.Context, string, *config.Router) (http.Handle
 	return http.NotFoundHandler(), nil
 }
 
-func (tlsErrBuilder) BuildTLS(context.Context, *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
+func (tlsErrBuilder) BuildTLS(context.Context, *config.TLSConfiguration, router.TLSHosts) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
 	return nil, []error{errors.New("tls.certificates[0]: certFile: read /missing.pem: no such file or directory")}
 }
 

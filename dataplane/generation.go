@@ -67,14 +67,17 @@ type Generation struct {
 	closed      bool
 	services    map[string]built[http.Handler]
 	middlewares map[string]built[middleware.Middleware]
-	building    map[string]bool   // "service x" / "middleware y" being built: cycle detection
-	tlsHosts    map[string]string // router host -> tls.options name (Build, read by BuildTLS)
+	building    map[string]bool // "service x" / "middleware y" being built: cycle detection
 	release     []func()
 	tcpS        tcpState // TCP and UDP services (tcpbuild.go)
 	// certGet and tlsPolicies are set by BuildTLS, for TCP routers that
 	// terminate TLS (tcpbuild.go).
 	certGet     func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	tlsPolicies map[string]*certs.Policy
+	// store is the certificate store BuildTLS made; written once before
+	// the table is published (Active.Swap), then only read, without a
+	// lock, by NegotiatedTLSOptions on the request path.
+	store *certs.Store
 }
 
 type built[T any] struct {
@@ -85,6 +88,7 @@ type built[T any] struct {
 var (
 	_ router.HandlerBuilder = (*Generation)(nil)
 	_ router.TLSBuilder     = (*Generation)(nil)
+	_ router.TLSNegotiator  = (*Generation)(nil)
 	_ router.ParentBuilder  = (*Generation)(nil)
 	_ middleware.Resolver   = (*Generation)(nil)
 )
@@ -106,7 +110,6 @@ func NewGeneration(pool *Pool, m *providers.Merged, opts GenerationOptions) *Gen
 		services:    map[string]built[http.Handler]{},
 		middlewares: map[string]built[middleware.Middleware]{},
 		building:    map[string]bool{},
-		tlsHosts:    map[string]string{},
 	}
 }
 
@@ -158,9 +161,6 @@ func (g *Generation) build(ctx context.Context, name string, r *config.Router, s
 	}
 	if len(r.ParentRefs) > 0 {
 		return inner, nil
-	}
-	if err := g.noteTLSOptions(name, r); err != nil {
-		return nil, fmt.Errorf("router %s: %w", name, err)
 	}
 	h := inner
 	if len(g.opts.EntryPointMiddlewares) > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 )
 
 // h3Endpoint is entryPoints.<ep>.http3: an HTTP/3 server (quic-go, as
@@ -103,7 +104,7 @@ func (e *entryPoint) serveH3(wg *sync.WaitGroup) {
 				e.obs.Conn(e.name, "udp", 1)
 				context.AfterFunc(ctx, func() { e.obs.Conn(e.name, "udp", -1) })
 			}
-			return withConnInfo(ctx, &connInfo{entryPoint: e.name, tls: true, trusted: e.trust.trusts(ci.RemoteAddr), start: time.Now()}), nil
+			return withConnInfo(ctx, &connInfo{entryPoint: e.name, hs: certs.Handshake{EntryPoint: e.name}, tls: true, trusted: e.trust.trusts(ci.RemoteAddr), start: time.Now()}), nil
 		},
 	}
 	h.srv = &http3.Server{

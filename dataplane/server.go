@@ -551,7 +551,7 @@ func (e *entryPoint) connContext(ctx context.Context, c net.Conn) context.Contex
 	if tc := trackedOf(c); tc != nil {
 		return withConnInfo(ctx, tc.info)
 	}
-	return withConnInfo(ctx, &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
+	return withConnInfo(ctx, &connInfo{entryPoint: e.name, hs: certs.Handshake{EntryPoint: e.name}, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
 }
 
 func protoOf(c net.Conn) string {
@@ -600,7 +600,7 @@ func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server
 		}
 		now := time.Now()
 		tc := &trackedConn{Conn: c, ep: e, accepted: now,
-			info: &connInfo{entryPoint: e.name, trusted: e.trust.trusts(c.RemoteAddr()), start: now}}
+			info: &connInfo{entryPoint: e.name, hs: certs.Handshake{EntryPoint: e.name}, trusted: e.trust.trusts(c.RemoteAddr()), start: now}}
 		if !e.track(tc) {
 			_ = tc.Close()
 			continue

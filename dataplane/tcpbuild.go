@@ -117,8 +117,19 @@ func (t *terminating) TLSConfig() *tls.Config {
 		t.g.mu.Lock()
 		get, pol := t.g.certGet, t.g.tlsPolicies[t.options]
 		t.g.mu.Unlock()
-		if pol == nil {
+		if pol == nil && (t.options == "" || t.options == "default") {
 			pol = certs.DefaultPolicy(nil)
+		}
+		if pol == nil || pol.Err() != nil {
+			// Options that cannot be built (or do not exist) fail the
+			// handshake, as Traefik's brokenTLSRouter does, rather than
+			// terminate with weaker defaults.
+			err := fmt.Errorf("tls.options %q does not exist", t.options)
+			if pol != nil {
+				err = pol.Err()
+			}
+			t.conf = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return nil, err }}
+			return
 		}
 		c := pol.Config().Clone()
 		c.GetCertificate = get

@@ -3,25 +3,23 @@ package dataplane
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
-	"maps"
+	"net/http"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/router"
 )
 
 // BuildTLS implements router.TLSBuilder through certs.Build: one
 // certificate store chosen by SNI over tls.certificates and
 // tls.stores.default, with the Pool's default certificate and last good
-// file pairs, and the TLS options of the hosts the generation's routers
-// named (noteTLSOptions: Compile calls BuildTLS after every Build). The
-// store and the resolved options also serve TCP routers that terminate
-// TLS (tcpbuild.go). Errors name the certificate file or the options.
+// file pairs, and the TLS options hosts resolved to per entrypoint
+// (router.TLSHosts). Options that cannot be built, or that hosts name but
+// do not exist, fail the handshakes of those hosts. The store and the
+// options also serve TCP routers that terminate TLS (tcpbuild.go). Errors
+// name the certificate file or the options.
 // Source: https://doc.traefik.io/traefik/https/tls/
-func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
-	g.mu.Lock()
-	hosts := maps.Clone(g.tlsHosts)
-	g.mu.Unlock()
+func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration, hosts router.TLSHosts) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
 	s, policies, errs := certs.Build(c, certs.Options{
 		Hosts:      hosts,
 		Cache:      g.pool.kept,
@@ -32,30 +30,28 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration) (fu
 	g.mu.Lock()
 	g.certGet = s.Certificate
 	g.tlsPolicies = policies
+	g.store = s
 	g.mu.Unlock()
 	return s.Certificate, errs
 }
 
-// noteTLSOptions records, for a router with tls.options, which options its
-// hosts use. An unknown options name is an error (the router is disabled).
-func (g *Generation) noteTLSOptions(name string, r *config.Router) error {
-	if r.TLS == nil || r.TLS.Options == "" || r.TLS.Options == "default" {
-		return nil
+// NegotiatedTLSOptions implements router.TLSNegotiator: the tls.options
+// name the request's connection negotiated, read from the Handshake the
+// certificate store filled in. When the options of that name are no
+// longer the same in this generation (edited since the connection's
+// handshake), the name is marked so that it matches no router, and the
+// request gets 421: the client reconnects under the current options.
+// ok is false for requests that came through no TLS server connection.
+func (g *Generation) NegotiatedTLSOptions(r *http.Request) (string, bool) {
+	ci := connInfoOf(r)
+	if ci == nil || ci.hs.Policy == nil {
+		return "", false
 	}
-	opts := r.TLS.Options
-	if g.m.Config.TLS == nil || g.m.Config.TLS.Options[opts] == nil {
-		return fmt.Errorf("tls.options %q does not exist", opts)
+	p := ci.hs.Policy
+	if s := g.store; s != nil && !p.Same(s.Policy(p.Name())) {
+		return p.Name() + " (changed since the handshake)", true
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, h := range certs.RouterHosts(r) {
-		if prev, ok := g.tlsHosts[h]; ok && prev != opts {
-			g.log.Warn("host has routers with different TLS options; using the first", "host", h, "options", prev, "ignored", opts)
-			continue
-		}
-		g.tlsHosts[h] = opts
-	}
-	return nil
+	return p.Name(), true
 }
 
 // helloHandshake returns the certs.Handshake of the Server connection a

@@ -161,7 +161,7 @@ tls:
 `)
 	g := NewGeneration(h.pool, c, GenerationOptions{})
 	defer g.Close()
-	get, errs := g.BuildTLS(t.Context(), c.Config.TLS)
+	get, errs := g.BuildTLS(t.Context(), c.Config.TLS, nil)
 	if len(errs) != 2 || !strings.Contains(errs[0].Error()+errs[1].Error(), "/nonexistent/c.crt") || !strings.Contains(errs[0].Error()+errs[1].Error(), "tls.options.bad") {
 		t.Errorf("errors = %v, want one naming /nonexistent/c.crt and one naming tls.options.bad", errs)
 	}

@@ -23,12 +23,16 @@ type HandlerBuilder interface {
 
 // TLSBuilder is an optional capability of a HandlerBuilder: when the builder
 // implements it, Compile calls it once per generation with the merged TLS
-// configuration, and the Table serves certificates through the returned
-// function. Problems with single certificates or options are returned as
-// errs (each naming the certificate file or option); they disable only what
-// they name.
+// configuration and the tls.options each host of each entrypoint uses
+// (hosts; a host not listed uses "default"), and the Table serves
+// certificates through the returned function. Problems with single
+// certificates or options are returned as errs (each naming the
+// certificate file or option); they disable only what they name. Options
+// that cannot be built, or that hosts name but the configuration lacks,
+// are returned as *TLSOptionsError, and the handshakes of the hosts using
+// them must fail; *TLSWarning errors are warnings only.
 type TLSBuilder interface {
-	BuildTLS(ctx context.Context, c *config.TLSConfiguration) (getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error), errs []error)
+	BuildTLS(ctx context.Context, c *config.TLSConfiguration, hosts TLSHosts) (getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error), errs []error)
 }
 
 // NotFoundBuilder is an optional capability of a HandlerBuilder: Compile

@@ -61,7 +61,11 @@ const internalSuffix = "@internal"
 // a builder error is left out and marked disabled in the Report with the
 // reason; every other router is routed. b.Build is called once per router
 // that passed those checks, in name order, from the calling goroutine. If
-// b implements TLSBuilder, BuildTLS is called once with m's TLS section.
+// b implements TLSBuilder, BuildTLS is called once with m's TLS section and
+// the TLS options of every HTTPS host (resolveTLS); the HTTPS routers
+// resolved to options it cannot build are disabled. If b implements
+// TLSNegotiator, a TLS request whose connection negotiated other options
+// than its router resolved to is answered 421 (see entryHandler).
 // A nil m compiles to an empty table; a nil b disables every router.
 //
 // Rules: Traefik v3 syntax unless the router's ruleSyntax (or
@@ -83,6 +87,34 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 	c.objects()
 	perEP := c.routers()
 	c.internal(perEP)
+	tlsHosts := c.resolveTLS(perEP)
+	if tb, ok := b.(TLSBuilder); ok {
+		tc := m.Config.TLS
+		if tc == nil {
+			tc = &config.TLSConfiguration{}
+		}
+		get, errs := tb.BuildTLS(ctx, tc, tlsHosts)
+		t.getCert = get
+		broken := map[string]*TLSOptionsError{}
+		for _, err := range errs {
+			if w, ok := errors.AsType[*TLSWarning](err); ok {
+				t.report.TLSWarnings = append(t.report.TLSWarnings, w.Error())
+				continue
+			}
+			if oe, ok := errors.AsType[*TLSOptionsError](err); ok {
+				broken[oe.Name] = oe
+				if oe.Missing {
+					continue // reported on the routers naming it
+				}
+			}
+			t.report.TLS = append(t.report.TLS, err.Error())
+		}
+		c.dropBrokenTLS(perEP, broken)
+	}
+	var negotiated func(*http.Request) (string, bool)
+	if n, ok := b.(TLSNegotiator); ok {
+		negotiated = n.NegotiatedTLSOptions
+	}
 	for _, ep := range opts.EntryPoints {
 		if ep.UDP {
 			continue
@@ -96,19 +128,12 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 				plain = append(plain, r.route)
 			}
 		}
-		t.eps[ep.Name] = &entryHandler{name: ep.Name, plain: newMux(plain), secure: newMux(secure), notFound: c.notFound(ep.Name)}
+		t.eps[ep.Name] = &entryHandler{name: ep.Name, plain: newMux(plain), secure: newMux(secure), notFound: c.notFound(ep.Name),
+			negotiated: negotiated, tlsHosts: tlsHosts[ep.Name]}
 	}
 	c.compileTCP(t, perEP)
-	if tb, ok := b.(TLSBuilder); ok {
-		tc := m.Config.TLS
-		if tc == nil {
-			tc = &config.TLSConfiguration{}
-		}
-		get, errs := tb.BuildTLS(ctx, tc)
-		t.getCert = get
-		for _, err := range errs {
-			t.report.TLS = append(t.report.TLS, err.Error())
-		}
+	for name, e := range t.eps {
+		e.tcp = t.tcp[name]
 	}
 	return t
 }

@@ -216,7 +216,7 @@ type tlsBuilder struct {
 	cert *tls.Certificate
 }
 
-func (b *tlsBuilder) BuildTLS(_ context.Context, c *config.TLSConfiguration) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
+func (b *tlsBuilder) BuildTLS(_ context.Context, c *config.TLSConfiguration, _ TLSHosts) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
 	b.got = c
 	return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return b.cert, nil }, []error{errors.New("certificate /x.pem: no such file")}
 }

@@ -13,8 +13,11 @@ type route struct {
 	rule     string
 	priority int // effective
 	rank     int // position in the mux's priority order (0 first)
-	m        *node
-	h        http.Handler
+	// tlsOptions is the tls.options name an HTTPS route resolved to on
+	// its entrypoint (resolveTLS); "" for a plain route.
+	tlsOptions string
+	m          *node
+	h          http.Handler
 }
 
 // mux holds the routes of one entrypoint for one transport (TLS or not),

@@ -33,6 +33,9 @@ type Report struct {
 	// TLS lists problems with certificates, options and stores returned by
 	// the builder's BuildTLS; each disables only what it names.
 	TLS []string `json:"tls,omitempty"`
+	// TLSWarnings lists TLS problems that change nothing served (a TLS
+	// 1.3 suite in cipherSuites).
+	TLSWarnings []string `json:"tlsWarnings,omitempty"`
 	// NotFound lists problems with entryPoints.<ep>.http.notFound (each
 	// keeps that entrypoint's bare 404).
 	NotFound []string `json:"notFound,omitempty"`
@@ -104,6 +107,9 @@ func (r *Report) Problems() []string {
 		out = append(out, "notFound: "+e)
 	}
 	for _, e := range r.TLS {
+		out = append(out, "tls: "+e)
+	}
+	for _, e := range r.TLSWarnings {
 		out = append(out, "tls: "+e)
 	}
 	slices.Sort(out)

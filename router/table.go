@@ -32,21 +32,43 @@ type entryHandler struct {
 	secure *mux // routers with a tls block
 	// notFound serves requests no router matches (NotFoundBuilder).
 	notFound http.Handler
+	// negotiated tells the tls.options of a request's connection
+	// (TLSNegotiator; nil: never 421); tlsHosts are the entrypoint's
+	// host → options (resolveTLS); tcp is its TCP routing, or nil.
+	negotiated func(*http.Request) (string, bool)
+	tlsHosts   map[string]string
+	tcp        *tcpmux.EntryPoint
 }
 
 var notFound = http.HandlerFunc(http.NotFound)
 
 // ServeHTTP routes r: TLS requests (r.TLS != nil) to the routers with a
-// tls block, other requests to those without one (Traefik). It answers
-// 404 ("404 page not found") when no router matches, or what the
-// entrypoint's NotFoundBuilder handler answers.
+// tls block, other requests to those without one (Traefik). A TLS request
+// whose connection negotiated other TLS options than its router requires
+// gets 421 Misdirected Request (misdirected). It answers 404 ("404 page
+// not found") when no router matches, or what the entrypoint's
+// NotFoundBuilder handler answers.
 func (e *entryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	in := newInput(r)
-	if rt := e.mux(r).lookup(&in); rt != nil {
+	rt, bad := e.route(r)
+	switch {
+	case bad:
+		misdirected.ServeHTTP(w, r)
+	case rt != nil:
 		rt.h.ServeHTTP(w, r)
-		return
+	default:
+		e.notFound.ServeHTTP(w, r)
 	}
-	e.notFound.ServeHTTP(w, r)
+}
+
+// route returns the route serving r (nil: none), and whether r is
+// misdirected (then it must get 421 whatever route matched).
+func (e *entryHandler) route(r *http.Request) (rt *route, misdirected bool) {
+	in := newInput(r)
+	rt = e.mux(r).lookup(&in)
+	if r.TLS != nil && e.misdirected(r, rt, &in) {
+		return nil, true
+	}
+	return rt, false
 }
 
 func (e *entryHandler) mux(r *http.Request) *mux {
@@ -68,16 +90,16 @@ func (t *Table) Handler(entryPoint string) http.Handler {
 }
 
 // Lookup returns the qualified name and handler chain of the router that
-// would serve r on entryPoint, or ("", nil) when none matches. It is for callers that need to know the outcome before
-// serving, such as an entry handler that reports unmatched requests; it
-// does not allocate in the common case.
+// would serve r on entryPoint, or ("", nil) when none matches or r is
+// misdirected (Handler answers 421 then). It is for callers that need to
+// know the outcome before serving, such as an entry handler that reports
+// unmatched requests; it does not allocate in the common case.
 func (t *Table) Lookup(entryPoint string, r *http.Request) (router string, h http.Handler) {
 	e, ok := t.eps[entryPoint]
 	if !ok {
 		return "", nil
 	}
-	in := newInput(r)
-	if rt := e.mux(r).lookup(&in); rt != nil {
+	if rt, _ := e.route(r); rt != nil {
 		return rt.name, rt.h
 	}
 	return "", nil

@@ -6,18 +6,27 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/config/rule"
 )
 
 // Policy is one resolved TLS options set (tls.options.<name>): what a
 // handshake for a host whose routers name it is allowed to negotiate.
 // Source: https://doc.traefik.io/traefik/https/tls/#tls-options
 type Policy struct {
+	// name is the tls.options name ("default" for Gantry's default);
+	// opts the options it was built from (nil for the built-in default),
+	// so that two generations' policies of one name can be compared
+	// (Same). err is set for options that cannot be built: every
+	// handshake choosing the policy fails with it (fail closed).
+	name string
+	opts *config.TLSOptions
+	err  error
+
 	minVersion, maxVersion uint16
 	ciphers                []uint16
 	curves                 []tls.CurveID
@@ -37,40 +46,74 @@ type Policy struct {
 // certificate its Config serves (nil: none, Config then has no
 // certificate of its own).
 func DefaultPolicy(conn ConnOf) *Policy {
-	return &Policy{minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}, conn: conn}
+	return &Policy{name: "default", minVersion: tls.VersionTLS12, alpn: []string{"h2", "http/1.1"}, conn: conn}
 }
 
-// newPolicy resolves o. Errors name the bad field.
-func newPolicy(o *config.TLSOptions, conn ConnOf) (*Policy, error) {
-	p := DefaultPolicy(conn)
-	if o == nil {
-		return p, nil
+// brokenPolicy is the policy of options that cannot be built (err) or do
+// not exist: a handshake choosing it fails (Store.Certificate returns err;
+// its Config has no certificate to serve either).
+func brokenPolicy(name string, err error) *Policy { return &Policy{name: name, err: err} }
+
+// Err is why the options cannot be built (nil when they can): a
+// handshake under them must fail.
+func (p *Policy) Err() error { return p.err }
+
+// Name is the tls.options name of the policy.
+func (p *Policy) Name() string { return p.name }
+
+// Same reports whether p and q are the same options: same name and same
+// configuration (a policy of an older generation stays valid while its
+// options are unchanged). CA files are compared by name, not content.
+func (p *Policy) Same(q *Policy) bool {
+	if p == q {
+		return true
 	}
+	if p == nil || q == nil || p.name != q.name || p.err != nil || q.err != nil {
+		return false
+	}
+	return reflect.DeepEqual(p.opts, q.opts)
+}
+
+// newPolicy resolves o. Errors name the bad field; warnings are problems
+// that change nothing (TLS 1.3 suites in cipherSuites).
+func newPolicy(name string, o *config.TLSOptions, conn ConnOf) (p *Policy, warnings []string, err error) {
+	p = DefaultPolicy(conn)
+	p.name = name
+	if o == nil {
+		return p, nil, nil
+	}
+	p.opts = o
 	v, err := tlsVersions(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if v[0] != 0 {
 		p.minVersion = v[0]
 	}
 	p.maxVersion = v[1]
 	if len(o.CipherSuites) > 0 {
-		byName := map[string]uint16{}
+		byName := map[string]*tls.CipherSuite{}
 		for _, s := range slices.Concat(tls.CipherSuites(), tls.InsecureCipherSuites()) {
-			byName[s.Name] = s.ID
+			byName[s.Name] = s
 		}
 		for _, n := range o.CipherSuites {
-			id, ok := byName[n]
+			cs, ok := byName[n]
 			if !ok {
-				return nil, fmt.Errorf("cipherSuites: unknown suite %q", n)
+				return nil, nil, fmt.Errorf("cipherSuites: unknown suite %q", n)
 			}
-			p.ciphers = append(p.ciphers, id)
+			if slices.Equal(cs.SupportedVersions, []uint16{tls.VersionTLS13}) {
+				// Go chooses the TLS 1.3 suites itself (crypto/tls
+				// Config.CipherSuites); listing one restricts nothing.
+				warnings = append(warnings, fmt.Sprintf("cipherSuites: %s is a TLS 1.3 suite, which cannot be configured: TLS 1.3 connections use Go's suites whatever the list says", n))
+				continue
+			}
+			p.ciphers = append(p.ciphers, cs.ID)
 		}
 	}
 	for _, n := range o.CurvePreferences {
 		id, ok := curveByName[n]
 		if !ok {
-			return nil, fmt.Errorf("curvePreferences: unknown curve %q", n)
+			return nil, nil, fmt.Errorf("curvePreferences: unknown curve %q", n)
 		}
 		p.curves = append(p.curves, id)
 	}
@@ -85,17 +128,17 @@ func newPolicy(o *config.TLSOptions, conn ConnOf) (*Policy, error) {
 	case "RequireAndVerifyClientCert":
 		p.clientAuth = tls.RequireAndVerifyClientCert
 	default:
-		return nil, fmt.Errorf("clientAuth.clientAuthType: unknown type %q", o.ClientAuth.ClientAuthType)
+		return nil, nil, fmt.Errorf("clientAuth.clientAuthType: unknown type %q", o.ClientAuth.ClientAuthType)
 	}
 	if len(o.ClientAuth.CAFiles) > 0 {
 		p.clientCAs = x509.NewCertPool()
 		for i, f := range o.ClientAuth.CAFiles {
 			b, err := PEMOrFile(f)
 			if err != nil {
-				return nil, fmt.Errorf("clientAuth.caFiles[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("clientAuth.caFiles[%d]: %w", i, err)
 			}
 			if !p.clientCAs.AppendCertsFromPEM(b) {
-				return nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, describePEM(f))
+				return nil, nil, fmt.Errorf("clientAuth.caFiles[%d]: no PEM certificate in %s", i, describePEM(f))
 			}
 		}
 	}
@@ -104,7 +147,7 @@ func newPolicy(o *config.TLSOptions, conn ConnOf) (*Policy, error) {
 		p.alpn = o.ALPNProtocols
 	}
 	p.noTickets = o.DisableSessionTickets
-	return p, nil
+	return p, warnings, nil
 }
 
 var curveByName = map[string]tls.CurveID{
@@ -148,45 +191,29 @@ func (p *Policy) Config() *tls.Config {
 	return p.conf
 }
 
-// RouterHosts returns the host names a router's TLS applies to: the
-// arguments of Host() in its rule and its tls.domains, lower-cased.
-func RouterHosts(r *config.Router) []string {
-	var hosts []string
-	if t, err := rule.Parse(r.Rule); err == nil {
-		_ = t.Walk(func(c *rule.Tree) error {
-			if strings.EqualFold(c.Name, "Host") {
-				for _, a := range c.Args {
-					hosts = append(hosts, strings.ToLower(a))
-				}
-			}
-			return nil
-		})
-	}
-	if r.TLS != nil {
-		for _, d := range r.TLS.Domains {
-			if d.Main != "" {
-				hosts = append(hosts, strings.ToLower(d.Main))
-			}
-			for _, s := range d.SANs {
-				hosts = append(hosts, strings.ToLower(s))
-			}
-		}
-	}
-	return hosts
-}
-
-// policyFor returns the policy for an SNI name: the options of the routers
-// for that host (exact, then wildcard), else the default.
-func (s *Store) policyFor(name string) *Policy {
-	if p, ok := s.policies[name]; ok {
+// policyFor returns the policy for an SNI name on an entrypoint: the
+// options of the entrypoint's routers for that host (exact, then the
+// wildcard covering its first label), else the default.
+func (s *Store) policyFor(entryPoint, name string) *Policy {
+	hosts := s.policies[entryPoint]
+	if p, ok := hosts[name]; ok {
 		return p
 	}
 	if i := strings.IndexByte(name, '.'); i > 0 {
-		if p, ok := s.policies["*"+name[i:]]; ok {
+		if p, ok := hosts["*"+name[i:]]; ok {
 			return p
 		}
 	}
 	return s.defPolicy
+}
+
+// Policy returns the policy of the tls.options called name ("default":
+// the default one), or nil when there is none.
+func (s *Store) Policy(name string) *Policy {
+	if name == "default" {
+		return s.defPolicy
+	}
+	return s.byName[name]
 }
 
 // errSNIStrict fails a handshake that names no known host under sniStrict.
@@ -199,8 +226,12 @@ var errSNIStrict = errors.New("tls: no certificate for the requested server name
 // server keeps one per connection; both are written once, during the
 // handshake, before any request.
 type Handshake struct {
-	Policy *Policy
-	Cert   *tls.Certificate
+	// EntryPoint is the entrypoint the connection came to (set by the
+	// server before the handshake): TLS options are chosen per
+	// entrypoint.
+	EntryPoint string
+	Policy     *Policy
+	Cert       *tls.Certificate
 }
 
 // ConnOf returns the Handshake of the server connection a handshake runs

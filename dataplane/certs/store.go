@@ -7,14 +7,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/router"
 )
 
 // Cache is the certificate state kept across generations (the
@@ -125,8 +129,9 @@ type Store struct {
 	def   *tls.Certificate
 	// policies maps router hosts to their tls.options; defPolicy is
 	// tls.options.default (or Gantry's default).
-	policies  map[string]*Policy
+	policies  map[string]map[string]*Policy // entrypoint -> host -> policy
 	defPolicy *Policy
+	byName    map[string]*Policy // tls.options by name (built or broken)
 	// challenges answers TLS-ALPN-01 validation handshakes (may be nil);
 	// acme is the policy of those handshakes.
 	challenges Challenges
@@ -172,9 +177,19 @@ func (s *Store) Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error
 		return c, nil
 	}
 	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
-	p := s.policyFor(name)
-	if hs := s.conn.of(hello); hs != nil {
+	hs := s.conn.of(hello)
+	ep := ""
+	if hs != nil {
+		ep = hs.EntryPoint
+	}
+	p := s.policyFor(ep, name)
+	if hs != nil {
 		hs.Policy = p
+	}
+	if p.err != nil {
+		// Options that cannot be built fail the handshake (Traefik's
+		// closing route) rather than fall back to weaker defaults.
+		return nil, fmt.Errorf("tls: options %q of %q cannot be used: %w", p.name, name, p.err)
 	}
 	if name == "" && hello.Conn != nil {
 		if h, _, err := net.SplitHostPort(hello.Conn.LocalAddr().String()); err == nil {
@@ -201,9 +216,10 @@ func (s *Store) Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error
 
 // Options are what Build needs besides the TLS configuration.
 type Options struct {
-	// Hosts maps router host names to the tls.options name their routers
-	// use (RouterHosts); a host not listed gets tls.options.default.
-	Hosts map[string]string
+	// Hosts maps an entrypoint and a router host name to the tls.options
+	// name its routers resolved to (router.TLSHosts); a host not listed
+	// gets tls.options.default.
+	Hosts map[string]map[string]string
 	// Cache keeps the default certificate and the last good file pairs
 	// across generations; nil means a fresh one.
 	Cache *Cache
@@ -266,11 +282,14 @@ func Build(c *config.TLSConfiguration, o Options) (*Store, map[string]*Policy, [
 	s.defPolicy = DefaultPolicy(o.Conn)
 	byName := map[string]*Policy{}
 	if c != nil {
-		for name, opts := range c.Options {
-			p, err := newPolicy(opts, o.Conn)
+		for _, name := range slices.Sorted(maps.Keys(c.Options)) {
+			p, warnings, err := newPolicy(name, c.Options[name], o.Conn)
+			for _, w := range warnings {
+				errs = append(errs, &router.TLSWarning{Err: fmt.Errorf("tls.options.%s: %s", name, w)})
+			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("tls.options.%s: %w", name, err))
-				continue
+				errs = append(errs, &router.TLSOptionsError{Name: name, Err: err})
+				p = brokenPolicy(name, err)
 			}
 			byName[name] = p
 		}
@@ -278,11 +297,24 @@ func Build(c *config.TLSConfiguration, o Options) (*Store, map[string]*Policy, [
 	if p := byName["default"]; p != nil {
 		s.defPolicy = p
 	}
-	s.policies = make(map[string]*Policy, len(o.Hosts))
-	for host, name := range o.Hosts {
-		if p := byName[name]; p != nil {
-			s.policies[host] = p
+	s.byName = byName
+	s.policies = make(map[string]map[string]*Policy, len(o.Hosts))
+	missing := map[string]bool{}
+	for ep, hosts := range o.Hosts {
+		m := make(map[string]*Policy, len(hosts))
+		for host, name := range hosts {
+			p := s.Policy(name)
+			if p == nil {
+				if !missing[name] {
+					missing[name] = true
+					errs = append(errs, &router.TLSOptionsError{Name: name, Missing: true, Err: errors.New("does not exist")})
+				}
+				p = brokenPolicy(name, fmt.Errorf("tls.options %q does not exist", name))
+				byName[name] = p
+			}
+			m[host] = p
 		}
+		s.policies[ep] = m
 	}
 	if c != nil && s.def == nil {
 		if st := c.Stores["default"]; st != nil && st.DefaultGeneratedCert != nil {

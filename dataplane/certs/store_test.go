@@ -71,7 +71,7 @@ func TestStoreChoosesBySNI(t *testing.T) {
 		Stores:       map[string]*config.TLSStore{"default": {DefaultCertificate: &config.Certificate{CertFile: defC, KeyFile: defK}}},
 		Options:      map[string]*config.TLSOptions{"strict": {SniStrict: true, MinVersion: "VersionTLS13"}},
 	}
-	s, policies, errs := Build(c, Options{Hosts: map[string]string{"strict.example": "strict"}, Conn: conn})
+	s, policies, errs := Build(c, Options{Hosts: map[string]map[string]string{"": {"strict.example": "strict"}}, Conn: conn})
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
