@@ -58,8 +58,15 @@ func StartProcess(t testing.TB, name, dir, bin string, args, env []string) *Proc
 // startProcess is StartProcess.
 func startProcess(t testing.TB, name, dir, bin string, args, env []string) *Process {
 	t.Helper()
+	return startProcessAttr(t, name, dir, bin, args, env, nil)
+}
+
+// startProcessAttr is startProcess with attrs for the child (nil: none).
+func startProcessAttr(t testing.TB, name, dir, bin string, args, env []string, attr *syscall.SysProcAttr) *Process {
+	t.Helper()
 	p := &Process{Name: name, out: &SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
+	p.cmd.SysProcAttr = attr
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout = p.out

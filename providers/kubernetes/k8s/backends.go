@@ -1,0 +1,174 @@
+package k8s
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/gantry-proxy/gantry/config"
+)
+
+// PortRef names a Service port by Number, or by Name when Number is 0
+// (networking.k8s.io/v1 ServiceBackendPort, Traefik's CRD port).
+type PortRef struct {
+	Name   string
+	Number int32
+}
+
+// String is the number, or the name.
+func (p PortRef) String() string {
+	if p.Number != 0 {
+		return strconv.Itoa(int(p.Number))
+	}
+	return p.Name
+}
+
+// Backends turns Services and their EndpointSlices into servers.
+type Backends struct {
+	Services Lister[*corev1.Service]
+	// Slices must be indexed by ServiceNameIndex (Watcher.WatchEndpointSlices).
+	Slices Lister[*discoveryv1.EndpointSlice]
+	// AllowExternalName admits ExternalName Services
+	// (allowExternalNameServices).
+	AllowExternalName bool
+}
+
+// Target is a resolved Service port: the Service, its port, and the
+// addresses ("host:port") requests may go to.
+type Target struct {
+	Service *corev1.Service
+	Port    corev1.ServicePort
+	Addrs   []string
+}
+
+// Resolve finds Service ns/name and its port, and the addresses behind it
+// (see the package doc): with nativeLB the ClusterIP, for an ExternalName
+// Service its name, else every serving, non-terminating endpoint of its
+// EndpointSlices. No address is not an error (allowEmptyServices decides);
+// an unknown Service or port, a refused ExternalName Service and a
+// headless or IP-less Service with nativeLB are.
+func (b Backends) Resolve(ns, name string, port PortRef, nativeLB bool) (Target, error) {
+	svc, ok := b.Services.Get(ns, name)
+	if !ok {
+		return Target{}, fmt.Errorf("service %s/%s not found", ns, name)
+	}
+	t := Target{Service: svc}
+	found := false
+	for _, p := range svc.Spec.Ports {
+		if (port.Number != 0 && p.Port == port.Number) || (port.Number == 0 && port.Name != "" && p.Name == port.Name) {
+			t.Port, found = p, true
+			break
+		}
+	}
+	if !found {
+		return Target{}, fmt.Errorf("service %s/%s has no port %s", ns, name, port)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		if !b.AllowExternalName {
+			return Target{}, fmt.Errorf("service %s/%s is of type ExternalName, not allowed (allowExternalNameServices is false)", ns, name)
+		}
+		t.Addrs = []string{net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(t.Port.Port)))}
+		return t, nil
+	}
+	if nativeLB {
+		ip := svc.Spec.ClusterIP
+		if ip == corev1.ClusterIPNone {
+			return Target{}, fmt.Errorf("service %s/%s is headless (clusterIP None): nativeLB needs a ClusterIP", ns, name)
+		}
+		if ip == "" {
+			return Target{}, fmt.Errorf("service %s/%s has no clusterIP yet: nativeLB needs one", ns, name)
+		}
+		t.Addrs = []string{net.JoinHostPort(ip, strconv.Itoa(int(t.Port.Port)))}
+		return t, nil
+	}
+	seen := map[string]bool{}
+	for _, es := range b.Slices.ByIndex(ServiceNameIndex, ns+"/"+name) {
+		var slicePort int32
+		for _, p := range es.Ports {
+			if p.Port != nil && (p.Name == nil && t.Port.Name == "" || p.Name != nil && *p.Name == t.Port.Name) {
+				slicePort = *p.Port
+				break
+			}
+		}
+		if slicePort == 0 {
+			continue
+		}
+		for _, ep := range es.Endpoints {
+			if !Routable(ep.Conditions) {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				hp := net.JoinHostPort(a, strconv.Itoa(int(slicePort)))
+				if !seen[hp] {
+					seen[hp] = true
+					t.Addrs = append(t.Addrs, hp)
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// Routable reports whether an endpoint gets new requests: serving (nil
+// means true, per discovery.k8s.io/v1) and not terminating. A terminating
+// endpoint that still serves finishes what it has but gets nothing new.
+func Routable(c discoveryv1.EndpointConditions) bool {
+	if c.Terminating != nil && *c.Terminating {
+		return false
+	}
+	if c.Serving != nil {
+		return *c.Serving
+	}
+	return c.Ready == nil || *c.Ready
+}
+
+// Scheme is Traefik's default server scheme for a Service port: "https"
+// for port 443 or a port name starting with "https", else "http".
+func Scheme(p corev1.ServicePort) string {
+	if p.Port == 443 || strings.HasPrefix(p.Name, "https") {
+		return "https"
+	}
+	return "http"
+}
+
+// Servers returns one server per address of t, with scheme ("" means
+// Scheme(t.Port)).
+func (t Target) Servers(scheme string) []config.Server {
+	if scheme == "" {
+		scheme = Scheme(t.Port)
+	}
+	out := make([]config.Server, 0, len(t.Addrs))
+	for _, a := range t.Addrs {
+		out = append(out, config.Server{URL: scheme + "://" + a})
+	}
+	return out
+}
+
+// TLSSecret returns the certificate of Secret ns/name (keys tls.crt and
+// tls.key, PEM) as inline PEM, or an error naming the Secret and the key
+// that is missing, empty or does not parse.
+func TLSSecret(secrets Lister[*corev1.Secret], ns, name string) (config.Certificate, error) {
+	s, ok := secrets.Get(ns, name)
+	if !ok {
+		return config.Certificate{}, fmt.Errorf("secret %s/%s not found", ns, name)
+	}
+	var missing []string
+	for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+		if len(s.Data[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return config.Certificate{}, fmt.Errorf("secret %s/%s: %s missing or empty", ns, name, strings.Join(missing, " and "))
+	}
+	crt, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if _, err := tls.X509KeyPair(crt, key); err != nil {
+		return config.Certificate{}, fmt.Errorf("secret %s/%s: tls.crt/tls.key: %w", ns, name, err)
+	}
+	return config.Certificate{CertFile: string(crt), KeyFile: string(key)}, nil
+}
