@@ -272,6 +272,7 @@ type conn struct {
 	// The idle wait's end (noIdleTimeout for none; zero when not idle).
 	idleUntil    time.Time
 	fd           int32              // the socket, once parked; -1 before
+	parkGen      uint32             // under the parker's mu: the generation of this park (park_linux.go)
 	finalStarted atomic.Bool        // the handler chose a final status: no 100 Continue any more
 	pprev, pnext *conn              // the parker's timeout list, under its mu
 	idleFn       func(uintptr) bool // readIdle's callback (idle_unix.go)

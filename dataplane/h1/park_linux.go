@@ -22,6 +22,17 @@ import (
 // connection then costs its socket and its small state (no stack, no
 // buffer, no timer, no map entry: the table is a slice indexed by file
 // descriptor, 8 bytes a descriptor).
+//
+// A descriptor number is reused as soon as its socket closes, and the
+// kernel drops a closed socket's epoll registration by itself. So the
+// parker never trusts a bare descriptor: each park gets a generation
+// number, carried in the epoll event's data beside the descriptor and kept
+// in the conn. An event whose generation is not that of the connection now
+// parked on its descriptor is stale and ignored, and a connection touches
+// the epoll registration of its descriptor (EPOLL_CTL_DEL) only while the
+// table still holds it there. If something closes a parked socket behind
+// the parker's back and a new connection parks on the same descriptor,
+// the old one's expiry closes only the old one.
 type parker struct {
 	srv    *Server
 	epfd   int
@@ -29,6 +40,7 @@ type parker struct {
 
 	mu    sync.Mutex
 	conns []*conn // under mu: parked connections by file descriptor
+	gen   uint32  // under mu: the last park's generation (see parker)
 	// under mu: the parked connections with an idle timeout, by
 	// idleUntil (ties in parking order); linked through conn.pprev/pnext.
 	head, tail *conn
@@ -90,15 +102,24 @@ func (s *Server) park(cs *conn) bool {
 		p.conns = append(p.conns, make([]*conn, fd+1-len(p.conns))...)
 		p.conns = p.conns[:cap(p.conns)]
 	}
+	// A connection still in the table here had its socket closed by
+	// someone else (the descriptor is free again): it keeps its place in
+	// the timeout list but no longer owns the descriptor.
 	p.conns[fd] = cs
+	p.gen++
+	gen := p.gen // cs may be resumed and parked again once registered
+	cs.parkGen = gen
 	cs.parked = true
 	if timed {
 		p.insert(cs)
 	}
 	p.mu.Unlock()
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: cs.fd}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(fd), Pad: int32(gen)}
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		if !p.take(cs) {
+		p.mu.Lock()
+		taken, _ := p.takeLocked(cs) // never registered: nothing to delete
+		p.mu.Unlock()
+		if !taken {
 			return true // the idle timer already closed it
 		}
 		cs.restoreCtx()
@@ -141,14 +162,17 @@ func (p *parker) arm(t time.Time) {
 }
 
 // takeLocked removes cs from the set and the timeout list if it is still
-// parked, and reports whether it was: the caller then owns cs. Under mu.
-func (p *parker) takeLocked(cs *conn) bool {
+// parked, and reports whether it was (the caller then owns cs) and whether
+// it still owned its descriptor's slot, hence its epoll registration (the
+// caller then deletes that registration). Under mu.
+func (p *parker) takeLocked(cs *conn) (taken, owned bool) {
 	if !cs.parked {
-		return false
+		return false, false
 	}
 	cs.parked = false
 	if int(cs.fd) < len(p.conns) && p.conns[cs.fd] == cs {
 		p.conns[cs.fd] = nil
+		owned = true
 	}
 	if cs.pprev != nil || p.head == cs {
 		if cs.pprev == nil {
@@ -163,20 +187,22 @@ func (p *parker) takeLocked(cs *conn) bool {
 		}
 		cs.pprev, cs.pnext = nil, nil
 	}
-	return true
+	return true, owned
 }
 
 // take is takeLocked under mu, followed by the removal of cs's epoll
-// registration when it was taken (before cs's socket may close, so a
+// registration when it still owned it (before cs's socket may close, so a
 // reused descriptor never meets a stale registration).
 func (p *parker) take(cs *conn) bool {
 	p.mu.Lock()
-	ok := p.takeLocked(cs)
-	p.mu.Unlock()
-	if ok {
+	taken, owned := p.takeLocked(cs)
+	if owned {
+		// Under mu: a new park on this descriptor must not register
+		// before this one is gone.
 		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
 	}
-	return ok
+	p.mu.Unlock()
+	return taken
 }
 
 // expire runs on the timer: it closes the parked connections whose idle
@@ -186,7 +212,9 @@ func (p *parker) expire() {
 	p.mu.Lock()
 	now := time.Now()
 	for cs := p.head; cs != nil && !cs.idleUntil.After(now); cs = p.head {
-		p.takeLocked(cs)
+		if _, owned := p.takeLocked(cs); owned {
+			_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
+		}
 		due = append(due, cs)
 	}
 	p.timerAt = time.Time{}
@@ -195,7 +223,6 @@ func (p *parker) expire() {
 	}
 	p.mu.Unlock()
 	for _, cs := range due {
-		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
 		cs.closeNow()
 	}
 }
@@ -268,6 +295,9 @@ func (p *parker) poll() {
 			p.mu.Lock()
 			if int(ev.Fd) < len(p.conns) {
 				cs = p.conns[ev.Fd]
+			}
+			if cs != nil && cs.parkGen != uint32(ev.Pad) {
+				cs = nil // an event of an earlier registration of this descriptor
 			}
 			p.mu.Unlock()
 			if cs == nil || !p.take(cs) {

@@ -108,3 +108,99 @@ func TestTLSConnectionParks(t *testing.T) {
 		t.Fatalf("closed after %v, before the 1.5 s idle timeout", d)
 	}
 }
+
+// A parked socket closed behind the parker's back frees its descriptor,
+// and the next accepted connection may get the same number and park on
+// it. The old connection's expiry must then close only the old one: the
+// new connection's epoll registration stays, and its next request is
+// served. (Before generations, expire deleted the registration by bare
+// descriptor, and the new connection was never woken again.)
+func TestParkedDescriptorReuse(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) }),
+		ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); s.CloseIdle(); wg.Wait() })
+	// The test accepts, so that no connection takes a descriptor between
+	// the close of A and the accept of B.
+	accept := func() {
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { s.ServeConn(c, time.Time{}) })
+	}
+	// parkedOn waits until a connection other than not is parked, and
+	// returns it with its descriptor.
+	parkedOn := func(not *conn) (*conn, int) {
+		t.Helper()
+		for range 500 {
+			p, err := s.getParker()
+			if err == nil {
+				p.mu.Lock()
+				for fd, cs := range p.conns {
+					if cs != nil && cs != not {
+						p.mu.Unlock()
+						return cs, fd
+					}
+				}
+				p.mu.Unlock()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("no connection parked")
+		return nil, 0
+	}
+	get := func(c net.Conn, path string) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := readResp(t, bufio.NewReader(c), "GET"); body != path {
+			t.Fatalf("%s: body %q", path, body)
+		}
+	}
+
+	ca, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close()
+	accept()
+	get(ca, "/a")
+	a, fdA := parkedOn(nil)
+
+	// B's client socket exists before A's server socket closes, so the
+	// accept below is the first to ask for a descriptor.
+	cb, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	a.c.Close() // behind the parker's back
+	accept()
+	get(cb, "/b1")
+	b, fdB := parkedOn(a)
+	if fdB != fdA {
+		t.Fatalf("B parked on descriptor %d, A had %d: the reuse this test needs did not happen", fdB, fdA)
+	}
+
+	// A's idle timeout passes while B is parked.
+	p, _ := s.getParker()
+	p.mu.Lock()
+	a.idleUntil = time.Now().Add(-time.Second)
+	if a.pprev == nil && p.head != a {
+		p.insert(a)
+	}
+	p.mu.Unlock()
+	p.expire()
+	p.mu.Lock()
+	stillB := fdB < len(p.conns) && p.conns[fdB] == b
+	p.mu.Unlock()
+	if !stillB {
+		t.Fatal("A's expiry took B off the parker")
+	}
+	get(cb, "/b2") // B's registration survived: the poller wakes it
+}
