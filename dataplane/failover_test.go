@@ -101,3 +101,56 @@ http:
 		t.Errorf("bad status: %+v", st)
 	}
 }
+
+// Case 061 and issue 26: a failover whose main service can never report
+// itself down (a loadBalancer without healthCheck) and that has no
+// errors.status is refused, as Traefik refuses it, with an error naming
+// both services — it never serves 502 forever from a dead main. With
+// errors.status the main's 502 hands the request to the fallback; with a
+// health-checked main it is accepted; healthCheck on the failover itself
+// requires a fallback that reports its health.
+func TestFailoverNeedsAWayToFailOver(t *testing.T) {
+	fb := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "fallback") }))
+	defer fb.Close()
+	h := newHarness(t, nil, nil)
+	tbl := h.apply(fmt.Sprintf(`
+http:
+  routers:
+    nohc@file:   {rule: "Host(`+"`nohc`"+`)", service: fo-nohc@file}
+    errref@file: {rule: "Host(`+"`errref`"+`)", service: fo-errref@file}
+    hc@file:     {rule: "Host(`+"`hc`"+`)", service: fo-hc@file}
+    fbnohc@file: {rule: "Host(`+"`fbnohc`"+`)", service: fo-fbnohc@file}
+    both@file:   {rule: "Host(`+"`both`"+`)", service: fo-both@file}
+  services:
+    main-nohc@file: {loadBalancer: {servers: [{url: "http://127.0.0.1:1"}]}}
+    main-hc@file:   {loadBalancer: {servers: [{url: "http://127.0.0.1:1"}], healthCheck: {path: /health, interval: 1h}}}
+    fb@file:        {loadBalancer: {servers: [{url: %q}]}}
+    fb-hc@file:     {loadBalancer: {servers: [{url: %q}], healthCheck: {path: /, interval: 1h}}}
+    fo-nohc@file:   {failover: {service: main-nohc@file, fallback: fb@file}}
+    fo-errref@file: {failover: {service: main-nohc@file, fallback: fb@file, errors: {status: ["502"]}}}
+    fo-hc@file:     {failover: {service: main-hc@file, fallback: fb@file}}
+    fo-fbnohc@file: {failover: {service: main-hc@file, fallback: fb@file, healthCheck: {}}}
+    fo-both@file:   {failover: {service: main-hc@file, fallback: fb-hc@file, healthCheck: {}}}
+`, fb.URL, fb.URL), GenerationOptions{})
+	rep := tbl.Report().Routers
+	for name, want := range map[string]string{
+		"nohc@file":   "main service main-nohc@file has no healthCheck",
+		"fbnohc@file": "fallback service fb@file has no healthCheck",
+	} {
+		st := rep[name]
+		if errs := strings.Join(st.Errors, ";"); st.Status != "disabled" || !strings.Contains(errs, want) || !strings.Contains(errs, "fo-") {
+			t.Errorf("router %s: %+v, want disabled with %q naming the failover", name, st, want)
+		}
+	}
+	for _, name := range []string{"errref@file", "hc@file", "both@file"} {
+		if st := rep[name]; st.Status != "enabled" {
+			t.Errorf("router %s: %+v, want enabled", name, st)
+		}
+	}
+	if code, body := h.get("web", "errref", "/"); code != 200 || body != "fallback" {
+		t.Errorf("errors.status 502 with a dead main: %d %q, want the fallback's 200", code, body)
+	}
+	if code, _ := h.get("web", "nohc", "/"); code != http.StatusNotFound {
+		t.Errorf("refused failover: %d, want 404 (its router is not built)", code)
+	}
+}

@@ -389,15 +389,22 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		}
 		return balance.NewMirroring(main, mirrors, mc.MirrorBody == nil || *mc.MirrorBody, maxBody, g.pool.servers), nil
 	case s.Failover != nil:
-		main, err := g.Service(ctx, s.Failover.Service)
+		fo := s.Failover
+		main, err := g.Service(ctx, fo.Service)
 		if err != nil {
 			return nil, fmt.Errorf("failover: %w", err)
 		}
-		fb, err := g.Service(ctx, s.Failover.Fallback)
+		if (fo.Errors == nil || len(fo.Errors.Status) == 0) && !g.tracksHealth(fo.Service) {
+			return nil, fmt.Errorf("failover: main service %s has no healthCheck and failover.errors.status is not set, so the fallback could never be used (Traefik: cannot register %s as updater for %s)", fo.Service, fo.Service, name)
+		}
+		fb, err := g.Service(ctx, fo.Fallback)
 		if err != nil {
 			return nil, fmt.Errorf("failover: %w", err)
 		}
-		return balance.NewFailover(main, fb, s.Failover)
+		if fo.HealthCheck != nil && !g.tracksHealth(fo.Fallback) {
+			return nil, fmt.Errorf("failover: healthCheck is set but fallback service %s has no healthCheck whose status it could report (Traefik: cannot register %s as updater for %s)", fo.Fallback, fo.Fallback, name)
+		}
+		return balance.NewFailover(main, fb, fo)
 	}
 	return nil, errors.New("no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover")
 }

@@ -100,7 +100,7 @@ http:
   services:
     a@file: {loadBalancer: {servers: [{url: %q}]}}
     b@file: {loadBalancer: {servers: [{url: %q}]}}
-    none@file: {loadBalancer: {servers: []}}
+    none@file: {loadBalancer: {servers: [], healthCheck: {path: /health}}}
     mirror@file: {loadBalancer: {servers: [{url: %q}]}}
     w@file: {weighted: {services: [{name: a@file, weight: 2}, {name: b@file, weight: 1}, {name: none@file, weight: 5}]}}
     f@file: {failover: {service: none@file, fallback: b@file}}
