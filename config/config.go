@@ -327,11 +327,33 @@ type ServersTransport struct {
 	PeerCertURI         string              `json:"peerCertURI,omitempty"`
 }
 
-// ForwardingTimeouts bound each phase of an upstream request.
+// ForwardingTimeouts bound each phase of an upstream request, with the
+// meaning of Traefik's serversTransports.<name>.forwardingTimeouts: a field
+// left out (nil) takes its default, a field set to 0 means no limit.
+// Source: https://doc.traefik.io/traefik/routing/services/#forwardingtimeouts
+// and Traefik v3.7 pkg/config/dynamic/http_config.go (SetDefaults).
 type ForwardingTimeouts struct {
-	DialTimeout           Duration `json:"dialTimeout,omitempty"`           // default 30s
-	ResponseHeaderTimeout Duration `json:"responseHeaderTimeout,omitempty"` // Gantry default 60s (Traefik: none)
-	IdleConnTimeout       Duration `json:"idleConnTimeout,omitempty"`       // default 90s
-	ReadIdleTimeout       Duration `json:"readIdleTimeout,omitempty"`
-	PingTimeout           Duration `json:"pingTimeout,omitempty"`
+	// DialTimeout bounds opening a connection (TCP, and TLS for https
+	// servers). Default 30s.
+	DialTimeout *Duration `json:"dialTimeout,omitempty"`
+	// ResponseHeaderTimeout bounds the wait for the response head after
+	// the whole request (body included) was written; on expiry 504.
+	// Default 60s (Gantry; Traefik has none).
+	ResponseHeaderTimeout *Duration `json:"responseHeaderTimeout,omitempty"`
+	// IdleConnTimeout closes a keep-alive connection idle that long.
+	// Default 90s.
+	IdleConnTimeout *Duration `json:"idleConnTimeout,omitempty"`
+	// ReadIdleTimeout: HTTP/2 servers are sent a PING after that long
+	// without a frame. Default 0 (no PING).
+	ReadIdleTimeout *Duration `json:"readIdleTimeout,omitempty"`
+	// PingTimeout closes an HTTP/2 connection whose PING is not answered
+	// in that time. Default 15s.
+	PingTimeout *Duration `json:"pingTimeout,omitempty"`
+	// ReadTimeout (Gantry) bounds the wait for the next bytes of a
+	// response body from an HTTP/1.1 server, once its head was relayed:
+	// re-armed by every read that returns bytes, so a stream that keeps
+	// sending is never cut; on expiry the client's response is aborted
+	// (no last chunk, the connection closed). Default 5m; nginx's
+	// proxy_read_timeout is 60s.
+	ReadTimeout *Duration `json:"readTimeout,omitempty"`
 }

@@ -72,3 +72,20 @@ func ParseDuration(s string) (Duration, error) {
 	}
 	return Duration(v), nil
 }
+
+// Forwarding timeout defaults (ForwardingTimeouts).
+const (
+	DefaultDialTimeout           = 30 * time.Second
+	DefaultResponseHeaderTimeout = 60 * time.Second
+	DefaultIdleConnTimeout       = 90 * time.Second
+	DefaultPingTimeout           = 15 * time.Second
+	DefaultBodyReadTimeout       = 5 * time.Minute
+)
+
+// Or returns d's value, or def when d is nil (the field was left out).
+func (d *Duration) Or(def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return time.Duration(*d)
+}

@@ -16,14 +16,15 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/upstream"
 )
 
-// Transport defaults. Traefik has no response-header timeout; Gantry's is
-// finite so a backend that accepts and never answers yields 504 instead of a
-// hung request (reliability.md §3.4, §8.6).
+// Transport defaults: the forwarding timeouts' are config's
+// (config.DefaultDialTimeout, ...). Traefik has no response-header timeout;
+// Gantry's is finite so a backend that accepts and never answers yields 504
+// instead of a hung request (reliability.md §3.4, §8.6).
 const (
-	defaultDialTimeout           = 30 * time.Second
-	defaultResponseHeaderTimeout = 60 * time.Second
-	defaultIdleConnTimeout       = 90 * time.Second
-	defaultMaxIdleConnsPerHost   = 200
+	defaultMaxIdleConnsPerHost = 200
+	// noLimit stands for a forwarding timeout set to 0 (Traefik: no
+	// limit) where the clients take 0 as "the default".
+	noLimit = 100 * 365 * 24 * time.Hour
 )
 
 // Transports holds the upstream transports of the serversTransports in
@@ -138,29 +139,19 @@ func transportKey(st *config.ServersTransport, h2c bool) string {
 // bad field (unreadable rootCAs or certificates).
 // Source: https://doc.traefik.io/traefik/routing/services/#serverstransport_1
 func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t *http.Transport, err error) {
-	ft := config.ForwardingTimeouts{}
-	if st.ForwardingTimeouts != nil {
-		ft = *st.ForwardingTimeouts
-	}
-	dial := orDefault(ft.DialTimeout.D(), defaultDialTimeout)
-	d := &net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}
+	o := forwarding(st.ForwardingTimeouts)
+	o.MaxIdleConnsPerHost = defaultMaxIdleConnsPerHost
+	o.DisableHTTP2 = st.DisableHTTP2
+	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}
 	t = &http.Transport{
 		Proxy:                 nil, // a reverse proxy never follows HTTP_PROXY
 		DialContext:           d.DialContext,
 		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       orDefault(ft.IdleConnTimeout.D(), defaultIdleConnTimeout),
-		ResponseHeaderTimeout: orDefault(ft.ResponseHeaderTimeout.D(), defaultResponseHeaderTimeout),
+		IdleConnTimeout:       o.IdleConnTimeout,
+		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ForceAttemptHTTP2:     !st.DisableHTTP2,
-	}
-	o := upstream.Options{
-		DialTimeout:           dial,
-		ResponseHeaderTimeout: t.ResponseHeaderTimeout,
-		IdleConnTimeout:       t.IdleConnTimeout,
-		MaxIdleConnsPerHost:   defaultMaxIdleConnsPerHost,
-		DisableHTTP2:          st.DisableHTTP2,
-		ReadIdleTimeout:       ft.ReadIdleTimeout.D(),
-		PingTimeout:           ft.PingTimeout.D(),
+		HTTP2:                 &http.HTTP2Config{SendPingTimeout: o.ReadIdleTimeout, PingTimeout: o.PingTimeout},
 	}
 	switch {
 	case st.MaxIdleConnsPerHost < 0:
@@ -168,9 +159,6 @@ func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t 
 		o.MaxIdleConnsPerHost = -1
 	case st.MaxIdleConnsPerHost > 0:
 		o.MaxIdleConnsPerHost = st.MaxIdleConnsPerHost
-	}
-	if ft.ReadIdleTimeout > 0 || ft.PingTimeout > 0 {
-		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: ft.ReadIdleTimeout.D(), PingTimeout: ft.PingTimeout.D()}
 	}
 	tc := &tls.Config{ServerName: st.ServerName, InsecureSkipVerify: st.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
 	if len(st.RootCAs) > 0 {
@@ -203,9 +191,27 @@ func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t 
 	return upstream.New(o), t, nil
 }
 
-func orDefault(d, def time.Duration) time.Duration {
+// forwarding returns the upstream client's timeouts for ft with Traefik's
+// meaning: a field left out takes its default (config.Default*), a field
+// set to 0 is no limit (noLimit where the client reads 0 as its default).
+func forwarding(ft *config.ForwardingTimeouts) upstream.Options {
+	if ft == nil {
+		ft = &config.ForwardingTimeouts{}
+	}
+	return upstream.Options{
+		DialTimeout:           limit(ft.DialTimeout.Or(config.DefaultDialTimeout)),
+		ResponseHeaderTimeout: ft.ResponseHeaderTimeout.Or(config.DefaultResponseHeaderTimeout),
+		BodyReadTimeout:       ft.ReadTimeout.Or(config.DefaultBodyReadTimeout),
+		IdleConnTimeout:       limit(ft.IdleConnTimeout.Or(config.DefaultIdleConnTimeout)),
+		ReadIdleTimeout:       ft.ReadIdleTimeout.Or(0),
+		PingTimeout:           ft.PingTimeout.Or(config.DefaultPingTimeout),
+	}
+}
+
+// limit returns d, or noLimit for 0 (a forwarding timeout set to 0).
+func limit(d time.Duration) time.Duration {
 	if d <= 0 {
-		return def
+		return noLimit
 	}
 	return d
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 )
@@ -47,5 +48,35 @@ func TestTransportsSharedByConfiguration(t *testing.T) {
 	}
 	if _, _, _, err := ts.Acquire(&config.ServersTransport{RootCAs: []string{"/nonexistent/ca.pem"}}, false); err == nil || !strings.Contains(err.Error(), "rootCAs[0]") {
 		t.Errorf("unreadable rootCAs: %v, want an error naming rootCAs[0]", err)
+	}
+}
+
+// Issue 26: forwardingTimeouts mean what Traefik's do — a field left out
+// takes its default, a field set to 0 is no limit — plus Gantry's
+// readTimeout between body bytes (default 5m).
+func TestForwardingTimeoutsTraefikSemantics(t *testing.T) {
+	c, err := config.Decode([]byte(`
+http:
+  serversTransports:
+    unset: {}
+    partial: {forwardingTimeouts: {responseHeaderTimeout: 5s}}
+    zero: {forwardingTimeouts: {dialTimeout: 0s, responseHeaderTimeout: 0s, idleConnTimeout: 0s, readIdleTimeout: 0s, pingTimeout: 0s, readTimeout: 0s}}
+    set: {forwardingTimeouts: {dialTimeout: 1s, responseHeaderTimeout: 2s, idleConnTimeout: 3s, readIdleTimeout: 4s, pingTimeout: 5s, readTimeout: 6s}}
+`), config.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct{ dial, header, idle, readIdle, ping, body time.Duration }
+	for name, w := range map[string]want{
+		"unset":   {30 * time.Second, 60 * time.Second, 90 * time.Second, 0, 15 * time.Second, 5 * time.Minute},
+		"partial": {30 * time.Second, 5 * time.Second, 90 * time.Second, 0, 15 * time.Second, 5 * time.Minute},
+		"zero":    {noLimit, 0, noLimit, 0, 0, 0},
+		"set":     {time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5 * time.Second, 6 * time.Second},
+	} {
+		o := forwarding(c.HTTP.ServersTransports[name].ForwardingTimeouts)
+		got := want{o.DialTimeout, o.ResponseHeaderTimeout, o.IdleConnTimeout, o.ReadIdleTimeout, o.PingTimeout, o.BodyReadTimeout}
+		if got != w {
+			t.Errorf("%s: got %+v, want %+v", name, got, w)
+		}
 	}
 }

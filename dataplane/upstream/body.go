@@ -31,7 +31,9 @@ const minRead = 4 << 10
 // TCP connection the read runs through the socket's RawConn and flushes
 // in its would-block callback (no extra syscall, nothing flushed while
 // more is already waiting); over TLS, where that cannot be seen, before
-// every read. A stream is thus delivered as it is produced, and a body
+// every read. The head counts as written: the first body read that would
+// wait flushes it (a head whose body comes later is never held back). A
+// stream is thus delivered as it is produced, and a body
 // that arrived whole leaves with its head in as few writes as it fits.
 type bodyReader struct {
 	pc      *pconn

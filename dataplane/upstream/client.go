@@ -21,6 +21,12 @@ type Options struct {
 	// On expiry the error is a timeout (Result.Err is a net.Error with
 	// Timeout() true), whether the backend sent nothing or part of a head.
 	ResponseHeaderTimeout time.Duration
+	// BodyReadTimeout bounds the wait for the next bytes of a response
+	// body (HTTP/1.1 servers) once its head was relayed: every read that
+	// returns bytes re-arms it, so a stream that keeps sending is never
+	// cut. On expiry Forward returns a timeout error with Result.Sent set
+	// (the caller aborts the client's response). 0 means none.
+	BodyReadTimeout time.Duration
 	// ExpectContinueTimeout is how long a request carrying
 	// "Expect: 100-continue" waits for the backend's 100 before its body is
 	// sent anyway (net/http's Transport.ExpectContinueTimeout). Default 1s.

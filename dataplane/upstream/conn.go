@@ -42,6 +42,11 @@ type pconn struct {
 	rdlProbe bool
 	stop     func() bool
 	cut      func() // sets a past deadline; allocated once per connection
+	// idle: the hard deadline is an idle one (the body phase), re-armed
+	// from lastRead (unix ns of the last read that returned bytes) when
+	// it expires after progress.
+	idle     time.Duration
+	lastRead int64
 
 	// Liveness peek before reuse (alive): the socket's RawConn and the
 	// callback, made once.
@@ -153,6 +158,18 @@ func (pc *pconn) begin(ctx context.Context) {
 	pc.stamp, pc.firstAt = false, 0
 	pc.probing = false
 	pc.hard = time.Time{}
+	pc.idle = 0
+}
+
+// idlePhase starts a phase whose reads may each wait at most d (0: no
+// limit); now is the current time. See phase.
+func (pc *pconn) idlePhase(d time.Duration, now time.Time) error {
+	if d <= 0 {
+		pc.idle = 0
+		return pc.phase(time.Time{}, now)
+	}
+	pc.idle, pc.lastRead = d, now.UnixNano()
+	return pc.phase(now.Add(d), now)
 }
 
 // phase sets the hard read deadline of the next reads (zero: none) and arms
@@ -233,17 +250,33 @@ func (pc *pconn) read(p []byte) (int, error) {
 		} else {
 			n, err = pc.c.Read(p)
 		}
-		if n > 0 && pc.stamp {
-			pc.stamp, pc.firstAt = false, time.Now().UnixNano()
-		}
-		if n == 0 && err != nil && pc.probing && isTimeout(err) {
-			pc.probing = false
-			pc.setReadDeadline(pc.hard, false)
-			pc.watch()
-			if cerr := pc.ctx.Err(); cerr != nil {
-				return 0, cerr
+		if n > 0 && (pc.stamp || pc.idle > 0) {
+			t := time.Now().UnixNano()
+			if pc.stamp {
+				pc.stamp, pc.firstAt = false, t
 			}
-			continue
+			pc.lastRead = t
+		}
+		if n == 0 && err != nil && isTimeout(err) {
+			if pc.probing {
+				pc.probing = false
+				pc.setReadDeadline(pc.hard, false)
+				pc.watch()
+				if cerr := pc.ctx.Err(); cerr != nil {
+					return 0, cerr
+				}
+				continue
+			}
+			if pc.idle > 0 && pc.ctx != nil && pc.ctx.Err() == nil {
+				// The idle deadline passed: bytes read since it was set
+				// move it to idle after the last of them.
+				if next := time.Unix(0, pc.lastRead).Add(pc.idle); time.Until(next) > 0 {
+					pc.hard = next
+					pc.setReadDeadline(next, false)
+					continue
+				}
+				return 0, &timeoutError{"response body bytes"}
+			}
 		}
 		if err != nil && pc.ctx != nil {
 			if cerr := pc.ctx.Err(); cerr != nil {

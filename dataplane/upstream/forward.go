@@ -334,17 +334,21 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 			hdr[f.name] = f.vals
 		}
 	}
-	// The body phase has no deadline; a body already in the buffer needs
-	// no more reads (nor the deadline changes).
+	// The body phase's reads each wait at most BodyReadTimeout; a body
+	// already in the buffer needs no more reads (nor the deadline changes).
 	if hd.framing != bodyNone && !(hd.framing == bodyLength && hd.length <= int64(pc.w-pc.r)) {
-		if err := pc.phase(time.Time{}, start.Add(res.TTFB)); err != nil {
+		if err := pc.idlePhase(h.c.o.BodyReadTimeout, start.Add(res.TTFB)); err != nil {
 			return Result{Err: err, Status: res.Status, TTFB: res.TTFB}
 		}
 	}
 	w.WriteHeader(hd.status)
 	res.Sent = true
 	br := &pc.br
-	*br = bodyReader{pc: pc, w: w, framing: hd.framing, limit: limit, big: br.big, small: br.small}
+	// dirty: the head is written but not flushed. The first body read that
+	// would wait flushes it, so a head whose body comes later (an event
+	// stream, long polling, a stalled backend) reaches the client at once,
+	// while a body already here leaves with its head in one write.
+	*br = bodyReader{pc: pc, w: w, framing: hd.framing, limit: limit, big: br.big, small: br.small, dirty: true}
 	if hd.framing == bodyLength {
 		br.left = hd.length
 	}

@@ -118,6 +118,15 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 	w.WriteHeader(resp.StatusCode)
 	res.Sent = true
 	rc := http.NewResponseController(w)
+	if resp.ContentLength != 0 {
+		// Whether the body is already here cannot be seen: the head goes
+		// to the client now, so a body that comes later (an event stream,
+		// long polling) never holds it back.
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			res.Err = &ClientWriteError{err}
+			return res
+		}
+	}
 	b := copyBufs.Get().(*[32 << 10]byte)
 	defer copyBufs.Put(b)
 	for {

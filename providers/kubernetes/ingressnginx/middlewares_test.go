@@ -38,7 +38,7 @@ func TestBackendProtocol(t *testing.T) {
 func TestProxyTimeouts(t *testing.T) {
 	res := one(t, nil, Options{}, "proxy-connect-timeout", "3", "proxy-read-timeout", "120", "proxy-send-timeout", "30")
 	st := res.Config.HTTP.ServersTransports[res.Config.HTTP.Services[r0].LoadBalancer.ServersTransport]
-	if st == nil || st.ForwardingTimeouts.DialTimeout != config.Duration(3*time.Second) || st.ForwardingTimeouts.ResponseHeaderTimeout != config.Duration(120*time.Second) {
+	if st == nil || st.ForwardingTimeouts.DialTimeout.Or(0) != 3*time.Second || st.ForwardingTimeouts.ResponseHeaderTimeout.Or(0) != 120*time.Second {
 		t.Fatalf("transport %+v", st)
 	}
 	res = one(t, nil, Options{}, "proxy-read-timeout", "10s")

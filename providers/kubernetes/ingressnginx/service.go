@@ -63,12 +63,22 @@ func (t *translator) transport(loc *location) string {
 	st := &config.ServersTransport{InsecureSkipVerify: s.insecure}
 	if s.timeouts.connect > 0 || s.timeouts.read > 0 {
 		st.ForwardingTimeouts = &config.ForwardingTimeouts{
-			DialTimeout:           config.Duration(time.Duration(s.timeouts.connect) * time.Second),
-			ResponseHeaderTimeout: config.Duration(time.Duration(s.timeouts.read) * time.Second),
+			DialTimeout:           seconds(s.timeouts.connect),
+			ResponseHeaderTimeout: seconds(s.timeouts.read),
 		}
 	}
 	t.conf.HTTP.ServersTransports[name] = st
 	return name
+}
+
+// seconds is n seconds as a forwarding timeout; nil (the default) when
+// n is not positive.
+func seconds(n int) *config.Duration {
+	if n <= 0 {
+		return nil
+	}
+	d := config.Duration(time.Duration(n) * time.Second)
+	return &d
 }
 
 // service declares the services of a location and returns the one its
