@@ -89,3 +89,10 @@ func (d *Duration) Or(def time.Duration) time.Duration {
 	}
 	return time.Duration(*d)
 }
+
+// DurationOf returns a pointer to d as a Duration (a forwarding timeout
+// set explicitly).
+func DurationOf(d time.Duration) *Duration {
+	x := Duration(d)
+	return &x
+}

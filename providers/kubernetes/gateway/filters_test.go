@@ -92,7 +92,7 @@ func TestFilters(t *testing.T) {
 	}
 	lb := res.Config.HTTP.Services[withFilter.Weighted.Services[0].Name].LoadBalancer
 	st := res.Config.HTTP.ServersTransports[lb.ServersTransport]
-	if st == nil || st.ForwardingTimeouts.ResponseHeaderTimeout != config.Duration(2e9) {
+	if st == nil || st.ForwardingTimeouts.ResponseHeaderTimeout.Or(0) != 2e9 {
 		t.Errorf("timeouts transport %+v", st)
 	}
 

@@ -155,7 +155,7 @@ func (t *translator) timeouts(m routeMeta, to *gwv1.HTTPRouteTimeouts, base, fie
 	}
 	name := base + "-timeouts"
 	t.conf.HTTP.ServersTransports[name] = &config.ServersTransport{
-		ForwardingTimeouts: &config.ForwardingTimeouts{ResponseHeaderTimeout: config.Duration(d)},
+		ForwardingTimeouts: &config.ForwardingTimeouts{ResponseHeaderTimeout: config.DurationOf(d)},
 	}
 	return name
 }
