@@ -53,12 +53,37 @@ func benchRequests(n int) []*http.Request {
 	return rs
 }
 
+// withRegexpRouters adds n HostRegexp routers to m: tenants of the exact
+// hosts' own domain (example.com), half of another one (example.net),
+// each ranked before every Host router by its longer rule (issue 23).
+func withRegexpRouters(m *providers.Merged, n int) *providers.Merged {
+	rules := map[string]string{}
+	for i := range n {
+		d := "com"
+		if i%2 == 1 {
+			d = "net"
+		}
+		rules[fmt.Sprintf("re%d@b", i)] = fmt.Sprintf("HostRegexp(`^tenant%d-[a-z]+\\.example\\.%s$`)", i, d)
+	}
+	for name, r := range mergedOf(rules).Config.HTTP.Routers {
+		m.Config.HTTP.Routers[name] = r
+	}
+	return m
+}
+
 // BenchmarkMatch routes requests through an entrypoint handler whose
-// routers' handlers do nothing: the cost of lookup and matching.
+// routers' handlers do nothing: the cost of lookup and matching. The
+// regexp=10000 cases add 10 000 HostRegexp routers in the exact hosts'
+// domain, ranked first: they cost a literal test each, not a regexp.
 func BenchmarkMatch(b *testing.B) {
-	for _, n := range []int{10, 1000, 10000} {
-		b.Run(fmt.Sprintf("routers=%d", n), func(b *testing.B) {
-			tb := Compile(b.Context(), benchConfig(n), noopBuilder{}, webOnly)
+	for _, c := range []struct{ n, re int }{{10, 0}, {1000, 0}, {10000, 0}, {1000, 10000}} {
+		n := c.n
+		name := fmt.Sprintf("routers=%d", n)
+		if c.re > 0 {
+			name += fmt.Sprintf("/regexp=%d", c.re)
+		}
+		b.Run(name, func(b *testing.B) {
+			tb := Compile(b.Context(), withRegexpRouters(benchConfig(n), c.re), noopBuilder{}, webOnly)
 			if d := tb.Report().Count(StatusDisabled); d != 0 {
 				b.Fatalf("%d routers disabled: %v", d, tb.Report().Problems())
 			}

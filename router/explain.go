@@ -3,7 +3,6 @@ package router
 import (
 	"fmt"
 	"net/http"
-	"strings"
 )
 
 // Explanation is the route simulator's answer for one request: which
@@ -52,15 +51,12 @@ func (t *Table) Explain(entryPoint string, r *http.Request) *Explanation {
 	in := newInput(r)
 	x.Host, x.Path = in.host, in.path
 	m := e.mux(r)
-	var a, b []*route
-	if in.host != "" {
-		a = m.exact[in.host]
-		if i := strings.IndexByte(in.host, '.'); i > 0 {
-			b = m.wild[in.host[i+1:]]
+	var ls lists
+	m.candidates(&in, &ls)
+	for rt := first(&ls); rt != nil; rt = first(&ls) {
+		if rt.guarded && !rt.admits(in.regexpHost()) {
+			continue // its HostRegexp cannot match: not a candidate
 		}
-	}
-	c := m.fallback
-	for rt := first(&a, &b, &c); rt != nil; rt = first(&a, &b, &c) {
 		ok, why := rt.m.explain(&in)
 		if ok {
 			why = "matched"

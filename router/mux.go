@@ -2,6 +2,7 @@ package router
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +19,17 @@ type route struct {
 	tlsOptions string
 	m          *node
 	h          http.Handler
+	// guarded routes can only match a request whose HostRegexp host
+	// (regexpHost) starts with pre and ends with suf: see hostReOf.
+	guarded  bool
+	pre, suf string
+}
+
+// admits reports whether r's literal guard lets host through (always true
+// for an unguarded route): a cheap test that spares a regexp that cannot
+// match.
+func (r *route) admits(host string) bool {
+	return !r.guarded || (strings.HasPrefix(host, r.pre) && strings.HasSuffix(host, r.suf))
 }
 
 // mux holds the routes of one entrypoint for one transport (TLS or not),
@@ -27,17 +39,44 @@ type route struct {
 //   - exact: routes whose rule can only match one of a set of exact hosts,
 //     under each of those hosts;
 //   - wild: routes that can only match "*.suffix" hosts, under each suffix;
-//   - fallback: every other route (no host, Host(`*`), HostRegexp, or a
-//     host set that is only a possibility, such as in an || with a path).
+//   - pre: routes whose rule needs a HostRegexp that can only match hosts
+//     starting with a literal (`^tenant7-[a-z]+\.example\.com$`), under
+//     that literal, for the maxPreLens most common literal lengths;
+//   - re: other routes whose rule needs a HostRegexp that can only match hosts
+//     ending with "." + a literal domain (`^[a-z]+\.example\.com$`),
+//     under that domain's last one to reDepth labels ("example.com");
+//   - fallback: every other route (no host, Host(`*`), another HostRegexp,
+//     or a host set that is only a possibility, such as in an || with a
+//     path).
 //
 // A route may sit under several keys. Each list is in priority order, and
-// lookup merges the (at most three) lists for the request host by rank.
+// lookup merges the (at most 3 + reDepth + maxPreLens) lists for the
+// request host by rank. HostRegexp routes also carry the literal prefix and suffix their
+// pattern requires (route.admits), tested before the regexp: with 10 000
+// HostRegexp routers a request for another domain meets none of them, and
+// one in their domain runs only the regexps whose literals it has (issue
+// 23: every request cost 2-5 ms of regexps that could never match).
 type mux struct {
 	all      []*route // every route in priority order
 	exact    map[string][]*route
 	wild     map[string][]*route
+	pre      map[string][]*route // HostRegexp routes by their literal prefix
+	preLens  []int               // the lengths of pre's keys, at most maxPreLens
+	re       map[string][]*route
 	fallback []*route
 }
+
+// reDepth is the most labels of a HostRegexp's domain used as its key in
+// mux.re; maxPreLens the most prefix lengths mux.pre is looked up with
+// (routes with other lengths go to mux.re or the fallback list).
+const (
+	reDepth    = 3
+	maxPreLens = 8
+)
+
+// lists is the candidate lists of one lookup, merged by rank: fallback,
+// exact, wild, then reDepth lists from re and maxPreLens from pre.
+type lists [3 + reDepth + maxPreLens][]*route
 
 // less orders routes by priority, higher first, then by qualified name
 // (ties are broken by name so that the order never depends on map
@@ -60,11 +99,23 @@ func newMux(routes []*route) *mux {
 		routes[i] = &cp
 	}
 	slices.SortFunc(routes, less)
-	m := &mux{all: routes, exact: map[string][]*route{}, wild: map[string][]*route{}}
+	m := &mux{all: routes, exact: map[string][]*route{}, wild: map[string][]*route{}, pre: map[string][]*route{}, re: map[string][]*route{}}
+	preLens := m.prefixLengths(routes)
 	for i, r := range routes {
 		r.rank = i
 		hs := hostsOf(r.m)
 		if hs == nil {
+			if lit, ok := hostReOf(r.m); ok {
+				r.guarded, r.pre, r.suf = true, lit.pre, lit.suf
+				if preLens[len(lit.pre)] {
+					m.pre[lit.pre] = append(m.pre[lit.pre], r)
+					continue
+				}
+				if d := lit.domain(); d != "" {
+					m.re[d] = append(m.re[d], r)
+					continue
+				}
+			}
 			m.fallback = append(m.fallback, r)
 			continue
 		}
@@ -76,6 +127,31 @@ func newMux(routes []*route) *mux {
 		}
 	}
 	return m
+}
+
+// prefixLengths chooses the literal prefix lengths mux.pre indexes: those
+// of the most HostRegexp routes (with a host set, a route is indexed by
+// it instead), at most maxPreLens of them; it sets m.preLens.
+func (m *mux) prefixLengths(routes []*route) map[int]bool {
+	count := map[int]int{}
+	for _, r := range routes {
+		if hostsOf(r.m) != nil {
+			continue
+		}
+		if lit, ok := hostReOf(r.m); ok && lit.pre != "" {
+			count[len(lit.pre)]++
+		}
+	}
+	lens := slices.Collect(maps.Keys(count))
+	slices.SortFunc(lens, func(a, b int) int { return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(a, b)) })
+	lens = lens[:min(len(lens), maxPreLens)]
+	slices.Sort(lens)
+	m.preLens = lens
+	out := map[int]bool{}
+	for _, l := range lens {
+		out[l] = true
+	}
+	return out
 }
 
 func uniq(s []string) []string {
@@ -123,21 +199,54 @@ func hostsOf(n *node) *hostSet {
 	return nil
 }
 
+// candidates fills ls with the lists of routes that may match in's host.
+func (m *mux) candidates(in *input, ls *lists) {
+	ls[0] = m.fallback
+	h := in.host
+	if h == "" {
+		return
+	}
+	ls[1] = m.exact[h]
+	if i := strings.IndexByte(h, '.'); i > 0 {
+		ls[2] = m.wild[h[i+1:]]
+	}
+	if len(m.preLens) > 0 {
+		rh := regexpHostOf(in, h)
+		for i, l := range m.preLens {
+			if l > len(rh) {
+				break
+			}
+			ls[3+reDepth+i] = m.pre[rh[:l]]
+		}
+	}
+	if len(m.re) == 0 || in.dot {
+		return // an indexed suffix never ends with the dot regexpHost keeps
+	}
+	// The host's last 1..reDepth labels, each a proper suffix after a dot.
+	end := len(h)
+	for d := range reDepth {
+		i := strings.LastIndexByte(h[:end], '.')
+		if i <= 0 {
+			return
+		}
+		ls[3+d] = m.re[h[i+1:]]
+		end = i
+	}
+}
+
 // lookup returns the first route in priority order whose rule matches, or
 // nil. It takes no lock and does not allocate.
 func (m *mux) lookup(in *input) *route {
-	var a, b []*route
-	if in.host != "" {
-		a = m.exact[in.host]
-		if i := strings.IndexByte(in.host, '.'); i > 0 {
-			b = m.wild[in.host[i+1:]]
-		}
-	}
-	c := m.fallback
+	var ls lists
+	m.candidates(in, &ls)
+	h := in.host
 	for {
-		r := first(&a, &b, &c)
+		r := first(&ls)
 		if r == nil {
 			return nil
+		}
+		if r.guarded && !r.admits(regexpHostOf(in, h)) {
+			continue
 		}
 		if r.m.match(in) {
 			return r
@@ -145,19 +254,27 @@ func (m *mux) lookup(in *input) *route {
 	}
 }
 
-// first pops and returns the lowest-ranked head of the three lists.
-func first(a, b, c *[]*route) *route {
-	best := a
-	if len(*best) == 0 || (len(*b) > 0 && (*b)[0].rank < (*best)[0].rank) {
-		best = b
+// regexpHostOf is in.regexpHost without allocating for the usual host
+// without a trailing dot (h is in.host).
+func regexpHostOf(in *input, h string) string {
+	if in.dot {
+		return in.regexpHost()
 	}
-	if len(*best) == 0 || (len(*c) > 0 && (*c)[0].rank < (*best)[0].rank) {
-		best = c
+	return h
+}
+
+// first pops and returns the lowest-ranked head of the lists.
+func first(ls *lists) *route {
+	best := -1
+	for i := range ls {
+		if len(ls[i]) > 0 && (best < 0 || ls[i][0].rank < ls[best][0].rank) {
+			best = i
+		}
 	}
-	if len(*best) == 0 {
+	if best < 0 {
 		return nil
 	}
-	r := (*best)[0]
-	*best = (*best)[1:]
+	r := ls[best][0]
+	ls[best] = ls[best][1:]
 	return r
 }

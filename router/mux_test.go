@@ -35,7 +35,10 @@ func randomRule(rng *rand.Rand, depth int) string {
 		case 4:
 			return "Host(`*`)"
 		case 5:
-			return fmt.Sprintf("HostRegexp(`%s`)", []string{"^a\\.", "example$", "^[bc]"}[rng.IntN(3)])
+			res := []string{"^a\\.", "example$", "^[bc]", "^a\\.example$", "^[a-z]+\\.example$", "^x\\.[a-z]+\\.example$",
+				"(?i)^A\\.EXAMPLE$", "\\.test$", "^[a-z.]+\\.a\\.example$", "^y\\.x\\.a\\.example$", "^a\\.example\\.$",
+				"^(a|b)\\.example$", "^c\\.", "(?i)^[a-z]\\.EXAMPLE$", "^[a-z]+\\.x\\.a\\.example$"}
+			return fmt.Sprintf("HostRegexp(`%s`)", res[rng.IntN(len(res))])
 		case 6, 7:
 			return fmt.Sprintf("PathPrefix(`/%s`)", []string{"", "a", "ab", "b"}[rng.IntN(4)])
 		case 8:
@@ -150,3 +153,32 @@ type discard struct{ h http.Header }
 func (d discard) Header() http.Header       { return d.h }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
+
+// Issue 23: with 10 000 HostRegexp routers ranked before the Host routers
+// (their rules are longer), a request considers only the regexps whose
+// literal prefix and domain its host has: a host the exact index answers
+// meets none of them, a tenant's host only its own.
+func TestHostRegexpRoutersAreIndexed(t *testing.T) {
+	m := withRegexpRouters(mergedOf(map[string]string{
+		"svc@b":   "Host(`svc.example.com`)",
+		"other@b": "HostRegexp(`^[a-z]+\\.example\\.org$`)",
+		"any@b":   "HostRegexp(`[0-9]x$`)", // no literal to index: considered for every host
+	}), 10000)
+	tb := Compile(t.Context(), m, noopBuilder{}, webOnly)
+	for _, tc := range []struct {
+		host, winner string
+		candidates   int
+	}{
+		{"svc.example.com", "svc@b", 1},
+		{"tenant42-abc.example.com", "re42@b", 1},
+		{"tenant43-abc.example.net", "re43@b", 1},
+		{"tenant42-abc.example.net", "", 0}, // tenant 42 is in example.com only, and any@b needs a final x
+		{"www.example.org", "other@b", 1},
+		{"a1x", "any@b", 1},
+	} {
+		x := tb.Explain("web", req("GET", "http://"+tc.host+"/"))
+		if x.Winner != tc.winner || len(x.Candidates) != tc.candidates {
+			t.Errorf("%s: winner %q after %d candidates %v; want %q after %d", tc.host, x.Winner, len(x.Candidates), x.Candidates, tc.winner, tc.candidates)
+		}
+	}
+}
