@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-proxy/gantry/providers/consul"
 	"github.com/gantry-proxy/gantry/providers/docker"
 	"github.com/gantry-proxy/gantry/providers/file"
+	kubeingress "github.com/gantry-proxy/gantry/providers/kubernetes/ingress"
 )
 
 // providerKinds are the providers.<kind> sections, in start order, with
@@ -19,6 +20,7 @@ var providerKinds = []struct{ kind, name string }{
 	{"docker", "docker"},
 	{"consulCatalog", consul.CatalogName},
 	{"consul", consul.KVName},
+	{"kubernetesIngress", kubeingress.ProviderName},
 }
 
 // providerSet is what buildProviders returns: the providers to run, and
@@ -86,6 +88,14 @@ func buildProvider(kind string, c *static.Configuration, log *slog.Logger) (p pr
 			kp, err := consul.NewKV(*ps.Consul, log)
 			if err != nil {
 				return nil, nil, fmt.Errorf("providers.consul: %w", err)
+			}
+			return kp, nil, nil
+		}
+	case "kubernetesIngress":
+		if ps.KubernetesIngress != nil {
+			kp, err := kubeingress.New(*ps.KubernetesIngress, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.kubernetesIngress: %w", err)
 			}
 			return kp, nil, nil
 		}

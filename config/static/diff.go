@@ -63,6 +63,7 @@ func Diff(prev, next *Configuration) []Change {
 	section("providers.docker", pp.Docker, np.Docker)
 	section("providers.consulCatalog", pp.ConsulCatalog, np.ConsulCatalog)
 	section("providers.consul", pp.Consul, np.Consul)
+	section("providers.kubernetesIngress", pp.KubernetesIngress, np.KubernetesIngress)
 	for _, n := range keys(prev.CertificatesResolvers, next.CertificatesResolvers) {
 		section("certificatesResolvers."+n, prev.CertificatesResolvers[n], next.CertificatesResolvers[n])
 	}

@@ -1,0 +1,60 @@
+package static
+
+import "github.com/gantry-proxy/gantry/config"
+
+// KubernetesIngress is providers.kubernetesIngress, with Traefik v3.7's
+// keys and defaults.
+// Source: https://doc.traefik.io/traefik/providers/kubernetes-ingress/
+type KubernetesIngress struct {
+	// Endpoint, Token and CertAuthFilePath locate the API server; all
+	// empty in a pod means the in-cluster configuration. Token is a value
+	// or the path of a file holding it.
+	Endpoint         string `json:"endpoint,omitempty"`
+	Token            string `json:"token,omitempty"`
+	CertAuthFilePath string `json:"certAuthFilePath,omitempty"`
+	// Namespaces limits what is read (default: all namespaces).
+	Namespaces []string `json:"namespaces,omitempty"`
+	// LabelSelector selects the Ingresses read (Kubernetes selector syntax).
+	LabelSelector string `json:"labelSelector,omitempty"`
+	// IngressClass is the IngressClass name (controller
+	// traefik.io/ingress-controller) or kubernetes.io/ingress.class
+	// annotation value to serve; empty: every IngressClass of the
+	// controller, the annotation "traefik", and Ingresses with neither.
+	IngressClass string `json:"ingressClass,omitempty"`
+	// ThrottleDuration is the least time between two configurations
+	// built from the cluster (default 0: each change is built at once).
+	ThrottleDuration config.Duration `json:"throttleDuration,omitempty"`
+	// AllowEmptyServices keeps a service without endpoints (it answers
+	// 503) instead of leaving its routers out.
+	AllowEmptyServices bool `json:"allowEmptyServices,omitempty"`
+	// AllowExternalNameServices admits Services of type ExternalName.
+	AllowExternalNameServices bool `json:"allowExternalNameServices,omitempty"`
+	// IngressEndpoint, when set, is written into status.loadBalancer of
+	// every Ingress served.
+	IngressEndpoint *KubernetesIngressEndpoint `json:"ingressEndpoint,omitempty"`
+	// NativeLBByDefault sends to the Service's ClusterIP instead of its
+	// endpoints (per Service: annotation service.nativelb).
+	NativeLBByDefault bool `json:"nativeLBByDefault,omitempty"`
+	// StrictPrefixMatching makes pathType Prefix match whole path
+	// elements (/foo matches /foo and /foo/bar, not /foobar), as the
+	// Ingress specification says.
+	StrictPrefixMatching bool `json:"strictPrefixMatching,omitempty"`
+	// DisableIngressClassLookup (deprecated in Traefik) and
+	// DisableClusterScopeResources stop reading IngressClasses: only the
+	// kubernetes.io/ingress.class annotation (or no class) selects.
+	DisableIngressClassLookup    bool `json:"disableIngressClassLookup,omitempty"`
+	DisableClusterScopeResources bool `json:"disableClusterScopeResources,omitempty"`
+	// CrossProviderNamespaces, when set, lists the namespaces whose
+	// Ingresses and Services may refer to middlewares, TLS options and
+	// serversTransports; others are refused.
+	CrossProviderNamespaces []string `json:"crossProviderNamespaces,omitempty"`
+}
+
+// KubernetesIngressEndpoint is providers.kubernetesIngress.ingressEndpoint:
+// IP and/or Hostname, or PublishedService ("namespace/name") whose status
+// (LoadBalancer), external IPs (ClusterIP) or externalName is copied.
+type KubernetesIngressEndpoint struct {
+	IP               string `json:"ip,omitempty"`
+	Hostname         string `json:"hostname,omitempty"`
+	PublishedService string `json:"publishedService,omitempty"`
+}
