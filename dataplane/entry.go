@@ -80,6 +80,13 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e.challenges != nil && certs.AnswerHTTP01(e.challenges, e.name, w, r) {
 		return
 	}
+	if e.http01 && !e.acmeBypass && e.challenges != nil && r.TLS == nil && strings.HasPrefix(r.URL.Path, certs.ACMEChallengePath) {
+		// The challenge path belongs to Gantry's resolvers here: a token
+		// it does not know is 404, never redirected or routed (Traefik's
+		// acme-http@internal; allowACMEByPass hands it to routing).
+		http.NotFound(w, r)
+		return
+	}
 	t := e.active.Load()
 	var tracing *observe.Tracing
 	if e.tracing != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -21,7 +22,9 @@ import (
 // permanent (the default), 302/307 otherwise. Because it is an ordinary
 // route of the table, a user router with a higher priority (when the
 // redirection's priority is lowered) is matched first, and the ACME
-// HTTP-01 hook still answers ahead of it. Errors name the entrypoint.
+// HTTP-01 hook still answers ahead of it. With allowACMEByPass the rule
+// leaves out /.well-known/acme-challenge/, so the user's own solver router
+// gets challenges. Errors name the entrypoint.
 // Source: https://doc.traefik.io/traefik/reference/install-configuration/entrypoints/#redirection
 func RedirectRoutes(eps map[string]*static.EntryPoint) ([]router.InternalRoute, error) {
 	var out []router.InternalRoute
@@ -39,10 +42,15 @@ func RedirectRoutes(eps map[string]*static.EntryPoint) ([]router.InternalRoute, 
 		if prio == 0 {
 			prio = math.MaxInt - 1
 		}
+		rule := "HostRegexp(`^.+$`)"
+		if ep.AllowACMEByPass {
+			// ACME challenges go on to the user's routers (Traefik).
+			rule += " && !PathPrefix(`" + certs.ACMEChallengePath + "`)"
+		}
 		out = append(out, router.InternalRoute{
 			Name:       normalizeName(name+"-to-"+c.To) + "@internal",
 			EntryPoint: name,
-			Rule:       "HostRegexp(`^.+$`)",
+			Rule:       rule,
 			Priority:   prio,
 			Handler:    rd,
 		})

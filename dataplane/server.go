@@ -78,6 +78,7 @@ type Server struct {
 	eps        map[string]*entryPoint        // the entrypoints served (or to serve at Start)
 	cfgs       map[string]*static.EntryPoint // their configurations (redirection targets)
 	challenges certs.Challenges
+	http01     map[string]bool                 // entrypoints some resolver's httpChallenge uses
 	tracing    atomic.Pointer[observe.Tracing] // traces unrouted requests; nil: none
 	inherit    *handoff.Inherited
 	started    bool
@@ -105,6 +106,10 @@ type entryPoint struct {
 	fallbackTLS                                               *certs.Policy
 	proxyIn                                                   *proxyPolicy       // proxyProtocol (tcpentry.go)
 	challenges                                                certs.Challenges   // ACME; see SetChallenges
+	// http01 is set on the entrypoint of a resolver's httpChallenge: it
+	// answers every /.well-known/acme-challenge/ request itself (404 for
+	// an unknown token) unless acmeBypass (allowACMEByPass) is set.
+	http01, acmeBypass bool
 	h3                                                        *h3Endpoint        // http3 (http3.go); nil when off
 	inherit                                                   *handoff.Inherited // sockets of the binary upgrade (upgrade.go)
 
@@ -172,6 +177,7 @@ func (s *Server) newEntryPoint(name string, c *static.EntryPoint, all map[string
 	}
 	ep.hostname, ep.active, ep.obs, ep.log = s.hostname, s.active, s.obs, s.log.With("entrypoint", name)
 	ep.challenges, ep.inherit, ep.tracing = s.challenges, s.inherit, &s.tracing
+	ep.http01 = s.http01[name]
 	if c != nil && c.HTTP != nil && c.HTTP.FastPath != nil {
 		ep.log.Warn("entryPoints." + name + ".http.fastPath is deprecated and ignored: every HTTP/1.1 connection is served by Gantry's HTTP/1.1 server")
 	}
@@ -217,6 +223,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
 		fallbackTLS:       certs.DefaultPolicy(helloHandshake),
+		acmeBypass:        c.AllowACMEByPass,
 		stop:              make(chan struct{}),
 		sanitize:          c.HTTP == nil || c.HTTP.SanitizePath == nil || *c.HTTP.SanitizePath,
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,6 +138,7 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	if err != nil {
 		return refuse()
 	}
+	cd.ACMEChallenge = e.answersTLSALPN(&cd)
 	switch d, r := tep.Route(&cd, isTLS); d {
 	case tcpmux.ToTCP:
 		_ = raw.SetReadDeadline(time.Time{})
@@ -146,6 +148,21 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	default:
 		return giveBack()
 	}
+}
+
+// answersTLSALPN reports whether Gantry answers the hello in cd itself: it
+// offers acme-tls/1, a TLS-ALPN-01 challenge of Gantry's is pending for
+// its SNI, and the entrypoint does not set allowACMEByPass. Every other
+// acme-tls/1 hello is routed like any other connection, so an ACME client
+// behind a passthrough router validates through it (Traefik passes them
+// through only when no resolver uses tlsChallenge, or with
+// allowACMEByPass; answering only what Gantry is validating covers both
+// and lets both proxies renew, case 052).
+func (e *entryPoint) answersTLSALPN(cd *tcpmux.ConnData) bool {
+	if e.acmeBypass || e.challenges == nil || !slices.Contains(cd.ALPN, "acme-tls/1") {
+		return false
+	}
+	return e.challenges.TLSALPN01(cd.ServerName) != nil
 }
 
 // servePostgres answers a Postgres SSLRequest with 'S' and routes the TLS

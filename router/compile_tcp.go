@@ -106,15 +106,24 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 			continue
 		}
 		e.HTTPSHosts = map[string]bool{}
+		httpsBy := map[string][]string{} // host -> HTTPS routers naming it
+		var plainHTTP []string
 		for _, p := range perEP[ep.Name] {
 			if !p.tls {
+				plainHTTP = append(plainHTTP, p.route.name)
 				continue
 			}
 			e.HTTPS = true
-			for _, h := range tcpmux.HostsOf(p.route.rule) {
+			hosts := ruleHosts(p.route.rule)
+			if len(hosts) == 0 {
+				e.HTTPSCatchAll = true
+			}
+			for _, h := range hosts {
 				e.HTTPSHosts[h] = true
+				httpsBy[h] = append(httpsBy[h], p.route.name)
 			}
 		}
+		c.shadowWarnings(ep.Name, e, httpsBy, plainHTTP, tc.Routers)
 		t.tcp[ep.Name] = e
 	}
 
@@ -321,4 +330,78 @@ func (c *compiler) tcpObjectFailed(err error) {
 		msg = oe.Err.Error()
 	}
 	s.fail(msg)
+}
+
+// shadowWarnings warns about TCP routers of entrypoint ep that can never
+// be reached, or that make its HTTP routers unreachable (case 045, 051),
+// naming the routers on both sides:
+//
+//   - a TLS router whose HostSNI names are all served by HTTPS routers:
+//     an HTTPS router for the SNI takes the connection first (Traefik
+//     ServeTCP precedence), so the TCP router never gets one;
+//   - a router without TLS naming a host in HostSNI: a connection without
+//     TLS has no SNI, so the rule never matches (Traefik refuses it);
+//   - a router without TLS matching every connection on an entrypoint
+//     with no TLS routes and no HTTPS routers: connections are routed to
+//     it before any byte is read, so the entrypoint's HTTP routers never
+//     see a request.
+func (c *compiler) shadowWarnings(ep string, e *tcpmux.EntryPoint, httpsBy map[string][]string, plainHTTP []string, routers map[string]*config.TCPRouter) {
+	warn := func(name, msg string) {
+		st := c.report.TCPRouters[name]
+		if st == nil || slices.Contains(st.Errors, msg) {
+			return
+		}
+		st.Errors = append(st.Errors, msg)
+		if st.Status == StatusEnabled {
+			st.Status = StatusWarning
+		}
+	}
+	for _, rt := range e.TLS.Routes() {
+		hosts, ok := tcpmux.SNIHosts(routers[rt.Name].Rule)
+		if !ok {
+			continue
+		}
+		var by []string
+		shadowed := true
+		for _, h := range hosts {
+			names := httpsBy[h]
+			if len(names) == 0 {
+				if i := strings.IndexByte(h, '.'); i > 0 && !strings.HasPrefix(h, "*.") {
+					names = httpsBy["*"+h[i:]]
+				}
+			}
+			if len(names) == 0 {
+				shadowed = false
+				break
+			}
+			by = append(by, names...)
+		}
+		if shadowed && len(hosts) > 0 {
+			slices.Sort(by)
+			by = slices.Compact(by)
+			msg := fmt.Sprintf("never receives a connection on entrypoint %s: HTTPS router %s serves the same host (%s), and an HTTPS router for the SNI takes precedence over TCP routers", ep, strings.Join(by, ", "), strings.Join(hosts, ", "))
+			warn(rt.Name, msg)
+			for _, n := range by {
+				c.warnRouter(n, fmt.Sprintf("takes every TLS connection for %s on entrypoint %s, so TCP router %s never receives one", strings.Join(hosts, ", "), ep, rt.Name))
+			}
+		}
+	}
+	for _, rt := range e.Plain.Routes() {
+		if hosts, ok := tcpmux.SNIHosts(routers[rt.Name].Rule); ok && len(hosts) > 0 {
+			warn(rt.Name, fmt.Sprintf("HostSNI(`%s`) never matches: the router has no tls block, and a connection without TLS has no SNI (only HostSNI(`*`) or ClientIP can route it)", hosts[0]))
+		}
+	}
+	if e.TLS.Len() == 0 && !e.HTTPS && len(plainHTTP) > 0 {
+		for _, rt := range e.Plain.Routes() {
+			if !rt.CatchAll {
+				continue
+			}
+			slices.Sort(plainHTTP)
+			warn(rt.Name, fmt.Sprintf("takes every connection of entrypoint %s before any byte is read (it has no TLS routers), so its HTTP routers never receive a request: %s", ep, strings.Join(plainHTTP, ", ")))
+			for _, n := range plainHTTP {
+				c.warnRouter(n, fmt.Sprintf("never receives a request on entrypoint %s: TCP router %s (HostSNI(`*`), no TLS) takes every connection there", ep, rt.Name))
+			}
+			break
+		}
+	}
 }

@@ -270,7 +270,7 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	if err != nil {
 		return err
 	}
-	srv.SetChallenges(certs)
+	srv.SetChallenges(certs, http01EntryPoints(c)...)
 	srv.SetTracing(tracing) // spans for requests no router matches
 	srv.Inherit(inherited)
 	if err := srv.Start(ctx); err != nil {
@@ -514,4 +514,17 @@ func newRegistration(c *static.Configuration, log *slog.Logger) (*consul.Registr
 		cl.InstanceID = h + "-" + strconv.Itoa(cl.Port)
 	}
 	return consul.NewRegistration(&cl, log)
+}
+
+// http01EntryPoints lists the entrypoints the ACME resolvers answer
+// HTTP-01 challenges on (certificatesResolvers.<r>.acme.httpChallenge).
+func http01EntryPoints(c *static.Configuration) []string {
+	var out []string
+	for _, r := range c.CertificatesResolvers {
+		if r != nil && r.ACME != nil && r.ACME.HTTPChallenge != nil && r.ACME.HTTPChallenge.EntryPoint != "" {
+			out = append(out, r.ACME.HTTPChallenge.EntryPoint)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

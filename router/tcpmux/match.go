@@ -17,6 +17,12 @@ type ConnData struct {
 	ServerName string
 	ClientIP   netip.Addr
 	ALPN       []string
+	// ACMEChallenge is set for a TLS-ALPN-01 validation hello Gantry
+	// answers itself (ALPN acme-tls/1, a challenge pending for the SNI,
+	// no allowACMEByPass): it goes to the HTTPS side, whose certificate
+	// store answers it. Any other acme-tls/1 hello is routed as usual, so
+	// an ACME client behind a passthrough router validates through it.
+	ACMEChallenge bool
 }
 
 // Matcher reports whether a connection matches a compiled rule.
@@ -121,19 +127,42 @@ func Priority(src string, catchAll bool) int {
 	return len(src)
 }
 
-// HostsOf returns the lower-cased arguments of the Host calls of an HTTP
-// rule (Traefik rules.ParseDomains): the SNI names its HTTPS router serves.
-func HostsOf(src string) []string {
+// SNIHosts returns the names a TCP rule's connections must have as SNI
+// (lower-cased; "*.example.com" for a wildcard), or ok false when the
+// rule can match some connection whatever its SNI (HostSNI(`*`), ClientIP
+// or ALPN alone, a negation, HostSNIRegexp): the HostSNI names under &&
+// (the smaller side's when both have some) and ||.
+func SNIHosts(src string) (hosts []string, ok bool) {
 	t, err := rule.Parse(src)
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	var out []string
-	_ = t.Walk(func(c *rule.Tree) error {
-		if c.Name == "Host" && len(c.Args) == 1 {
-			out = append(out, strings.ToLower(strings.TrimSuffix(c.Args[0], ".")))
+	return sniHosts(t)
+}
+
+func sniHosts(t *rule.Tree) ([]string, bool) {
+	switch t.Op {
+	case rule.And:
+		l, lok := sniHosts(t.Left)
+		r, rok := sniHosts(t.Right)
+		switch {
+		case !lok:
+			return r, rok
+		case !rok || len(l) <= len(r):
+			return l, true
 		}
-		return nil
-	})
-	return out
+		return r, true
+	case rule.Or:
+		l, lok := sniHosts(t.Left)
+		r, rok := sniHosts(t.Right)
+		if !lok || !rok {
+			return nil, false
+		}
+		return append(slices.Clip(l), r...), true
+	case rule.Call:
+		if t.Name == "HostSNI" && len(t.Args) == 1 && t.Args[0] != "*" {
+			return []string{strings.ToLower(strings.TrimSuffix(t.Args[0], "."))}, true
+		}
+	}
+	return nil, false
 }

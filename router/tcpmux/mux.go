@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // Conn is one client connection handed to a Handler. Reads and writes go
@@ -114,10 +115,26 @@ type EntryPoint struct {
 	// (Traefik muxerTCPTLS).
 	TLS *Mux
 	// HTTPSHosts are the hosts named by Host() in the entrypoint's HTTPS
-	// routers; HTTPS is set when the entrypoint has any HTTPS router
-	// (Traefik muxerHTTPS: a route per host plus a HostSNI(`*`) one).
-	HTTPSHosts map[string]bool
-	HTTPS      bool
+	// routers ("*.example.com" for a wildcard Host); HTTPS is set when
+	// the entrypoint has any HTTPS router, HTTPSCatchAll when one of them
+	// has no Host (Traefik muxerHTTPS: a route per host, plus a
+	// HostSNI(`*`) one for the routers without a Host only).
+	HTTPSHosts    map[string]bool
+	HTTPS         bool
+	HTTPSCatchAll bool
+}
+
+// httpsHost reports whether an HTTPS router names sni: exactly, or by a
+// wildcard covering its first label.
+func (e *EntryPoint) httpsHost(sni string) bool {
+	if sni == "" {
+		return false
+	}
+	if e.HTTPSHosts[sni] {
+		return true
+	}
+	i := strings.IndexByte(sni, '.')
+	return i > 0 && e.HTTPSHosts["*"+sni[i:]]
 }
 
 // Empty reports whether the entrypoint has no TCP router (then its
@@ -146,13 +163,15 @@ const (
 //
 //   - not TLS: the first matching route without TLS (ServerName empty, so
 //     only rules such as HostSNI(`*`) or ClientIP match), else HTTP;
-//   - TLS: an ACME TLS-ALPN-01 challenge (ALPN acme-tls/1) goes to the
-//     HTTPS server, which answers it; an HTTPS router whose Host is exactly the SNI wins first ("an
-//     HTTPS router takes precedence over a TCP-TLS router only if it is not
-//     HostSNI(`*`)"); then a matching TLS route that is not the catch-all;
-//     then HTTPS when the entrypoint has HTTPS routers (its catch-all);
-//     then the TLS catch-all HostSNI(`*`); else HTTPS (which answers 404
-//     after the handshake, as Traefik's httpsForwarder does).
+//   - TLS: a TLS-ALPN-01 challenge Gantry answers (ConnData.ACMEChallenge)
+//     goes to the HTTPS server; an HTTPS router whose Host is the SNI
+//     (exactly or by wildcard) wins first ("an HTTPS router takes
+//     precedence over a TCP-TLS router only if it is not HostSNI(`*`)");
+//     then a matching TLS route that is not the catch-all; then HTTPS
+//     when one of its routers has no Host (its catch-all); then the TLS
+//     catch-all HostSNI(`*`), which so receives every unknown or missing
+//     SNI; else HTTPS (which answers 404 after the handshake, as
+//     Traefik's httpsForwarder does).
 func (e *EntryPoint) Route(c *ConnData, isTLS bool) (Decision, *Route) {
 	if !isTLS {
 		if r := e.Plain.Match(c); r != nil {
@@ -160,14 +179,14 @@ func (e *EntryPoint) Route(c *ConnData, isTLS bool) (Decision, *Route) {
 		}
 		return ToHTTP, nil
 	}
-	if slices.Contains(c.ALPN, "acme-tls/1") || (c.ServerName != "" && e.HTTPSHosts[c.ServerName]) {
+	if c.ACMEChallenge || e.httpsHost(c.ServerName) {
 		return ToHTTP, nil
 	}
 	r := e.TLS.Match(c)
 	if r != nil && !r.CatchAll {
 		return ToTCP, r
 	}
-	if e.HTTPS {
+	if e.HTTPSCatchAll {
 		return ToHTTP, nil
 	}
 	if r != nil {
@@ -186,4 +205,13 @@ func (e *EntryPoint) ServeFirst(c *ConnData) *Route {
 		return nil
 	}
 	return e.Plain.Match(c)
+}
+
+// Routes returns the routes of m in order; the slice must not be
+// modified.
+func (m *Mux) Routes() []*Route {
+	if m == nil {
+		return nil
+	}
+	return m.routes
 }

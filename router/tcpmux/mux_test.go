@@ -81,8 +81,10 @@ func route(t *testing.T, name, rule string) *Route {
 }
 
 // TestRoutePrecedence follows traefik pkg/server/router/tcp/router.go
-// ServeTCP: an HTTPS router for the exact SNI first, then a specific TLS
-// route, then HTTPS routers (their catch-all), then HostSNI(`*`).
+// ServeTCP: an HTTPS router for the SNI first (exact or wildcard), then a
+// specific TLS route, then HTTPS routers without a Host (their
+// catch-all), then HostSNI(`*`), which takes every unknown or missing SNI
+// when all HTTPS routers name hosts (case 045).
 func TestRoutePrecedence(t *testing.T) {
 	pass := route(t, "pass", "HostSNI(`pass.test`)")
 	both := route(t, "both", "HostSNI(`web.test`)")
@@ -90,7 +92,7 @@ func TestRoutePrecedence(t *testing.T) {
 	plain := route(t, "plain", "HostSNI(`*`)")
 	ep := &EntryPoint{
 		Plain: NewMux([]*Route{plain}), TLS: NewMux([]*Route{star, pass, both}),
-		HTTPS: true, HTTPSHosts: map[string]bool{"web.test": true},
+		HTTPS: true, HTTPSCatchAll: true, HTTPSHosts: map[string]bool{"web.test": true, "*.wild.test": true},
 	}
 	tests := []struct {
 		name  string
@@ -101,16 +103,26 @@ func TestRoutePrecedence(t *testing.T) {
 	}{
 		{"specific tcp route", "pass.test", true, ToTCP, "pass"},
 		{"https router for the exact host beats a tcp route", "web.test", true, ToHTTP, ""},
+		{"https router for a wildcard host beats a tcp route", "x.wild.test", true, ToHTTP, ""},
 		{"https catch-all beats HostSNI(*)", "other.test", true, ToHTTP, ""},
 		{"plain connection", "", false, ToTCP, "plain"},
 	}
-	if d, _ := ep.Route(&ConnData{ServerName: "pass.test", ALPN: []string{"acme-tls/1"}}, true); d != ToHTTP {
-		t.Errorf("an ACME TLS-ALPN-01 challenge must reach the HTTPS server, got %v", d)
+	if d, _ := ep.Route(&ConnData{ServerName: "pass.test", ALPN: []string{"acme-tls/1"}, ACMEChallenge: true}, true); d != ToHTTP {
+		t.Errorf("an ACME TLS-ALPN-01 challenge Gantry answers must reach the HTTPS server, got %v", d)
+	}
+	if d, r := ep.Route(&ConnData{ServerName: "pass.test", ALPN: []string{"acme-tls/1"}}, true); d != ToTCP || r.Name != "pass" {
+		t.Errorf("an acme-tls/1 hello Gantry does not answer must reach the passthrough router, got %v %v", d, r)
 	}
 	for _, tc := range tests {
 		d, r := ep.Route(&ConnData{ServerName: tc.sni}, tc.tls)
 		if d != tc.want || (r == nil) != (tc.route == "") || (r != nil && r.Name != tc.route) {
 			t.Errorf("%s: got %v %v, want %v %q", tc.name, d, r, tc.want, tc.route)
+		}
+	}
+	ep.HTTPSCatchAll = false
+	for _, sni := range []string{"other.test", "", "y.x.wild.test"} {
+		if d, r := ep.Route(&ConnData{ServerName: sni}, true); d != ToTCP || r.Name != "star" {
+			t.Errorf("HTTPS routers all with a Host: HostSNI(*) takes SNI %q: %v %v", sni, d, r)
 		}
 	}
 	ep.HTTPS, ep.HTTPSHosts = false, nil
@@ -137,12 +149,5 @@ func TestMuxOrder(t *testing.T) {
 	}
 	if r := m.Match(&ConnData{ServerName: "c.test"}); r.Name != "star" {
 		t.Errorf("catch-all last: got %s", r.Name)
-	}
-}
-
-func TestHostsOf(t *testing.T) {
-	got := HostsOf("(Host(`A.test`) || Host(`b.test.`)) && PathPrefix(`/x`)")
-	if len(got) != 2 || got[0] != "a.test" || got[1] != "b.test" {
-		t.Errorf("got %v", got)
 	}
 }
