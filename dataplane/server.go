@@ -104,14 +104,14 @@ type entryPoint struct {
 	keepAliveMaxRequests                                      int64
 	keepAliveMaxTime                                          time.Duration
 	fallbackTLS                                               *certs.Policy
-	proxyIn                                                   *proxyPolicy       // proxyProtocol (tcpentry.go)
-	challenges                                                certs.Challenges   // ACME; see SetChallenges
+	proxyIn                                                   *proxyPolicy     // proxyProtocol (tcpentry.go)
+	challenges                                                certs.Challenges // ACME; see SetChallenges
 	// http01 is set on the entrypoint of a resolver's httpChallenge: it
 	// answers every /.well-known/acme-challenge/ request itself (404 for
 	// an unknown token) unless acmeBypass (allowACMEByPass) is set.
 	http01, acmeBypass bool
-	h3                                                        *h3Endpoint        // http3 (http3.go); nil when off
-	inherit                                                   *handoff.Inherited // sockets of the binary upgrade (upgrade.go)
+	h3                 *h3Endpoint        // http3 (http3.go); nil when off
+	inherit            *handoff.Inherited // sockets of the binary upgrade (upgrade.go)
 
 	tracing *atomic.Pointer[observe.Tracing] // the Server's; see SetTracing
 

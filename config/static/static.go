@@ -48,14 +48,14 @@ type Core struct {
 // EntryPoint is one listening address and its options.
 type EntryPoint struct {
 	// Address is "[host]:port", optionally suffixed "/tcp".
-	Address          string            `json:"address,omitempty"`
-	AsDefault        bool              `json:"asDefault,omitempty"`
+	Address   string `json:"address,omitempty"`
+	AsDefault bool   `json:"asDefault,omitempty"`
 	// AllowACMEByPass (Traefik 3.x) lets routers of this entrypoint
 	// receive ACME challenges Gantry does not answer itself: HTTP-01
 	// requests with a token it does not know go to routing (the
 	// redirection skips the challenge path), and TLS-ALPN-01 hellos are
 	// always routed like any other.
-	AllowACMEByPass bool `json:"allowACMEByPass,omitempty"`
+	AllowACMEByPass  bool              `json:"allowACMEByPass,omitempty"`
 	Transport        *EntryTransport   `json:"transport,omitempty"`
 	ForwardedHeaders *ForwardedHeaders `json:"forwardedHeaders,omitempty"`
 	HTTP             *EntryHTTP        `json:"http,omitempty"`
