@@ -87,6 +87,8 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Rule:           h.rule,
 			LocalPort:      localPort(r),
 			Attempts:       ex.Attempts(),
+			OriginStatus:   ex.Origin(),
+			Calls:          ex.ServiceCalls(),
 		}
 		if ci := connInfoOf(r); ci != nil {
 			ev.EntryPoint = ci.entryPoint

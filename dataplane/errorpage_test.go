@@ -77,3 +77,38 @@ http:
 		}
 	}
 }
+
+// Case 041 and issue 26: the request event of an errors-middleware answer
+// records what the router's service answered (OriginStatus 502, the dead
+// server's) beside the status sent (503 after statusRewrites), and the page
+// call as a call to its own service with the page service's status.
+func TestErrorPageEventRecordsEachServiceAnswer(t *testing.T) {
+	page := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "page") }))
+	defer page.Close()
+	obs := &recorder{}
+	h := newHarness(t, nil, obs)
+	h.apply(fmt.Sprintf(`
+http:
+  routers: {shop@file: {rule: "Host(`+"`shop`"+`)", service: shop@file, middlewares: [pages@file]}}
+  middlewares:
+    pages@file: {errors: {status: ["500-599"], service: errsvc@file, statusRewrites: {"502": 503}}}
+  services:
+    shop@file:   {loadBalancer: {servers: [{url: "http://%s"}]}}
+    errsvc@file: {loadBalancer: {servers: [{url: %q}]}}
+`, deadAddr(t), page.URL), GenerationOptions{})
+	if code, body := h.get("web", "shop", "/"); code != 503 || body != "page" {
+		t.Fatalf("got %d %q, want 503 and the page", code, body)
+	}
+	var ev RequestEvent
+	eventually(t, "the request event", func() bool {
+		var ok bool
+		ev, ok = obs.find(func(e RequestEvent) bool { return e.Host == "shop" })
+		return ok
+	})
+	if ev.Status != 503 || ev.OriginStatus != 502 || ev.ServiceStatus() != 502 {
+		t.Errorf("event status %d origin %d, want 503 sent and 502 from shop@file", ev.Status, ev.OriginStatus)
+	}
+	if len(ev.Calls) != 1 || ev.Calls[0].Service != "errsvc@file" || ev.Calls[0].Status != 200 || ev.Calls[0].Bytes != 4 {
+		t.Errorf("calls %+v, want one call to errsvc@file answered 200 with 4 bytes", ev.Calls)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ func (r *recorder) Request(ev *RequestEvent) {
 	defer r.mu.Unlock()
 	e := *ev
 	e.Header, e.ResponseHeader = nil, nil
+	e.Attempts, e.Calls = slices.Clone(e.Attempts), slices.Clone(e.Calls)
 	r.events = append(r.events, e)
 }
 

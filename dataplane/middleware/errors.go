@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 )
@@ -118,7 +119,16 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 			pr.Header.Del("Transfer-Encoding")
 			pr.URL.Path, pr.URL.RawPath, pr.URL.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
 			pr.RequestURI = pr.URL.RequestURI()
-			svc.ServeHTTP(&statusWriter{ResponseWriter: w, code: status}, pr)
+			rec := recorderOf(w)
+			if rec != nil {
+				rec.RecordOrigin(cw.code)
+			}
+			sw := &statusWriter{ResponseWriter: w, code: status}
+			start := time.Now()
+			svc.ServeHTTP(sw, pr)
+			if rec != nil {
+				rec.RecordServiceCall(c.Service, sw.got, time.Since(start), sw.bytes)
+			}
 		})
 	}, nil
 }
@@ -209,23 +219,53 @@ func (c *codeCatcher) Flush() {
 // Unwrap exposes the client's writer once the response is passed through.
 func (c *codeCatcher) Unwrap() http.ResponseWriter { return c.w }
 
-// statusWriter replaces the status code of the response written through it.
+// statusWriter replaces the status code of the response written through
+// it, keeping the one the page service answered (got) and the body bytes.
 type statusWriter struct {
 	http.ResponseWriter
 	code  int
 	wrote bool
+	got   int
+	bytes int64
 }
 
-func (s *statusWriter) WriteHeader(int) {
+func (s *statusWriter) WriteHeader(code int) {
+	if code >= 100 && code < 200 {
+		return
+	}
 	if !s.wrote {
-		s.wrote = true
+		s.wrote, s.got = true, code
 		s.ResponseWriter.WriteHeader(s.code)
 	}
 }
 
 func (s *statusWriter) Write(b []byte) (int, error) {
-	s.WriteHeader(0)
-	return s.ResponseWriter.Write(b)
+	s.WriteHeader(http.StatusOK)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// serviceRecorder is the request's record for the observers (the
+// dataplane's proxy.Exchange), found through the writer chain.
+type serviceRecorder interface {
+	RecordOrigin(status int)
+	RecordServiceCall(service string, status int, d time.Duration, bytes int64)
+}
+
+// recorderOf returns the serviceRecorder under w, or nil.
+func recorderOf(w http.ResponseWriter) serviceRecorder {
+	for range 16 {
+		if r, ok := w.(serviceRecorder); ok {
+			return r
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

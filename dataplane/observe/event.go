@@ -48,6 +48,33 @@ type RequestEvent struct {
 	// retry or a retry middleware's try adds one); the dataplane reuses
 	// the slice after the call.
 	Attempts []Attempt
+	// OriginStatus is what Service answered when a middleware sent the
+	// client another status (the errors middleware: a 502 rewritten to
+	// 503, or answered with an error page); 0 when the client got the
+	// service's own status. Service series and the access log's
+	// OriginStatus record it; entrypoint and router series, Status.
+	OriginStatus int
+	// Calls are the other services a middleware called for the request
+	// (the errors middleware's page service), in order, each counted in
+	// its own service series; the dataplane reuses the slice after the
+	// call.
+	Calls []ServiceCall
+}
+
+// ServiceCall is one call a middleware made to another service.
+type ServiceCall struct {
+	Service  string // qualified name
+	Status   int    // what the service answered
+	Duration time.Duration
+	Bytes    int64 // response body bytes it sent
+}
+
+// ServiceStatus is the status Service answered (OriginStatus, else Status).
+func (ev *RequestEvent) ServiceStatus() int {
+	if ev.OriginStatus != 0 {
+		return ev.OriginStatus
+	}
+	return ev.Status
 }
 
 // Attempt is one try of a request on one server.

@@ -161,7 +161,7 @@ func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jf
 		num("OriginContentSize", ev.BytesOut)
 		str("ServiceURL", redactURL(ev.Upstream))
 		str("ServiceAddr", urlHost(ev.Upstream))
-		num("OriginStatus", int64(ev.Status))
+		num("OriginStatus", int64(ev.ServiceStatus()))
 	}
 	kept := f[:0]
 	for _, x := range f {

@@ -91,7 +91,11 @@ func (l *Live) Request(ev *RequestEvent) {
 		lookup(&l.routers, ev.Router).add(ev.Status, i)
 	}
 	if ev.Service != "" {
-		lookup(&l.services, ev.Service).add(ev.Status, i)
+		lookup(&l.services, ev.Service).add(ev.ServiceStatus(), i)
+	}
+	for _, c := range ev.Calls {
+		j, _ := slices.BinarySearch(latencyBounds, c.Duration)
+		lookup(&l.services, c.Service).add(c.Status, j)
 	}
 	if !ev.Internal() {
 		l.total.add(ev.Status, i)

@@ -468,7 +468,19 @@ func (m *Metrics) Request(ev *RequestEvent) {
 	in, out := float64(contentLength(ev.Header)), float64(ev.BytesOut)
 	c.ep.observe(secs, in, out)
 	c.rt.observe(secs, in, out)
-	if c.svc != nil {
+	svc := c
+	if ev.OriginStatus != 0 && code == ev.Status && m.service && ev.Service != "" {
+		// A middleware replaced the service's answer: the service's
+		// series get what it answered (a service-only key).
+		svc = m.children(reqKey{code: ev.OriginStatus, method: k.method, proto: proto, service: ev.Service, hdr: k.hdr})
+	}
+	for _, call := range ev.Calls {
+		if m.service {
+			cc := m.children(reqKey{code: call.Status, method: methodLabel(http.MethodGet), proto: proto, service: call.Service, hdr: k.hdr})
+			cc.svc.observe(call.Duration.Seconds(), 0, float64(call.Bytes))
+		}
+	}
+	if c := svc; c.svc != nil {
 		c.svc.observe(secs, in, out)
 		if ev.Retries > 0 {
 			c.retries.Add(float64(ev.Retries))

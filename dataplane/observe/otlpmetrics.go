@@ -393,6 +393,16 @@ func (m *OTLPMetrics) Request(ev *RequestEvent) {
 	in, out := float64(contentLength(ev.Header)), float64(ev.BytesOut)
 	c.ep.observe(ctx, secs, in, out)
 	c.rt.observe(ctx, secs, in, out)
+	if ev.OriginStatus != 0 && code == ev.Status && ev.Service != "" {
+		// A middleware replaced the service's answer: the service's
+		// series get what it answered (a service-only key).
+		c = m.children(reqKey{code: ev.OriginStatus, method: methodLabel(ev.Method), proto: proto, service: ev.Service})
+	}
+	for _, call := range ev.Calls {
+		if cc := m.children(reqKey{code: call.Status, method: methodLabel(http.MethodGet), proto: proto, service: call.Service}); cc.svc != nil {
+			cc.svc.observe(ctx, call.Duration.Seconds(), 0, float64(call.Bytes))
+		}
+	}
 	if c.svc != nil {
 		c.svc.observe(ctx, secs, in, out)
 		if ev.Retries > 0 {

@@ -41,9 +41,11 @@ type Exchange struct {
 	retries  int           // servers tried after the first
 	ttfb     time.Duration // the last attempt's time to the backend's first response head
 	out      upstream.Outbound
-	attempts []observe.Attempt    // each try on a server, for the observers (backing array reused)
-	trace    *observe.Trace       // the request's spans; nil when not traced
-	ev       observe.RequestEvent // the observer's event, reported before the exchange is recycled
+	attempts []observe.Attempt     // each try on a server, for the observers (backing array reused)
+	origin   int                   // the router service's status when a middleware replaced it; 0: none
+	calls    []observe.ServiceCall // other services a middleware called (backing array reused)
+	trace    *observe.Trace        // the request's spans; nil when not traced
+	ev       observe.RequestEvent  // the observer's event, reported before the exchange is recycled
 }
 
 var exchanges = sync.Pool{New: func() any { return new(Exchange) }}
@@ -57,11 +59,11 @@ func GetExchange(w http.ResponseWriter) *Exchange {
 
 // PutExchange recycles ex; it must not be used afterwards.
 func PutExchange(ex *Exchange) {
-	attempts := ex.attempts[:0]
+	attempts, calls := ex.attempts[:0], ex.calls[:0]
 	if cap(attempts) > 16 {
 		attempts = nil // a retry storm's array is not kept
 	}
-	*ex = Exchange{attempts: attempts}
+	*ex = Exchange{attempts: attempts, calls: calls}
 	exchanges.Put(ex)
 }
 
@@ -134,6 +136,24 @@ func (ex *Exchange) Retries() int { return ex.retries }
 // Attempts are the tries on servers so far; the array is reused after
 // PutExchange.
 func (ex *Exchange) Attempts() []observe.Attempt { return ex.attempts }
+
+// RecordOrigin notes that the router's service answered status and a
+// middleware sent the client another answer (the errors middleware): the
+// service's metrics and the access log's OriginStatus record status.
+func (ex *Exchange) RecordOrigin(status int) { ex.origin = status }
+
+// Origin is the status recorded by RecordOrigin (0: none).
+func (ex *Exchange) Origin() int { return ex.origin }
+
+// RecordServiceCall notes a call a middleware made to another service for
+// this request (an error page): it gets its own service series.
+func (ex *Exchange) RecordServiceCall(service string, status int, d time.Duration, bytes int64) {
+	ex.calls = append(ex.calls, observe.ServiceCall{Service: service, Status: status, Duration: d, Bytes: bytes})
+}
+
+// ServiceCalls are the calls RecordServiceCall noted; the array is reused
+// after PutExchange.
+func (ex *Exchange) ServiceCalls() []observe.ServiceCall { return ex.calls }
 
 // SetTrace attaches the request's spans (nil: not traced); the load
 // balancer adds one per attempt to them.
