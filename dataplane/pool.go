@@ -36,6 +36,8 @@ type Pool struct {
 	kept       *certs.Cache
 	// tcpHealth is the TCP servers' health across generations (tcpbuild.go).
 	tcpHealth tcpproxy.HealthStates
+	// tcpInFlight is the inFlightConn counts across generations (tcpbuild.go).
+	tcpInFlight tcpproxy.InFlightCounts
 }
 
 // NewPool returns an empty Pool. log must not be nil.

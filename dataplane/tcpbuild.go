@@ -62,7 +62,11 @@ func (g *Generation) BuildTCP(ctx context.Context, name string, r *config.TCPRou
 		}
 		switch {
 		case m.InFlightConn != nil:
-			h = &tcpproxy.InFlight{Max: m.InFlightConn.Amount, Next: h}
+			// The counts carry over generations for the same router and
+			// middleware: open connections are facts, whatever the cap.
+			counts, release := g.pool.tcpInFlight.Acquire(name + "\x00" + mn)
+			g.onRelease(release)
+			h = &tcpproxy.InFlight{Max: m.InFlightConn.Amount, Next: h, Counts: counts}
 		case m.IPAllowList != nil || m.IPWhiteList != nil:
 			l := m.IPAllowList
 			if l == nil {

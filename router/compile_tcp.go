@@ -75,6 +75,14 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 			routerErrs[ve.Kind+" "+ve.Name] = append(routerErrs[ve.Kind+" "+ve.Name], msg)
 		}
 	}
+	for name, m := range tc.Middlewares {
+		// Traefik v3.7 logs "IPWhiteList is deprecated, please use
+		// IPAllowList instead." and still applies it.
+		if st := c.report.TCPMiddlewares[name]; m != nil && m.IPWhiteList != nil && st.Status == StatusEnabled {
+			st.Status = StatusWarning
+			st.Errors = append(st.Errors, "ipWhiteList is deprecated (Traefik v2 name): it still filters; rename it ipAllowList")
+		}
+	}
 
 	plain, secure := map[string][]*tcpmux.Route{}, map[string][]*tcpmux.Route{}
 	for _, name := range slices.Sorted(maps.Keys(tc.Routers)) {

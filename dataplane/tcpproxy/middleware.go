@@ -30,36 +30,112 @@ func (a *AllowList) ServeTCP(c *tcpmux.Conn) {
 }
 
 // InFlight caps simultaneous connections per client IP (inFlightConn);
-// one over the cap is closed at once. The counts live as long as the
-// handler, i.e. one generation (Traefik keeps them per middleware too).
+// one over the cap is closed at once. Counts holds the open connections
+// per IP; shared through InFlightCounts, it outlives the generation that
+// built the handler, so a configuration swap (even a refused or unrelated
+// one) never resets the count while the old connections stay open.
+// Traefik builds new, empty counters at every configuration change
+// (case 062), which lets a client hold the cap once per generation.
 type InFlight struct {
-	Max  int64
-	Next tcpmux.Handler
+	Max    int64
+	Next   tcpmux.Handler
+	Counts *ConnCounts
+}
 
+// ConnCounts are open connections per client IP. Get one from
+// InFlightCounts.Acquire (the zero value works on its own too).
+type ConnCounts struct {
 	mu sync.Mutex
 	n  map[netip.Addr]int64
+	// Registry bookkeeping, guarded by the registry's mutex: holders and
+	// the key it is kept under (nil reg: not in a registry).
+	refs int
+	reg  *InFlightCounts
+	key  string
 }
 
 // ServeTCP serves c unless its client IP is at the cap.
 func (f *InFlight) ServeTCP(c *tcpmux.Conn) {
+	cc := f.Counts
 	ip := c.Client.Addr().Unmap()
-	f.mu.Lock()
-	if f.n == nil {
-		f.n = map[netip.Addr]int64{}
+	cc.mu.Lock()
+	if cc.n == nil {
+		cc.n = map[netip.Addr]int64{}
 	}
-	if f.n[ip] >= f.Max {
-		f.mu.Unlock()
+	if cc.n[ip] >= f.Max {
+		cc.mu.Unlock()
 		_ = c.Close()
 		return
 	}
-	f.n[ip]++
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		if f.n[ip]--; f.n[ip] <= 0 {
-			delete(f.n, ip)
-		}
-		f.mu.Unlock()
-	}()
+	cc.n[ip]++
+	cc.mu.Unlock()
+	defer cc.done(ip)
 	f.Next.ServeTCP(c)
+}
+
+// done counts one connection of ip closed; the last one of counts no
+// generation holds any more drops them from their registry.
+func (cc *ConnCounts) done(ip netip.Addr) {
+	cc.mu.Lock()
+	if cc.n[ip]--; cc.n[ip] <= 0 {
+		delete(cc.n, ip)
+	}
+	empty := len(cc.n) == 0
+	cc.mu.Unlock()
+	if empty && cc.reg != nil {
+		cc.reg.drop(cc)
+	}
+}
+
+// InFlightCounts keeps the ConnCounts of each inFlightConn middleware
+// across generations, keyed by router and middleware name. Safe for
+// concurrent use; the zero value is ready.
+type InFlightCounts struct {
+	mu sync.Mutex
+	m  map[string]*ConnCounts
+}
+
+// Acquire returns the counts kept under key (new when none) and the
+// function that releases this holder's reference. Counts no holder keeps
+// and with no connection open are forgotten.
+func (r *InFlightCounts) Acquire(key string) (*ConnCounts, func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]*ConnCounts{}
+	}
+	cc := r.m[key]
+	if cc == nil {
+		cc = &ConnCounts{reg: r, key: key}
+		r.m[key] = cc
+	}
+	cc.refs++
+	var once sync.Once
+	return cc, func() {
+		once.Do(func() {
+			r.mu.Lock()
+			cc.refs--
+			r.mu.Unlock()
+			r.drop(cc)
+		})
+	}
+}
+
+// drop forgets cc when no holder keeps it and no connection is open.
+func (r *InFlightCounts) drop(cc *ConnCounts) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cc.mu.Lock()
+	idle := len(cc.n) == 0
+	cc.mu.Unlock()
+	if cc.refs == 0 && idle && r.m[cc.key] == cc {
+		delete(r.m, cc.key)
+	}
+}
+
+// Len is the number of counts kept (for tests and leak checks).
+func (r *InFlightCounts) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.m)
 }

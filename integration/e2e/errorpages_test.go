@@ -27,7 +27,7 @@ func TestCase041ErrorsMiddlewareRecordsWhatEachServiceAnswered(t *testing.T) {
 	dead := harness.FreeAddr(t)
 	logPath := filepath.Join(t.TempDir(), "access.json")
 	adm := harness.FreeAddr(t)
-	p := startProxy(t, map[string]string{"web": "", "traefik": adm}, fmt.Sprintf("metrics:\n  prometheus: {}\naccessLog:\n  filePath: %q\n  format: json\n  bufferingSize: 0\n", logPath), fmt.Sprintf(`
+	p := startProxy(t, map[string]string{"web": "", "traefik": adm}, fmt.Sprintf("metrics:\n  prometheus: {addRoutersLabels: true}\naccessLog:\n  filePath: %q\n  format: json\n  bufferingSize: 0\n", logPath), fmt.Sprintf(`
 http:
   routers:
     shop: {rule: "Host(`+"`shop.test`"+`)", service: shop, middlewares: [pages]}
