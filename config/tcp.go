@@ -48,8 +48,8 @@ type TCPServersLoadBalancer struct {
 	Servers          []TCPServer `json:"servers,omitempty"`
 	ServersTransport string      `json:"serversTransport,omitempty"`
 	// ProxyProtocol and TerminationDelay (milliseconds) are the deprecated
-	// per-service forms of the serversTransport fields; they win over the
-	// transport when set, as in Traefik.
+	// per-service forms of the serversTransport fields: used only when
+	// ServersTransport is empty, ignored beside it, as in Traefik v3.7.
 	ProxyProtocol    *ProxyProtocol        `json:"proxyProtocol,omitempty"`
 	TerminationDelay *int                  `json:"terminationDelay,omitempty"`
 	HealthCheck      *TCPServerHealthCheck `json:"healthCheck,omitempty"`

@@ -237,8 +237,10 @@ func (g *Generation) newTCPService(ctx context.Context, name string) (tcpmux.Han
 	return tcpproxy.NewLoadBalancer(ctx, name, servers, t, g.log.With("service", name)), nil
 }
 
-// tcpTransport resolves a load balancer's serversTransport; the service's
-// own (deprecated) proxyProtocol and terminationDelay win, as in Traefik.
+// tcpTransport resolves a load balancer's serversTransport. The service's
+// own (deprecated) proxyProtocol and terminationDelay apply only when it
+// names no serversTransport; beside one they are ignored, as in Traefik
+// v3.7 (the transport's settings, or their absence, decide).
 func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.Transport, error) {
 	t := tcpproxy.DefaultTransport()
 	if n := lb.ServersTransport; n != "" {
@@ -288,6 +290,12 @@ func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.
 			}
 			t.TLS = tc
 		}
+	}
+	if lb.ServersTransport != "" {
+		// The deprecated load-balancer fields are ignored beside a
+		// serversTransport (Traefik v3.7 pkg/tcp/dialer.go; warned by
+		// router.Compile).
+		return t, nil
 	}
 	if pp := lb.ProxyProtocol; pp != nil {
 		t.ProxyProtocol = pp.Version

@@ -128,3 +128,28 @@ tcp:
 		t.Fatal("127.0.0.1 got through ipWhiteList [192.0.2.1/32]")
 	}
 }
+
+// Case 048: the deprecated load-balancer proxyProtocol and
+// terminationDelay are warnings naming the service, saying they are
+// ignored beside a serversTransport.
+func TestTCPDeprecatedLoadBalancerFieldsWarn(t *testing.T) {
+	eps := map[string]*static.EntryPoint{"tcpep": {Address: "127.0.0.1:0"}}
+	h := newHarness(t, eps, nil)
+	tbl := h.apply(`
+tcp:
+  routers:
+    r: {entryPoints: [tcpep], rule: "HostSNI(`+"`*`"+`)", service: both}
+  services:
+    both:   {loadBalancer: {serversTransport: v1, proxyProtocol: {version: 2}, terminationDelay: 50, servers: [{address: "127.0.0.1:1"}]}}
+    legacy: {loadBalancer: {proxyProtocol: {version: 1}, servers: [{address: "127.0.0.1:1"}]}}
+  serversTransports:
+    v1: {proxyProtocol: {version: 1}}
+`, GenerationOptions{})
+	rep := tbl.Report().TCPServices
+	if st := rep["both"]; st.Status != "warning" || len(st.Errors) != 2 || !strings.Contains(st.Errors[0], "loadBalancer.proxyProtocol is deprecated") || !strings.Contains(st.Errors[0], "ignored, serversTransport v1 decides") {
+		t.Errorf("both: %+v", st)
+	}
+	if st := rep["legacy"]; st.Status != "warning" || len(st.Errors) != 1 || strings.Contains(st.Errors[0], "ignored") {
+		t.Errorf("legacy: %+v", st)
+	}
+}

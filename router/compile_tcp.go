@@ -75,6 +75,27 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 			routerErrs[ve.Kind+" "+ve.Name] = append(routerErrs[ve.Kind+" "+ve.Name], msg)
 		}
 	}
+	for name, s := range tc.Services {
+		// Traefik v3.7 warns about the deprecated load-balancer fields and
+		// ignores them beside a serversTransport (pkg/tcp/dialer.go).
+		st := c.report.TCPServices[name]
+		if s == nil || s.LoadBalancer == nil || st.Status != StatusEnabled {
+			continue
+		}
+		lb := s.LoadBalancer
+		for field, set := range map[string]bool{"proxyProtocol": lb.ProxyProtocol != nil, "terminationDelay": lb.TerminationDelay != nil} {
+			if !set {
+				continue
+			}
+			msg := "loadBalancer." + field + " is deprecated: set it on a serversTransport"
+			if lb.ServersTransport != "" {
+				msg += "; ignored, serversTransport " + lb.ServersTransport + " decides"
+			}
+			st.Status = StatusWarning
+			st.Errors = append(st.Errors, msg)
+		}
+		slices.Sort(st.Errors)
+	}
 	for name, m := range tc.Middlewares {
 		// Traefik v3.7 logs "IPWhiteList is deprecated, please use
 		// IPAllowList instead." and still applies it.
