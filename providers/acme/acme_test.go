@@ -153,6 +153,8 @@ func TestWants(t *testing.T) {
 			"nohost@file":     {Rule: "PathPrefix(`/`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 			"ip@file":         {Rule: "Host(`10.0.0.1`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 			"noresolver@file": {Rule: "Host(`n.example.com`)", TLS: &config.RouterTLSConfig{}},
+			"ss@file":         {Rule: "Host(`s.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "*.*.example.com"}}}},
+			"mid@file":        {Rule: "Host(`s.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "s.example.com", SANs: []string{"a.*.example.com"}}}}},
 		}},
 		TCP: &config.TCPConfiguration{Routers: map[string]*config.TCPRouter{
 			"db@file":   {Rule: "HostSNI(`db.example.com`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le"}},
@@ -186,13 +188,15 @@ func TestWants(t *testing.T) {
 		"router nohost@file: tls.certResolver le: the rule names no Host()",
 		"router ip@file: 10.0.0.1 is an IP address",
 		"tcp router any@file: tls.certResolver le: the rule names no HostSNI()",
+		"router ss@file: *.*.example.com: ACME allows a wildcard only as the whole leftmost label",
+		"router mid@file: a.*.example.com: ACME allows a wildcard only as the whole leftmost label",
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("problems lack %q; got:\n%s", w, all)
 		}
 	}
-	if len(probs) != 5 {
-		t.Errorf("got %d problems, want 5:\n%s", len(probs), all)
+	if len(probs) != 7 {
+		t.Errorf("got %d problems, want 7:\n%s", len(probs), all)
 	}
 }
 
@@ -415,5 +419,45 @@ func TestExportFile(t *testing.T) {
 	}
 	if err := exportFile(path, "le", &Data{}); err == nil {
 		t.Errorf("a file that is not acme.json was overwritten")
+	}
+}
+
+// Case 054: a directory at the storage path (what Docker makes of a
+// bind-mounted acme.json that did not exist) is a problem naming it — it
+// is never chmod'ed (0600 would take its search bit), read or written —
+// and every failed write of the storage file stands in Problems, not only
+// in the log; certificates still go to Gantry's store.
+func TestStorageDirectoryIsAProblemNeverChmoded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "acme.json")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kv := &memKV{}
+	m := newTestManager(t, map[string]*static.ACME{"le": {Storage: dir, HTTPChallenge: &static.HTTPChallenge{EntryPoint: "web"}}}, kv)
+	m.loadAll(context.Background())
+	problems := func() string {
+		var msgs []string
+		for _, p := range m.Problems() {
+			msgs = append(msgs, p.Source+": "+p.Message)
+		}
+		return strings.Join(msgs, "\n")
+	}
+	if all := problems(); !strings.Contains(all, dir+" is a directory, not an acme.json file: left alone") {
+		t.Errorf("problems after load lack the directory; got:\n%s", all)
+	}
+	cert, key, _ := selfSigned(t, time.Hour, "st.example.com")
+	m.mu.Lock()
+	m.data["le"].Certificates = []*Cert{{Domain: config.Domain{Main: "st.example.com"}, Certificate: cert, Key: key, Store: "default"}}
+	m.mu.Unlock()
+	m.persist(context.Background(), m.resolvers["le"])
+	all := problems()
+	if !strings.Contains(all, "certificatesResolvers.le.acme.storage: write the storage file: "+dir+" is a directory") {
+		t.Errorf("problems after a save lack the failed write; got:\n%s", all)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() || st.Mode().Perm() != 0o755 {
+		t.Errorf("storage directory after load and save: %v %v, want it untouched (0755)", st.Mode(), err)
+	}
+	if d, err := load(context.Background(), kv, "le"); err != nil || d == nil || len(d.Certificates) != 1 {
+		t.Errorf("the store lacks the certificate: %+v %v", d, err)
 	}
 }

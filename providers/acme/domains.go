@@ -166,7 +166,8 @@ func ruleCalls(expr, fn string) []string {
 
 // normalize lower-cases names, drops trailing dots, duplicates and names
 // covered by a wildcard among them, and returns the first as Main and the
-// rest sorted as SANs. IP addresses and empty names are errors.
+// rest sorted as SANs. IP addresses, empty names and a '*' anywhere but
+// as a whole leftmost label are errors.
 func normalize(names []string) (config.Domain, error) {
 	var clean []string
 	seen := map[string]bool{}
@@ -177,6 +178,12 @@ func normalize(names []string) (config.Domain, error) {
 		}
 		if net.ParseIP(n) != nil {
 			return config.Domain{}, fmt.Errorf("%s is an IP address: ACME certificates here are for DNS names", n)
+		}
+		if strings.Contains(strings.TrimPrefix(n, "*."), "*") {
+			// Traefik's sanitizeDomains: "ACME does not allow '*.*'
+			// wildcard domain"; RFC 8555 §7.1.3: a wildcard is the whole
+			// leftmost label only. Refused here, never sent to the CA.
+			return config.Domain{}, fmt.Errorf("%s: ACME allows a wildcard only as the whole leftmost label (*.example.com), never '*.*' or a '*' elsewhere: not ordered", n)
 		}
 		if !seen[n] {
 			seen[n] = true

@@ -67,6 +67,10 @@ type Manager struct {
 	// saveErrs holds, per resolver, why its data could not be written
 	// (a problem until a write succeeds).
 	saveErrs map[string]error
+	// exportErrs holds, per resolver, why its storage file (the Traefik
+	// acme.json kept for a way back) could not be written at the last
+	// save; nil once written.
+	exportErrs map[string]error
 
 	shared  []sharedKV    // stores shared with other instances (challenge answers)
 	lookups chan struct{} // bounds concurrent shared challenge lookups
@@ -104,7 +108,8 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 		userAgent: "gantry/" + version, now: time.Now, wake: make(chan struct{}, 1),
 		data: map[string]*Data{}, held: map[string][]*held{}, orders: map[string]*order{},
 		wanted: map[string]*want{}, inflight: map[string]int{}, lookups: make(chan struct{}, maxLookups),
-		saveErrs: map[string]error{},
+		saveErrs:   map[string]error{},
+		exportErrs: map[string]error{},
 	}
 	var errs []error
 	m.skipped = map[string]error{}
@@ -364,10 +369,14 @@ func (m *Manager) persist(ctx context.Context, r *resolver) {
 	}
 	if st := r.cfg.Storage; st != "" && !sharedStorage(st) {
 		m.exportMu.Lock()
-		if err := exportFile(st, r.name, out); err != nil {
+		err := exportFile(st, r.name, out)
+		if err != nil {
 			m.log.Warn("acme: update the Traefik storage file", "resolver", r.name, "file", st, "error", err)
 		}
 		m.exportMu.Unlock()
+		m.mu.Lock()
+		m.exportErrs[r.name] = err
+		m.mu.Unlock()
 	}
 	m.mu.Lock()
 	m.data[r.name] = out

@@ -118,6 +118,14 @@ func (m *Manager) Problems() []providers.Problem {
 			})
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(m.exportErrs)) {
+		if err := m.exportErrs[name]; err != nil {
+			out = append(out, providers.Problem{
+				Provider: Name, Source: "certificatesResolvers." + name + ".acme.storage", Severity: providers.SeverityError,
+				Message: "write the storage file: " + err.Error() + "; certificates are kept in Gantry's store and keep serving and renewing",
+			})
+		}
+	}
 	for _, s := range m.shared {
 		if err := s.Health(); err != nil {
 			out = append(out, providers.Problem{

@@ -266,6 +266,16 @@ func (d *Data) check() error {
 	return nil
 }
 
+// errNotFile is the error for a storage path that is not a regular file
+// (a directory, a device): Gantry leaves it alone.
+func errNotFile(path string, mode fs.FileMode) error {
+	what := "not a regular file"
+	if mode.IsDir() {
+		what = "a directory"
+	}
+	return fmt.Errorf("%s is %s, not an acme.json file: left alone (neither read, written nor chmod'ed); remove it or point storage at a file", path, what)
+}
+
 // maxImportBytes bounds an acme.json read at import.
 const maxImportBytes = 64 << 20
 
@@ -285,6 +295,11 @@ func importFile(path, resolver string) (d *Data, warn string, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, "", err
+	}
+	if !st.Mode().IsRegular() {
+		// Docker makes a directory of a bind-mounted path that did not
+		// exist: never chmod'ed, read or written (case 054).
+		return nil, "", errNotFile(path, st.Mode())
 	}
 	if st.Size() > maxImportBytes {
 		return nil, "", fmt.Errorf("%s: larger than %d bytes", path, maxImportBytes)
@@ -317,6 +332,9 @@ func importFile(path, resolver string) (d *Data, warn string, err error) {
 // account keys: with Gantry's ECDSA account key it registers a new account,
 // which changes nothing for the certificates.
 func exportFile(path, resolver string, d *Data) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return errNotFile(path, st.Mode())
+	}
 	all := map[string]json.RawMessage{}
 	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 		if err := json.Unmarshal(b, &all); err != nil {
