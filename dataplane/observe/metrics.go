@@ -353,6 +353,9 @@ type reqKey struct {
 	code                               int
 	method, proto, ep, router, service string
 	hdr                                string // headerLabels values, NUL-separated
+	// noSvc: the key makes no service series (its service answered
+	// another status, counted under its own key: Request).
+	noSvc bool
 }
 
 // series are the children of one level for one reqKey.
@@ -406,7 +409,7 @@ func (m *Metrics) children(k reqKey) *children {
 	if m.router && k.router != "" {
 		c.rt = m.rtM.series(hdr, code, k.method, k.proto, k.router, k.service)
 	}
-	if m.service && k.service != "" {
+	if m.service && k.service != "" && !k.noSvc {
 		c.svc = m.svcM.series(hdr, code, k.method, k.proto, k.service)
 		c.retries = m.retries.WithLabelValues(k.service)
 		c.retried = m.svcM.series(hdr, strconv.Itoa(http.StatusBadGateway), k.method, k.proto, k.service)
@@ -463,13 +466,15 @@ func (m *Metrics) Request(ev *RequestEvent) {
 		}
 		k.hdr = strings.Join(vals, "\x00")
 	}
+	origin := ev.OriginStatus != 0 && code == ev.Status && m.service && ev.Service != ""
+	k.noSvc = origin
 	c := m.children(k)
 	secs := ev.Duration.Seconds()
 	in, out := float64(contentLength(ev.Header)), float64(ev.BytesOut)
 	c.ep.observe(secs, in, out)
 	c.rt.observe(secs, in, out)
 	svc := c
-	if ev.OriginStatus != 0 && code == ev.Status && m.service && ev.Service != "" {
+	if origin {
 		// A middleware replaced the service's answer: the service's
 		// series get what it answered (a service-only key).
 		svc = m.children(reqKey{code: ev.OriginStatus, method: k.method, proto: proto, service: ev.Service, hdr: k.hdr})
