@@ -40,7 +40,7 @@ tcp:
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(c, "hello\n"); err != nil {
+		if _, err := io.WriteString(c, "hello\nmore"); err != nil {
 			return "", err
 		}
 		b, err := io.ReadAll(c)
