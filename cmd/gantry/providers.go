@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-proxy/gantry/providers/consul"
 	"github.com/gantry-proxy/gantry/providers/docker"
 	"github.com/gantry-proxy/gantry/providers/file"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/crd"
 	kubeingress "github.com/gantry-proxy/gantry/providers/kubernetes/ingress"
 )
 
@@ -21,6 +22,7 @@ var providerKinds = []struct{ kind, name string }{
 	{"consulCatalog", consul.CatalogName},
 	{"consul", consul.KVName},
 	{"kubernetesIngress", kubeingress.ProviderName},
+	{"kubernetesCRD", crd.ProviderName},
 }
 
 // providerSet is what buildProviders returns: the providers to run, and
@@ -96,6 +98,14 @@ func buildProvider(kind string, c *static.Configuration, log *slog.Logger) (p pr
 			kp, err := kubeingress.New(*ps.KubernetesIngress, log)
 			if err != nil {
 				return nil, nil, fmt.Errorf("providers.kubernetesIngress: %w", err)
+			}
+			return kp, nil, nil
+		}
+	case "kubernetesCRD":
+		if ps.KubernetesCRD != nil {
+			kp, err := crd.New(*ps.KubernetesCRD, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.kubernetesCRD: %w", err)
 			}
 			return kp, nil, nil
 		}

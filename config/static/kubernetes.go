@@ -58,3 +58,29 @@ type KubernetesIngressEndpoint struct {
 	Hostname         string `json:"hostname,omitempty"`
 	PublishedService string `json:"publishedService,omitempty"`
 }
+
+// KubernetesCRD is providers.kubernetesCRD: Traefik's custom resources
+// (traefik.io/v1alpha1) from the Kubernetes API. Endpoint, Token (a value
+// or a file path) and CertAuthFilePath are not needed in a pod (in-cluster
+// configuration). LabelSelector selects the custom resources (not the
+// Services and Secrets they use). ThrottleDuration is the least time
+// between two snapshots (0: none). CrossProviderNamespaces, when set,
+// lists the namespaces whose objects may name other providers' objects
+// ("x@file"). DisableClusterScopeResources is accepted for compatibility:
+// the provider reads no cluster-scoped resource.
+// Source: https://doc.traefik.io/traefik/v3.7/reference/install-configuration/providers/kubernetes/kubernetes-crd/
+type KubernetesCRD struct {
+	Endpoint                     string          `json:"endpoint,omitempty"`
+	Token                        string          `json:"token,omitempty"`
+	CertAuthFilePath             string          `json:"certAuthFilePath,omitempty"`
+	Namespaces                   []string        `json:"namespaces,omitempty"`
+	AllowCrossNamespace          bool            `json:"allowCrossNamespace,omitempty"`
+	AllowExternalNameServices    bool            `json:"allowExternalNameServices,omitempty"`
+	CrossProviderNamespaces      []string        `json:"crossProviderNamespaces,omitempty"`
+	LabelSelector                string          `json:"labelSelector,omitempty"`
+	IngressClass                 string          `json:"ingressClass,omitempty"`
+	ThrottleDuration             config.Duration `json:"throttleDuration,omitempty"`
+	AllowEmptyServices           bool            `json:"allowEmptyServices,omitempty"`
+	NativeLBByDefault            bool            `json:"nativeLBByDefault,omitempty"`
+	DisableClusterScopeResources bool            `json:"disableClusterScopeResources,omitempty"`
+}

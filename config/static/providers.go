@@ -12,6 +12,7 @@ type Providers struct {
 	ConsulCatalog             *ConsulCatalog     `json:"consulCatalog,omitempty"`
 	Consul                    *ConsulKV          `json:"consul,omitempty"`
 	KubernetesIngress         *KubernetesIngress `json:"kubernetesIngress,omitempty"`
+	KubernetesCRD             *KubernetesCRD     `json:"kubernetesCRD,omitempty"`
 }
 
 // File is providers.file. Filename and Directory are mutually exclusive.

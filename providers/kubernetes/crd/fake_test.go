@@ -9,36 +9,52 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 	yaml "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 )
 
-// fakeCluster serves core objects read from a manifest.
+// fakeCluster serves core objects read from a manifest, through the
+// same listers and k8s.Backends the provider uses (informers never started,
+// their stores filled by hand).
 type fakeCluster struct {
-	services   map[string]*corev1.Service
-	slices     map[string][]*discoveryv1.EndpointSlice
-	secrets    map[string]*corev1.Secret
-	configMaps map[string]*corev1.ConfigMap
+	services, slices    cache.SharedIndexInformer
+	secrets, configMaps map[string]any
+	backends            k8s.Backends
 }
 
-func (f *fakeCluster) Service(ns, name string) (*corev1.Service, bool) {
-	s, ok := f.services[ns+"/"+name]
-	return s, ok
+func newFakeCluster(t *testing.T) *fakeCluster {
+	fc := &fakeCluster{
+		services:   cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Service{}, 0, cache.Indexers{}),
+		slices:     cache.NewSharedIndexInformer(&cache.ListWatch{}, &discoveryv1.EndpointSlice{}, 0, cache.Indexers{}),
+		secrets:    map[string]any{},
+		configMaps: map[string]any{},
+	}
+	// The Watcher adds the service-name index Backends reads slices by.
+	if err := k8s.NewWatcher("test", nil, 0, nil).WatchEndpointSlices(fc.slices); err != nil {
+		t.Fatal(err)
+	}
+	fc.backends = k8s.Backends{
+		Services: k8s.NewLister[*corev1.Service](fc.services),
+		Slices:   k8s.NewLister[*discoveryv1.EndpointSlice](fc.slices),
+	}
+	return fc
 }
 
-func (f *fakeCluster) EndpointSlices(ns, svc string) []*discoveryv1.EndpointSlice {
-	return f.slices[ns+"/"+svc]
+func (f *fakeCluster) Resolve(ns, name string, port k8s.PortRef, nativeLB bool) (k8s.Target, error) {
+	return f.backends.Resolve(ns, name, port, nativeLB)
 }
 
 func (f *fakeCluster) Secret(ns, name string) (*corev1.Secret, bool) {
-	s, ok := f.secrets[ns+"/"+name]
+	s, ok := f.secrets[ns+"/"+name].(*corev1.Secret)
 	return s, ok
 }
 
 func (f *fakeCluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) {
-	c, ok := f.configMaps[ns+"/"+name]
+	c, ok := f.configMaps[ns+"/"+name].(*corev1.ConfigMap)
 	return c, ok
 }
 
@@ -46,10 +62,7 @@ func (f *fakeCluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) {
 // cluster, traefik.io objects are decoded with Decode.
 func load(t *testing.T, files ...string) (*Input, *fakeCluster, []providers.Problem) {
 	t.Helper()
-	fc := &fakeCluster{
-		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
-		secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{},
-	}
+	fc := newFakeCluster(t)
 	crs := map[string][]*unstructured.Unstructured{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -89,12 +102,15 @@ func load(t *testing.T, files ...string) (*Input, *fakeCluster, []providers.Prob
 			case "Service":
 				var s corev1.Service
 				into(&s)
-				fc.services[key] = &s
+				if err := fc.services.GetStore().Add(&s); err != nil {
+					t.Fatal(err)
+				}
 			case "EndpointSlice":
 				var s discoveryv1.EndpointSlice
 				into(&s)
-				svc := s.Labels[discoveryv1.LabelServiceName]
-				fc.slices[s.Namespace+"/"+svc] = append(fc.slices[s.Namespace+"/"+svc], &s)
+				if err := fc.slices.GetStore().Add(&s); err != nil {
+					t.Fatal(err)
+				}
 			case "Secret":
 				var s corev1.Secret
 				into(&s)
@@ -122,6 +138,7 @@ func load(t *testing.T, files ...string) (*Input, *fakeCluster, []providers.Prob
 func translate(t *testing.T, opts Options, files ...string) providers.Snapshot {
 	t.Helper()
 	in, fc, probs := load(t, files...)
+	fc.backends.AllowExternalName = opts.AllowExternalNameServices
 	snap := Translate(in, fc, opts)
 	snap.Problems = append(probs, snap.Problems...)
 	return snap

@@ -79,27 +79,19 @@ func (b *builder) serversLB(ns string, s Service) (*config.Service, error) {
 	default:
 		return nil, fmt.Errorf("strategy %q: want wrr, p2c, hrw or leasttime", s.Strategy)
 	}
-	be, err := b.lookupService(ns, s.Name, s.Port)
+	if err := scheme(s.Scheme); err != nil {
+		return nil, err
+	}
+	t, err := b.target(ns, s.Name, s.Port, s.NativeLB)
 	if err != nil {
 		return nil, err
 	}
-	if s.HealthCheck != nil && be.svc.Spec.Type != "ExternalName" {
+	if s.HealthCheck != nil && t.Service.Spec.Type != "ExternalName" {
 		return nil, fmt.Errorf("healthCheck: allowed only for ExternalName services (Kubernetes checks the endpoints of %s/%s)", ns, s.Name)
 	}
 	lb.HealthCheck = s.HealthCheck
 	lb.PassiveHealthCheck = s.PassiveHealthCheck
-	sch, err := scheme(s.Scheme, be.port)
-	if err != nil {
-		return nil, err
-	}
-	addrs, err := b.addresses(be, b.nativeLB(s.NativeLB))
-	if err != nil {
-		return nil, err
-	}
-	lb.Servers = make([]config.Server, 0, len(addrs))
-	for _, a := range addrs {
-		lb.Servers = append(lb.Servers, config.Server{URL: sch + "://" + a})
-	}
+	lb.Servers = t.Servers(s.Scheme)
 	if rf := s.ResponseForwarding; rf != nil && rf.FlushInterval != "" {
 		d, err := config.ParseDuration(rf.FlushInterval)
 		if err != nil {
@@ -122,14 +114,6 @@ func (b *builder) serversLB(ns string, s Service) (*config.Service, error) {
 		svc.Middlewares = append(svc.Middlewares, name)
 	}
 	return svc, nil
-}
-
-// nativeLB is a reference's nativeLB, defaulting to nativeLBByDefault.
-func (b *builder) nativeLB(ref *bool) bool {
-	if ref != nil {
-		return *ref
-	}
-	return b.opts.NativeLBByDefault
 }
 
 // weighted builds a weighted service over refs (weight default 1),

@@ -149,11 +149,8 @@ func (b *builder) l4Namespace(from, ns, name string, nodePortLB bool) (string, e
 
 // l4Addresses resolves a TCP or UDP Service port to "host:port" servers.
 func (b *builder) l4Addresses(ns, name string, port intstr.IntOrString, nativeLB *bool) ([]string, error) {
-	be, err := b.lookupService(ns, name, port)
-	if err != nil {
-		return nil, err
-	}
-	return b.addresses(be, b.nativeLB(nativeLB))
+	t, err := b.target(ns, name, port, nativeLB)
+	return t.Addrs, err
 }
 
 // ingressRouteUDPs publishes one UDP router per route, named

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
 // Options are the translation's settings, Traefik's
@@ -51,12 +51,12 @@ type Input struct {
 	ServersTransportTCPs []*ServersTransportTCP
 }
 
-// Cluster is what the translation reads besides the custom resources: the
-// core objects (from the shared informers). A missing object is (nil, false).
+// Cluster is what the translation reads besides the custom resources,
+// from the shared informers: Service ports resolved to addresses (as
+// k8s.Backends.Resolve, with allowExternalNameServices applied), Secrets
+// and ConfigMaps (a missing object is (nil, false)).
 type Cluster interface {
-	Service(namespace, name string) (*corev1.Service, bool)
-	// EndpointSlices returns the slices labelled kubernetes.io/service-name=service.
-	EndpointSlices(namespace, service string) []*discoveryv1.EndpointSlice
+	Resolve(namespace, name string, port k8s.PortRef, nativeLB bool) (k8s.Target, error)
 	Secret(namespace, name string) (*corev1.Secret, bool)
 	ConfigMap(namespace, name string) (*corev1.ConfigMap, bool)
 }

@@ -1,0 +1,239 @@
+package crd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// crdRetry is how often Run looks again for CustomResourceDefinitions
+// that are not installed yet.
+const crdRetry = 5 * time.Second
+
+// Provider is the kubernetesCRD provider (see the package doc).
+type Provider struct {
+	opts     Options
+	client   *k8s.Client
+	scope    k8s.Scope
+	throttle time.Duration
+	log      *slog.Logger
+}
+
+// New checks c (the label selector, the client configuration: endpoint,
+// token, certAuthFilePath, or the pod's service account, or $KUBECONFIG)
+// and returns the provider; it does not contact the API server.
+func New(c static.KubernetesCRD, log *slog.Logger) (*Provider, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Provider{
+		opts: Options{
+			AllowCrossNamespace:       c.AllowCrossNamespace,
+			AllowExternalNameServices: c.AllowExternalNameServices,
+			AllowEmptyServices:        c.AllowEmptyServices,
+			NativeLBByDefault:         c.NativeLBByDefault,
+			IngressClass:              c.IngressClass,
+			CrossProviderNamespaces:   c.CrossProviderNamespaces,
+		},
+		scope:    k8s.Scope{Namespaces: c.Namespaces, LabelSelector: c.LabelSelector},
+		throttle: c.ThrottleDuration.D(),
+		log:      log,
+	}
+	if err := p.scope.Check(); err != nil {
+		return nil, err
+	}
+	if p.throttle < 0 {
+		return nil, fmt.Errorf("throttleDuration %v: negative", c.ThrottleDuration)
+	}
+	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: c.Endpoint, Token: c.Token, CertAuthFilePath: c.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
+	if err != nil {
+		return nil, err
+	}
+	p.client = client
+	return p, nil
+}
+
+// Name is "kubernetescrd".
+func (p *Provider) Name() string { return ProviderName }
+
+// GVR is the resource of kind k.
+func (k Kind) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: Group, Version: Version, Resource: k.Plural}
+}
+
+// Run waits for the CustomResourceDefinitions (a KeepConfig snapshot with
+// a Problem naming the missing ones meanwhile), then watches the ten kinds
+// (with labelSelector) and the Services, EndpointSlices, Secrets and
+// ConfigMaps of the watched namespaces, and publishes Translate's snapshot
+// after every change, at most once per throttleDuration.
+func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	client := p.client
+	if err := p.waitForCRDs(ctx, client, publish); err != nil || ctx.Err() != nil {
+		return err
+	}
+	w := k8s.NewWatcher(ProviderName, client, p.throttle, p.log)
+
+	core := p.scope.Factories(client.Clientset, false, nil)
+	var svcs, eps, secrets, cms []cache.SharedIndexInformer
+	for _, f := range core {
+		svcs = append(svcs, f.Core().V1().Services().Informer())
+		eps = append(eps, f.Discovery().V1().EndpointSlices().Informer())
+		secrets = append(secrets, f.Core().V1().Secrets().Informer())
+		cms = append(cms, f.Core().V1().ConfigMaps().Informer())
+	}
+	for _, infs := range [][]cache.SharedIndexInformer{svcs, secrets, cms} {
+		if err := w.Watch(nil, infs...); err != nil {
+			return err
+		}
+	}
+	if err := w.WatchEndpointSlices(eps...); err != nil {
+		return err
+	}
+	for _, f := range core {
+		w.AddFactory(f)
+	}
+
+	dc, err := dynamic.NewForConfig(client.Config)
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	crs := map[string][]cache.SharedIndexInformer{}
+	for _, ns := range p.namespaces() {
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, func(o *metav1.ListOptions) {
+			o.LabelSelector = p.scope.LabelSelector
+		})
+		for _, k := range Kinds {
+			inf := f.ForResource(k.GVR()).Informer()
+			if err := inf.SetTransform(k8s.StripManagedFields); err != nil {
+				return err
+			}
+			crs[k.Kind] = append(crs[k.Kind], inf)
+		}
+		w.AddFactory(f)
+	}
+	for _, infs := range crs {
+		if err := w.Watch(nil, infs...); err != nil {
+			return err
+		}
+	}
+
+	cl := &cluster{
+		backends: k8s.Backends{
+			Services:          k8s.NewLister[*corev1.Service](svcs...),
+			Slices:            k8s.NewLister[*discoveryv1.EndpointSlice](eps...),
+			AllowExternalName: p.opts.AllowExternalNameServices,
+		},
+		secrets: k8s.NewLister[*corev1.Secret](secrets...),
+		cms:     k8s.NewLister[*corev1.ConfigMap](cms...),
+	}
+	build := func() providers.Snapshot {
+		objs := map[string][]*unstructured.Unstructured{}
+		for kind, infs := range crs {
+			for _, o := range k8s.NewLister[*unstructured.Unstructured](infs...).List() {
+				objs[kind] = append(objs[kind], o)
+			}
+		}
+		in, probs := Decode(objs)
+		snap := Translate(in, cl, p.opts)
+		snap.Problems = append(probs, snap.Problems...)
+		return snap
+	}
+	return w.Run(ctx, build, publish)
+}
+
+// namespaces are the namespaces to watch, "" meaning all.
+func (p *Provider) namespaces() []string {
+	if len(p.scope.Namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	ns := slices.Clone(p.scope.Namespaces)
+	slices.Sort(ns)
+	return slices.Compact(ns)
+}
+
+// waitForCRDs returns once the API server serves every kind of Kinds,
+// publishing meanwhile a KeepConfig snapshot (the stored configuration
+// keeps serving) with a Problem naming what is missing; it returns nil
+// when ctx ends first.
+func (p *Provider) waitForCRDs(ctx context.Context, client *k8s.Client, publish func(providers.Snapshot)) error {
+	last := ""
+	for {
+		missing, err := missingKinds(client)
+		if err == nil && len(missing) == 0 {
+			return nil
+		}
+		msg := ""
+		if err != nil {
+			msg = fmt.Sprintf("cannot list the %s/%s resources: %v", Group, Version, err)
+		} else {
+			msg = fmt.Sprintf("the CustomResourceDefinitions of %s are not installed (apply examples/kubernetes/crds); waiting for them", strings.Join(missing, ", "))
+		}
+		if msg != last {
+			p.log.Warn("kubernetesCRD not ready", "problem", msg)
+			last = msg
+		}
+		ps := append(client.Health.Problems(ProviderName), providers.Problem{
+			Provider: ProviderName, Source: "API " + Group + "/" + Version, Severity: providers.SeverityError, Message: msg,
+		})
+		publish(providers.Snapshot{KeepConfig: true, Problems: ps})
+		t := time.NewTimer(crdRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// missingKinds lists the kinds of Kinds the API server does not serve.
+func missingKinds(client *k8s.Client) ([]string, error) {
+	served := map[string]bool{}
+	list, err := client.Clientset.Discovery().ServerResourcesForGroupVersion(Group + "/" + Version)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if list != nil {
+		for _, r := range list.APIResources {
+			served[r.Name] = true
+		}
+	}
+	var missing []string
+	for _, k := range Kinds {
+		if !served[k.Plural] {
+			missing = append(missing, k.Kind)
+		}
+	}
+	return missing, nil
+}
+
+// cluster is the Cluster the provider's informers back.
+type cluster struct {
+	backends k8s.Backends
+	secrets  k8s.Lister[*corev1.Secret]
+	cms      k8s.Lister[*corev1.ConfigMap]
+}
+
+func (c *cluster) Resolve(ns, name string, port k8s.PortRef, nativeLB bool) (k8s.Target, error) {
+	return c.backends.Resolve(ns, name, port, nativeLB)
+}
+
+func (c *cluster) Secret(ns, name string) (*corev1.Secret, bool) { return c.secrets.Get(ns, name) }
+
+func (c *cluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) { return c.cms.Get(ns, name) }
