@@ -127,6 +127,28 @@ func NewPebble(t testing.TB, httpPort, tlsPort int, validity time.Duration) *Peb
 	return p
 }
 
+// BlockDomains makes Pebble refuse orders for names (its domainBlocklist:
+// rejectedIdentifier, an ACME error). Call it before Start.
+func (p *Pebble) BlockDomains(t testing.TB, names ...string) {
+	t.Helper()
+	f := filepath.Join(p.work, "pebble.json")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["pebble"]["domainBlocklist"] = names
+	if b, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // listenerCert writes a CA and a 127.0.0.1/localhost certificate for
 // Pebble's HTTPS listener, and sets CAFile.
 func (p *Pebble) listenerCert(t testing.TB) (certFile, keyFile string) {

@@ -79,14 +79,21 @@ type deleter interface {
 }
 
 // sharedStorage reports whether storage names a store shared by several
-// instances (consul://) rather than an acme.json path.
+// instances (consul:// or kubernetes://) rather than an acme.json path.
 func sharedStorage(storage string) bool {
-	return strings.HasPrefix(storage, consulScheme)
+	return strings.HasPrefix(storage, consulScheme) || strings.HasPrefix(storage, kubeScheme)
 }
 
 // newSharedStore connects the shared store storage names. Errors name the
 // storage option's value.
 func newSharedStore(storage string, c *static.Configuration) (sharedKV, error) {
+	if strings.HasPrefix(storage, kubeScheme) {
+		ks, err := newKubeStoreFrom(storage, c)
+		if err != nil {
+			return nil, err
+		}
+		return ks, nil
+	}
 	cs, err := newConsulStore(storage, c)
 	if err != nil {
 		return nil, err
