@@ -27,7 +27,9 @@ type ACME struct {
 	PreferredChain string `json:"preferredChain,omitempty"`
 	// Storage is the path of a Traefik acme.json to import, or
 	// "consul://<key prefix>" to keep accounts and certificates in Consul KV
-	// (shared by several instances; providers.consul's endpoint is used).
+	// (shared by several instances; providers.consul's endpoint is used),
+	// or "kubernetes://[namespace]/<secret>" to keep them in a Kubernetes
+	// Secret with a Lease per domain (shared by several replicas).
 	Storage string `json:"storage,omitempty"`
 	// KeyType is EC256 (default), EC384, RSA2048, RSA3072, RSA4096 or RSA8192.
 	KeyType string `json:"keyType,omitempty"`

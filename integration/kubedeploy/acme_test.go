@@ -224,6 +224,17 @@ certificatesResolvers:
 		t.Errorf("no replica waited out the other's backoff")
 	}
 
+	// b alone orders b.test; Pebble validates on a's web port, and a
+	// answers the challenge b published in the shared storage.
+	harness.WriteFile(t, b.dyn, "app.yml", dynamic("shared.test", "b.test"))
+	harness.Try(t, 2*time.Minute, func() error {
+		_, err := served(b.g.EntryPoints["websecure"], "b.test", roots)
+		return err
+	})
+	if lines(b.g.Output(), "acme: certificate obtained", "domains=b.test") != 1 {
+		t.Errorf("replica b did not order b.test itself")
+	}
+
 	// Kill the Lease holder mid-order: only b wants killed.test at first;
 	// once it orders it is killed; then a wants it too and must wait for
 	// the Lease to expire.
@@ -257,4 +268,86 @@ certificatesResolvers:
 	if n := lines(c.g.Output(), "acme: ordering certificate"); n != 0 {
 		t.Errorf("the new replica ordered %d certificates, want 0", n)
 	}
+	sec, err = k.Client.CoreV1().Secrets(gantryNS).Get(t.Context(), "gantry-acme", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct{ Certificates []json.RawMessage }
+	if err := json.Unmarshal(sec.Data["le"], &stored); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("secret gantry-acme: %d bytes for the account and %d certificates", len(sec.Data["le"]), len(stored.Certificates))
+}
+
+// The storage's API server down is a problem in /api/problems naming the
+// storage, at start and while running, and the problems end once it is
+// back, without a restart.
+func TestStorageOutageIsAProblem(t *testing.T) {
+	k := harness.StartKube(t)
+	applyExamples(t, k)
+	token := k.ServiceAccountToken(t, gantryNS, gantrySA)
+	kubeconfig := harness.WriteFile(t, t.TempDir(), "kubeconfig", fmt.Sprintf(
+		"apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster: {server: %q, certificate-authority: %q}\n"+
+			"users:\n- name: gantry\n  user: {token: %q}\ncontexts:\n- name: k\n  context: {cluster: k, user: gantry}\ncurrent-context: k\n",
+		k.URL, k.CAFile, token))
+	k.StopAPIServer(t)
+	g := harness.StartWith(t, harness.Options{Env: []string{"KUBECONFIG=" + kubeconfig}, Static: fmt.Sprintf(`
+entryPoints:
+  web: {address: "127.0.0.1:%d"}
+  traefik: {address: "127.0.0.1:%d"}
+api: {insecure: true}
+certificatesResolvers:
+  le:
+    acme:
+      email: ops@example.com
+      storage: kubernetes://%s/gantry-acme
+      httpChallenge: {entryPoint: web}
+`, harness.FreePort(t), harness.FreePort(t), gantryNS)})
+	api := g.EntryPoints["traefik"]
+	storageProblems := func() ([]problem, error) {
+		ps, err := problems(api)
+		var out []problem
+		for _, p := range ps {
+			if p.Provider == "acme" && strings.Contains(p.Message, "kubernetes storage gantry/gantry-acme") {
+				out = append(out, p)
+			}
+		}
+		return out, err
+	}
+	harness.Try(t, time.Minute, func() error {
+		ps, err := storageProblems()
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.Source == "kubernetes://"+gantryNS+"/gantry-acme" && strings.Contains(p.Message, "shared storage: ") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no problem naming the storage while its API server is down: %+v", ps)
+	})
+	k.StartAPIServer(t)
+	harness.Try(t, 2*time.Minute, func() error {
+		ps, err := storageProblems()
+		if err != nil || len(ps) > 0 {
+			return fmt.Errorf("storage problems after the API server came back: %+v %v", ps, err)
+		}
+		return nil
+	})
+	k.StopAPIServer(t)
+	harness.Try(t, 2*time.Minute, func() error {
+		ps, err := storageProblems()
+		if err != nil || len(ps) == 0 {
+			return fmt.Errorf("no storage problem while the API server is down again: %v", err)
+		}
+		return nil
+	})
+	k.StartAPIServer(t)
+	harness.Try(t, 2*time.Minute, func() error {
+		ps, err := storageProblems()
+		if err != nil || len(ps) > 0 {
+			return fmt.Errorf("storage problems after the second outage: %+v %v", ps, err)
+		}
+		return nil
+	})
 }

@@ -1,7 +1,6 @@
 package kubedeploy
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -284,9 +283,4 @@ func TestExampleRBAC(t *testing.T) {
 	for _, a := range denied {
 		check(a, false)
 	}
-}
-
-// apiCtx bounds one API call of a test.
-func apiCtx(t *testing.T) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(t.Context(), 30*time.Second)
 }

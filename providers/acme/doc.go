@@ -17,14 +17,16 @@
 // (HTTP01, TLSALPN01), which the entrypoints call ahead of routing.
 //
 // Accounts and certificates are kept in a KV in Traefik's acme.json layout
-// per resolver: Gantry's bbolt store, or Consul KV for a
-// "consul://host:port/prefix" storage, shared by several instances (a
-// Consul session lock per domain set makes one instance order it; the
-// others watch the key and take the result; challenge answers are shared
-// too; a failed order's backoff is stored for all instances, and the
-// first account is registered under a resolver-wide lock). An existing acme.json named by storage is imported on first start,
-// so migrating from Traefik orders nothing again, and is kept up to date
-// (mode 0600) for a way back.
+// per resolver: Gantry's bbolt store, or a store shared by several
+// instances: Consul KV for a "consul://host:port/prefix" storage, a
+// Kubernetes Secret for a "kubernetes://namespace/secret" one (see
+// kubeScheme). A lock per domain set (a Consul session lock, a Lease)
+// makes one instance order it; the others watch the stored data and take
+// the result; challenge answers are shared too; a failed order's backoff
+// is stored for all instances, and the first account is registered under
+// a resolver-wide lock. An existing acme.json named by storage is
+// imported on first start, so migrating from Traefik orders nothing
+// again, and is kept up to date (mode 0600) for a way back.
 //
 // Goroutines: Run owns every goroutine it starts (one per order in
 // progress, one watch per shared store) and joins them before it returns.

@@ -28,8 +28,9 @@ import (
 // kubeScheme prefixes a storage in a Kubernetes Secret:
 // "kubernetes://<namespace>/<secret name>", or "kubernetes:///<secret
 // name>" for the namespace Gantry runs in ($POD_NAMESPACE, else the
-// service account's namespace file). The client is k8s.NewClient's
-// without options: in a pod its service account, else $KUBECONFIG.
+// service account's namespace file). The client is k8s.NewClient's with
+// providers.kubernetesIngress's endpoint, token and certAuthFilePath: in
+// a pod, with none set, its service account; else $KUBECONFIG.
 const kubeScheme = "kubernetes://"
 
 // Kubernetes objects of a storage named N in namespace NS:
@@ -126,12 +127,16 @@ func newKubeStore(client kubernetes.Interface, storage, ns, name string) *kubeSt
 
 // newKubeStoreFrom parses a kubernetes:// storage and builds its client
 // (see kubeScheme). It does not contact the API server.
-func newKubeStoreFrom(storage string, _ *static.Configuration) (*kubeStore, error) {
+func newKubeStoreFrom(storage string, c *static.Configuration) (*kubeStore, error) {
 	ns, name, err := parseKubeStorage(storage)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := k8s.NewClient(k8s.ClientOptions{UserAgent: "gantry acme storage"})
+	o := k8s.ClientOptions{UserAgent: "gantry acme storage"}
+	if p := c.Providers; p != nil && p.KubernetesIngress != nil {
+		o.Endpoint, o.Token, o.CertAuthFilePath = p.KubernetesIngress.Endpoint, p.KubernetesIngress.Token, p.KubernetesIngress.CertAuthFilePath
+	}
+	cl, err := k8s.NewClient(o)
 	if err != nil {
 		return nil, fmt.Errorf("storage %q: %w", storage, err)
 	}
@@ -299,9 +304,10 @@ func checkSecretSize(sec *corev1.Secret, dk string) error {
 	return fmt.Errorf("%w: %s would hold %d bytes (key %s: %d bytes), over the %d a Kubernetes Secret holds: give this resolver a storage of its own, or split its domains over several resolvers", errSecretTooLarge, sec.Name, total, dk, len(sec.Data[dk]), maxSecretBytes)
 }
 
-// Watch calls changed whenever another writer changes key (a list, then a
-// watch from its resourceVersion, again after an error or a timeout),
-// until ctx ends.
+// Watch calls changed after its first successful read (which also ends a
+// failure to read at start) and whenever another writer changes key (a
+// list, then a watch from its resourceVersion, again after an error or a
+// timeout), until ctx ends.
 func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func()) {
 	name, dk := s.object(bucket, key)
 	secrets := s.c.CoreV1().Secrets(s.ns)
@@ -310,7 +316,7 @@ func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func(
 	known := false
 	see := func(sec *corev1.Secret) {
 		v := sec.Data[dk]
-		if known && string(v) != string(last) {
+		if !known || string(v) != string(last) {
 			changed()
 		}
 		last, known = v, true
@@ -323,6 +329,9 @@ func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func(
 		}
 		for i := range list.Items {
 			see(&list.Items[i])
+		}
+		if len(list.Items) == 0 && !known {
+			see(&corev1.Secret{}) // none yet: still a first read
 		}
 		timeout := int64(kubeWatchTimeout / time.Second)
 		w, err := secrets.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion, TimeoutSeconds: &timeout})

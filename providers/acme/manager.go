@@ -385,16 +385,20 @@ func (m *Manager) persist(ctx context.Context, r *resolver) {
 }
 
 // reload takes the resolver's data from its KV (written by another
-// instance sharing it).
+// instance sharing it). A successful read ends the problem of a failed
+// read at start.
 func (m *Manager) reload(ctx context.Context, r *resolver) {
 	d, err := load(ctx, r.kv, r.name)
-	if err != nil || d == nil {
-		if err != nil {
-			m.log.Warn("acme: reload shared data", "resolver", r.name, "error", err)
-		}
+	if err != nil {
+		m.log.Warn("acme: reload shared data", "resolver", r.name, "error", err)
 		return
 	}
 	m.mu.Lock()
+	m.loadErrs = slices.DeleteFunc(m.loadErrs, func(p providers.Problem) bool { return p.Source == "certificatesResolvers."+r.name })
+	if d == nil {
+		m.mu.Unlock()
+		return
+	}
 	if d.Account == nil {
 		d.Account = m.data[r.name].Account
 	}
