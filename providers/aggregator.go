@@ -38,6 +38,7 @@ const (
 	StateOK       = "ok"
 	StateError    = "error"
 	StateStored   = "stored"
+	StateDown     = "down"
 )
 
 // Aggregator runs providers, keeps the latest Snapshot of each (latest
@@ -362,6 +363,9 @@ func (a *Aggregator) publish(name string, s Snapshot) {
 	a.mu.Lock()
 	st := a.states[name]
 	keepStored := false
+	if s.Down != "" {
+		s.KeepConfig = true
+	}
 	if s.KeepConfig {
 		prev := a.snaps[name]
 		s.Config, s.Origins, s.KeepConfig = prev.Config, prev.Origins, false
@@ -370,8 +374,13 @@ func (a *Aggregator) publish(name string, s Snapshot) {
 		}
 		keepStored = st.State == StateStored
 	}
+	down := s.Down
+	s.Down = ""
 	a.snaps[name] = s
-	if !keepStored {
+	switch {
+	case down != "":
+		st.State, st.LastError, st.LastErrorAt = StateDown, down, time.Now()
+	case !keepStored:
 		st.State = StateOK
 	}
 	st.LastPublish = time.Now()

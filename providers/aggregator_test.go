@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -460,6 +461,50 @@ func TestReplaceBeforeRun(t *testing.T) {
 		h.wantApplies(1)
 		if first.Runs() != 0 || second.Runs() != 1 {
 			t.Errorf("runs: first %d, second %d; want 0 and 1", first.Runs(), second.Runs())
+		}
+	})
+}
+
+// Issue 23: a Down snapshot keeps the provider's configuration (published
+// or stored), shows its problem and state "down" with the error; the next
+// snapshot clears both.
+func TestDownKeepsConfigAndShowsTheOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stored, err := providers.Merge(map[string]providers.Snapshot{"consul": routers("web")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := providertest.New("consul")
+		h := start(t, 10*time.Millisecond, c)
+		h.agg.Seed(stored)
+		h.run()
+		defer h.stop()
+
+		// Down after a restart: the stored routes stay, the outage shows.
+		c.Publish(providers.DownSnapshot("consul", "consul catalog", errors.New("connection refused")))
+		time.Sleep(10 * time.Millisecond)
+		h.wantApplies(1)
+		m := h.merged(0)
+		if got := h.names(0); !slices.Equal(got, []string{"web@consul"}) {
+			t.Errorf("while down after a restart: routers %v, want the stored web@consul", got)
+		}
+		st := h.agg.Sources()["consul"]
+		if st.State != providers.StateDown || !strings.Contains(st.LastError, "consul catalog unreachable: connection refused") ||
+			len(m.Problems) != 1 || m.Problems[0].Source != "consul catalog" {
+			t.Fatalf("state %+v, problems %+v; want down with the error and one problem", st, m.Problems)
+		}
+		c.Publish(routers("web", "api"))
+		time.Sleep(10 * time.Millisecond)
+		h.wantApplies(2)
+		if st := h.agg.Sources()["consul"]; st.State != providers.StateOK || len(h.merged(1).Problems) != 0 {
+			t.Errorf("after recovery: state %+v, problems %v; want ok and none", st, h.merged(1).Problems)
+		}
+		// Down again: the last published routes stay.
+		c.Publish(providers.DownSnapshot("consul", "consul catalog", errors.New("i/o timeout")))
+		time.Sleep(10 * time.Millisecond)
+		h.wantApplies(3)
+		if got := h.names(2); !slices.Equal(got, []string{"api@consul", "web@consul"}) || h.agg.Sources()["consul"].State != providers.StateDown {
+			t.Errorf("down: routers %v state %q; want the last published ones, down", got, h.agg.Sources()["consul"].State)
 		}
 	})
 }

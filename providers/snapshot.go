@@ -64,6 +64,13 @@ type Snapshot struct {
 	// or the last published) and shows Problems with them. Config is
 	// ignored.
 	KeepConfig bool `json:"-"`
+	// Down says the provider cannot reach its source (Consul, a Docker
+	// endpoint, ...), in a sentence with the error: as with KeepConfig the
+	// aggregator keeps the configuration it has for the provider and shows
+	// Problems (which should say the same, naming the source), and its
+	// state is "down" with Down as its last error until a snapshot without
+	// Down is published.
+	Down string `json:"-"`
 }
 
 // Provider watches one source of configuration.
@@ -83,8 +90,10 @@ type Provider interface {
 // SourceState is what the aggregator knows of one provider.
 type SourceState struct {
 	// State is "starting" (no snapshot yet), "ok", "error" (Run failed and is
-	// being restarted; the last snapshot stays in effect) or "stored" (served
-	// from the last good configuration in the store; no snapshot yet).
+	// being restarted; the last snapshot stays in effect), "stored" (served
+	// from the last good configuration in the store; no snapshot yet) or
+	// "down" (the source cannot be reached, Snapshot.Down; the last
+	// configuration, published or stored, stays in effect).
 	State       string    `json:"state"`
 	LastPublish time.Time `json:"lastPublish,omitzero"`
 	LastError   string    `json:"lastError,omitempty"`
@@ -122,4 +131,14 @@ type TLSOrigins struct {
 	// and the TLS store named "default" ("" when none).
 	DefaultOptions string `json:"defaultOptions,omitempty"`
 	DefaultStore   string `json:"defaultStore,omitempty"`
+}
+
+// DownSnapshot is the Snapshot a provider publishes when it cannot reach
+// source (named as a user knows it: "consul catalog", "docker endpoint
+// unix:///var/run/docker.sock"): Down set, and one error Problem naming
+// source and err, so /api/problems and /api/providers show the outage
+// while the last configuration stays in effect.
+func DownSnapshot(provider, source string, err error) Snapshot {
+	msg := fmt.Sprintf("unreachable: %v; keeping the last configuration", err)
+	return Snapshot{Down: source + " " + msg, Problems: []Problem{{Provider: provider, Source: source, Severity: SeverityError, Message: msg}}}
 }

@@ -73,7 +73,8 @@ type redisLimiter struct {
 	burst    int
 	ttl      int // seconds: time to refill a bucket completely, + 1
 	maxDelay time.Duration
-	lastLog  atomic.Int64 // unix ns of the last outage log line
+	timeout  time.Duration // decisionTimeout
+	lastLog  atomic.Int64  // unix ns of the last outage log line
 }
 
 // newRedisRateLimit builds the Redis-backed rateLimit: rl holds the
@@ -101,6 +102,7 @@ func newRedisRateLimit(name string, c *config.RateLimitRedis, rl *rateLimiter, r
 		burst:    rl.burst,
 		ttl:      int(rl.idle/time.Second) + 1,
 		maxDelay: rl.maxDelay,
+		timeout:  decisionTimeout(c),
 	}
 	return l.wrap, nil
 }
@@ -131,10 +133,14 @@ func redisOptions(c *config.RateLimitRedis) (*redis.UniversalOptions, error) {
 			return nil, errField("redis.endpoints["+strconv.Itoa(i)+"]", "empty")
 		}
 	}
+	// No retries (go-redis retries 3 times by default, with backoff: a
+	// hung Redis held each request 20.1 s), and the request's context
+	// deadline (decisionTimeout) bounds every wait: dial, pool, I/O.
 	o := &redis.UniversalOptions{
 		Addrs: eps, Username: c.Username, Password: c.Password, DB: c.DB,
 		PoolSize: c.PoolSize, MinIdleConns: c.MinIdleConns, MaxActiveConns: c.MaxActiveConns,
 		ReadTimeout: c.ReadTimeout.D(), WriteTimeout: c.WriteTimeout.D(), DialTimeout: c.DialTimeout.D(),
+		MaxRetries: -1, ContextTimeoutEnabled: true,
 	}
 	if c.TLS != nil {
 		tc, err := clientTLSConfig(c.TLS)
@@ -176,8 +182,23 @@ func (l *redisLimiter) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// take runs one bucket step for key in Redis.
+// defaultRedisReadTimeout is go-redis's readTimeout when unset.
+const defaultRedisReadTimeout = 3 * time.Second
+
+// decisionTimeout bounds one rate-limit decision, all of it (connecting,
+// waiting for a pooled connection, EVALSHA and a NOSCRIPT fallback):
+// redis.readTimeout, 3 s by default, as README promises.
+func decisionTimeout(c *config.RateLimitRedis) time.Duration {
+	if d := c.ReadTimeout.D(); d > 0 {
+		return d
+	}
+	return defaultRedisReadTimeout
+}
+
+// take runs one bucket step for key in Redis, within l.timeout.
 func (l *redisLimiter) take(ctx context.Context, key string) (ok bool, wait time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	v, err := bucketScript.Run(ctx, l.client, []string{key},
 		strconv.FormatFloat(l.perMicro, 'g', -1, 64), l.burst, l.ttl, l.maxDelay.Microseconds()).Slice()
 	if err != nil {

@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -24,6 +25,10 @@ func startGantry(t *testing.T, a *agent) (*harness.Gantry, string) {
 entryPoints:
   web:
     address: %q
+  traefik:
+    address: %q
+api:
+  insecure: true
 providers:
   providersThrottleDuration: 50ms
   consulCatalog:
@@ -36,8 +41,37 @@ providers:
     rootKey: traefik
 log:
   level: DEBUG
-`, web, a.Addr, a.Addr))
+`, web, harness.FreeAddr(t), a.Addr, a.Addr))
 	return g, web
+}
+
+// outage reads /api/problems and /api/providers and reports whether both
+// Consul providers show an outage: each state "down" and a problem
+// "unreachable" naming its source ("consul catalog", "consul kv traefik/").
+func outage(t *testing.T, g *harness.Gantry) (bool, string) {
+	t.Helper()
+	var probs []struct{ Provider, Source, Message string }
+	var provs []struct{ Name, State string }
+	for path, v := range map[string]any{"/api/problems": &probs, "/api/providers": &provs} {
+		r, err := harness.Get(g.URL(t, "traefik", path))
+		if err != nil || r.StatusCode != 200 {
+			return false, fmt.Sprintf("%s: %v %v", path, err, r)
+		}
+		if err := json.Unmarshal([]byte(r.Body), v); err != nil {
+			return false, err.Error()
+		}
+	}
+	sources, states := map[string]bool{}, map[string]string{}
+	for _, p := range probs {
+		if strings.Contains(p.Message, "unreachable") {
+			sources[p.Source] = true
+		}
+	}
+	for _, p := range provs {
+		states[p.Name] = p.State
+	}
+	down := sources["consul catalog"] && sources["consul kv traefik/"] && states["consulcatalog"] == "down" && states["consul"] == "down"
+	return down, fmt.Sprintf("problems %+v, providers %+v", probs, provs)
 }
 
 // hostPort splits a whoami address into host and numeric port.
@@ -164,6 +198,14 @@ func TestEndToEnd(t *testing.T) {
 	})
 	tryNames(t, url, "api.example.com", "w1")
 	tryNames(t, url, "kv.example.com", "w3")
+	// The outage is visible (issue 23): a problem per provider naming its
+	// source, state "down".
+	harness.Try(t, e2eTimeout, func() error {
+		if down, got := outage(t, g); !down {
+			return fmt.Errorf("outage not shown: %s", got)
+		}
+		return nil
+	})
 
 	// Agent restarted (empty, as a dev agent is) and services re-registered
 	// elsewhere: changes flow again without restarting gantry.
@@ -171,6 +213,14 @@ func TestEndToEnd(t *testing.T) {
 	registerWhoami(t, a, "api-1", "api", w2, tags...)
 	tryNames(t, url, "api.example.com", "w2")
 	harness.TryGet(t, e2eTimeout, url, harness.Host("kv.example.com"), harness.StatusIs(404))
+	// Recovered: no problem, state ok.
+	harness.Try(t, e2eTimeout, func() error {
+		down, got := outage(t, g)
+		if down || strings.Contains(got, "unreachable") || strings.Contains(got, `State:down`) {
+			return fmt.Errorf("outage still shown after recovery: %s", got)
+		}
+		return nil
+	})
 }
 
 // TestEndToEndConsulDownAtStart is case 019 S1 through the binary: gantry

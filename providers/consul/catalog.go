@@ -144,8 +144,8 @@ type serviceWatch struct {
 // one per service on /v1/health/service/<name> (all instances with their
 // service and node checks). The first snapshot is published once every
 // listed service has answered. Errors are logged and retried with backoff;
-// nothing is published while Consul fails, so the last snapshot stays in
-// effect (case 019). Run returns nil when ctx is done, after joining every
+// the first one publishes a Down snapshot (a problem, state "down"), and
+// the last snapshot stays in effect until Consul answers again (case 019). Run returns nil when ctx is done, after joining every
 // goroutine it started.
 func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -167,6 +167,7 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 			return nil
 		case ev = <-r.events:
 		}
+		wasFailing := r.failing
 		changed := r.handle(ev)
 		// Take whatever else is already waiting, so that a burst of
 		// changes costs one build.
@@ -177,6 +178,12 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 			default:
 				more = false
 			}
+		}
+		if r.failing && !wasFailing {
+			// Down: say so (state "down", a problem) and keep the last
+			// configuration; the first answer after it publishes again.
+			last = nil
+			publish(providers.DownSnapshot(CatalogName, "consul catalog", r.lastErr))
 		}
 		if !changed || !r.listed || !r.allDone() {
 			continue
@@ -199,8 +206,9 @@ type catalogRun struct {
 	wg      sync.WaitGroup
 	events  chan event
 	watches map[string]*serviceWatch
-	listed  bool // the service list has answered once
-	failing bool // the last request failed
+	listed  bool  // the service list has answered once
+	failing bool  // the last request failed
+	lastErr error // its error
 }
 
 // send delivers ev unless ctx (the sender's) is done.
@@ -222,7 +230,7 @@ func (r *catalogRun) handle(ev event) bool {
 		} else {
 			r.c.log.Debug("consul request failed", "err", ev.err)
 		}
-		r.failing = true
+		r.failing, r.lastErr = true, ev.err
 		if ev.svc != nil {
 			ev.svc.done = true
 		}

@@ -65,11 +65,13 @@ func (k *KV) Name() string { return KVName }
 // Run watches every key under rootKey with a blocking query until ctx is
 // done, and publishes DecodeKV's snapshot of the whole tree after each
 // change of the result. Errors are logged and retried with backoff (trying
-// the next endpoint); nothing is published while Consul fails, so the last
-// snapshot stays in effect (case 019). Run returns nil when ctx is done.
+// the next endpoint); once every endpoint has failed in a row a Down
+// snapshot is published (a problem, state "down"), and the last snapshot
+// stays in effect until Consul answers again (case 019). Run returns nil when ctx is done.
 func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	cur := 0
 	failing := false
+	fails := 0                        // requests failed in a row
 	var last []byte                   // canonical form of the last published snapshot
 	var lastCfg *config.Configuration // the last configuration published
 	watch(ctx, k.spec,
@@ -85,6 +87,7 @@ func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 				k.log.Info("consul reachable again")
 				failing = false
 			}
+			fails = 0
 			m := make(map[string]string, len(pairs))
 			for _, p := range pairs {
 				m[p.Key] = string(p.Value)
@@ -110,6 +113,12 @@ func (k *KV) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 				k.log.Debug("consul request failed", "err", err)
 			}
 			failing = true
+			// Down once every endpoint has failed in a row (one failing
+			// while the next answers is a failover, not an outage).
+			if fails++; fails == len(k.clients) {
+				last = nil // the first answer after the outage publishes again
+				publish(providers.DownSnapshot(KVName, "consul kv "+k.root+"/", err))
+			}
 		})
 	return nil
 }

@@ -161,8 +161,9 @@ func TestCatalogPolling(t *testing.T) {
 }
 
 // TestKVRun: the KV provider follows puts and deletes with blocking
-// queries, fails over to the next endpoint, and keeps its last snapshot
-// while every endpoint fails.
+// queries, fails over to the next endpoint (no Down snapshot for that),
+// and publishes one Down snapshot (the aggregator keeps the last
+// configuration) while every endpoint fails.
 func TestKVRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeConsul()
@@ -198,15 +199,15 @@ func TestKVRun(t *testing.T) {
 		f.mu.Unlock()
 		time.Sleep(2 * time.Minute)
 		synctest.Wait()
-		if pub.count() != n || pub.last().Config.HTTP.Routers["s"] == nil {
-			t.Fatalf("snapshot changed while every endpoint failed")
+		if d := pub.last(); pub.count() != n+1 || d.Down == "" || len(d.Problems) != 1 || d.Problems[0].Source != "consul kv traefik/" {
+			t.Fatalf("while every endpoint failed: %d snapshots, last %+v; want one Down snapshot naming the KV tree", pub.count()-n, d)
 		}
 		f.update(func(f *fakeConsul) { f.fail = 0; delete(f.kv, "traefik/http/routers/s/rule") })
 		// The next attempt may go to the dead endpoint first: two backoffs.
 		time.Sleep(3 * backoffMax)
 		synctest.Wait()
-		if pub.last().Config.HTTP.Routers["s"] != nil {
-			t.Fatalf("deletion after recovery not published")
+		if up := pub.last(); up.Config.HTTP.Routers["s"] != nil || up.Down != "" {
+			t.Fatalf("deletion after recovery not published (down %q)", up.Down)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package consul
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -165,8 +166,8 @@ func TestCatalogHungQueryIsAbandoned(t *testing.T) {
 	})
 }
 
-// TestCatalogErrorsKeepLastSnapshot: while Consul answers errors nothing is
-// published; retries back off exponentially up to backoffMax; the first
+// TestCatalogErrorsKeepLastSnapshot: while Consul answers errors one Down
+// snapshot is published (the aggregator keeps the configuration); retries back off exponentially up to backoffMax; the first
 // query after recovery re-reads from index 0 (case 019).
 func TestCatalogErrorsKeepLastSnapshot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -186,8 +187,8 @@ func TestCatalogErrorsKeepLastSnapshot(t *testing.T) {
 		for {
 			time.Sleep(backoffMax)
 			synctest.Wait()
-			if pub.count() != n {
-				t.Fatalf("published %d snapshots while Consul failed, want none", pub.count()-n)
+			if pub.count() > n+1 {
+				t.Fatalf("published %d snapshots while Consul failed, want one (down)", pub.count()-n)
 			}
 			f.mu.Lock()
 			left := f.fail
@@ -196,10 +197,20 @@ func TestCatalogErrorsKeepLastSnapshot(t *testing.T) {
 				break
 			}
 		}
+		// One Down snapshot: the configuration is kept (the aggregator
+		// keeps the last one) and a problem names the outage (issue 23).
+		down := pub.last()
+		if pub.count() != n+1 || down.Down == "" || len(down.Problems) != 1 ||
+			down.Problems[0].Source != "consul catalog" || !strings.Contains(down.Problems[0].Message, "unreachable") {
+			t.Fatalf("while Consul failed: %d snapshots, last %+v; want one Down snapshot with its problem", pub.count()-n, down)
+		}
 		f.update(func(f *fakeConsul) { f.services["api"][0] = entry("n1", "api-1", "api", "10.0.0.9", 80) })
 		time.Sleep(backoffMax)
 		synctest.Wait()
 		wantServers(t, pub, "api", "http://10.0.0.9:80")
+		if up := pub.last(); up.Down != "" || len(up.Problems) != 0 {
+			t.Errorf("after recovery: down %q, problems %v; want cleared", up.Down, up.Problems)
+		}
 
 		// Check the retry schedule of the service-list query.
 		var fails []time.Time

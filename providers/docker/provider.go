@@ -216,12 +216,20 @@ func (p *Provider) Name() string { return providerName }
 // reached or the event stream breaks (the daemon stopped or restarted);
 // the aggregator then retries with backoff while the last snapshot stays in
 // effect, so a Docker outage never publishes an empty configuration
-// (case 016). Run makes only read calls.
+// (case 016); before returning such an error it publishes a Down snapshot
+// naming the endpoint (a problem, kept until the engine answers again).
+// Run makes only read calls.
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	if len(p.endpoints) > 0 {
 		return p.runMulti(ctx, publish)
 	}
-	return p.watchEngine(ctx, p.endpoint, p.newClient, &watcher{publish: publish})
+	err := p.watchEngine(ctx, p.endpoint, p.newClient, &watcher{publish: publish})
+	if err != nil && ctx.Err() == nil {
+		// A problem in /api/problems while the engine is unreachable; the
+		// first snapshot after it reconnects clears it.
+		publish(providers.DownSnapshot(providerName, "docker endpoint "+p.endpoint, err))
+	}
+	return err
 }
 
 // watchEngine is Run for one engine: w's publish receives snapshots, or,

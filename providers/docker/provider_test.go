@@ -89,19 +89,24 @@ func newFakeProvider(t *testing.T, f *fakeAPI) *Provider {
 }
 
 // TestRunUnreachable is case 016: an engine that cannot be reached makes Run
-// fail (the aggregator retries with backoff) without publishing anything, so
-// the last snapshot stays in effect.
+// fail (the aggregator retries with backoff) after publishing only a Down
+// snapshot (issue 23: a problem, while the last snapshot stays in effect).
 func TestRunUnreachable(t *testing.T) {
 	f := &fakeAPI{pingErr: errors.New("dial unix /var/run/docker.sock: connect: permission denied")}
 	p := newFakeProvider(t, f)
-	err := p.Run(context.Background(), func(providers.Snapshot) { t.Error("published while unreachable") })
+	var got []providers.Snapshot
+	err := p.Run(context.Background(), func(s providers.Snapshot) { got = append(got, s) })
 	if err == nil || !errors.Is(err, f.pingErr) {
 		t.Fatalf("got %v, want an error wrapping %v", err, f.pingErr)
+	}
+	if len(got) != 1 || got[0].Down == "" || got[0].Config != nil {
+		t.Fatalf("published %+v while unreachable, want one Down snapshot", got)
 	}
 }
 
 // TestRunEventStreamBreaks: after the first snapshot, a broken event stream
-// (the daemon stopped) ends Run with an error and no empty snapshot.
+// (the daemon stopped) ends Run with an error and no empty snapshot (a Down
+// one, which keeps the configuration).
 func TestRunEventStreamBreaks(t *testing.T) {
 	f := &fakeAPI{
 		running: []container.InspectResponse{inspected("c1", "web-1", "192.0.2.1")},
@@ -114,8 +119,8 @@ func TestRunEventStreamBreaks(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("got %v, want an error wrapping %v", err, io.ErrUnexpectedEOF)
 	}
-	if len(got) != 1 || len(got[0].Config.HTTP.Services["s"].LoadBalancer.Servers) != 1 {
-		t.Fatalf("got %d snapshots (%+v), want the one initial snapshot with one server", len(got), got)
+	if len(got) != 2 || len(got[0].Config.HTTP.Services["s"].LoadBalancer.Servers) != 1 || got[1].Down == "" || got[1].Config != nil {
+		t.Fatalf("got %d snapshots (%+v), want the initial snapshot with one server, then a Down one", len(got), got)
 	}
 }
 

@@ -585,7 +585,7 @@ function renderEntryPoints() {
 // ---- providers ----
 function renderProviders(list) {
   document.getElementById('provider-list').replaceChildren(...list.map((p) => el('div', { class: 'provider', 'data-name': p.name },
-    el('h3', {}, p.name, ' ', el('span', { class: 'status ' + (p.state === 'ok' ? 'enabled' : p.state === 'error' ? 'disabled' : 'warning') }, p.state)),
+    el('h3', {}, p.name, ' ', el('span', { class: 'status ' + (p.state === 'ok' ? 'enabled' : p.state === 'error' || p.state === 'down' ? 'disabled' : 'warning') }, p.state)),
     el('div', {}, 'Last update: ', p.lastPublish ? new Date(p.lastPublish).toLocaleString() : 'never', ' · restarts: ', p.restarts || 0),
     p.lastError ? el('div', { class: 'err' }, 'Last error: ', p.lastError) : null,
     (p.problemList || []).length ? el('p', {}, el('a', { href: '#problems' }, (p.problemList || []).length + ' problems')) : null)));
