@@ -208,6 +208,7 @@ func (c *compiler) objects() {
 			c.objErrs["router "+ve.Name] = append(c.objErrs["router "+ve.Name], msg)
 		}
 	}
+	c.stickyWarnings(h.Services)
 }
 
 // routers checks and builds every router, returning the routes per
