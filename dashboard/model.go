@@ -118,6 +118,9 @@ func (v *view) router(name string, withName bool) (routerItem, bool) {
 	it := routerItem{Router: &cp, Status: StatusEnabled}
 	if st := v.status.Routers[name]; st != nil {
 		it.Status, it.Err, it.Using = st.Status, st.Errors, st.Using
+		if len(cp.EntryPoints) == 0 { // the defaults it is on (Traefik writes them in)
+			cp.EntryPoints = st.Using
+		}
 	}
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)

@@ -161,6 +161,11 @@ func (v *view) tcpRouter(name string, withName bool) (tcpRouterItem, bool) {
 	}
 	it := tcpRouterItem{TCPRouter: rc, Stats: v.routerStats(name)}
 	it.Status, it.Err, it.Using = routerStatus(v.status.TCPRouters, name)
+	if len(rc.EntryPoints) == 0 { // the defaults it is on (Traefik writes them in)
+		cp := *rc
+		cp.EntryPoints = it.Using
+		it.TCPRouter = &cp
+	}
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
 	}
@@ -212,6 +217,11 @@ func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
 	}
 	it := udpRouterItem{UDPRouter: rc, Stats: v.routerStats(name)}
 	it.Status, it.Err, it.Using = routerStatus(v.status.UDPRouters, name)
+	if len(rc.EntryPoints) == 0 { // the defaults it is on
+		cp := *rc
+		cp.EntryPoints = it.Using
+		it.UDPRouter = &cp
+	}
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
 	}

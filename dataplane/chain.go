@@ -4,13 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/proxy"
+	"github.com/gantry-proxy/gantry/router"
 )
 
 // recoverHandler is the outermost layer of every router chain: a panic in
@@ -114,6 +118,65 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // epDispatch picks the chain of the entrypoint the request came in on, so
 // entryPoints.<ep>.http.middlewares apply only there; requests from other
 // entrypoints (or from no Server) use def.
+// qualify returns names with those written without "@" qualified with
+// provider, as a name written on the router itself would be (Traefik
+// GetQualifiedName: an entrypoint's "hdr" is "hdr@file" for a file router,
+// "hdr@docker" for a Docker one; case 060).
+func qualify(names []string, provider string) []string {
+	if provider == "" {
+		return names
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		if n != "" && !strings.Contains(n, "@") {
+			n += "@" + provider
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// entryPointUnavailable serves a router's requests on an entrypoint whose
+// http.middlewares cannot be built for it (a missing or broken
+// middleware): 503, never the router without them (an authentication
+// middleware must not be skipped).
+var entryPointUnavailable = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+})
+
+// noteEntryPointError records that router's entrypoint middlewares on ep
+// failed with err (ObjectErrors reports each middleware once).
+func (g *Generation) noteEntryPointError(ep, routerName string, err error) {
+	oe, ok := errors.AsType[*router.ObjectError](err)
+	if !ok {
+		oe = &router.ObjectError{Kind: "middleware", Name: "entryPoints." + ep + ".http.middlewares", Err: err}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.epErrs == nil {
+		g.epErrs = map[string]*router.ObjectUse{}
+	}
+	u := g.epErrs[oe.Name]
+	if u == nil {
+		u = &router.ObjectUse{Err: &router.ObjectError{Kind: oe.Kind, Name: oe.Name,
+			Err: fmt.Errorf("%w (named in entryPoints.%s.http.middlewares: its routers answer 503 there until it is fixed)", oe.Err, ep)}}
+		g.epErrs[oe.Name] = u
+	}
+	u.UsedBy = append(u.UsedBy, routerName)
+}
+
+// ObjectErrors implements router.ObjectErrorReporter: the entrypoint
+// middlewares that failed, once each, with the routers they wrap.
+func (g *Generation) ObjectErrors() []*router.ObjectUse {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*router.ObjectUse, 0, len(g.epErrs))
+	for _, k := range slices.Sorted(maps.Keys(g.epErrs)) {
+		out = append(out, g.epErrs[k])
+	}
+	return out
+}
+
 type epDispatch struct {
 	byEP map[string]http.Handler
 	def  http.Handler

@@ -35,9 +35,10 @@ type GenerationOptions struct {
 	// "dashboard@internal", "prometheus@internal", "ping@internal",
 	// "noop@internal") to their handlers.
 	Internal map[string]http.Handler
-	// EntryPointMiddlewares lists, per entrypoint, the qualified middlewares
-	// of entryPoints.<ep>.http.middlewares; they run before the router's
-	// own, on requests arriving on that entrypoint only.
+	// EntryPointMiddlewares lists, per entrypoint, the middlewares of
+	// entryPoints.<ep>.http.middlewares; they run before the router's
+	// own, on requests arriving on that entrypoint only. A name without
+	// "@" is qualified with each router's provider (qualify).
 	EntryPointMiddlewares map[string][]string
 	// NotFound holds entryPoints.<ep>.http.notFound per entrypoint: the
 	// page for requests no router matches (BuildNotFound).
@@ -78,6 +79,9 @@ type Generation struct {
 	// the table is published (Active.Swap), then only read, without a
 	// lock, by NegotiatedTLSOptions on the request path.
 	store *certs.Store
+	// epErrs are the entrypoint middlewares that failed, by qualified
+	// name (noteEntryPointError).
+	epErrs map[string]*router.ObjectUse
 }
 
 type built[T any] struct {
@@ -169,9 +173,12 @@ func (g *Generation) build(ctx context.Context, name string, r *config.Router, s
 			if len(mws) == 0 || (len(r.EntryPoints) > 0 && !slices.Contains(r.EntryPoints, ep)) {
 				continue
 			}
-			eh, err := g.chain(ctx, mws, inner)
+			eh, err := g.chain(ctx, qualify(mws, providers.ProviderOf(name)), inner)
 			if err != nil {
-				return nil, fmt.Errorf("router %s: entrypoint %s: %w", name, ep, err)
+				// Fail closed on that entrypoint only, and report the
+				// middleware once (ObjectErrors), not every router.
+				g.noteEntryPointError(ep, name, err)
+				eh = entryPointUnavailable
 			}
 			d.byEP[ep] = eh
 		}

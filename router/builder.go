@@ -44,6 +44,22 @@ type NotFoundBuilder interface {
 	BuildNotFound(ctx context.Context, entryPoint string) (http.Handler, error)
 }
 
+// ObjectErrorReporter is an optional capability of a HandlerBuilder: after
+// every Build, Compile marks the objects it returns in error, with the
+// routers using them. It is for objects a router uses without naming
+// them, such as an entrypoint's http.middlewares, which a builder serves
+// around the router (failing closed) while the error is reported once
+// per object rather than on every router.
+type ObjectErrorReporter interface {
+	ObjectErrors() []*ObjectUse
+}
+
+// ObjectUse is an object in error and the routers it affects.
+type ObjectUse struct {
+	Err    *ObjectError
+	UsedBy []string
+}
+
 // ObjectError is an error in a named service or middleware, found while
 // building a router that uses it. Kind is "service" or "middleware"; Name is
 // qualified.

@@ -87,6 +87,16 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 	c.objects()
 	perEP := c.routers()
 	c.internal(perEP)
+	if r, ok := b.(ObjectErrorReporter); ok {
+		for _, u := range r.ObjectErrors() {
+			c.objectFailed(u.Err)
+			if s := c.report.Middlewares[u.Err.Name]; s != nil && u.Err.Kind == "middleware" {
+				for _, by := range u.UsedBy {
+					s.UsedBy = appendSorted(s.UsedBy, by)
+				}
+			}
+		}
+	}
 	tlsHosts := c.resolveTLS(perEP)
 	if tb, ok := b.(TLSBuilder); ok {
 		tc := m.Config.TLS
@@ -298,7 +308,7 @@ func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*comp
 	}
 	// Entrypoints.
 	if len(r.EntryPoints) == 0 {
-		st.Using = c.defaultEntryPoints()
+		st.Using = c.defaultEntryPoints(false)
 		if len(st.Using) == 0 {
 			fail("no entrypoint configured")
 		}
@@ -399,16 +409,26 @@ func (c *compiler) knownEntryPoint(name string) bool {
 	return slices.ContainsFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == name })
 }
 
-// defaultEntryPoints returns the AsDefault entrypoints, or all of them
-// when none is AsDefault, sorted.
-func (c *compiler) defaultEntryPoints() []string {
+// APIEntryPoint is the entrypoint of the API and dashboard: never a
+// default entrypoint, so a router without entryPoints is never served on
+// the dashboard's port (Traefik getDefaultsEntrypoints).
+const APIEntryPoint = "traefik"
+
+// defaultEntryPoints returns the entrypoints of the routers that name
+// none, sorted: the AsDefault ones, or all when none is AsDefault; for
+// TCP and HTTP routers (udp false) never a UDP entrypoint nor "traefik",
+// and AsDefault on those does not count (Traefik's documentation: it "has
+// no effect"; Traefik's code would leave the set empty, case 059). For
+// UDP routers: every UDP entrypoint. Dynamic entrypoints are never
+// defaults.
+func (c *compiler) defaultEntryPoints(udp bool) []string {
 	var def, all []string
 	for _, e := range c.opts.EntryPoints {
-		if e.UDP || e.Dynamic {
+		if e.UDP != udp || e.Dynamic || (!udp && e.Name == APIEntryPoint) {
 			continue
 		}
 		all = append(all, e.Name)
-		if e.AsDefault {
+		if e.AsDefault && !udp {
 			def = append(def, e.Name)
 		}
 	}

@@ -192,20 +192,7 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 func (c *compiler) entryPointsOf(eps []string, udp bool, st *RouterStatus, fail func(string, ...any)) {
 	st.EntryPoints = slices.Clone(eps)
 	if len(eps) == 0 {
-		var def, all []string
-		for _, e := range c.opts.EntryPoints {
-			if e.UDP != udp || e.Dynamic {
-				continue
-			}
-			all = append(all, e.Name)
-			if e.AsDefault {
-				def = append(def, e.Name)
-			}
-		}
-		if len(def) == 0 {
-			def = all
-		}
-		slices.Sort(def)
+		def := c.defaultEntryPoints(udp)
 		st.Using = def
 		if len(def) == 0 {
 			fail("no %s entrypoint configured", map[bool]string{false: "TCP", true: "UDP"}[udp])

@@ -75,8 +75,8 @@ func routerOptions(c *static.Configuration) router.Options {
 }
 
 // entryPointMiddlewares returns entryPoints.<ep>.http.middlewares per
-// entrypoint, for GenerationOptions. Names are used as written: Traefik
-// requires them qualified ("auth@file") there.
+// entrypoint, for GenerationOptions, as written: the Generation qualifies
+// a name without "@" with each router's provider, as Traefik does.
 func entryPointMiddlewares(c *static.Configuration) map[string][]string {
 	out := map[string][]string{}
 	for name, ep := range c.EntryPoints {

@@ -222,6 +222,16 @@ func applyDefaults(c *static.Configuration) {
 // when they are set, so none is ignored silently.
 func unsupported(c *static.Configuration) []string {
 	var out []string
+	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
+		ep := c.EntryPoints[name]
+		switch {
+		case ep == nil || !ep.AsDefault:
+		case name == internalEntryPoint:
+			out = append(out, "entryPoints."+name+".asDefault is ignored: the API entrypoint is never a default entrypoint (routers without entryPoints are not served on it)")
+		case isUDP(ep):
+			out = append(out, "entryPoints."+name+".asDefault is ignored: UDP routers without entryPoints use every UDP entrypoint")
+		}
+	}
 	if g := c.Global; g != nil && (g.CheckNewVersion || g.SendAnonymousUsage) {
 		out = append(out, "static configuration: options global.checkNewVersion and global.sendAnonymousUsage have no effect: Gantry never contacts the network on its own")
 	}

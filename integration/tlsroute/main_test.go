@@ -1,8 +1,9 @@
 // Package tlsroute tests, through the gantry binary and real TLS clients,
 // which TLS configuration a request really gets and which router answers
-// it: 421 Misdirected Request when the SNI chose other TLS options than
-// the Host's routers require, TLS options that fail closed, and TCP and
-// HTTPS routers sharing an entrypoint.
+// it, and on which entrypoints: 421 Misdirected Request when the SNI chose
+// other TLS options than the Host's routers require, TLS options that
+// fail closed, TCP and HTTPS routers sharing an entrypoint, and the
+// default entrypoints.
 package tlsroute
 
 import (
