@@ -55,6 +55,8 @@ type internalSources struct {
 	// dynamic returns the dynamic entrypoints open (/api/entrypoints);
 	// nil: none.
 	dynamic func() map[string]*static.EntryPoint
+	// migration holds the running providers.kubernetesIngressNGINX.
+	migration *migrationHolder
 }
 
 // newInternals builds the internal services the static configuration
@@ -168,6 +170,9 @@ func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, samp
 		opts.StaticReloads = src.reloads
 	}
 	opts.DynamicEntryPoints = src.dynamic
+	if src.migration != nil && c.Providers != nil && c.Providers.KubernetesIngressNGINX != nil {
+		opts.Migration = src.migration.report
+	}
 	if c.API.Dashboard == nil || *c.API.Dashboard {
 		opts.UI = web.FS()
 	}

@@ -19,6 +19,9 @@ func main() {
 
 // realMain runs one command line and returns the exit code.
 func realMain(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "migrate" {
+		return migrateCmd(ctx, args[1:], environ, stdout, stderr)
+	}
 	c, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "gantry: %v\n\n", err)
@@ -45,6 +48,7 @@ func usage(w io.Writer) {
   gantry [run] [--configFile=FILE] [--<option>=<value>...]
   gantry validate [--configFile=FILE] [--<option>=<value>...]
   gantry healthcheck [--configFile=FILE] [--<option>=<value>...]
+  gantry migrate ingress-nginx [--kubeconfig=FILE] [--namespace=NS] [--output=text|json]
   gantry version
 
 Options use Traefik's static configuration names, for example

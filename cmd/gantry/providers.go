@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-proxy/gantry/providers/file"
 	"github.com/gantry-proxy/gantry/providers/kubernetes/crd"
 	kubeingress "github.com/gantry-proxy/gantry/providers/kubernetes/ingress"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/ingressnginx"
 )
 
 // providerKinds are the providers.<kind> sections, in start order, with
@@ -23,6 +24,7 @@ var providerKinds = []struct{ kind, name string }{
 	{"consul", consul.KVName},
 	{"kubernetesIngress", kubeingress.ProviderName},
 	{"kubernetesCRD", crd.ProviderName},
+	{"kubernetesIngressNGINX", ingressnginx.ProviderName},
 }
 
 // providerSet is what buildProviders returns: the providers to run, and
@@ -108,6 +110,14 @@ func buildProvider(kind string, c *static.Configuration, log *slog.Logger) (p pr
 				return nil, nil, fmt.Errorf("providers.kubernetesCRD: %w", err)
 			}
 			return kp, nil, nil
+		}
+	case "kubernetesIngressNGINX":
+		if ps.KubernetesIngressNGINX != nil {
+			np, err := ingressnginx.New(*ps.KubernetesIngressNGINX, log.With("provider", ingressnginx.ProviderName))
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.kubernetesIngressNGINX: %w", err)
+			}
+			return np, nil, nil
 		}
 	default:
 		return nil, nil, fmt.Errorf("providers.%s: unknown provider", kind)

@@ -231,11 +231,13 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 			}
 			r.agg.SetDebounce(d)
 		case built[kind].p == nil:
+			r.src.migration.clear(kind)
 			r.agg.Remove(providerName(kind))
 			if kind == "file" {
 				r.fileReload = nil
 			}
 		default:
+			r.src.migration.set(built[kind].p)
 			r.agg.Replace(built[kind].p)
 			if kind == "file" {
 				r.fileReload = built[kind].reload

@@ -137,7 +137,11 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	rl := &reloader{log: log, level: ro.level, load: ro.load, file: ro.file, cfg: c, agg: agg, certs: certs, kv: db, fileReload: set.fileReload}
 	rl.status = static.ReloadStatus{Revision: 1, File: ro.file, Since: time.Now()}
 	var dynamic atomic.Pointer[entrypoints.Manager] // set once the entrypoints listen
-	src := internalSources{active: active, pool: pool, sources: agg, history: db, certificates: certs, reloads: rl.statusNow, started: time.Now(),
+	mig := &migrationHolder{}
+	for _, p := range set.list {
+		mig.set(p)
+	}
+	src := internalSources{active: active, pool: pool, sources: agg, history: db, certificates: certs, reloads: rl.statusNow, started: time.Now(), migration: mig,
 		dynamic: func() map[string]*static.EntryPoint {
 			if m := dynamic.Load(); m != nil {
 				return m.Serving()

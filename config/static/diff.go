@@ -65,6 +65,7 @@ func Diff(prev, next *Configuration) []Change {
 	section("providers.consul", pp.Consul, np.Consul)
 	section("providers.kubernetesIngress", pp.KubernetesIngress, np.KubernetesIngress)
 	section("providers.kubernetesCRD", pp.KubernetesCRD, np.KubernetesCRD)
+	section("providers.kubernetesIngressNGINX", pp.KubernetesIngressNGINX, np.KubernetesIngressNGINX)
 	for _, n := range keys(prev.CertificatesResolvers, next.CertificatesResolvers) {
 		section("certificatesResolvers."+n, prev.CertificatesResolvers[n], next.CertificatesResolvers[n])
 	}

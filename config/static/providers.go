@@ -6,13 +6,14 @@ import "github.com/gantry-proxy/gantry/config"
 type Providers struct {
 	// ProvidersThrottleDuration is Traefik's debounce window (Traefik default
 	// 2s); Gantry's default is 100ms.
-	ProvidersThrottleDuration *config.Duration   `json:"providersThrottleDuration,omitempty"`
-	File                      *File              `json:"file,omitempty"`
-	Docker                    *Docker            `json:"docker,omitempty"`
-	ConsulCatalog             *ConsulCatalog     `json:"consulCatalog,omitempty"`
-	Consul                    *ConsulKV          `json:"consul,omitempty"`
-	KubernetesIngress         *KubernetesIngress `json:"kubernetesIngress,omitempty"`
-	KubernetesCRD             *KubernetesCRD     `json:"kubernetesCRD,omitempty"`
+	ProvidersThrottleDuration *config.Duration        `json:"providersThrottleDuration,omitempty"`
+	File                      *File                   `json:"file,omitempty"`
+	Docker                    *Docker                 `json:"docker,omitempty"`
+	ConsulCatalog             *ConsulCatalog          `json:"consulCatalog,omitempty"`
+	Consul                    *ConsulKV               `json:"consul,omitempty"`
+	KubernetesIngress         *KubernetesIngress      `json:"kubernetesIngress,omitempty"`
+	KubernetesCRD             *KubernetesCRD          `json:"kubernetesCRD,omitempty"`
+	KubernetesIngressNGINX    *KubernetesIngressNGINX `json:"kubernetesIngressNGINX,omitempty"`
 }
 
 // File is providers.file. Filename and Directory are mutually exclusive.

@@ -162,6 +162,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if hidden := value(t, ctx, "read the cluster tab", 5*time.Second, chromedp.Evaluate[bool](`document.getElementById('cluster-tab').hidden`)); !hidden {
 		t.Error("a Cluster tab is shown without cluster.consul")
 	}
+	if hidden := value(t, ctx, "read the ingress-nginx tab", 5*time.Second, chromedp.Evaluate[bool](`document.getElementById('migration-tab').hidden`)); !hidden {
+		t.Error("an ingress-nginx tab is shown without providers.kubernetesIngressNGINX")
+	}
 	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
 		step(t, ctx, "show "+tab, 10*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#`+tab+`'; undefined`),

@@ -28,6 +28,9 @@ type ClientOptions struct {
 	CertAuthFilePath string
 	// UserAgent names the provider in the API server's logs.
 	UserAgent string
+	// Kubeconfig is a kubeconfig file to use before any other source
+	// (gantry migrate's --kubeconfig); "" for the order above.
+	Kubeconfig string
 }
 
 // In-cluster locations (variables so that tests can point them elsewhere).
@@ -43,6 +46,12 @@ func RESTConfig(o ClientOptions) (*rest.Config, error) {
 	var cfg *rest.Config
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	switch {
+	case o.Kubeconfig != "":
+		c, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		cfg = c
 	case host != "" && port != "":
 		tok, err := os.ReadFile(inClusterTokenFile)
 		if err != nil {
