@@ -15,14 +15,29 @@ import (
 // TestCRD runs the provider's end-to-end cases against one API server and
 // one gantry (each case in its own namespace).
 func TestCRD(t *testing.T) {
-	k := cluster(t)
+	k := harness.StartKube(t)
 	g := startGantry(t, k, "")
+	// Started before the CRDs exist: a problem names the missing kinds
+	// (the stored configuration keeps serving) until they are applied.
+	waitProblem(t, g, "API traefik.io/v1alpha1", "not installed", "IngressRoute, IngressRouteTCP")
+	applyCRDs(t, k)
+	t.Run("SchemaAcceptsTraefikObjectsRefusesTypos", func(t *testing.T) { schema(t, k) })
 	t.Run("IngressRouteAsTraefikDocuments", func(t *testing.T) { ingressRouteAsDocumented(t, k, g) })
 	t.Run("Middlewares", func(t *testing.T) { middlewares(t, k, g) })
 	t.Run("TLSOptionAndSecretReload", func(t *testing.T) { tlsOptionAndSecretReload(t, k, g) })
 	t.Run("TCPAndUDP", func(t *testing.T) { tcpAndUDP(t, k, g) })
 	t.Run("BadObjectDisablesOnlyItself", func(t *testing.T) { badObject(t, k, g) })
 	t.Run("CrossNamespace", func(t *testing.T) { crossNamespace(t, k, g) })
+	t.Run("TraefikServiceMiddlewareTCPTLSStoreTransports", func(t *testing.T) { moreKinds(t, k, g) })
+	ps, err := problems(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if strings.Contains(p.Source, "traefik.io") {
+			t.Errorf("the missing-CRD problem stayed after they were applied: %+v", p)
+		}
+	}
 }
 
 // backend starts a whoami on pod address ip and writes Service name with

@@ -3,7 +3,9 @@ package kubecrd
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,15 +21,12 @@ import (
 // take well under a second on an idle machine.
 const timeout = 60 * time.Second
 
-// cluster starts an API server for t and applies the CRDs of
-// examples/kubernetes/crds with kubectl (server-side, as large CRDs need),
-// waiting until they are established.
-func cluster(t *testing.T) *harness.Kube {
+// applyCRDs applies the CRDs of examples/kubernetes/crds with kubectl
+// (server-side, as large CRDs need), waiting until they are established.
+func applyCRDs(t *testing.T, k *harness.Kube) {
 	t.Helper()
-	k := harness.StartKube(t)
 	k.Kubectl(t, "apply", "--server-side", "-f", "../../examples/kubernetes/crds")
 	k.Kubectl(t, "wait", "--for", "condition=established", "--timeout=120s", "crd", "--all")
-	return k
 }
 
 // problem is one entry of /api/problems.
@@ -84,15 +83,16 @@ type gantry struct {
 
 // startGantry runs gantry with providers.kubernetesCRD pointed at k
 // (extra lines are more kubernetesCRD options, indented by 4), entrypoints
-// web, websecure, tcp, udp and the API on traefik.
+// web, websecure, tcp, tcp2, udp and the API on traefik.
 func startGantry(t *testing.T, k *harness.Kube, extra string) *gantry {
 	t.Helper()
-	web, secure, tcpEP, udpEP, api := harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
+	web, secure, tcpEP, tcp2, udpEP, api := harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
 	g := harness.Start(t, fmt.Sprintf(`
 entryPoints:
   web: {address: "127.0.0.1:%d"}
   websecure: {address: "127.0.0.1:%d"}
   tcp: {address: "127.0.0.1:%d"}
+  tcp2: {address: "127.0.0.1:%d"}
   udp: {address: "127.0.0.1:%d/udp"}
   traefik: {address: "127.0.0.1:%d"}
 api: {insecure: true}
@@ -102,7 +102,7 @@ providers:
     endpoint: %s
     token: %s
     certAuthFilePath: %s
-%s`, web, secure, tcpEP, udpEP, api, k.URL, k.Token, k.CAFile, extra))
+%s`, web, secure, tcpEP, tcp2, udpEP, api, k.URL, k.Token, k.CAFile, extra))
 	return &gantry{Gantry: g, UDP: fmt.Sprintf("127.0.0.1:%d", udpEP)}
 }
 
@@ -128,4 +128,18 @@ func tlsGet(addr, host string, maxVersion uint16) (int, string, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, serial, nil
+}
+
+// serialOf returns the serial (hex) of the first certificate of PEM data.
+func serialOf(t *testing.T, certPEM []byte) string {
+	t.Helper()
+	b, _ := pem.Decode(certPEM)
+	if b == nil {
+		t.Fatal("no PEM block")
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.SerialNumber.Text(16)
 }
