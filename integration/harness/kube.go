@@ -118,7 +118,7 @@ func StartKube(t testing.TB) *Kube {
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + certs.SAPub, "--service-account-signing-key-file=" + certs.SAKey,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range=10.0.0.0/16", // room for the scale benchmark's 5 000 Services
 		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
 		"--profiling=false",

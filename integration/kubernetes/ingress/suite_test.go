@@ -26,7 +26,7 @@ type env struct {
 // startGantry starts gantry with entrypoints web, websecure and traefik
 // (the API) and providers.kubernetesIngress pointing at k plus the
 // options in extra (YAML lines, indented under the provider).
-func startGantry(t *testing.T, k *harness.Kube, extra ...string) *harness.Gantry {
+func startGantry(t testing.TB, k *harness.Kube, extra ...string) *harness.Gantry {
 	t.Helper()
 	web, websecure, api := harness.FreeAddr(t), harness.FreeAddr(t), harness.FreeAddr(t)
 	opts := ""
@@ -59,7 +59,7 @@ func backend(t *testing.T, k *harness.Kube, ns, svc, name, ip string) *harness.W
 }
 
 // slicePorts is the EndpointSlice port "http" of w's port.
-func slicePorts(t *testing.T, w *harness.Whoami) []harness.SlicePort {
+func slicePorts(t testing.TB, w *harness.Whoami) []harness.SlicePort {
 	t.Helper()
 	_, p, _ := strings.Cut(w.Addr, ":")
 	n, err := strconv.Atoi(p)

@@ -200,8 +200,8 @@ func (b *builder) ingress(ing *netv1.Ingress) {
 			b.conf.HTTP.Routers[key] = rts[0]
 			continue
 		}
-		// Several paths normalize alike ("/a-b" and "/a/b"): Traefik
-		// suffixes each with a hash of its rule.
+		// Several paths normalize alike ("/a-b" and "/a/b"): as Traefik,
+		// suffix each with the first 10 bytes of its rule's SHA-256 in hex.
 		for _, rt := range rts {
 			sum := sha256.Sum256([]byte(rt.Rule))
 			b.conf.HTTP.Routers[fmt.Sprintf("%s-%.10x", key, sum[:])] = rt
