@@ -234,6 +234,7 @@ func TestExampleRBAC(t *testing.T) {
 	allowed := []access{
 		{"list", "", "services", "", ""}, {"watch", "", "services", "", ""},
 		{"list", "", "secrets", "", ""}, {"watch", "", "secrets", "", ""},
+		{"list", "", "configmaps", "", ""}, {"watch", "", "configmaps", "", ""},
 		{"list", "discovery.k8s.io", "endpointslices", "", ""}, {"watch", "discovery.k8s.io", "endpointslices", "", ""},
 		{"list", "networking.k8s.io", "ingresses", "", ""}, {"watch", "networking.k8s.io", "ingresses", "", ""},
 		{"list", "networking.k8s.io", "ingressclasses", "", ""}, {"watch", "networking.k8s.io", "ingressclasses", "", ""},
@@ -253,7 +254,7 @@ func TestExampleRBAC(t *testing.T) {
 		{"update", "", "secrets", "", "kube-system"}, {"delete", "", "secrets", "", "default"},
 		{"create", "", "services", "", gantryNS}, {"update", "", "services", "", "default"},
 		{"list", "", "pods", "", ""}, {"create", "", "pods", "", gantryNS}, {"create", "", "pods", "exec", gantryNS},
-		{"list", "", "configmaps", "", ""}, {"list", "", "nodes", "", ""}, {"list", "", "namespaces", "", ""},
+		{"update", "", "configmaps", "", gantryNS}, {"list", "", "nodes", "", ""}, {"list", "", "namespaces", "", ""},
 		{"update", "networking.k8s.io", "ingresses", "", "default"}, {"delete", "networking.k8s.io", "ingresses", "", "default"},
 		{"create", "discovery.k8s.io", "endpointslices", "", "default"},
 		{"create", "coordination.k8s.io", "leases", "", "kube-system"}, {"update", "coordination.k8s.io", "leases", "", "default"},

@@ -83,7 +83,8 @@ func localStatic(t *testing.T, dir string) (static string, web, websecure, traef
 // storage connect with the service account's token from the standard path
 // (TokenRequest, bound by the example's RBAC) and KUBERNETES_SERVICE_HOST,
 // find their namespace in the service account's namespace file, route an
-// Ingress of the example's class, and report no problem (no Forbidden).
+// Ingress of the example's class and an IngressRoute, and report no
+// problem (no Forbidden).
 func TestInPod(t *testing.T) {
 	k := harness.StartKube(t)
 	applyExamples(t, k)
@@ -107,26 +108,38 @@ spec:
             pathType: Prefix
             backend:
               service: {name: whoami, port: {name: http}}
-`, ns))
+---
+apiVersion: traefik.io/v1alpha1
+kind: IngressRoute
+metadata: {name: app, namespace: %s}
+spec:
+  entryPoints: [web]
+  routes:
+    - match: Host(`+"`route.example.test`"+`)
+      kind: Rule
+      services: [{name: whoami, port: 80}]
+`, ns, ns))
 	token := k.ServiceAccountToken(t, gantryNS, gantrySA)
 	static, web, _, traefik := localStatic(t, t.TempDir())
 	g := inPod(t, k, token, static)
 
 	client := &http.Client{Timeout: 5 * time.Second}
-	harness.Try(t, 2*time.Minute, func() error {
-		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", web), nil)
-		req.Host = "app.example.test"
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Hostname") {
-			return fmt.Errorf("GET app.example.test: %d %q", resp.StatusCode, b)
-		}
-		return nil
-	})
+	for _, host := range []string{"app.example.test", "route.example.test"} { // Ingress, IngressRoute
+		harness.Try(t, 2*time.Minute, func() error {
+			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", web), nil)
+			req.Host = host
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Hostname") {
+				return fmt.Errorf("GET %s: %d %q", host, resp.StatusCode, b)
+			}
+			return nil
+		})
+	}
 	// The ACME storage read its Secret (missing yet: not a problem) in the
 	// namespace of the service account file; nothing was refused.
 	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/api/problems", traefik))

@@ -29,8 +29,9 @@ import (
 // "kubernetes://<namespace>/<secret name>", or "kubernetes:///<secret
 // name>" for the namespace Gantry runs in ($POD_NAMESPACE, else the
 // service account's namespace file). The client is k8s.NewClient's with
-// providers.kubernetesIngress's endpoint, token and certAuthFilePath: in
-// a pod, with none set, its service account; else $KUBECONFIG.
+// the endpoint, token and certAuthFilePath of providers.kubernetesCRD,
+// else of providers.kubernetesIngress: in a pod, with none set, its
+// service account; else $KUBECONFIG.
 const kubeScheme = "kubernetes://"
 
 // Kubernetes objects of a storage named N in namespace NS:
@@ -133,7 +134,10 @@ func newKubeStoreFrom(storage string, c *static.Configuration) (*kubeStore, erro
 		return nil, err
 	}
 	o := k8s.ClientOptions{UserAgent: "gantry acme storage"}
-	if p := c.Providers; p != nil && p.KubernetesIngress != nil {
+	switch p := c.Providers; {
+	case p != nil && p.KubernetesCRD != nil:
+		o.Endpoint, o.Token, o.CertAuthFilePath = p.KubernetesCRD.Endpoint, p.KubernetesCRD.Token, p.KubernetesCRD.CertAuthFilePath
+	case p != nil && p.KubernetesIngress != nil:
 		o.Endpoint, o.Token, o.CertAuthFilePath = p.KubernetesIngress.Endpoint, p.KubernetesIngress.Token, p.KubernetesIngress.CertAuthFilePath
 	}
 	cl, err := k8s.NewClient(o)
