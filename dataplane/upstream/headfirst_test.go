@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
 )
 
 // flushSignal is a recorder that reports its first flush.
@@ -107,5 +110,38 @@ func TestBodyReadTimeoutBetweenBodyBytes(t *testing.T) {
 	w, res = forward(t, c, addr, httptest.NewRequest("GET", "http://x.test/stall", nil))
 	if !res.Sent || !isTimeout(res.Err) || w.body.String() != "a" {
 		t.Fatalf("stalled stream: got %q sent=%v err=%v, want a timeout after the first chunk", w.body.String(), res.Sent, res.Err)
+	}
+}
+
+// Issue 26: from an h2c backend too, a head whose body comes later is
+// flushed to the client before the backend sends any body byte.
+func TestResponseHeadFlushedBeforeLateBodyH2C(t *testing.T) {
+	gate := make(chan struct{})
+	s := httptest.NewServer(h2c.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		http.NewResponseController(w).Flush()
+		<-gate
+		io.WriteString(w, "hello")
+	}), &http2.Server{}))
+	defer s.Close()
+	defer close(gate)
+	c := testClient(Options{})
+	defer c.Close()
+	w := &flushSignal{recorder: newRecorder(), flushed: make(chan struct{}, 1)}
+	done := make(chan Result, 1)
+	go func() {
+		done <- c.Host("h2c", hostOf(s)).Forward(w, &Outbound{Req: httptest.NewRequest("GET", "http://x.test/", nil), ClientIP: "192.0.2.1", Host: "x.test"})
+	}()
+	select {
+	case <-w.flushed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the head was not flushed while the h2c backend held its body back")
+	}
+	w.mu.Lock()
+	status, body := w.status, w.body.String()
+	w.mu.Unlock()
+	if status != 200 || body != "" {
+		t.Fatalf("at the first flush: status %d body %q, want 200 and no body yet", status, body)
 	}
 }
