@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-proxy/gantry/providers/docker"
 	"github.com/gantry-proxy/gantry/providers/file"
 	"github.com/gantry-proxy/gantry/providers/kubernetes/crd"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/gateway"
 	kubeingress "github.com/gantry-proxy/gantry/providers/kubernetes/ingress"
 	"github.com/gantry-proxy/gantry/providers/kubernetes/ingressnginx"
 )
@@ -25,6 +26,7 @@ var providerKinds = []struct{ kind, name string }{
 	{"kubernetesIngress", kubeingress.ProviderName},
 	{"kubernetesCRD", crd.ProviderName},
 	{"kubernetesIngressNGINX", ingressnginx.ProviderName},
+	{"kubernetesGateway", gateway.ProviderName},
 }
 
 // providerSet is what buildProviders returns: the providers to run, and
@@ -118,6 +120,14 @@ func buildProvider(kind string, c *static.Configuration, log *slog.Logger) (p pr
 				return nil, nil, fmt.Errorf("providers.kubernetesIngressNGINX: %w", err)
 			}
 			return np, nil, nil
+		}
+	case "kubernetesGateway":
+		if ps.KubernetesGateway != nil {
+			gp, err := gateway.New(*ps.KubernetesGateway, c.EntryPoints, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("providers.kubernetesGateway: %w", err)
+			}
+			return gp, nil, nil
 		}
 	default:
 		return nil, nil, fmt.Errorf("providers.%s: unknown provider", kind)

@@ -66,6 +66,7 @@ func Diff(prev, next *Configuration) []Change {
 	section("providers.kubernetesIngress", pp.KubernetesIngress, np.KubernetesIngress)
 	section("providers.kubernetesCRD", pp.KubernetesCRD, np.KubernetesCRD)
 	section("providers.kubernetesIngressNGINX", pp.KubernetesIngressNGINX, np.KubernetesIngressNGINX)
+	section("providers.kubernetesGateway", pp.KubernetesGateway, np.KubernetesGateway)
 	for _, n := range keys(prev.CertificatesResolvers, next.CertificatesResolvers) {
 		section("certificatesResolvers."+n, prev.CertificatesResolvers[n], next.CertificatesResolvers[n])
 	}

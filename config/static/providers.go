@@ -14,6 +14,7 @@ type Providers struct {
 	KubernetesIngress         *KubernetesIngress      `json:"kubernetesIngress,omitempty"`
 	KubernetesCRD             *KubernetesCRD          `json:"kubernetesCRD,omitempty"`
 	KubernetesIngressNGINX    *KubernetesIngressNGINX `json:"kubernetesIngressNGINX,omitempty"`
+	KubernetesGateway         *KubernetesGateway      `json:"kubernetesGateway,omitempty"`
 }
 
 // File is providers.file. Filename and Directory are mutually exclusive.

@@ -40,7 +40,7 @@ func TestFilters(t *testing.T) {
 	}
 	in := &Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{gw(httpListener("http", 80, ""))},
 		HTTPRoutes: []*gwv1.HTTPRoute{route("default", "f", 1, nil, rules...)}}
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	router := func(ri string) *config.Router {
 		for name, r := range res.Config.HTTP.Routers {
@@ -121,7 +121,7 @@ func TestRedirectPortDefaults(t *testing.T) {
 	} {
 		r := route("default", "r", 1, nil, gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
 			RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: tc.scheme, Port: tc.port}}}})
-		res := Translate(&Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{gw(httpListener("alt", 8080, ""))}, HTTPRoutes: []*gwv1.HTTPRoute{r}}, backends(), opts())
+		res := Translate(&Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{gw(httpListener("alt", 8080, ""))}, HTTPRoutes: []*gwv1.HTTPRoute{r}}, fakeBE(), opts())
 		checkConfig(t, res)
 		for _, m := range res.Config.HTTP.Middlewares {
 			if m.RequestRedirect.Port != tc.want {

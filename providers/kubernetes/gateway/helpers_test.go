@@ -35,7 +35,7 @@ func (f *fakeBackends) Certificate(ns, name string) (string, string, error) {
 	return "CERT " + ns + "/" + name, "KEY " + ns + "/" + name, nil
 }
 
-func backends() *fakeBackends {
+func fakeBE() *fakeBackends {
 	return &fakeBackends{
 		services: map[string]Backend{
 			"default/web/80":     {Addresses: []string{"10.244.0.1:8080", "10.244.0.2:8080"}, Protocol: corev1.ProtocolTCP},

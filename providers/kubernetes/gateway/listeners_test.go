@@ -47,7 +47,7 @@ func TestHTTPSListenerCertificates(t *testing.T) {
 		Gateways:       []*gwv1.Gateway{g},
 		HTTPRoutes:     []*gwv1.HTTPRoute{route("default", "app", 1, nil, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{svcRef("web", 80)}})},
 	}
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	st := gwStatus(t, res)
 	wantCond(t, listenerStatus(t, st, "ok").Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
@@ -84,7 +84,7 @@ func TestHTTPSListenerCertificates(t *testing.T) {
 			To:   []gwv1.ReferenceGrantTo{{Group: "", Kind: "Secret", Name: new(gwv1.ObjectName("shared"))}},
 		},
 	}}
-	res = Translate(in, backends(), opts())
+	res = Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, listenerStatus(t, gwStatus(t, res), "crossns").Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
 	if n := len(res.Config.TLS.Certificates); n != 2 {
@@ -103,7 +103,7 @@ func TestListenerValidation(t *testing.T) {
 		httpListener("dup2", 80, "x.example.com"),
 		gwv1.Listener{Name: "tcp80", Port: 80, Protocol: gwv1.TCPProtocolType},
 	)
-	res := Translate(&Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{g}}, backends(), Options{EntryPoints: opts().EntryPoints, ExperimentalChannel: true})
+	res := Translate(&Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{g}}, fakeBE(), Options{EntryPoints: opts().EntryPoints, ExperimentalChannel: true})
 	checkConfig(t, res)
 	st := gwStatus(t, res)
 	wantCond(t, listenerStatus(t, st, "noport").Conditions, "Accepted", metav1.ConditionFalse, "PortUnavailable")
@@ -131,7 +131,7 @@ func TestListenerIsolation(t *testing.T) {
 		return r
 	}
 	res := Translate(&Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{g},
-		HTTPRoutes: []*gwv1.HTTPRoute{mk("a", "any"), mk("w", "wild"), mk("f", "foo")}}, backends(), opts())
+		HTTPRoutes: []*gwv1.HTTPRoute{mk("a", "any"), mk("w", "wild"), mk("f", "foo")}}, fakeBE(), opts())
 	rules := map[string]string{}
 	for name, r := range res.Config.HTTP.Routers {
 		rules[strings.Split(name, "-")[2]] = r.Rule
@@ -167,7 +167,7 @@ func TestL4Routes(t *testing.T) {
 			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: pr}, Rules: []gwv1.UDPRouteRule{{BackendRefs: ref("dns", 53)}}}}},
 	}
 	// Without the experimental channel, TCP and UDP listeners are not supported.
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, listenerStatus(t, gwStatus(t, res), "pg").Conditions, "Accepted", metav1.ConditionFalse, "UnsupportedProtocol")
 	if res.Config.UDP != nil {
@@ -175,7 +175,7 @@ func TestL4Routes(t *testing.T) {
 	}
 	o := opts()
 	o.ExperimentalChannel = true
-	res = Translate(in, backends(), o)
+	res = Translate(in, fakeBE(), o)
 	checkConfig(t, res)
 	tcp := res.Config.TCP
 	if tcp == nil || len(tcp.Routers) != 2 {

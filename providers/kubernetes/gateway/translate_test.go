@@ -20,7 +20,7 @@ func TestHTTPRouteBasic(t *testing.T) {
 		Gateways:       []*gwv1.Gateway{gw(httpListener("http", 80, "")), foreign},
 		HTTPRoutes:     []*gwv1.HTTPRoute{r},
 	}
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 
 	if _, ok := res.Status.GatewayClasses["nginx"]; ok {
@@ -92,7 +92,7 @@ func TestPrecedence(t *testing.T) {
 			route("default", "exacthost", 5, []string{"a.example.com"}, m(prefix("/"))),
 		},
 	}
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	type rr struct {
 		name string
@@ -172,7 +172,7 @@ func TestRouteNotAttached(t *testing.T) {
 	sec := route("default", "section", 1, nil)
 	sec.Spec.ParentRefs[0].SectionName = new(gwv1.SectionName("https"))
 	in.HTTPRoutes = append(in.HTTPRoutes, sec)
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "default", "otherhost")[0].Conditions, "Accepted", metav1.ConditionFalse, "NoMatchingListenerHostname")
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "apps", "otherns")[0].Conditions, "Accepted", metav1.ConditionFalse, "NotAllowedByListeners")
@@ -189,7 +189,7 @@ func TestRouteNotAttached(t *testing.T) {
 		From: new(gwv1.NamespacesFromSelector), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}}}
 	in.Gateways = []*gwv1.Gateway{gw(l)}
 	in.Namespaces = []*corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{"team": "a"}}}}
-	res = Translate(in, backends(), opts())
+	res = Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "apps", "otherns")[0].Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
 	// Its backendRef names a Service of its own namespace, which does not exist.
@@ -205,7 +205,7 @@ func TestCrossNamespaceBackendNeedsGrant(t *testing.T) {
 		Gateways:       []*gwv1.Gateway{gw(httpListener("http", 80, ""))},
 		HTTPRoutes:     []*gwv1.HTTPRoute{route("default", "x", 1, nil, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{ref, svcRef("web", 80)}})},
 	}
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	st := routeStatus(t, res, "HTTPRoute", "default", "x")[0]
 	wantCond(t, st.Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
@@ -225,13 +225,13 @@ func TestCrossNamespaceBackendNeedsGrant(t *testing.T) {
 			To:   []gwv1.ReferenceGrantTo{{Group: "", Kind: "Service"}},
 		},
 	}}
-	res = Translate(in, backends(), opts())
+	res = Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "default", "x")[0].Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
 
 	// A grant for another kind does not count.
 	in.ReferenceGrants[0].Spec.From[0].Kind = "GRPCRoute"
-	res = Translate(in, backends(), opts())
+	res = Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "default", "x")[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "RefNotPermitted")
 }
@@ -248,7 +248,7 @@ func TestBackendErrors(t *testing.T) {
 			route("default", "none", 1, nil, gwv1.HTTPRouteRule{}),
 		},
 	}
-	res := Translate(in, backends(), opts())
+	res := Translate(in, fakeBE(), opts())
 	checkConfig(t, res)
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "default", "missing")[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound")
 	wantCond(t, routeStatus(t, res, "HTTPRoute", "default", "kind")[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "InvalidKind")

@@ -1,0 +1,338 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
+	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
+)
+
+// Provider is providers.kubernetesGateway: it watches the Gateway API
+// objects and the Services, EndpointSlices, Secrets and Namespaces they
+// use, publishes Translate's configuration on every change, and writes
+// the statuses back (statusWriter).
+type Provider struct {
+	opts  static.KubernetesGateway
+	eps   map[string]EntryPoint
+	scope k8s.Scope
+	log   *slog.Logger
+}
+
+// New checks o and maps the static entrypoints for listeners. Errors name
+// the option.
+func New(o static.KubernetesGateway, entryPoints map[string]*static.EntryPoint, log *slog.Logger) (*Provider, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Provider{opts: o, eps: map[string]EntryPoint{}, log: log.With("provider", ProviderName)}
+	p.scope = k8s.Scope{Namespaces: o.Namespaces, LabelSelector: o.LabelSelector}
+	if err := p.scope.Check(); err != nil {
+		return nil, err
+	}
+	if o.ThrottleDuration < 0 {
+		return nil, fmt.Errorf("throttleDuration: %s is negative", time.Duration(o.ThrottleDuration))
+	}
+	if sa := o.StatusAddress; sa != nil {
+		switch {
+		case sa.IP != "":
+			if net.ParseIP(sa.IP) == nil {
+				return nil, fmt.Errorf("statusAddress.ip: %q is not an IP address", sa.IP)
+			}
+		case sa.Hostname != "":
+		case sa.Service != nil && sa.Service.Name != "" && sa.Service.Namespace != "":
+		default:
+			return nil, errors.New("statusAddress: set ip, hostname, or service.name and service.namespace")
+		}
+	}
+	for name, ep := range entryPoints {
+		if ep == nil {
+			continue
+		}
+		addr, udp := strings.CutSuffix(ep.Address, "/udp")
+		addr = strings.TrimSuffix(addr, "/tcp")
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue // reported by the static configuration's own checks
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			continue
+		}
+		p.eps[name] = EntryPoint{Port: n, UDP: udp, HTTPTLS: ep.HTTP != nil && ep.HTTP.TLS != nil}
+	}
+	return p, nil
+}
+
+// Name implements providers.Provider.
+func (p *Provider) Name() string { return ProviderName }
+
+// caches are the listers build reads.
+type caches struct {
+	classes, gateways, httpRoutes, grpcRoutes, tlsRoutes, tcpRoutes, udpRoutes, grants k8s.Lister[any]
+	namespaces                                                                         k8s.Lister[*corev1.Namespace]
+	services                                                                           k8s.Lister[*corev1.Service]
+	slices                                                                             k8s.Lister[*discoveryv1.EndpointSlice]
+	secrets                                                                            k8s.Lister[*corev1.Secret]
+}
+
+// Run implements providers.Provider.
+func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
+	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: p.opts.Endpoint, Token: p.opts.Token, CertAuthFilePath: p.opts.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
+	if err != nil {
+		return err
+	}
+	cfg := *client.Config
+	cfg.QPS, cfg.Burst = 50, 100
+	if p.opts.QPS != 0 {
+		cfg.QPS = float32(p.opts.QPS)
+	}
+	if p.opts.Burst > 0 {
+		cfg.Burst = p.opts.Burst
+	}
+	gwcs, err := gwclient.NewForConfig(&cfg)
+	if err != nil {
+		return fmt.Errorf("gateway API client: %w", err)
+	}
+	served, err := p.servedKinds(client)
+	if err != nil {
+		return err
+	}
+	w := k8s.NewWatcher(ProviderName, client, time.Duration(p.opts.ThrottleDuration), p.log)
+	var c caches
+
+	// Services, EndpointSlices, Secrets in scope; Namespaces cluster-wide
+	// (allowedRoutes selectors).
+	var svcs, slis, secs []cache.SharedIndexInformer
+	for _, f := range p.scope.Factories(client.Clientset, false, nil) {
+		svcs = append(svcs, f.Core().V1().Services().Informer())
+		slis = append(slis, f.Discovery().V1().EndpointSlices().Informer())
+		secs = append(secs, f.Core().V1().Secrets().Informer())
+		w.AddFactory(f)
+	}
+	nsf := informers.NewSharedInformerFactoryWithOptions(client.Clientset, 0, informers.WithTransform(k8s.StripManagedFields))
+	nsInf := nsf.Core().V1().Namespaces().Informer()
+	w.AddFactory(nsf)
+	if err := w.Watch(nil, append(append(svcs, secs...), nsInf)...); err != nil {
+		return err
+	}
+	if err := w.WatchEndpointSlices(slis...); err != nil {
+		return err
+	}
+	c.services, c.slices, c.secrets = k8s.NewLister[*corev1.Service](svcs...), k8s.NewLister[*discoveryv1.EndpointSlice](slis...), k8s.NewLister[*corev1.Secret](secs...)
+	c.namespaces = k8s.NewLister[*corev1.Namespace](nsInf)
+
+	// GatewayClasses (cluster-scoped, labelSelector), then the namespaced kinds.
+	cf := gwinformers.NewSharedInformerFactoryWithOptions(gwcs, 0, gwinformers.WithTransform(k8s.StripManagedFields),
+		gwinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = p.opts.LabelSelector }))
+	classInf := cf.Gateway().V1().GatewayClasses().Informer()
+	w.AddFactory(cf)
+	if err := w.Watch(nil, classInf); err != nil {
+		return err
+	}
+	c.classes = k8s.NewLister[any](classInf)
+	kinds := map[string][]cache.SharedIndexInformer{}
+	for _, ns := range p.namespaces() {
+		f := gwinformers.NewSharedInformerFactoryWithOptions(gwcs, 0, gwinformers.WithNamespace(ns), gwinformers.WithTransform(k8s.StripManagedFields))
+		v1 := f.Gateway().V1()
+		add := func(resource string, inf func() cache.SharedIndexInformer) {
+			if served[resource] {
+				kinds[resource] = append(kinds[resource], inf())
+			}
+		}
+		add("gateways", func() cache.SharedIndexInformer { return v1.Gateways().Informer() })
+		add("httproutes", func() cache.SharedIndexInformer { return v1.HTTPRoutes().Informer() })
+		add("grpcroutes", func() cache.SharedIndexInformer { return v1.GRPCRoutes().Informer() })
+		add("tlsroutes", func() cache.SharedIndexInformer { return v1.TLSRoutes().Informer() })
+		add("referencegrants", func() cache.SharedIndexInformer { return v1.ReferenceGrants().Informer() })
+		if p.opts.ExperimentalChannel {
+			add("tcproutes", func() cache.SharedIndexInformer { return v1.TCPRoutes().Informer() })
+			add("udproutes", func() cache.SharedIndexInformer { return v1.UDPRoutes().Informer() })
+		}
+		w.AddFactory(f)
+	}
+	for _, infs := range kinds {
+		if err := w.Watch(nil, infs...); err != nil {
+			return err
+		}
+	}
+	c.gateways, c.httpRoutes, c.grpcRoutes = k8s.NewLister[any](kinds["gateways"]...), k8s.NewLister[any](kinds["httproutes"]...), k8s.NewLister[any](kinds["grpcroutes"]...)
+	c.tlsRoutes, c.tcpRoutes, c.udpRoutes = k8s.NewLister[any](kinds["tlsroutes"]...), k8s.NewLister[any](kinds["tcproutes"]...), k8s.NewLister[any](kinds["udproutes"]...)
+	c.grants = k8s.NewLister[any](kinds["referencegrants"]...)
+
+	sw := newStatusWriter(gwcs, &c, p.opts, p.log, w.Trigger)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sw.run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	be := backends{b: k8s.Backends{Services: c.services, Slices: c.slices}, secrets: c.secrets, nativeLB: p.opts.NativeLBByDefault}
+	build := func() providers.Snapshot {
+		in := c.input()
+		opts := Options{EntryPoints: p.eps, ExperimentalChannel: p.opts.ExperimentalChannel, Addresses: p.addresses(c.services)}
+		res := Translate(in, be, opts)
+		sw.submit(res.Status)
+		return providers.Snapshot{Config: res.Config, Problems: res.Problems}
+	}
+	return w.Run(ctx, build, publish)
+}
+
+// namespaces are those to make informers for ("" for all).
+func (p *Provider) namespaces() []string {
+	if len(p.opts.Namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	ns := slices.Clone(p.opts.Namespaces)
+	slices.Sort(ns)
+	return slices.Compact(ns)
+}
+
+// servedKinds asks the API server which Gateway API v1 resources it
+// serves: informers for a missing CRD would never sync. Gateways and
+// GatewayClasses are required.
+func (p *Provider) servedKinds(client *k8s.Client) (map[string]bool, error) {
+	rl, err := client.Clientset.Discovery().ServerResourcesForGroupVersion(gwv1.GroupVersion.String())
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s (are the Gateway API CRDs installed?): %w", gwv1.GroupVersion, err)
+	}
+	out := map[string]bool{}
+	for _, r := range rl.APIResources {
+		out[r.Name] = true
+	}
+	if !out["gateways"] || !out["gatewayclasses"] {
+		return nil, fmt.Errorf("the API server does not serve %s gateways and gatewayclasses: install the Gateway API CRDs", gwv1.GroupVersion)
+	}
+	for _, r := range []string{"httproutes", "grpcroutes", "tlsroutes", "referencegrants"} {
+		if !out[r] {
+			p.log.Warn("Gateway API resource not served; its objects are ignored", "resource", r)
+		}
+	}
+	return out, nil
+}
+
+// addresses resolves statusAddress for Gateways' status.addresses.
+func (p *Provider) addresses(services k8s.Lister[*corev1.Service]) []gwv1.GatewayStatusAddress {
+	sa := p.opts.StatusAddress
+	switch {
+	case sa == nil:
+		return nil
+	case sa.IP != "":
+		return []gwv1.GatewayStatusAddress{{Type: new(gwv1.IPAddressType), Value: sa.IP}}
+	case sa.Hostname != "":
+		return []gwv1.GatewayStatusAddress{{Type: new(gwv1.HostnameAddressType), Value: sa.Hostname}}
+	}
+	svc, ok := services.Get(sa.Service.Namespace, sa.Service.Name)
+	if !ok {
+		return nil
+	}
+	var out []gwv1.GatewayStatusAddress
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		switch {
+		case in.IP != "":
+			out = append(out, gwv1.GatewayStatusAddress{Type: new(gwv1.IPAddressType), Value: in.IP})
+		case in.Hostname != "":
+			out = append(out, gwv1.GatewayStatusAddress{Type: new(gwv1.HostnameAddressType), Value: in.Hostname})
+		}
+	}
+	return out
+}
+
+// input lists the caches into an Input.
+func (c *caches) input() *Input {
+	in := &Input{Namespaces: c.namespaces.List()}
+	for _, o := range c.classes.List() {
+		if x, ok := o.(*gwv1.GatewayClass); ok {
+			in.GatewayClasses = append(in.GatewayClasses, x)
+		}
+	}
+	for _, o := range c.gateways.List() {
+		if x, ok := o.(*gwv1.Gateway); ok {
+			in.Gateways = append(in.Gateways, x)
+		}
+	}
+	for _, o := range c.httpRoutes.List() {
+		if x, ok := o.(*gwv1.HTTPRoute); ok {
+			in.HTTPRoutes = append(in.HTTPRoutes, x)
+		}
+	}
+	for _, o := range c.grpcRoutes.List() {
+		if x, ok := o.(*gwv1.GRPCRoute); ok {
+			in.GRPCRoutes = append(in.GRPCRoutes, x)
+		}
+	}
+	for _, o := range c.tlsRoutes.List() {
+		if x, ok := o.(*gwv1.TLSRoute); ok {
+			in.TLSRoutes = append(in.TLSRoutes, x)
+		}
+	}
+	for _, o := range c.tcpRoutes.List() {
+		if x, ok := o.(*gwv1.TCPRoute); ok {
+			in.TCPRoutes = append(in.TCPRoutes, x)
+		}
+	}
+	for _, o := range c.udpRoutes.List() {
+		if x, ok := o.(*gwv1.UDPRoute); ok {
+			in.UDPRoutes = append(in.UDPRoutes, x)
+		}
+	}
+	for _, o := range c.grants.List() {
+		if x, ok := o.(*gwv1.ReferenceGrant); ok {
+			in.ReferenceGrants = append(in.ReferenceGrants, x)
+		}
+	}
+	return in
+}
+
+// backends adapts k8s.Backends and the Secret cache to Backends.
+type backends struct {
+	b        k8s.Backends
+	secrets  k8s.Lister[*corev1.Secret]
+	nativeLB bool
+}
+
+func (a backends) Service(ns, name string, port int32) (Backend, error) {
+	if _, ok := a.b.Services.Get(ns, name); !ok {
+		return Backend{}, fmt.Errorf("Service %s/%s: %w", ns, name, ErrNotFound)
+	}
+	t, err := a.b.Resolve(ns, name, k8s.PortRef{Number: port}, a.nativeLB)
+	if err != nil {
+		return Backend{}, err
+	}
+	b := Backend{Addresses: t.Addrs, PortName: t.Port.Name, Protocol: t.Port.Protocol}
+	if t.Port.AppProtocol != nil {
+		b.AppProtocol = *t.Port.AppProtocol
+	}
+	return b, nil
+}
+
+func (a backends) Certificate(ns, name string) (string, string, error) {
+	if _, ok := a.secrets.Get(ns, name); !ok {
+		return "", "", fmt.Errorf("Secret %s/%s: %w", ns, name, ErrNotFound)
+	}
+	c, err := k8s.TLSSecret(a.secrets, ns, name)
+	if err != nil {
+		return "", "", err
+	}
+	return c.CertFile, c.KeyFile, nil
+}
