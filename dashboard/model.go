@@ -398,5 +398,8 @@ func (a *API) providerNames() []string {
 	if p.Consul != nil {
 		out = append(out, "Consul")
 	}
+	if p.KubernetesGateway != nil {
+		out = append(out, "KubernetesGateway")
+	}
 	return out
 }

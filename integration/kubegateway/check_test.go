@@ -85,7 +85,11 @@ func (r *runner) check(c confCase, port int) error {
 		set = append(set, k+":"+v)
 	}
 	hr.Header["X-Echo-Set-Header"] = []string{strings.Join(set, ",")}
-	resp, err := confClient.Do(hr)
+	client := confClient
+	if str(req, "Protocol") == "H2C_PRIOR_KNOWLEDGE" {
+		client = h2cClient
+	}
+	resp, err := client.Do(hr)
 	if err != nil {
 		return err
 	}
@@ -125,12 +129,32 @@ func checkResponseHeaders(want map[string]any, got http.Header) error {
 	for k, v := range got {
 		lower[strings.ToLower(k)] = v
 	}
+	ws := func(s string) string {
+		if b, _ := want["IgnoreWhitespace"].(bool); b {
+			return strings.ReplaceAll(s, " ", "")
+		}
+		return s
+	}
+	valid, _ := want["ValidHeaderValues"].(map[string]any)
+	for k, vs := range valid {
+		a, ok := lower[strings.ToLower(k)]
+		if !ok {
+			return fmt.Errorf("response header %s missing (have %v)", k, got)
+		}
+		okv := false
+		for _, v := range strList(vs) {
+			okv = okv || ws(v) == ws(strings.Join(a, ","))
+		}
+		if !okv {
+			return fmt.Errorf("response header %s = %q, want one of %v", k, strings.Join(a, ","), vs)
+		}
+	}
 	for k, v := range strMap(want["Headers"]) {
 		a, ok := lower[strings.ToLower(k)]
 		if !ok {
 			return fmt.Errorf("response header %s missing (have %v)", k, got)
 		}
-		if strings.Join(a, ",") != v {
+		if ws(strings.Join(a, ",")) != ws(v) {
 			return fmt.Errorf("response header %s = %q, want %q", k, strings.Join(a, ","), v)
 		}
 	}
@@ -146,8 +170,10 @@ func (r *runner) checkBackend(c confCase, req map[string]any, method string, sta
 	if status == 204 && len(raw) == 0 {
 		return nil
 	}
+	// As the suite's round tripper: an answer that is not the echo's JSON
+	// (a CORS preflight the gateway answers itself) captures nothing.
 	var got captured
-	if err := json.Unmarshal(raw, &got); err != nil {
+	if err := json.Unmarshal(raw, &got); err != nil && len(raw) > 0 {
 		return fmt.Errorf("backend answer is not the echo's JSON: %.200q", raw)
 	}
 	exp := c.ExpectedRequest
@@ -249,3 +275,11 @@ func checkRedirect(c confCase, resp *http.Response, reqURL url.URL) error {
 	}
 	return nil
 }
+
+// h2cClient speaks HTTP/2 without TLS with prior knowledge
+// (roundtripper.H2CPriorKnowledgeProtocol).
+var h2cClient = func() *http.Client {
+	tr := &http.Transport{DisableKeepAlives: true, Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr, CheckRedirect: confClient.CheckRedirect}
+}()

@@ -34,7 +34,9 @@ func startEcho(t *testing.T, ip, namespace, pod string) *echo {
 		t.Fatal(err)
 	}
 	e := &echo{namespace: namespace, pod: pod, port: ln.Addr().(*net.TCPAddr).Port}
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge, as echo-basic's H2C_PORT
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -31,6 +31,14 @@ func (ev *evaluator) walk(body *ast.BlockStmt) (gateways []string, cases []Case)
 					}
 				}
 			}
+		case *ast.ValueSpec:
+			if len(x.Names) == len(x.Values) {
+				for i, id := range x.Names {
+					if v, err := ev.eval(x.Values[i]); err == nil {
+						ev.vars[id.Name] = v
+					}
+				}
+			}
 		case *ast.CompositeLit:
 			switch tn := typeName(x.Type); tn {
 			case "types.NamespacedName":
@@ -191,6 +199,20 @@ func (ev *evaluator) composite(cl *ast.CompositeLit) (any, error) {
 			out = append(out, v)
 		}
 		return out, nil
+	}
+	if tn == "" && len(cl.Elts) > 0 {
+		if _, kv := cl.Elts[0].(*ast.KeyValueExpr); !kv {
+			// An elided slice literal ({"a", "b"} inside a map of slices).
+			out := []any{}
+			for _, e := range cl.Elts {
+				v, err := ev.eval(e)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, v)
+			}
+			return out, nil
+		}
 	}
 	out := map[string]any{}
 	for _, e := range cl.Elts {

@@ -256,16 +256,18 @@ func (t *translator) loadCertificates(g *gateway, ls gwv1.Listener, resolved *me
 	}
 }
 
-// detectConflicts marks listeners on one entrypoint whose protocols
-// cannot share a port (HTTP with anything TLS or TCP), and later
-// duplicates of a protocol and hostname: Conflicted=True, not served.
+// detectConflicts marks the listeners of one Gateway on one entrypoint
+// whose protocols cannot share a port (HTTP with anything TLS or TCP),
+// and later duplicates of a protocol and hostname: Conflicted=True, not
+// served. Listeners of different Gateways never conflict: Gateways share
+// Gantry's entrypoints as they share Traefik's.
 func (t *translator) detectConflicts() {
 	type key struct {
 		ep, proto, host string
 	}
-	seen := map[key]bool{}
-	family := map[string]string{} // entrypoint → "http" or "tls" or "tcp"
 	for _, g := range t.gateways {
+		seen := map[key]bool{}
+		family := map[string]string{} // entrypoint → "http", "tls", "tcp" or "udp"
 		for _, l := range g.listeners {
 			gen := g.obj.Generation
 			c := cond(string(gwv1.ListenerConditionConflicted), false, string(gwv1.ListenerReasonNoConflicts), "", gen)
@@ -291,15 +293,21 @@ func (t *translator) detectConflicts() {
 	}
 }
 
-// computeIsolation lists, for each valid HTTP(S) listener, the hostnames of
-// other valid listeners on its entrypoint that are more specific.
+// computeIsolation lists, for each valid listener, the hostnames of the
+// other valid listeners of its Gateway on its entrypoint that are more
+// specific (Gateway API listener isolation: a request goes to the most
+// specific listener's routes only).
 func (t *translator) computeIsolation() {
-	var all []*listener
 	for _, g := range t.gateways {
-		for _, l := range g.listeners {
-			if l.valid && l.ep != "" {
-				all = append(all, l)
-			}
+		t.isolate(g)
+	}
+}
+
+func (t *translator) isolate(g *gateway) {
+	var all []*listener
+	for _, l := range g.listeners {
+		if l.valid && l.ep != "" {
+			all = append(all, l)
 		}
 	}
 	for _, l := range all {

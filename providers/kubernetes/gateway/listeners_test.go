@@ -198,3 +198,18 @@ func TestL4Routes(t *testing.T) {
 	}
 	wantCond(t, routeStatus(t, res, "UDPRoute", "default", "dns")[0].Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
 }
+
+func TestGatewaysShareEntryPoints(t *testing.T) {
+	a := gw(httpListener("http", 80, ""))
+	b := gw(httpListener("http", 80, ""))
+	b.Name = "gw2"
+	res := Translate(&Input{GatewayClasses: []*gwv1.GatewayClass{class()}, Gateways: []*gwv1.Gateway{a, b}}, fakeBE(), opts())
+	checkConfig(t, res)
+	for nn, st := range res.Status.Gateways {
+		wantCond(t, st.Listeners[0].Conditions, "Conflicted", metav1.ConditionFalse, "NoConflicts")
+		wantCond(t, st.Listeners[0].Conditions, "Programmed", metav1.ConditionTrue, "Programmed")
+		if t.Failed() {
+			t.Logf("Gateway %s", nn)
+		}
+	}
+}
