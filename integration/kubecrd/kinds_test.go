@@ -50,7 +50,8 @@ func writeFile(t *testing.T, name string, data []byte) string {
 // A TraefikService splits over two Services; a MiddlewareTCP allow-list
 // closes connections from outside it; a TLSStore's default certificate is
 // served for unknown names; a ServersTransport (CA from a Secret, server
-// name) reaches an HTTPS backend and a ServersTransportTCP a TLS one.
+// name) reaches an HTTPS backend and a ServersTransportTCP (CA from a
+// ConfigMap, watched from then on) a TLS one.
 func moreKinds(t *testing.T, k *harness.Kube, g *gantry) {
 	ns := k.Namespace(t, "kinds")
 	backend(t, k, ns, "blue", 8)
@@ -79,6 +80,13 @@ apiVersion: v1
 kind: Secret
 metadata: {name: backend-ca, namespace: %[1]s}
 stringData:
+  ca.crt: |
+    %[2]s
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: backend-ca, namespace: %[1]s}
+data:
   ca.crt: |
     %[2]s
 ---
@@ -129,7 +137,7 @@ metadata: {name: tcp-ca, namespace: %[1]s}
 spec:
   tls:
     serverName: backend.internal
-    rootCAs: [{secret: backend-ca}]
+    rootCAs: [{configMap: backend-ca}]
 ---
 apiVersion: traefik.io/v1alpha1
 kind: IngressRouteTCP

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -79,8 +80,8 @@ func (k Kind) GVR() schema.GroupVersionResource {
 
 // Run waits for the CustomResourceDefinitions (a KeepConfig snapshot with
 // a Problem naming the missing ones meanwhile), then watches the ten kinds
-// (with labelSelector) and the Services, EndpointSlices, Secrets and
-// ConfigMaps of the watched namespaces, and publishes Translate's snapshot
+// (with labelSelector) and the Services, EndpointSlices and Secrets of the
+// watched namespaces (ConfigMaps once a transport names one), and publishes Translate's snapshot
 // after every change, at most once per throttleDuration.
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
 	client := p.client
@@ -90,14 +91,13 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	w := k8s.NewWatcher(ProviderName, client, p.throttle, p.log)
 
 	core := p.scope.Factories(client.Clientset, false, nil)
-	var svcs, eps, secrets, cms []cache.SharedIndexInformer
+	var svcs, eps, secrets []cache.SharedIndexInformer
 	for _, f := range core {
 		svcs = append(svcs, f.Core().V1().Services().Informer())
 		eps = append(eps, f.Discovery().V1().EndpointSlices().Informer())
 		secrets = append(secrets, f.Core().V1().Secrets().Informer())
-		cms = append(cms, f.Core().V1().ConfigMaps().Informer())
 	}
-	for _, infs := range [][]cache.SharedIndexInformer{svcs, secrets, cms} {
+	for _, infs := range [][]cache.SharedIndexInformer{svcs, secrets} {
 		if err := w.Watch(nil, infs...); err != nil {
 			return err
 		}
@@ -140,8 +140,11 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 			AllowExternalName: p.opts.AllowExternalNameServices,
 		},
 		secrets: k8s.NewLister[*corev1.Secret](secrets...),
-		cms:     k8s.NewLister[*corev1.ConfigMap](cms...),
 	}
+	cms := &configMaps{scope: p.scope, client: client, w: w}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cms.stop() // after cancel: Shutdown waits for the stopped informers
+	defer cancel()
 	build := func() providers.Snapshot {
 		objs := map[string][]*unstructured.Unstructured{}
 		for kind, infs := range crs {
@@ -150,11 +153,83 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 			}
 		}
 		in, probs := Decode(objs)
+		if usesConfigMaps(in) {
+			cl.cms = cms.start(cctx)
+		}
 		snap := Translate(in, cl, p.opts)
 		snap.Problems = append(probs, snap.Problems...)
 		return snap
 	}
 	return w.Run(ctx, build, publish)
+}
+
+// configMaps watches ConfigMaps only once a ServersTransport(TCP) takes a
+// CA from one, so that the provider needs no right on ConfigMaps until
+// then (Traefik's RBAC grants list and watch on them; Gantry's example
+// does not). Until their cache has synced, a referenced ConfigMap reads
+// as missing (a problem); the sync triggers a build.
+type configMaps struct {
+	scope     k8s.Scope
+	client    *k8s.Client
+	w         *k8s.Watcher
+	factories []informers.SharedInformerFactory
+	lister    *k8s.Lister[*corev1.ConfigMap]
+}
+
+// start starts the informers once and returns their lister.
+func (c *configMaps) start(ctx context.Context) *k8s.Lister[*corev1.ConfigMap] {
+	if c.lister != nil {
+		return c.lister
+	}
+	c.factories = c.scope.Factories(c.client.Clientset, false, nil)
+	var infs []cache.SharedIndexInformer
+	for _, f := range c.factories {
+		infs = append(infs, f.Core().V1().ConfigMaps().Informer())
+	}
+	for _, inf := range infs {
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { c.w.Trigger() },
+			UpdateFunc: func(any, any) { c.w.Trigger() },
+			DeleteFunc: func(any) { c.w.Trigger() },
+		})
+	}
+	for _, f := range c.factories {
+		f.Start(ctx.Done())
+	}
+	l := k8s.NewLister[*corev1.ConfigMap](infs...)
+	c.lister = &l
+	return c.lister
+}
+
+// stop shuts the informers down (waiting for their goroutines).
+func (c *configMaps) stop() {
+	for _, f := range c.factories {
+		f.Shutdown()
+	}
+}
+
+// usesConfigMaps reports whether a transport of in takes a CA from a
+// ConfigMap.
+func usesConfigMaps(in *Input) bool {
+	has := func(refs []RootCA) bool {
+		for _, r := range refs {
+			if r.ConfigMap != nil {
+				return true
+			}
+		}
+		return false
+	}
+	for _, st := range in.ServersTransports {
+		if has(st.Spec.RootCAs) {
+			return true
+		}
+	}
+	for _, st := range in.ServersTransportTCPs {
+		if st.Spec.TLS != nil && has(st.Spec.TLS.RootCAs) {
+			return true
+		}
+	}
+	return false
 }
 
 // namespaces are the namespaces to watch, "" meaning all.
@@ -227,7 +302,7 @@ func missingKinds(client *k8s.Client) ([]string, error) {
 type cluster struct {
 	backends k8s.Backends
 	secrets  k8s.Lister[*corev1.Secret]
-	cms      k8s.Lister[*corev1.ConfigMap]
+	cms      *k8s.Lister[*corev1.ConfigMap] // nil until a transport needs one
 }
 
 func (c *cluster) Resolve(ns, name string, port k8s.PortRef, nativeLB bool) (k8s.Target, error) {
@@ -236,4 +311,9 @@ func (c *cluster) Resolve(ns, name string, port k8s.PortRef, nativeLB bool) (k8s
 
 func (c *cluster) Secret(ns, name string) (*corev1.Secret, bool) { return c.secrets.Get(ns, name) }
 
-func (c *cluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) { return c.cms.Get(ns, name) }
+func (c *cluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) {
+	if c.cms == nil {
+		return nil, false
+	}
+	return c.cms.Get(ns, name)
+}
