@@ -1,0 +1,55 @@
+package acme
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
+)
+
+// Cases 054 and 055 and issue 26, through the binary: a directory at the
+// storage path (Docker's bind mount of a missing acme.json) is listed in
+// /api/problems naming the path and "is a directory", and is left as it is
+// (still 0755, empty); a router asking for *.*.example.com has a problem
+// naming it and that name is never ordered.
+func TestStorageDirectoryAndDoubleWildcardAreProblems(t *testing.T) {
+	storage := filepath.Join(t.TempDir(), "acme.json")
+	if err := os.Mkdir(storage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dyn := t.TempDir()
+	harness.WriteFile(t, dyn, "r.yml", "http:\n  routers:\n    ss:\n      rule: Host(`s.example.com`)\n      service: noop@internal\n      tls: {certResolver: le, domains: [{main: \"*.*.example.com\"}]}\n")
+	adm := harness.FreeAddr(t)
+	static := fmt.Sprintf(`
+entryPoints:
+  websecure: {address: "127.0.0.1:%d"}
+  traefik: {address: %q}
+api: {insecure: true}
+providers:
+  file: {directory: %s}
+certificatesResolvers:
+  le:
+    acme:
+      caServer: https://127.0.0.1:1/dir
+      storage: %s
+      dnsChallenge: {provider: exec}
+`, freePort(t), adm, dyn, storage)
+	g := harness.StartWith(t, harness.Options{Static: static, Env: []string{"EXEC_PATH=/bin/true"}})
+	harness.TryGet(t, 30*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200),
+		harness.BodyContains(storage+` is a directory, not an acme.json file: left alone`),
+		harness.BodyContains(`router ss@file`),
+		harness.BodyContains(`*.*.example.com: ACME allows a wildcard only as the whole leftmost label`))
+	if st, err := os.Stat(storage); err != nil || !st.IsDir() || st.Mode().Perm() != 0o755 {
+		t.Errorf("storage directory: %v %v, want it untouched (a 0755 directory)", st.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(storage); len(ents) != 0 {
+		t.Errorf("storage directory written into: %v", ents)
+	}
+	if strings.Contains(g.Output(), "*.*.example.com") && strings.Contains(g.Output(), "ordering certificate") {
+		t.Errorf("an order was started:\n%s", g.Output())
+	}
+}
