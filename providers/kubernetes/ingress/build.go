@@ -73,7 +73,10 @@ func build(s settings, c cluster) (providers.Snapshot, []*netv1.Ingress) {
 	classes := b.ourClasses()
 	ings := c.ingresses.List()
 	slices.SortFunc(ings, func(a, b *netv1.Ingress) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
 	})
 	for _, ing := range ings {
 		if !selected(ing, classes, s.ingressClass) {
