@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"maps"
 	"net/url"
 	"sort"
 	"strings"
@@ -67,6 +68,7 @@ type view struct {
 	// tcpServiceStats and udpServiceStats are the services' sums, built
 	// on first use (tcp.go serviceStats).
 	tcpServiceStats, udpServiceStats map[string]routestats.Stats
+	httpView                         *config.HTTPConfiguration // http(), built once
 }
 
 func (a *API) view() *view { return a.viewOf(a.tables.Current()) }
@@ -88,11 +90,33 @@ func (a *API) viewOf(t Table) *view {
 	return v
 }
 
+// http is the HTTP configuration the API shows: the merged one plus the
+// routers and middlewares Gantry adds itself (the entrypoint redirection
+// "web-to-websecure@internal" and its middleware, as Traefik lists them).
 func (v *view) http() *config.HTTPConfiguration {
-	if v.merged == nil || v.merged.Config == nil || v.merged.Config.HTTP == nil {
-		return &config.HTTPConfiguration{}
+	if v.httpView != nil {
+		return v.httpView
 	}
-	return v.merged.Config.HTTP
+	h := &config.HTTPConfiguration{}
+	if v.merged != nil && v.merged.Config != nil && v.merged.Config.HTTP != nil {
+		h = v.merged.Config.HTTP
+	}
+	if len(v.status.InternalRouters) > 0 || len(v.status.InternalMiddlewares) > 0 {
+		cp := *h
+		cp.Routers = maps.Clone(h.Routers)
+		cp.Middlewares = maps.Clone(h.Middlewares)
+		if cp.Routers == nil {
+			cp.Routers = map[string]*config.Router{}
+		}
+		if cp.Middlewares == nil {
+			cp.Middlewares = map[string]*config.Middleware{}
+		}
+		maps.Copy(cp.Routers, v.status.InternalRouters)
+		maps.Copy(cp.Middlewares, v.status.InternalMiddlewares)
+		h = &cp
+	}
+	v.httpView = h
+	return h
 }
 
 func sortedNames[V any](m map[string]V) []string {

@@ -115,9 +115,6 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(ex, r)
 }
 
-// epDispatch picks the chain of the entrypoint the request came in on, so
-// entryPoints.<ep>.http.middlewares apply only there; requests from other
-// entrypoints (or from no Server) use def.
 // qualify returns names with those written without "@" qualified with
 // provider, as a name written on the router itself would be (Traefik
 // GetQualifiedName: an entrypoint's "hdr" is "hdr@file" for a file router,
@@ -177,6 +174,9 @@ func (g *Generation) ObjectErrors() []*router.ObjectUse {
 	return out
 }
 
+// epDispatch picks the chain of the entrypoint the request came in on, so
+// entryPoints.<ep>.http.middlewares apply only there; requests from other
+// entrypoints (or from no Server) use def.
 type epDispatch struct {
 	byEP map[string]http.Handler
 	def  http.Handler

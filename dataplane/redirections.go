@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/router"
@@ -47,12 +48,18 @@ func RedirectRoutes(eps map[string]*static.EntryPoint) ([]router.InternalRoute, 
 			// ACME challenges go on to the user's routers (Traefik).
 			rule += " && !PathPrefix(`" + certs.ACMEChallengePath + "`)"
 		}
+		port := rd.port
+		if port == "" {
+			port = map[string]string{"https": "443", "http": "80"}[rd.scheme]
+		}
 		out = append(out, router.InternalRoute{
-			Name:       normalizeName(name+"-to-"+c.To) + "@internal",
-			EntryPoint: name,
-			Rule:       rule,
-			Priority:   prio,
-			Handler:    rd,
+			Name:           normalizeName(name+"-to-"+c.To) + "@internal",
+			MiddlewareName: "redirect-" + normalizeName(name+"-to-"+c.To) + "@internal",
+			Middleware:     &config.Middleware{RedirectScheme: &config.RedirectScheme{Scheme: rd.scheme, Port: port, Permanent: rd.permanent}},
+			EntryPoint:     name,
+			Rule:           rule,
+			Priority:       prio,
+			Handler:        rd,
 		})
 	}
 	return out, nil

@@ -33,6 +33,19 @@ type InternalRoute struct {
 	Rule       string
 	Priority   int // 0: len(Rule)
 	Handler    http.Handler
+	// Middleware, when set, is what Handler does, shown in the API as a
+	// middleware of the router, named MiddlewareName (qualified), as
+	// Traefik shows "redirect-web-to-websecure@internal".
+	MiddlewareName string
+	Middleware     *config.Middleware
+}
+
+// InternalWrapper is an optional capability of a HandlerBuilder: Compile
+// passes each internal route's handler through it, with the router's
+// configuration as the API shows it, so that internal routers are
+// observed (metrics, access log, tracing) like the others.
+type InternalWrapper interface {
+	WrapInternal(ctx context.Context, name string, r *config.Router, h http.Handler) http.Handler
 }
 
 // EntryPoint is one configured entrypoint. A router with no entryPoints
@@ -470,6 +483,17 @@ func (c *compiler) internal(perEP map[string][]placed) {
 			continue
 		}
 		st.Using = []string{ir.EntryPoint}
-		perEP[ir.EntryPoint] = append(perEP[ir.EntryPoint], placed{route: &route{name: ir.Name, rule: ir.Rule, priority: st.Priority, m: comp.root, h: ir.Handler}})
+		cfg := &config.Router{EntryPoints: []string{ir.EntryPoint}, Rule: ir.Rule, Priority: st.Priority, Service: "noop@internal"}
+		if ir.Middleware != nil && ir.MiddlewareName != "" {
+			cfg.Middlewares = []string{ir.MiddlewareName}
+			c.report.InternalMiddlewares[ir.MiddlewareName] = ir.Middleware
+			c.report.Middlewares[ir.MiddlewareName] = &ObjectStatus{Status: StatusEnabled, UsedBy: []string{ir.Name}}
+		}
+		c.report.InternalRouters[ir.Name] = cfg
+		h := ir.Handler
+		if w, ok := c.b.(InternalWrapper); ok {
+			h = w.WrapInternal(c.ctx, ir.Name, cfg, h)
+		}
+		perEP[ir.EntryPoint] = append(perEP[ir.EntryPoint], placed{route: &route{name: ir.Name, rule: ir.Rule, priority: st.Priority, m: comp.root, h: h}})
 	}
 }

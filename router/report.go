@@ -3,6 +3,8 @@ package router
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gantry-proxy/gantry/config"
 )
 
 // Statuses of routers, services and middlewares in a Report, as in
@@ -36,6 +38,12 @@ type Report struct {
 	// TLSWarnings lists TLS problems that change nothing served (a TLS
 	// 1.3 suite in cipherSuites).
 	TLSWarnings []string `json:"tlsWarnings,omitempty"`
+	// InternalRouters and InternalMiddlewares are the configuration of the
+	// routers Gantry adds itself (Options.Internal) and of their
+	// middlewares, as the API shows them (they are in no provider's
+	// configuration).
+	InternalRouters     map[string]*config.Router     `json:"-"`
+	InternalMiddlewares map[string]*config.Middleware `json:"-"`
 	// NotFound lists problems with entryPoints.<ep>.http.notFound (each
 	// keeps that entrypoint's bare 404).
 	NotFound []string `json:"notFound,omitempty"`
@@ -68,6 +76,7 @@ func newReport() *Report {
 		Routers: map[string]*RouterStatus{}, Services: map[string]*ObjectStatus{}, Middlewares: map[string]*ObjectStatus{},
 		TCPRouters: map[string]*RouterStatus{}, TCPServices: map[string]*ObjectStatus{}, TCPMiddlewares: map[string]*ObjectStatus{},
 		UDPRouters: map[string]*RouterStatus{}, UDPServices: map[string]*ObjectStatus{},
+		InternalRouters: map[string]*config.Router{}, InternalMiddlewares: map[string]*config.Middleware{},
 	}
 }
 

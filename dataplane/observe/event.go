@@ -90,10 +90,14 @@ type Attempt struct {
 
 // Internal reports whether the request was served by one of Gantry's own
 // services (api@internal, prometheus@internal, ping@internal…) or routed by
-// an internal router. Traefik's addInternals (default false) leaves these
-// out of access logs, metrics and traces.
+// an internal router to one. Traefik's addInternals (default false) leaves
+// these out of access logs, metrics and traces. An internal router that
+// serves no service, the entrypoint redirection
+// ("web-to-websecure@internal"), is not internal: the requests it
+// redirects are the entrypoint's traffic, counted and logged like any
+// router's (issue 26).
 func (ev *RequestEvent) Internal() bool {
-	return strings.HasSuffix(ev.Service, "@internal") || strings.HasSuffix(ev.Router, "@internal")
+	return strings.HasSuffix(ev.Service, "@internal") || (strings.HasSuffix(ev.Router, "@internal") && ev.Service != "")
 }
 
 // Observer receives request events and connection counts from the
