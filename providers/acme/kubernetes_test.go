@@ -196,6 +196,36 @@ func TestKubeStore(t *testing.T) {
 		relA()
 	})
 
+	t.Run("lost lease ends the holder's context", func(t *testing.T) {
+		held, release, err := a.Lock(ctx, "le|lost.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		leases := k.Client.CoordinationV1().Leases(ns)
+		l, err := leases.Get(ctx, a.leaseName("le|lost.test"), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := "someone-else"
+		l.Spec.HolderIdentity = &other
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-held.Done():
+			if c := context.Cause(held); c == nil || !strings.Contains(c.Error(), "taken by another replica") {
+				t.Errorf("cause %v", c)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the holder's context did not end when its lease was taken")
+		}
+		release() // not ours any more: leaves the new holder alone
+		if l, err := leases.Get(ctx, a.leaseName("le|lost.test"), metav1.GetOptions{}); err != nil || *l.Spec.HolderIdentity != other {
+			t.Errorf("after release the holder is %v (%v), want %s", l.Spec.HolderIdentity, err, other)
+		}
+	})
+
 	t.Run("backoff on the lease", func(t *testing.T) {
 		_, release, err := a.Lock(ctx, "le|fail.test")
 		if err != nil {
