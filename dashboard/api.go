@@ -33,6 +33,12 @@ type Options struct {
 	Health  Health
 	Sources Sources
 	History History
+	// Backends gives the state of the backends Gantry depends on besides
+	// providers (each Redis of rateLimit.redis, "redis <endpoints>"; the
+	// Consul registration, "cluster registration"), keyed by name:
+	// /api/providers lists them beside the providers, and one "down" is a
+	// problem in /api/problems; nil: none.
+	Backends func() map[string]providers.SourceState
 	// Certificates lists the ACME resolvers' certificates
 	// (/api/tls/certificates) and adds their failed orders to
 	// /api/problems; nil means no resolvers.

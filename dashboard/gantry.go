@@ -51,8 +51,22 @@ func (a *API) providerList(v *view) []providerItem {
 		}
 	}
 	sort.Strings(names)
+	var backends map[string]providers.SourceState
+	if a.opts.Backends != nil {
+		backends = a.opts.Backends()
+		for n := range backends {
+			if _, ok := src[n]; !ok {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+	}
 	items := make([]providerItem, 0, len(names))
 	for _, n := range names {
+		if st, ok := backends[n]; ok {
+			items = append(items, providerItem{Name: n, SourceState: st, Problems: backendProblems(n, st)})
+			continue
+		}
 		it := providerItem{Name: n, SourceState: src[n], Problems: byProvider[n]}
 		if it.Problems == nil {
 			it.Problems = []providers.Problem{}
@@ -141,7 +155,26 @@ func (a *API) problems(v *view) []providers.Problem {
 	if a.opts.Certificates != nil { // live: a failed order changes no configuration
 		out = append(out, a.opts.Certificates.Problems()...)
 	}
+	if a.opts.Backends != nil { // live too: a Redis down
+		b := a.opts.Backends()
+		for _, n := range sortedNames(b) {
+			out = append(out, backendProblems(n, b[n])...)
+		}
+	}
 	return out
+}
+
+// backendProblems is the problem of a backend that is down (none
+// otherwise).
+func backendProblems(name string, st providers.SourceState) []providers.Problem {
+	if st.State != providers.StateDown {
+		return []providers.Problem{}
+	}
+	effect := "retrying"
+	if strings.HasPrefix(name, "redis ") {
+		effect = "requests through its rate limits are answered 500 until it answers"
+	}
+	return []providers.Problem{{Source: name, Severity: providers.SeverityError, Message: "unreachable: " + st.LastError + "; " + effect}}
 }
 
 func (a *API) getProblems(w http.ResponseWriter, r *http.Request) {

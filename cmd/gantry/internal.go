@@ -12,7 +12,9 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dashboard"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/web"
 )
@@ -172,6 +174,13 @@ func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, samp
 	opts.DynamicEntryPoints = src.dynamic
 	if src.migration != nil && c.Providers != nil && c.Providers.KubernetesIngressNGINX != nil {
 		opts.Migration = src.migration.report
+	}
+	opts.Backends = func() map[string]providers.SourceState {
+		b := middleware.Backends()
+		if reg, ok := src.cluster.(interface{ State() providers.SourceState }); ok {
+			b["cluster registration"] = reg.State()
+		}
+		return b
 	}
 	if c.API.Dashboard == nil || *c.API.Dashboard {
 		opts.UI = web.FS()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Releaser is an optional capability of a Resolver: OnRelease registers f
@@ -67,6 +69,7 @@ const redisKeyPrefix = "gantry:rate:"
 // redisLimiter is a rate limiter whose buckets live in Redis.
 type redisLimiter struct {
 	client   redis.UniversalClient
+	shared   *sharedClient // health reports; nil in tests
 	prefix   string
 	src      sourceFunc
 	perMicro float64 // tokens per µs
@@ -87,7 +90,7 @@ func newRedisRateLimit(name string, c *config.RateLimitRedis, rl *rateLimiter, r
 	if err != nil {
 		return nil, err
 	}
-	client, release, err := redisClients.acquire(opts, c)
+	sc, release, err := redisClients.acquire(opts, c)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +98,8 @@ func newRedisRateLimit(name string, c *config.RateLimitRedis, rl *rateLimiter, r
 		rel.OnRelease(release)
 	}
 	l := &redisLimiter{
-		client:   client,
+		client:   sc.c,
+		shared:   sc,
 		prefix:   redisKeyPrefix + name + ":",
 		src:      rl.src,
 		perMicro: float64(rl.limit) / 1e6,
@@ -157,10 +161,13 @@ func (l *redisLimiter) wrap(next http.Handler) http.Handler {
 		var buf [64]byte
 		key := l.prefix + string(l.src(r, buf[:0]))
 		ok, wait, err := l.take(r.Context(), key)
+		if err != nil && r.Context().Err() != nil {
+			return // the client went away
+		}
+		if l.shared != nil {
+			l.shared.report(err)
+		}
 		if err != nil {
-			if r.Context().Err() != nil {
-				return // the client went away
-			}
 			l.logOutage(err)
 			http.Error(w, "rate limit: the Redis backend is unavailable", http.StatusInternalServerError)
 			return
@@ -245,11 +252,67 @@ type clientRegistry struct {
 
 type sharedClient struct {
 	c     redis.UniversalClient
+	name  string // "redis <endpoints>"
 	refs  int
 	timer *time.Timer
+
+	health    atomic.Int32 // healthUnknown, healthOK or healthDown
+	hmu       sync.Mutex   // guards the last error
+	lastErr   string
+	lastErrAt time.Time
 }
 
-func (reg *clientRegistry) acquire(o *redis.UniversalOptions, c *config.RateLimitRedis) (redis.UniversalClient, func(), error) {
+const (
+	healthUnknown int32 = iota
+	healthOK
+	healthDown
+)
+
+// report records the outcome of one decision: the backend's state (a
+// success costs one atomic load).
+func (sc *sharedClient) report(err error) {
+	if err == nil {
+		if sc.health.Load() != healthOK {
+			sc.health.Store(healthOK)
+		}
+		return
+	}
+	sc.hmu.Lock()
+	sc.lastErr, sc.lastErrAt = err.Error(), time.Now()
+	sc.hmu.Unlock()
+	sc.health.Store(healthDown)
+}
+
+// Backends returns the state of every Redis the rate limiters use, keyed
+// "redis <endpoints>": "down" (the last decision failed, with its error)
+// or "ok", from requests (no probing: a Redis not used yet says
+// "starting"). The API shows them with the providers and a down one in
+// /api/problems (issue 23).
+func Backends() map[string]providers.SourceState {
+	redisClients.mu.Lock()
+	defer redisClients.mu.Unlock()
+	out := map[string]providers.SourceState{}
+	for _, sc := range redisClients.m {
+		sc.hmu.Lock()
+		st := providers.SourceState{LastError: sc.lastErr, LastErrorAt: sc.lastErrAt}
+		sc.hmu.Unlock()
+		switch sc.health.Load() {
+		case healthOK:
+			st.State = providers.StateOK
+		case healthDown:
+			st.State = providers.StateDown
+		default:
+			st.State = providers.StateStarting
+		}
+		if prev, ok := out[sc.name]; ok && prev.State == providers.StateDown {
+			continue // the same endpoints with other options: any down is down
+		}
+		out[sc.name] = st
+	}
+	return out
+}
+
+func (reg *clientRegistry) acquire(o *redis.UniversalOptions, c *config.RateLimitRedis) (*sharedClient, func(), error) {
 	kb, err := json.Marshal(c)
 	if err != nil {
 		return nil, nil, err
@@ -262,7 +325,7 @@ func (reg *clientRegistry) acquire(o *redis.UniversalOptions, c *config.RateLimi
 		if len(reg.m) >= maxRedisClients {
 			return nil, nil, errors.New("redis: too many distinct Redis configurations (64) in use")
 		}
-		sc = &sharedClient{c: redis.NewUniversalClient(o)}
+		sc = &sharedClient{c: redis.NewUniversalClient(o), name: "redis " + strings.Join(o.Addrs, ",")}
 		reg.m[key] = sc
 	}
 	if sc.timer != nil {
@@ -271,7 +334,7 @@ func (reg *clientRegistry) acquire(o *redis.UniversalOptions, c *config.RateLimi
 	}
 	sc.refs++
 	var once sync.Once
-	return sc.c, func() { once.Do(func() { reg.release(key, sc) }) }, nil
+	return sc, func() { once.Do(func() { reg.release(key, sc) }) }, nil
 }
 
 func (reg *clientRegistry) release(key string, sc *sharedClient) {

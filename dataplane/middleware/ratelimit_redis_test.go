@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -81,6 +82,10 @@ func TestRedisRateLimitHungBackendOneAttempt(t *testing.T) {
 		if n := h.conns.Load(); n != int32(i+1) {
 			t.Fatalf("after request %d: %d connections to the hung Redis, want %d (one attempt per request, no retries)", i, n, i+1)
 		}
+	}
+	name := "redis " + h.ln.Addr().String()
+	if st := Backends()[name]; st.State != "down" || !strings.Contains(st.LastError, "timeout") {
+		t.Errorf("backend %s: %+v; want down with the timeout", name, st)
 	}
 }
 

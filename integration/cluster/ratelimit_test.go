@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -46,7 +47,8 @@ http:
 	for i := range gs {
 		dyn := t.TempDir()
 		harness.WriteFile(t, dyn, "dynamic.yml", dynamic)
-		gs[i] = harness.Start(t, fmt.Sprintf("entryPoints:\n  web:\n    address: %q\nproviders:\n  file:\n    directory: %q\n", harness.FreeAddr(t), dyn))
+		gs[i] = harness.Start(t, fmt.Sprintf("entryPoints:\n  web:\n    address: %q\n  traefik:\n    address: %q\napi:\n  insecure: true\n"+
+			"providers:\n  file:\n    directory: %q\n", harness.FreeAddr(t), harness.FreeAddr(t), dyn))
 		gs[i].WaitOutput(t, wait, "config applied")
 	}
 	start := time.Now()
@@ -86,8 +88,36 @@ http:
 	for _, g := range gs {
 		harness.TryGet(t, wait, g.URL(t, "web", "/"), harness.Host("app.test"), harness.StatusIs(http.StatusInternalServerError))
 	}
+	// The outage is visible (issue 23): a problem naming the Redis, and
+	// the Redis listed with state "down" beside the providers.
+	backend := "redis " + raddr
+	harness.TryGet(t, wait, gs[0].URL(t, "traefik", "/api/problems"), harness.BodyContains(`"source":"`+backend+`"`), harness.BodyContains("unreachable"))
+	wantState(t, gs[0], backend, "down")
 	// Back (empty: a fresh bucket): admitted again, and limited again.
 	startRedis(t, raddr)
 	harness.TryGet(t, wait, gs[0].URL(t, "web", "/"), harness.Host("app.test"), harness.StatusIs(http.StatusOK))
 	harness.TryGet(t, wait, gs[1].URL(t, "web", "/"), harness.Host("app.test"), harness.StatusIs(http.StatusTooManyRequests))
+	harness.TryGet(t, wait, gs[0].URL(t, "traefik", "/api/problems"), harness.BodyLacks(backend))
+	wantState(t, gs[0], backend, "ok")
+}
+
+// wantState waits until /api/providers lists name with state.
+func wantState(t *testing.T, g *harness.Gantry, name, state string) {
+	t.Helper()
+	harness.Try(t, wait, func() error {
+		r, err := harness.Get(g.URL(t, "traefik", "/api/providers"))
+		if err != nil {
+			return err
+		}
+		var items []struct{ Name, State string }
+		if err := json.Unmarshal([]byte(r.Body), &items); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Name == name && it.State == state {
+				return nil
+			}
+		}
+		return fmt.Errorf("/api/providers lists %+v, want %s %s", items, name, state)
+	})
 }

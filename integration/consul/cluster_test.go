@@ -101,6 +101,40 @@ cluster:
 	})
 	t.Logf("killed instance critical after %s (ttl 2s)", time.Since(killed).Round(100*time.Millisecond))
 
+	// The agent stops: the registration is down, visibly (issue 23), and
+	// restored once the agent is back.
+	registration := func(state string) {
+		t.Helper()
+		harness.Try(t, e2eTimeout, func() error {
+			r, err := harness.Get(g2.URL(t, "traefik", "/api/providers"))
+			if err != nil {
+				return err
+			}
+			var items []struct{ Name, State string }
+			if err := json.Unmarshal([]byte(r.Body), &items); err != nil {
+				return err
+			}
+			for _, it := range items {
+				if it.Name == "cluster registration" && it.State == state {
+					return nil
+				}
+			}
+			return fmt.Errorf("/api/providers lists %+v, want the cluster registration %s", items, state)
+		})
+	}
+	a.Stop(t)
+	registration("down")
+	harness.TryGet(t, e2eTimeout, g2.URL(t, "traefik", "/api/problems"), harness.BodyContains(`"source":"cluster registration"`), harness.BodyContains("unreachable"))
+	a.Start(t)
+	registration("ok")
+	harness.TryGet(t, e2eTimeout, g2.URL(t, "traefik", "/api/problems"), harness.BodyLacks("cluster registration"))
+	harness.Try(t, e2eTimeout, func() error {
+		if st, _, err := health(); err != nil || st["gantry-two"] != api.HealthPassing {
+			return fmt.Errorf("after the agent restarted: %v %v, want gantry-two passing", st, err)
+		}
+		return nil
+	})
+
 	g2.Stop(t)
 	harness.Try(t, e2eTimeout, func() error {
 		st, _, err := health()

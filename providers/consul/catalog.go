@@ -185,7 +185,9 @@ func (c *Catalog) Run(ctx context.Context, publish func(providers.Snapshot)) err
 			last = nil
 			publish(providers.DownSnapshot(CatalogName, "consul catalog", r.lastErr))
 		}
-		if !changed || !r.listed || !r.allDone() {
+		// While failing, nothing else: the first answer after the
+		// outage re-reads everything (index 0) and publishes.
+		if r.failing || !changed || !r.listed || !r.allDone() {
 			continue
 		}
 		// Check outputs and unrelated instances change Consul's index

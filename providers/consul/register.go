@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Registration keeps this Gantry instance registered in a Consul agent
@@ -28,6 +29,19 @@ type Registration struct {
 	mu      sync.Mutex
 	version string
 	changed chan struct{}
+	state   providers.SourceState // of the last attempt, guarded by mu
+}
+
+// State is the registration's health for the API: "starting" before the
+// first attempt, "ok" while the agent accepts it, "down" with the error
+// while it does not (issue 23: an outage was only one log line).
+func (r *Registration) State() providers.SourceState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state.State == "" {
+		return providers.SourceState{State: providers.StateStarting}
+	}
+	return r.state
 }
 
 // NewRegistration checks c (serviceName, instanceID and port are required
@@ -104,6 +118,15 @@ func (r *Registration) Run(ctx context.Context) error {
 			}
 			return nil
 		}()
+		if ctx.Err() == nil {
+			r.mu.Lock()
+			if err != nil {
+				r.state.State, r.state.LastError, r.state.LastErrorAt = providers.StateDown, err.Error(), time.Now()
+			} else {
+				r.state.State = providers.StateOK
+			}
+			r.mu.Unlock()
+		}
 		switch {
 		case ctx.Err() != nil:
 		case err != nil && !failing:
