@@ -40,7 +40,7 @@ var (
 )
 
 // RESTConfig returns the client configuration o selects (see the package
-// doc for the order: in-cluster, $KUBECONFIG, endpoint). Errors name the
+// doc for the order: Kubeconfig, in-cluster, $KUBECONFIG, endpoint). Errors name the
 // option or file at fault.
 func RESTConfig(o ClientOptions) (*rest.Config, error) {
 	var cfg *rest.Config

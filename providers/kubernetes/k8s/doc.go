@@ -6,7 +6,8 @@
 // EndpointSlices and Secrets into servers and certificates.
 //
 // Client (NewClient): options endpoint, token (a value or a file path),
-// certAuthFilePath; with KUBERNETES_SERVICE_HOST and
+// certAuthFilePath; an explicit Kubeconfig file (gantry migrate's
+// --kubeconfig) comes first; then with KUBERNETES_SERVICE_HOST and
 // KUBERNETES_SERVICE_PORT set (in a pod) the in-cluster configuration
 // (the service account token and CA under
 // /var/run/secrets/kubernetes.io/serviceaccount, endpoint overriding the
