@@ -21,16 +21,16 @@ import (
 // same listers and k8s.Backends the provider uses (informers never started,
 // their stores filled by hand).
 type fakeCluster struct {
-	services, slices    cache.SharedIndexInformer
-	secrets, configMaps map[string]any
-	backends            k8s.Backends
+	services, slices, secrets cache.SharedIndexInformer
+	configMaps                map[string]any
+	backends                  k8s.Backends
 }
 
 func newFakeCluster(t *testing.T) *fakeCluster {
 	fc := &fakeCluster{
 		services:   cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Service{}, 0, cache.Indexers{}),
 		slices:     cache.NewSharedIndexInformer(&cache.ListWatch{}, &discoveryv1.EndpointSlice{}, 0, cache.Indexers{}),
-		secrets:    map[string]any{},
+		secrets:    cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Secret{}, 0, cache.Indexers{}),
 		configMaps: map[string]any{},
 	}
 	// The Watcher adds the service-name index Backends reads slices by.
@@ -48,9 +48,8 @@ func (f *fakeCluster) Resolve(ns, name string, port k8s.PortRef, nativeLB bool) 
 	return f.backends.Resolve(ns, name, port, nativeLB)
 }
 
-func (f *fakeCluster) Secret(ns, name string) (*corev1.Secret, bool) {
-	s, ok := f.secrets[ns+"/"+name].(*corev1.Secret)
-	return s, ok
+func (f *fakeCluster) Secrets() k8s.Lister[*corev1.Secret] {
+	return k8s.NewLister[*corev1.Secret](f.secrets)
 }
 
 func (f *fakeCluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) {
@@ -120,7 +119,9 @@ func load(t *testing.T, files ...string) (*Input, *fakeCluster, []providers.Prob
 				for k, v := range s.StringData {
 					s.Data[k] = []byte(v)
 				}
-				fc.secrets[key] = &s
+				if err := fc.secrets.GetStore().Add(&s); err != nil {
+					t.Fatal(err)
+				}
 			case "ConfigMap":
 				var c corev1.ConfigMap
 				into(&c)

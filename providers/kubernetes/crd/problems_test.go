@@ -86,7 +86,7 @@ func TestBadObjectsDisableOnlyThemselves(t *testing.T) {
 	if snap.Config.TLS.Stores["apps-stolen-files"] != nil {
 		t.Error("store with a non-PEM Secret published")
 	}
-	wantProblem(t, snap, "TLSStore apps/stolen-files", "spec.defaultCertificate.secretName", "tls.crt is not PEM")
+	wantProblem(t, snap, "TLSStore apps/stolen-files", "spec.defaultCertificate.secretName", "tls.crt/tls.key")
 	// A TLSOption whose client CA is missing is left out (routers naming
 	// it are then disabled, never served with weaker options).
 	if snap.Config.TLS.Options["apps-mtls"] != nil {

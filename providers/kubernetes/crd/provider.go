@@ -309,7 +309,7 @@ func (c *cluster) Resolve(ns, name string, port k8s.PortRef, nativeLB bool) (k8s
 	return c.backends.Resolve(ns, name, port, nativeLB)
 }
 
-func (c *cluster) Secret(ns, name string) (*corev1.Secret, bool) { return c.secrets.Get(ns, name) }
+func (c *cluster) Secrets() k8s.Lister[*corev1.Secret] { return c.secrets }
 
 func (c *cluster) ConfigMap(ns, name string) (*corev1.ConfigMap, bool) {
 	if c.cms == nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -18,7 +19,7 @@ func (b *builder) secret(namespace, name string) (*corev1.Secret, error) {
 	if name == "" {
 		return nil, fmt.Errorf("no Secret named")
 	}
-	s, ok := b.cl.Secret(namespace, name)
+	s, ok := b.cl.Secrets().Get(namespace, name)
 	if !ok {
 		return nil, fmt.Errorf("secret %s/%s not found", namespace, name)
 	}
@@ -41,21 +42,13 @@ func pemValue(s *corev1.Secret, key string) (string, error) {
 }
 
 // certificate returns the certificate and key of a kubernetes.io/tls
-// Secret (keys tls.crt and tls.key, both PEM).
+// Secret (keys tls.crt and tls.key: PEM that parses as a key pair, so a
+// value that is a path is refused, never read from Gantry's disk).
 func (b *builder) certificate(namespace, name string) (config.Certificate, error) {
-	s, err := b.secret(namespace, name)
-	if err != nil {
-		return config.Certificate{}, err
+	if name == "" {
+		return config.Certificate{}, fmt.Errorf("no Secret named")
 	}
-	crt, err := pemValue(s, corev1.TLSCertKey)
-	if err != nil {
-		return config.Certificate{}, err
-	}
-	key, err := pemValue(s, corev1.TLSPrivateKeyKey)
-	if err != nil {
-		return config.Certificate{}, err
-	}
-	return config.Certificate{CertFile: crt, KeyFile: key}, nil
+	return k8s.TLSSecret(b.cl.Secrets(), namespace, name)
 }
 
 // addCertificate publishes the certificate of Secret namespace/name (once,

@@ -54,10 +54,10 @@ type Input struct {
 // Cluster is what the translation reads besides the custom resources,
 // from the shared informers: Service ports resolved to addresses (as
 // k8s.Backends.Resolve, with allowExternalNameServices applied), Secrets
-// and ConfigMaps (a missing object is (nil, false)).
+// and ConfigMaps (a missing ConfigMap is (nil, false)).
 type Cluster interface {
 	Resolve(namespace, name string, port k8s.PortRef, nativeLB bool) (k8s.Target, error)
-	Secret(namespace, name string) (*corev1.Secret, bool)
+	Secrets() k8s.Lister[*corev1.Secret]
 	ConfigMap(namespace, name string) (*corev1.ConfigMap, bool)
 }
 
