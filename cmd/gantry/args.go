@@ -46,6 +46,14 @@ func parseArgs(args []string) (cliArgs, error) {
 		case "h", "help":
 			c.command = "help"
 			continue
+		case "version":
+			// Not an option: "gantry --version" printed a warning and
+			// started a proxy on :80 (issue 23).
+			if hasValue {
+				return c, fmt.Errorf("flag --version takes no value")
+			}
+			c.command = "version"
+			continue
 		case "configfile":
 			if !hasValue {
 				if i+1 >= len(args) {

@@ -49,7 +49,7 @@ func usage(w io.Writer) {
   gantry validate [--configFile=FILE] [--<option>=<value>...]
   gantry healthcheck [--configFile=FILE] [--<option>=<value>...]
   gantry migrate ingress-nginx [--kubeconfig=FILE] [--namespace=NS] [--output=text|json]
-  gantry version
+  gantry version (or --version)
 
 Options use Traefik's static configuration names, for example
   --entryPoints.web.address=:80 --providers.file.directory=/etc/gantry

@@ -196,3 +196,31 @@ func TestHealthcheck(t *testing.T) {
 		t.Errorf("without ping: code %d, %q", code, out.String())
 	}
 }
+
+// Issue 23: "gantry --version" prints the version and exits 0, as "gantry
+// version" does, without starting a proxy or writing a store in the
+// working directory.
+func TestVersionFlag(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		var stdout, stderr syncBuffer
+		done := make(chan int, 1)
+		go func() { done <- realMain(context.Background(), args, nil, &stdout, &stderr) }()
+		select {
+		case code := <-done:
+			if code != 0 || !strings.HasPrefix(stdout.String(), "Version:") || stderr.String() != "" {
+				t.Errorf("%v: code %d, stdout %q, stderr %q; want the version, 0", args, code, stdout.String(), stderr.String())
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%v: still running a minute later: it started a proxy", args)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files written in the working directory: %v", entries)
+	}
+	var stderr syncBuffer
+	if code := realMain(context.Background(), []string{"--version=1"}, nil, io.Discard, &stderr); code != 2 {
+		t.Errorf("--version=1: code %d, want 2", code)
+	}
+}
