@@ -33,7 +33,9 @@ func (t *translator) loadGRPCRoutes() {
 			for _, b := range rule.BackendRefs {
 				refs = append(refs, backendRef{ref: b.BackendObjectReference, weight: b.Weight, filters: grpcFilters(b.Filters)})
 			}
-			svc, rerr := t.weightedService(m, base, fmt.Sprintf("spec.rules[%d]", ri), refs, "h2c", "")
+			field := fmt.Sprintf("spec.rules[%d]", ri)
+			svc, rerr := t.weightedService(m, base, field, refs, "h2c", "")
+			svc, rerr = t.mirrored(m, base, field, grpcFilters(rule.Filters), svc, rerr)
 			if first == nil {
 				first = rerr
 			}

@@ -89,27 +89,45 @@ func (t *translator) httpRule(m routeMeta, rule gwv1.HTTPRouteRule, ri int) http
 		refs = append(refs, backendRef{ref: b.BackendObjectReference, weight: b.Weight, filters: b.Filters})
 	}
 	hr.service, hr.err = t.weightedService(m, hr.base, field, refs, "http", transport)
+	if rule.Retry != nil {
+		t.problem(providers.SeverityWarning, m.kind, m.obj.Namespace, m.obj.Name, field+".retry", "retry is not supported; requests are not retried")
+	}
+	if rule.SessionPersistence != nil {
+		t.problem(providers.SeverityWarning, m.kind, m.obj.Namespace, m.obj.Name, field+".sessionPersistence", "sessionPersistence is not supported; requests are balanced without affinity")
+	}
+	hr.service, hr.err = t.mirrored(m, hr.base, field, rule.Filters, hr.service, hr.err)
+	return hr
+}
+
+// mirrored wraps service in a mirroring service for the RequestMirror
+// filters of a rule (HTTPRoute or GRPCRoute), returning the service to
+// route to and the first reference error.
+func (t *translator) mirrored(m routeMeta, base, field string, filters []gwv1.HTTPRouteFilter, service string, first *refError) (string, *refError) {
 	var mirrors []config.MirrorService
-	for fi, f := range rule.Filters {
+	for fi, f := range filters {
 		if f.Type != gwv1.HTTPRouteFilterRequestMirror || f.RequestMirror == nil {
 			continue
 		}
-		svc, rerr := t.httpService(m.kind, m.obj.Namespace, f.RequestMirror.BackendRef, "http", "")
+		scheme := "http"
+		if m.kind == "GRPCRoute" {
+			scheme = "h2c"
+		}
+		svc, rerr := t.httpService(m.kind, m.obj.Namespace, f.RequestMirror.BackendRef, scheme, "")
 		if rerr != nil {
 			t.problem(providers.SeverityError, m.kind, m.obj.Namespace, m.obj.Name, fmt.Sprintf("%s.filters[%d].requestMirror", field, fi), "%s", rerr.msg)
-			if hr.err == nil {
-				hr.err = rerr
+			if first == nil {
+				first = rerr
 			}
 			continue
 		}
 		mirrors = append(mirrors, config.MirrorService{Name: svc, Percent: mirrorPercent(f.RequestMirror)})
 	}
-	if len(mirrors) > 0 {
-		name := hr.base + "-mirror"
-		t.conf.HTTP.Services[name] = &config.Service{Mirroring: &config.Mirroring{Service: hr.service, Mirrors: mirrors}}
-		hr.service = name
+	if len(mirrors) == 0 {
+		return service, first
 	}
-	return hr
+	name := base + "-mirror"
+	t.conf.HTTP.Services[name] = &config.Service{Mirroring: &config.Mirroring{Service: service, Mirrors: mirrors}}
+	return name, first
 }
 
 // mirrorPercent is the percentage of requests mirrored: percent, or the
