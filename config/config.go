@@ -91,7 +91,8 @@ func New() *Configuration {
 // Source: https://doc.traefik.io/traefik/routing/routers/
 type Router struct {
 	// EntryPoints lists the entrypoints the router listens on; empty means
-	// every entrypoint marked asDefault (or all of them when none is).
+	// every entrypoint marked asDefault (or all of them when none is),
+	// never the API's "traefik" entrypoint nor a UDP one.
 	EntryPoints []string `json:"entryPoints,omitempty"`
 	// Middlewares are applied in order, the first outermost.
 	Middlewares []string `json:"middlewares,omitempty"`

@@ -50,7 +50,8 @@ type InternalWrapper interface {
 
 // EntryPoint is one configured entrypoint. A router with no entryPoints
 // attaches to every AsDefault entrypoint, or to all entrypoints when none
-// is AsDefault (Traefik, https://doc.traefik.io/traefik/routing/entrypoints/#asdefault).
+// is AsDefault, never to "traefik" nor a UDP one (defaultEntryPoints;
+// Traefik, https://doc.traefik.io/traefik/routing/entrypoints/#asdefault).
 type EntryPoint struct {
 	Name      string
 	AsDefault bool
