@@ -192,19 +192,6 @@ func (g *Generation) build(ctx context.Context, name string, r *config.Router, s
 	return &recoverHandler{next: h, log: g.log, router: name}, nil
 }
 
-// WrapInternal implements router.InternalWrapper: an internal router (the
-// entrypoint redirection) is observed like any other, its requests in
-// the metrics of its entrypoint and router and in the access log (no
-// service series: it forwards to none).
-func (g *Generation) WrapInternal(_ context.Context, name string, r *config.Router, h http.Handler) http.Handler {
-	cp := *r
-	cp.Service = ""
-	if oh := g.observe(name, &cp, h); oh != nil {
-		return oh
-	}
-	return h
-}
-
 // observe wraps a router's handler for the observers and tracing, per the
 // router's observability options (each on unless set false, as in
 // Traefik); nil when nothing observes it.

@@ -74,3 +74,11 @@ func (e *ObjectError) Error() string { return fmt.Sprintf("%s %s: %v", e.Kind, e
 
 // Unwrap returns the cause.
 func (e *ObjectError) Unwrap() error { return e.Err }
+
+// InternalWrapper is an optional capability of a HandlerBuilder: Compile
+// passes each internal route's handler through it, with the router's
+// configuration as the API shows it, so that internal routers are
+// observed (metrics, access log, tracing) like the others.
+type InternalWrapper interface {
+	WrapInternal(ctx context.Context, name string, r *config.Router, h http.Handler) http.Handler
+}

@@ -40,14 +40,6 @@ type InternalRoute struct {
 	Middleware     *config.Middleware
 }
 
-// InternalWrapper is an optional capability of a HandlerBuilder: Compile
-// passes each internal route's handler through it, with the router's
-// configuration as the API shows it, so that internal routers are
-// observed (metrics, access log, tracing) like the others.
-type InternalWrapper interface {
-	WrapInternal(ctx context.Context, name string, r *config.Router, h http.Handler) http.Handler
-}
-
 // EntryPoint is one configured entrypoint. A router with no entryPoints
 // attaches to every AsDefault entrypoint, or to all entrypoints when none
 // is AsDefault, never to "traefik" nor a UDP one (defaultEntryPoints;
