@@ -101,6 +101,12 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 			for _, p := range probs {
 				errs = append(errs, p.String())
 			}
+		} else if len(l.Config.CertificatesResolvers) == 0 {
+			// No resolvers at all: run reports each certResolver a router
+			// names (certSwitch); so does validate (issue 23).
+			for _, p := range acme.UndefinedResolverProblems(m.Config) {
+				errs = append(errs, p.String())
+			}
 		}
 		gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{
 			Log:                   log,

@@ -34,6 +34,11 @@ func TestValidate(t *testing.T) {
 		{"resolver and routers", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--api.insecure",
 			"--certificatesresolvers.le.acme.tlschallenge", "--entrypoints.web.http.tls.certresolver=nope"}, 1,
 			[]string{"certificate resolvers: 1 checked", `certificate resolver "nope" is not defined in certificatesResolvers (defined: le)`}, nil},
+		// Issue 23: with no resolvers at all, a certResolver is still
+		// reported, as run reports it.
+		{"certResolver without resolvers", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--api.insecure",
+			"--entrypoints.web.http.tls.certresolver=nope"}, 1,
+			[]string{`certificate resolver "nope" is not defined: the static configuration has no certificatesResolvers`, "invalid: "}, nil},
 		{"dynamic entrypoints", []string{"--providers.file.directory=testdata/dyn-entrypoints", "--entrypoints.web.address=:80", "--dynamicEntryPoints.allowed=8000-8009"}, 1,
 			[]string{"routers: 1, disabled: 0", `entrypoint evil: address ":9001" is outside dynamicEntryPoints.allowed (8000-8009); not opened`, "invalid: 1 error"},
 			[]string{"shop"}},
