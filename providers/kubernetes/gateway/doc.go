@@ -4,8 +4,10 @@
 // found on the way, and the status each object should carry. It is pure:
 // Translate reads an Input (listed by informers) and a Backends resolver
 // and neither talks to the API server nor keeps state, so the provider
-// (package kubernetes/gatewayprovider) calls it on every change and writes
-// back only the statuses that differ.
+// (Provider, provider.go) calls it on every change, from the informer
+// caches of the shared Kubernetes base (providers/kubernetes/k8s), and its
+// status writer (statuswriter.go) writes back only the statuses that
+// differ.
 //
 // Behaviour follows the Gateway API specification
 // (https://gateway-api.sigs.k8s.io/reference/spec/) and, where the
