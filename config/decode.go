@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -128,13 +129,44 @@ func decodeJSON(b []byte) (*Configuration, error) {
 // describeJSONError rewrites encoding/json's errors into field-path wording.
 func describeJSONError(err error) error {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Errorf("field %s: cannot use %s as %s", te.Field, te.Value, te.Type)
+		return fmt.Errorf("field %s: cannot use %s as %s", te.Field, te.Value, kindName(te.Type))
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		return fmt.Errorf("unknown field %s", rest)
 	}
 	return err
+}
+
+// kindName names what a field wants in the user's terms, never a Go type
+// name ("config.RouterTLSConfig" leaked into messages, issue 23): a
+// section, a mapping, a list, a string, a number, true or false; int and
+// string keep their old wording.
+func kindName(t reflect.Type) string {
+	if t == nil {
+		return "this field"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return "a section"
+	case reflect.Map:
+		return "a mapping"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "int"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.Kind().String()
 }
 
 // Encode serialises c as indented JSON (the canonical form used for hashing

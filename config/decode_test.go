@@ -188,6 +188,7 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"unknown field", YAML, "http:\n  routers:\n    r:\n      rules: x\n", `unknown field "rules"`},
 		{"wrong type", YAML, "http:\n  routers:\n    r:\n      priority: high\n", "field http.routers.priority: cannot use string as int"},
+		{"no Go type name", YAML, "http:\n  routers:\n    r:\n      tls: yes-please\n", "field http.routers.tls: cannot use string as a section"},
 		{"yaml syntax names the line", YAML, "http:\n  routers:\n    r: [\n", "yaml: line"},
 		{"toml syntax names the line", TOML, "[http.routers.r]\nrule = \n", "toml: "},
 		{"top level not a mapping", YAML, "- a\n- b\n", "top level must be a mapping"},
