@@ -7,8 +7,12 @@ import (
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
-// outage is how long the API server is stopped.
-const outage = 30 * time.Second
+// outage is how long the API server is stopped; resumeTimeout bounds
+// how long the watches take to resume after it.
+const (
+	outage        = 30 * time.Second
+	resumeTimeout = 3 * time.Minute
+)
 
 // TestAPIServerOutageKeepsServing stops kube-apiserver for 30 s under
 // steady load: no request fails, /api/problems names the API server while
@@ -53,5 +57,8 @@ spec:
             port:
               number: 80
 `)
-	harness.TryGet(t, timeout, g.URL(t, "web", "/"), harness.Host("after.test"), harness.StatusIs(200), harness.BodyContains("Name: pod2"))
+	// client-go's informers relist after an outage on their own backoff
+	// (exponential up to 30 s, with as much jitter again): up to about a
+	// minute after the API server is back, per informer.
+	harness.TryGet(t, resumeTimeout, g.URL(t, "web", "/"), harness.Host("after.test"), harness.StatusIs(200), harness.BodyContains("Name: pod2"))
 }
