@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -280,5 +281,25 @@ func (s *security) exposureWarning(listen string) string {
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return ""
 	}
-	return fmt.Sprintf("api.insecure: the API listens on %s, beyond loopback, without authentication; it answers requests whose Host is a loopback name or an IP address of this listener only (DNS rebinding protection); set api.allowedHosts to reach it by name, and bind entryPoints.%s.address to 127.0.0.1 unless the network is trusted", listen, apiEntryPoint)
+	limit := fmt.Sprintf("bind entryPoints.%s.address to 127.0.0.1 unless the network is trusted", apiEntryPoint)
+	if inContainer() {
+		// 127.0.0.1 inside a container is unreachable from its published
+		// port (issue 23: the shipped docker-compose.yml got this advice).
+		limit = "publish its port on the host's loopback only (ports: \"127.0.0.1:8080:8080\"), not on every interface, unless the network is trusted"
+	}
+	return fmt.Sprintf("api.insecure: the API listens on %s, beyond loopback, without authentication; it answers requests whose Host is a loopback name or an IP address of this listener only (DNS rebinding protection); set api.allowedHosts to reach it by name, and %s", listen, limit)
+}
+
+// containerMarkers are files a container runtime creates in its containers
+// (Docker, Podman).
+var containerMarkers = []string{"/.dockerenv", "/run/.containerenv"}
+
+// inContainer reports whether Gantry runs in a container.
+func inContainer() bool {
+	for _, f := range containerMarkers {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -195,6 +195,23 @@ func TestExposureWarning(t *testing.T) {
 			t.Errorf("listen %s allowedHosts %v: warning %q, want warning=%v", tt.listen, tt.allowed, w, tt.warn)
 		}
 	}
+	// Issue 23: in a container, binding to 127.0.0.1 would make the API
+	// unreachable through its published port: the advice is to publish
+	// it on the host's loopback.
+	saved := containerMarkers
+	t.Cleanup(func() { containerMarkers = saved })
+	marker := filepath.Join(t.TempDir(), ".dockerenv")
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	containerMarkers = []string{marker}
+	s, err := newSecurity(&static.API{Insecure: true}, ":8080", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.exposureWarning(":8080"); strings.Contains(w, "to 127.0.0.1") || !strings.Contains(w, `127.0.0.1:8080:8080`) {
+		t.Errorf("in a container: warning %q; want the advice to publish on the host's loopback, not to bind 127.0.0.1", w)
+	}
 }
 
 // Issue 15: the command line shown by /debug/vars and /debug/pprof/cmdline
