@@ -118,7 +118,12 @@ func reexecInNetns(m *testing.M, pkgs []string) int {
 // runInNetns configures the namespace this process was started in, then
 // runs the tests with the binaries its parent built.
 func runInNetns(m *testing.M) int {
-	if js := os.Getenv(binsEnv); js != "" {
+	js := os.Getenv(binsEnv)
+	// Not inherited by the processes the tests start (gantry would warn
+	// about unknown GANTRY_* options).
+	os.Unsetenv(binsEnv)
+	os.Unsetenv(netnsEnv)
+	if js != "" {
 		var paths map[string]string
 		if err := json.Unmarshal([]byte(js), &paths); err != nil {
 			fmt.Fprintf(os.Stderr, "harness: %s: %v\n", binsEnv, err)
