@@ -67,7 +67,7 @@ func TestProviderLatency(t *testing.T) {
 		a.register(t, registerOpts{id: id, name: id, addr: "127.0.0.1", port: 9000 + i, tags: []string{"traefik.enable=true"}})
 		start := time.Now()
 		at, err := pollFast(start.Add(changeTimeout), func() error {
-			if s, n := c.last(); n > 0 && s.Config.HTTP.Routers[id] != nil {
+			if s, n := c.last(); n > 0 && s.Config != nil && s.Config.HTTP.Routers[id] != nil {
 				return nil
 			}
 			return fmt.Errorf("router %s not published", id)
