@@ -192,6 +192,13 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 		a.gen.Close()
 	}
 	a.gen = gen
+	// Saved before anyone is told: a dashboard that hears of the new
+	// version and reads /api/revisions must find it there.
+	if save && a.store != nil {
+		if err := a.store.SaveApplied(ctx, saved, time.Now()); err != nil {
+			a.log.Error("save applied configuration", "version", m.Version, "error", err)
+		}
+	}
 	if a.observe != nil {
 		a.observe(m)
 	}
@@ -211,11 +218,6 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 			v = m.Version
 		}
 		a.applied(v)
-	}
-	if save && a.store != nil {
-		if err := a.store.SaveApplied(ctx, saved, time.Now()); err != nil {
-			a.log.Error("save applied configuration", "version", m.Version, "error", err)
-		}
 	}
 	rep := t.Report()
 	a.logProblems(ctx, m, rep)

@@ -53,6 +53,7 @@ function showTab() {
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === nav);
   if (r.tab === 'detail') renderDetail();
   else detail = null;
+  if (r.tab === 'revisions') loadRevisions();
 }
 window.addEventListener('hashchange', showTab);
 
