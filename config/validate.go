@@ -122,15 +122,23 @@ func validateRouter(name string, r *Router, parents map[string]bool) []Validatio
 			}
 		}
 	}
-	if r.Priority > MaxPriority {
-		errs = append(errs, e("priority", "%d is above the maximum %d", r.Priority, MaxPriority))
+	return append(errs, validateRouterTail(e, r.Priority, r.RuleSyntax, r.Middlewares)...)
+}
+
+// validateRouterTail checks what HTTP and TCP routers share after their
+// rule and service: the priority (at most MaxPriority), the rule syntax
+// ("", "v2" or "v3") and the middleware names (none empty).
+func validateRouterTail(e fieldErrorf, priority int, ruleSyntax string, middlewares []string) []ValidationError {
+	var errs []ValidationError
+	if priority > MaxPriority {
+		errs = append(errs, e("priority", "%d is above the maximum %d", priority, MaxPriority))
 	}
-	switch r.RuleSyntax {
+	switch ruleSyntax {
 	case "", "v2", "v3":
 	default:
-		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", r.RuleSyntax))
+		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", ruleSyntax))
 	}
-	for i, m := range r.Middlewares {
+	for i, m := range middlewares {
 		if m == "" {
 			errs = append(errs, e(fmt.Sprintf("middlewares[%d]", i), "empty name"))
 		}
@@ -225,22 +233,7 @@ func validateService(name string, s *Service) []ValidationError {
 			}
 		}
 	case s.Weighted != nil:
-		if len(s.Weighted.Services) == 0 {
-			errs = append(errs, e("weighted.services", "empty"))
-		}
-		for i, c := range s.Weighted.Services {
-			switch {
-			case c.Status != nil && c.Name != "":
-				errs = append(errs, e(fmt.Sprintf("weighted.services[%d]", i), "name and status are exclusive"))
-			case c.Status != nil && (*c.Status < 100 || *c.Status > 599):
-				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].status", i), "%d is not an HTTP status", *c.Status))
-			case c.Status == nil && c.Name == "":
-				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].name", i), "empty"))
-			}
-			if c.Weight != nil && *c.Weight < 0 {
-				errs = append(errs, e(fmt.Sprintf("weighted.services[%d].weight", i), "%d is negative", *c.Weight))
-			}
-		}
+		errs = append(errs, validateWRR(e, s.Weighted.Services, true)...)
 	case s.Mirroring != nil:
 		if s.Mirroring.Service == "" {
 			errs = append(errs, e("mirroring.service", "empty"))

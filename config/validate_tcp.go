@@ -56,20 +56,7 @@ func validateTCPRouter(name string, r *TCPRouter) []ValidationError {
 	if r.Service == "" {
 		errs = append(errs, e("service", "empty; a router needs a service"))
 	}
-	if r.Priority > MaxPriority {
-		errs = append(errs, e("priority", "%d is above the maximum %d", r.Priority, MaxPriority))
-	}
-	switch r.RuleSyntax {
-	case "", "v2", "v3":
-	default:
-		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", r.RuleSyntax))
-	}
-	for i, m := range r.Middlewares {
-		if m == "" {
-			errs = append(errs, e(fmt.Sprintf("middlewares[%d]", i), "empty name"))
-		}
-	}
-	return errs
+	return append(errs, validateRouterTail(e, r.Priority, r.RuleSyntax, r.Middlewares)...)
 }
 
 // validHostPort checks "host:port" with a numeric port in 1-65535.
@@ -92,14 +79,16 @@ func validateTCPService(name string, s *TCPService) []ValidationError {
 	if s == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
-	if errs := l4ServiceKind(e, s.LoadBalancer != nil, s.Weighted != nil); errs != nil {
-		return errs
+	var servers []TCPServer
+	if s.LoadBalancer != nil {
+		servers = s.LoadBalancer.Servers
 	}
-	var errs []ValidationError
-	if lb := s.LoadBalancer; lb != nil {
-		for i, srv := range lb.Servers {
-			errs = append(errs, validateL4Server(e, i, srv.Address, srv.Weight)...)
-		}
+	var weighted *[]WRRService
+	if s.Weighted != nil {
+		weighted = &s.Weighted.Services
+	}
+	errs, ok := validateL4Service(e, s.LoadBalancer != nil, servers, weighted)
+	if lb := s.LoadBalancer; ok && lb != nil {
 		if pp := lb.ProxyProtocol; pp != nil && pp.Version != 0 && pp.Version != 1 && pp.Version != 2 {
 			errs = append(errs, e("loadBalancer.proxyProtocol.version", "%d is not 1 or 2", pp.Version))
 		}
@@ -112,26 +101,36 @@ func validateTCPService(name string, s *TCPService) []ValidationError {
 			}
 		}
 	}
-	if w := s.Weighted; w != nil {
-		errs = append(errs, validateWRR(e, w.Services)...)
-	}
 	return errs
 }
 
-func validateWRR(e fieldErrorf, svcs []WRRService) []ValidationError {
+// validateWRR checks the services of a weighted round robin: at least one,
+// each named (or, for HTTP only, a status from 100 to 599 instead of a
+// name), no weight negative.
+func validateWRR(e fieldErrorf, svcs []WRRService, http bool) []ValidationError {
 	var errs []ValidationError
 	if len(svcs) == 0 {
 		errs = append(errs, e("weighted.services", "empty"))
 	}
 	for i, c := range svcs {
-		if c.Name == "" {
-			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].name", i), "empty"))
-		}
-		if c.Status != nil {
-			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].status", i), "HTTP services only"))
+		f := fmt.Sprintf("weighted.services[%d]", i)
+		switch {
+		case c.Status == nil:
+			if c.Name == "" {
+				errs = append(errs, e(f+".name", "empty"))
+			}
+		case !http:
+			if c.Name == "" {
+				errs = append(errs, e(f+".name", "empty"))
+			}
+			errs = append(errs, e(f+".status", "HTTP services only"))
+		case c.Name != "":
+			errs = append(errs, e(f, "name and status are exclusive"))
+		case *c.Status < 100 || *c.Status > 599:
+			errs = append(errs, e(f+".status", "%d is not an HTTP status", *c.Status))
 		}
 		if c.Weight != nil && *c.Weight < 0 {
-			errs = append(errs, e(fmt.Sprintf("weighted.services[%d].weight", i), "%d is negative", *c.Weight))
+			errs = append(errs, e(f+".weight", "%d is negative", *c.Weight))
 		}
 	}
 	return errs
@@ -219,32 +218,50 @@ func validateUDPService(name string, s *UDPService) []ValidationError {
 	if s == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
-	if errs := l4ServiceKind(e, s.LoadBalancer != nil, s.Weighted != nil); errs != nil {
-		return errs
+	var servers []UDPServer
+	if s.LoadBalancer != nil {
+		servers = s.LoadBalancer.Servers
 	}
-	var errs []ValidationError
-	if lb := s.LoadBalancer; lb != nil {
-		for i, srv := range lb.Servers {
-			errs = append(errs, validateL4Server(e, i, srv.Address, srv.Weight)...)
-		}
+	var weighted *[]WRRService
+	if s.Weighted != nil {
+		weighted = &s.Weighted.Services
 	}
-	if w := s.Weighted; w != nil {
-		errs = append(errs, validateWRR(e, w.Services)...)
-	}
+	errs, _ := validateL4Service(e, s.LoadBalancer != nil, servers, weighted)
 	return errs
 }
 
-// l4ServiceKind checks that a TCP or UDP service sets exactly one kind of
-// loadBalancer and weighted; nil when it does.
-func l4ServiceKind(e fieldErrorf, lb, weighted bool) []ValidationError {
+// l4Server is a TCP or a UDP server: an address and a weight.
+type l4Server interface {
+	TCPServer | UDPServer
+	addressWeight() (string, *int)
+}
+
+func (s TCPServer) addressWeight() (string, *int) { return s.Address, s.Weight }
+func (s UDPServer) addressWeight() (string, *int) { return s.Address, s.Weight }
+
+// validateL4Service checks what TCP and UDP services share: exactly one of
+// loadBalancer (lb) and weighted (nil: unset) is set, each server's
+// address is host:port and its weight not negative, the weighted services
+// are valid. ok is false when the kind is wrong (nothing else checked).
+func validateL4Service[S l4Server](e fieldErrorf, lb bool, servers []S, weighted *[]WRRService) (errs []ValidationError, ok bool) {
 	var set []string
 	if lb {
 		set = append(set, "loadBalancer")
 	}
-	if weighted {
+	if weighted != nil {
 		set = append(set, "weighted")
 	}
-	return oneKind(e, "loadBalancer, weighted", set)
+	if errs := oneKind(e, "loadBalancer, weighted", set); errs != nil {
+		return errs, false
+	}
+	for i, srv := range servers {
+		addr, weight := srv.addressWeight()
+		errs = append(errs, validateL4Server(e, i, addr, weight)...)
+	}
+	if weighted != nil {
+		errs = append(errs, validateWRR(e, *weighted, false)...)
+	}
+	return errs, true
 }
 
 // validateL4Server checks server i of a TCP or UDP load balancer: its

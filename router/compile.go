@@ -179,8 +179,9 @@ type compiler struct {
 	b      HandlerBuilder
 	opts   Options
 	report *Report
-	// objErrs holds validation errors of services and middlewares, keyed
-	// "service name" / "middleware name".
+	// objErrs holds the routers' validation errors, keyed by the
+	// ValidationError kind and the name: "router web", "tcpRouter db",
+	// "udpRouter dns".
 	objErrs map[string][]string
 	// children maps a router to the routers naming it in parentRefs
 	// (sorted); childRoutes caches each child's route (nil: disabled).
@@ -200,17 +201,23 @@ func (c *compiler) http() *config.HTTPConfiguration {
 	return c.m.Config.HTTP
 }
 
-// objects registers every service and middleware with its validation
-// errors, and collects the routers' validation errors.
+// objects registers every HTTP, TCP and UDP service and middleware with
+// its validation errors, and collects the routers' validation errors
+// (objErrs, keyed by the ValidationError kind and name): the one place
+// config.Validate runs on the merged configuration.
 func (c *compiler) objects() {
+	cfg := c.m.Config
 	h := c.http()
-	for name := range h.Services {
-		c.report.Services[name] = &ObjectStatus{Status: StatusEnabled}
+	register(c.report.Services, h.Services)
+	register(c.report.Middlewares, h.Middlewares)
+	if t := cfg.TCP; t != nil {
+		register(c.report.TCPServices, t.Services)
+		register(c.report.TCPMiddlewares, t.Middlewares)
 	}
-	for name := range h.Middlewares {
-		c.report.Middlewares[name] = &ObjectStatus{Status: StatusEnabled}
+	if u := cfg.UDP; u != nil {
+		register(c.report.UDPServices, u.Services)
 	}
-	for _, ve := range config.Validate(c.m.Config) {
+	for _, ve := range config.Validate(cfg) {
 		msg := ve.Msg
 		if ve.Field != "" {
 			msg = ve.Field + ": " + ve.Msg
@@ -220,11 +227,24 @@ func (c *compiler) objects() {
 			c.report.Services[ve.Name].fail(msg)
 		case "middleware":
 			c.report.Middlewares[ve.Name].fail(msg)
-		case "router":
-			c.objErrs["router "+ve.Name] = append(c.objErrs["router "+ve.Name], msg)
+		case config.KindTCPService:
+			c.report.TCPServices[ve.Name].fail(msg)
+		case config.KindTCPMiddleware:
+			c.report.TCPMiddlewares[ve.Name].fail(msg)
+		case config.KindUDPService:
+			c.report.UDPServices[ve.Name].fail(msg)
+		case "router", config.KindTCPRouter, config.KindUDPRouter:
+			c.objErrs[ve.Kind+" "+ve.Name] = append(c.objErrs[ve.Kind+" "+ve.Name], msg)
 		}
 	}
 	c.stickyWarnings(h.Services)
+}
+
+// register adds an enabled status for every object of objs to report.
+func register[T any](report map[string]*ObjectStatus, objs map[string]T) {
+	for name := range objs {
+		report[name] = &ObjectStatus{Status: StatusEnabled}
+	}
 }
 
 // routers checks and builds every router, returning the routes per
@@ -304,7 +324,6 @@ func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*comp
 		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
 		critical = true
 	}
-	st.EntryPoints = slices.Clone(r.EntryPoints)
 	st.Priority = r.Priority
 	if st.Priority == 0 {
 		st.Priority = len(r.Rule)
@@ -312,29 +331,7 @@ func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*comp
 	for _, e := range c.objErrs["router "+name] {
 		fail("%s", e)
 	}
-	// Entrypoints.
-	if len(r.EntryPoints) == 0 {
-		st.Using = c.defaultEntryPoints(false)
-		if len(st.Using) == 0 {
-			fail("no entrypoint configured")
-		}
-	} else {
-		for _, ep := range r.EntryPoints {
-			if c.udpEntryPoint(ep) {
-				st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is a UDP entrypoint", ep))
-			} else if c.knownEntryPoint(ep) {
-				if !slices.Contains(st.Using, ep) {
-					st.Using = append(st.Using, ep)
-				}
-			} else {
-				st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q does not exist", ep))
-			}
-		}
-		slices.Sort(st.Using)
-		if len(st.Using) == 0 {
-			fail("no valid entrypoint")
-		}
-	}
+	c.entryPointsOf(r.EntryPoints, "", st, fail)
 	// Rule.
 	var comp *compiled
 	if strings.TrimSpace(r.Rule) != "" {
@@ -387,13 +384,24 @@ func useObject(objs map[string]*ObjectStatus, kind, obj, by string, fail func(st
 	return true
 }
 
-// objectFailed marks the service or middleware named by oe disabled,
-// adding it to the report if the merged configuration does not hold it
-// (an @internal object).
+// objectFailed marks the service or middleware named by oe disabled
+// (Kind "service", "middleware", "tcp service", "tcp middleware" or "udp
+// service"; any other kind counts as an HTTP service), adding it to the
+// report if the merged configuration does not hold it (an @internal
+// object).
 func (c *compiler) objectFailed(oe *ObjectError) {
-	objs := c.report.Services
-	if oe.Kind == "middleware" {
+	var objs map[string]*ObjectStatus
+	switch oe.Kind {
+	case "middleware":
 		objs = c.report.Middlewares
+	case "tcp service":
+		objs = c.report.TCPServices
+	case "tcp middleware":
+		objs = c.report.TCPMiddlewares
+	case "udp service":
+		objs = c.report.UDPServices
+	default:
+		objs = c.report.Services
 	}
 	s := objs[oe.Name]
 	if s == nil {
@@ -405,10 +413,6 @@ func (c *compiler) objectFailed(oe *ObjectError) {
 		msg = oe.Err.Error()
 	}
 	s.fail(msg)
-}
-
-func (c *compiler) udpEntryPoint(name string) bool {
-	return slices.ContainsFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == name && e.UDP })
 }
 
 func (c *compiler) knownEntryPoint(name string) bool {

@@ -45,35 +45,9 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 	if tc == nil {
 		tc = &config.TCPConfiguration{}
 	}
-	for name := range tc.Services {
-		c.report.TCPServices[name] = &ObjectStatus{Status: StatusEnabled}
-	}
-	for name := range tc.Middlewares {
-		c.report.TCPMiddlewares[name] = &ObjectStatus{Status: StatusEnabled}
-	}
 	uc := cfg.UDP
 	if uc == nil {
 		uc = &config.UDPConfiguration{}
-	}
-	for name := range uc.Services {
-		c.report.UDPServices[name] = &ObjectStatus{Status: StatusEnabled}
-	}
-	routerErrs := map[string][]string{}
-	for _, ve := range config.Validate(&config.Configuration{TCP: cfg.TCP, UDP: cfg.UDP}) {
-		msg := ve.Msg
-		if ve.Field != "" {
-			msg = ve.Field + ": " + ve.Msg
-		}
-		switch ve.Kind {
-		case config.KindTCPService:
-			c.report.TCPServices[ve.Name].fail(msg)
-		case config.KindTCPMiddleware:
-			c.report.TCPMiddlewares[ve.Name].fail(msg)
-		case config.KindUDPService:
-			c.report.UDPServices[ve.Name].fail(msg)
-		case config.KindTCPRouter, config.KindUDPRouter:
-			routerErrs[ve.Kind+" "+ve.Name] = append(routerErrs[ve.Kind+" "+ve.Name], msg)
-		}
 	}
 	for name, s := range tc.Services {
 		// Traefik v3.7 warns about the deprecated load-balancer fields and
@@ -110,7 +84,7 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		r := tc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.TCPRouters[name] = st
-		rt := c.tcpRouter(name, r, st, routerErrs[config.KindTCPRouter+" "+name], tb)
+		rt := c.tcpRouter(name, r, st, c.objErrs[config.KindTCPRouter+" "+name], tb)
 		if rt == nil {
 			st.Status = StatusDisabled
 			continue
@@ -163,7 +137,7 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		r := uc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.UDPRouters[name] = st
-		h := c.udpRouter(name, r, st, routerErrs[config.KindUDPRouter+" "+name], tb)
+		h := c.udpRouter(name, r, st, c.objErrs[config.KindUDPRouter+" "+name], tb)
 		if h == nil {
 			st.Status = StatusDisabled
 			continue
@@ -187,15 +161,22 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 	}
 }
 
-// entryPointsOf resolves a TCP or UDP router's entrypoints among those of
-// the right protocol (a TCP router on a UDP entrypoint is an error).
-func (c *compiler) entryPointsOf(eps []string, udp bool, st *RouterStatus, fail func(string, ...any)) {
+// entryPointsOf resolves a router's entrypoints (eps; none: the
+// defaults) among those of its protocol, proto "" (HTTP), "TCP" or "UDP":
+// st.EntryPoints gets eps, st.Using the entrypoints served, sorted. An
+// unknown entrypoint or one of the other protocol is an error on st; none
+// left fails the router.
+func (c *compiler) entryPointsOf(eps []string, proto string, st *RouterStatus, fail func(string, ...any)) {
+	udp := proto == "UDP"
 	st.EntryPoints = slices.Clone(eps)
 	if len(eps) == 0 {
-		def := c.defaultEntryPoints(udp)
-		st.Using = def
-		if len(def) == 0 {
-			fail("no %s entrypoint configured", map[bool]string{false: "TCP", true: "UDP"}[udp])
+		st.Using = c.defaultEntryPoints(udp)
+		switch {
+		case len(st.Using) > 0:
+		case proto == "":
+			fail("no entrypoint configured")
+		default:
+			fail("no %s entrypoint configured", proto)
 		}
 		return
 	}
@@ -204,12 +185,10 @@ func (c *compiler) entryPointsOf(eps []string, udp bool, st *RouterStatus, fail 
 		switch {
 		case i < 0:
 			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q does not exist", ep))
+		case c.opts.EntryPoints[i].UDP != udp && proto == "":
+			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is a UDP entrypoint", ep))
 		case c.opts.EntryPoints[i].UDP != udp:
-			kind := "a UDP"
-			if !udp {
-				kind = "a TCP"
-			}
-			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is not %s entrypoint", ep, kind))
+			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is not a %s entrypoint", ep, proto))
 		case !slices.Contains(st.Using, ep):
 			st.Using = append(st.Using, ep)
 		}
@@ -233,7 +212,7 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 	for _, e := range verrs {
 		fail("%s", e)
 	}
-	c.entryPointsOf(r.EntryPoints, false, st, fail)
+	c.entryPointsOf(r.EntryPoints, "TCP", st, fail)
 	var (
 		m        tcpmux.Matcher
 		catchAll bool
@@ -286,7 +265,7 @@ func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus,
 	for _, e := range verrs {
 		fail("%s", e)
 	}
-	c.entryPointsOf(r.EntryPoints, true, st, fail)
+	c.entryPointsOf(r.EntryPoints, "UDP", st, fail)
 	if !useObject(c.report.UDPServices, "udp service", r.Service, name, fail) && r.Service != "" {
 		fail("udp service %q does not exist", r.Service)
 	}
@@ -312,40 +291,13 @@ func (c *compiler) tcpBuilt(st *RouterStatus, noHandler bool, err error) bool {
 		err = errors.New("builder returned no handler")
 	}
 	if err != nil {
-		c.tcpObjectFailed(err)
+		if oe, ok := errors.AsType[*ObjectError](err); ok {
+			c.objectFailed(oe)
+		}
 		st.Errors = append(st.Errors, err.Error())
 		return false
 	}
 	return true
-}
-
-// tcpObjectFailed marks the TCP/UDP service or middleware an error names.
-func (c *compiler) tcpObjectFailed(err error) {
-	oe, ok := errors.AsType[*ObjectError](err)
-	if !ok {
-		return
-	}
-	var objs map[string]*ObjectStatus
-	switch oe.Kind {
-	case "tcp service":
-		objs = c.report.TCPServices
-	case "tcp middleware":
-		objs = c.report.TCPMiddlewares
-	case "udp service":
-		objs = c.report.UDPServices
-	default:
-		return
-	}
-	s := objs[oe.Name]
-	if s == nil {
-		s = &ObjectStatus{}
-		objs[oe.Name] = s
-	}
-	msg := "<nil>"
-	if oe.Err != nil {
-		msg = oe.Err.Error()
-	}
-	s.fail(msg)
 }
 
 // shadowWarnings warns about TCP routers of entrypoint ep that can never

@@ -111,6 +111,9 @@ func TestTCPUDPReferences(t *testing.T) {
 	uc.Routers["nosvc@file"] = &config.UDPRouter{Service: "missing@file"}
 	uc.Routers["badsvc@file"] = &config.UDPRouter{Service: "ubroken@file"}
 	uc.Services["ubroken@file"] = &config.UDPService{}
+	// Invalid routers (config.Validate) are disabled with the field named.
+	tc.Routers["norule@file"] = &config.TCPRouter{Service: "db@file"}
+	uc.Routers["empty@file"] = &config.UDPRouter{}
 	opts := Options{EntryPoints: []EntryPoint{{Name: "db"}, {Name: "dns", UDP: true}}}
 	rep := Compile(context.Background(), &providers.Merged{Config: c}, tcpFake{}, opts).Report()
 
@@ -123,6 +126,8 @@ func TestTCPUDPReferences(t *testing.T) {
 		{rep.TCPRouters["badsvc@file"], []string{`tcp service "broken@file" is disabled: no kind set`, `tcp middleware "badmw@file" is disabled: no kind set`}},
 		{rep.UDPRouters["nosvc@file"], []string{`udp service "missing@file" does not exist`}},
 		{rep.UDPRouters["badsvc@file"], []string{`udp service "ubroken@file" is disabled: no kind set`}},
+		{rep.TCPRouters["norule@file"], []string{"rule: empty; a TCP router needs a rule"}},
+		{rep.UDPRouters["empty@file"], []string{"service: empty; a router needs a service"}},
 	} {
 		if tt.st == nil || tt.st.Status != StatusDisabled {
 			t.Errorf("%+v: want disabled", tt.st)
