@@ -17,8 +17,11 @@
 //     middleware, observe (request events, metrics, logs, tracing),
 //     tcpproxy and udpproxy, handoff (the binary upgrade's sockets).
 //
-// This package keeps the entrypoints (server.go, sniff.go, entry.go,
-// conninfo.go, listen_*.go, http3.go, tcpentry.go, shutdown.go,
+// This package keeps the entrypoints (server.go: the Server and its
+// entrypoint set; entrypoint.go: one entrypoint's settings; accept.go:
+// listeners, accept loops and the first-byte sniff; protocols.go: the
+// HTTP/1 and HTTP/2 servers and TLS; sniff.go, entry.go, conninfo.go,
+// listen_*.go, http3.go, tcpentry.go, shutdown.go, replace.go,
 // upgrade.go, redirections.go, sanitize.go) and the generation
 // (generation.go, chain.go, tls.go, tcpbuild.go, notfound.go, pool.go).
 //
