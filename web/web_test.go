@@ -13,7 +13,8 @@ var external = regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@impor
 
 func TestUIIsSelfContained(t *testing.T) {
 	ui := FS()
-	for _, name := range []string{"index.html", "app.js", "chart.js", "flow.js", "diff.js", "dom.js", "migration.js", "style.css"} {
+	for _, name := range []string{"index.html", "app.js", "chart.js", "flow.js", "diff.js", "dom.js", "migration.js",
+		"common.js", "changes.js", "revisions.js", "certificates.js", "cluster.js", "static.js", "lists.js", "style.css"} {
 		if _, err := fs.Stat(ui, name); err != nil {
 			t.Fatalf("%s missing: %v", name, err)
 		}
@@ -47,7 +48,11 @@ func TestUIIsSelfContained(t *testing.T) {
 func TestUIUsesNoInnerHTML(t *testing.T) {
 	// Names come from Docker labels, files and Kubernetes objects; they
 	// must never be parsed as HTML.
-	for _, name := range []string{"app.js", "migration.js"} {
+	names, err := fs.Glob(FS(), "*.js")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no JavaScript files: %v", err)
+	}
+	for _, name := range names {
 		data, err := fs.ReadFile(FS(), name)
 		if err != nil {
 			t.Fatal(err)

@@ -9,32 +9,24 @@
 import { el } from './dom.js';
 import { ChartPair } from './chart.js';
 import { routeFlow, serviceFlow, updateServers } from './flow.js';
-import { compare, lineDiff, hunks } from './diff.js';
 import { loadMigration } from './migration.js';
-
-const api = (p) => new URL('../api/' + p, location.href);
+import { api, getJSON, enc, byName, fill, link } from './common.js';
+import { renderChangelog, addChange, loadHistory } from './changes.js';
+import { loadRevisions, initRevisions } from './revisions.js';
+import { loadCertificates } from './certificates.js';
+import { loadCluster } from './cluster.js';
+import { staticCard, loadStatic } from './static.js';
+import { renderProblems, renderEntryPoints, renderProviders } from './lists.js';
 
 const state = {
-  version: '', rates: {}, servers: [], changes: [], problems: [],
+  version: '', rates: {}, servers: [], problems: [],
   routers: [], services: [], middlewares: [], entrypoints: [],
   tcp: { routers: [], services: [], middlewares: [] }, udp: { routers: [], services: [] },
   recent: {}, // router name -> last 10 samples of its rate
-  static: null, // /api/static; null: not reported
 };
 
-async function getJSON(path) {
-  const r = await fetch(api(path), { headers: { Accept: 'application/json' } });
-  if (!r.ok) throw new Error(path + ': ' + r.status);
-  return r.json();
-}
-
-const byName = (list) => Object.fromEntries(list.map((x) => [x.name, x]));
-const enc = encodeURIComponent;
-
-function fill(tbody, rows) { tbody.replaceChildren(...rows); }
 function statusCell(s) { return el('td', { class: 'status ' + (s || '') }, s || ''); }
 function errorsCell(errs) { return el('td', {}, (errs || []).map((e) => el('div', { class: 'err' }, e))); }
-function link(kind, name) { return el('a', { href: `#${kind}/${enc(name)}`, class: 'mono' }, name); }
 
 // ---- pages ----
 // The hash is a tab ("#routers") or an object page ("#router/web@docker").
@@ -154,79 +146,6 @@ function renderFailing() {
   box.replaceChildren(rows.length
     ? el('ul', { class: 'failing' }, rows.map((x) => el('li', { 'data-router': x.r.name }, el('span', { class: 'status disabled' }, '●'), ' ', link('router', x.r.name), ' — ', x.why.join(' · '))))
     : el('p', { class: 'empty ok' }, 'Every router is healthy.'));
-}
-
-function changeParts(ch) {
-  const parts = [];
-  for (const kind of ['routers', 'services', 'middlewares']) {
-    const c = (ch || {})[kind] || {};
-    for (const what of ['added', 'removed', 'changed']) {
-      for (const n of c[what] || []) parts.push(el('span', { class: what }, `${what} ${kind.slice(0, -1)} ${n}; `));
-    }
-  }
-  return parts;
-}
-
-function renderChangelog() {
-  const ul = document.getElementById('changelog');
-  const seen = new Set();
-  const list = state.changes.filter((c) => !seen.has(c.version) && seen.add(c.version));
-  ul.replaceChildren(...(list.length ? list.slice(0, 20).map((c) => {
-    const parts = changeParts(c.changes);
-    return el('li', { 'data-version': c.version }, el('span', { class: 'mono' }, new Date(c.at).toLocaleString() + ' ' + c.version.slice(0, 12) + ' '), parts.length ? parts : 'no object changes');
-  }) : [el('li', { class: 'empty' }, 'no changes recorded yet')]));
-}
-
-// loadHistory fills the recent changes from the stored revisions, so the
-// list is not empty after a reload of the page or of Gantry.
-async function loadHistory() {
-  let revs;
-  try { revs = await getJSON('revisions?limit=11'); } catch { return; }
-  const diffs = await Promise.all(revs.slice(0, -1).map((r, i) =>
-    getJSON(`revisions/${enc(revs[i + 1].version)}/diff/${enc(r.version)}`).then((d) => ({ at: r.at, version: r.version, changes: d.changes })).catch(() => null)));
-  const have = new Set(state.changes.map((c) => c.version));
-  for (const d of diffs) if (d && !have.has(d.version)) state.changes.push(d);
-  state.changes.sort((a, b) => new Date(b.at) - new Date(a.at));
-  renderChangelog();
-}
-
-// ---- problems ----
-function renderProblems() {
-  const ps = state.problems || [];
-  const badge = document.getElementById('problem-badge');
-  badge.textContent = ps.length;
-  badge.className = 'count ' + (ps.length ? 'some' : 'zero');
-  const groups = {};
-  for (const p of ps) {
-    const prov = p.provider || 'gantry';
-    const src = p.source || '';
-    ((groups[prov] ||= {})[src] ||= []).push(p);
-  }
-  const box = document.getElementById('problem-groups');
-  if (!ps.length) { box.replaceChildren(el('p', { class: 'empty ok' }, 'no problems')); return; }
-  box.replaceChildren(...Object.keys(groups).sort().map((prov) => {
-    const srcs = groups[prov];
-    const n = Object.values(srcs).reduce((a, l) => a + l.length, 0);
-    return el('div', { class: 'pgroup', 'data-provider': prov },
-      el('h3', {}, prov, ' ', el('span', { class: 'count some' }, n)),
-      Object.keys(srcs).sort().map((src) => el('div', { class: 'psource', 'data-source': src },
-        el('div', { class: 'mono src' }, src || '(no source)'),
-        el('ul', {}, srcs[src].map((p) => el('li', { class: p.severity },
-          el('span', { class: 'sev ' + p.severity }, p.severity), ' ',
-          (p.objects || []).map((o) => [problemObject(o), ' ']),
-          p.message))))));
-  }));
-}
-
-function objLink(kind, name) {
-  return ['router', 'service', 'middleware'].includes(kind) ? link(kind, name) : el('span', { class: 'mono' }, kind + ' ' + name);
-}
-
-// problemObject links "router web@file" or "tcp router db@file".
-function problemObject(o) {
-  const w = o.split(' ');
-  if ((w[0] === 'tcp' || w[0] === 'udp') && w.length > 2) return link(w[0] + w[1], w.slice(2).join(' '));
-  return objLink(w[0], w.slice(1).join(' '));
 }
 
 // ---- routers ----
@@ -385,97 +304,6 @@ function renderDetail() {
   body.replaceChildren(...parts.flat());
 }
 
-// ---- certificates ----
-// renderCertificates shows each certificate, from ACME resolvers and from
-// the configuration's tls section (resolver "file"): its hosts, issuer,
-// resolver, the days left as a bar (full at 90 days; red under 7, amber
-// under 30) and its renewal state with the last error.
-function renderCertificates(list) {
-  const box = document.getElementById('cert-list');
-  if (!list.length) { box.replaceChildren(el('p', { class: 'empty' }, 'No certificates: none in tls.certificates and no ACME resolver.')); return; }
-  const day = 24 * 3600 * 1000;
-  box.replaceChildren(el('table', { class: 'grid' },
-    el('thead', {}, el('tr', {}, ['Hosts', 'Issuer', 'Resolver', 'Expires in', 'State', 'Used by'].map((h) => el('th', {}, h)))),
-    el('tbody', {}, list.map((c) => {
-      const days = c.notAfter ? Math.floor((Date.parse(c.notAfter) - Date.now()) / day) : null;
-      const cls = days === null ? 'none' : days < 7 ? 'bad' : days < 30 ? 'soon' : 'fine';
-      return el('tr', { 'data-cert': c.main, 'data-state': c.state },
-        el('td', { class: 'mono' }, [c.main, ...(c.sans || [])].join(', ')),
-        el('td', {}, c.issuer || '–'),
-        el('td', { class: 'mono' }, c.resolver || 'file'),
-        el('td', {}, days === null ? 'no certificate yet' : el('div', { class: 'expiry ' + cls, title: c.notAfter },
-          bar(Math.max(2, Math.min(100, (days / 90) * 100))), el('span', {}, days + ' days'))),
-        el('td', {}, el('span', { class: 'status ' + (c.state === 'valid' ? 'enabled' : c.state === 'failed' || c.state === 'expired' ? 'disabled' : 'warning') }, c.state),
-          c.renewAt ? el('div', { class: 'meta' }, 'renews ' + new Date(c.renewAt).toLocaleDateString()) : null,
-          !c.resolver ? el('div', { class: 'meta' }, 'not renewed by Gantry (replace the file)') : null,
-          c.lastError ? el('div', { class: 'err' }, c.lastError) : null),
-        el('td', {}, (c.usedBy || []).map((u) => [u.includes('@') ? link('router', u) : u, ' '])));
-    }))));
-}
-
-// bar is a bar pct% wide, sized through the CSSOM (the UI's CSP allows no
-// inline style attributes).
-function bar(pct) {
-  const b = el('div', { class: 'bar' });
-  b.style.width = pct + '%';
-  return b;
-}
-
-async function loadCertificates() {
-  try { renderCertificates(await getJSON('tls/certificates')); } catch { renderCertificates([]); }
-}
-
-// ---- cluster ----
-// renderCluster shows every instance registered in Consul (cluster.consul):
-// its ID (this one marked), address, the configuration version it serves,
-// its health check, and whether it agrees with the version most passing
-// instances serve; the summary says in one line whether they all agree.
-// The tab exists only when the API has a cluster (GET /api/cluster is 404
-// without cluster.consul).
-function renderCluster(cs) {
-  const tab = document.getElementById('cluster-tab');
-  const summary = document.getElementById('cluster-summary');
-  const tbody = document.querySelector('#cluster-list tbody');
-  tab.hidden = false;
-  if (cs.error) {
-    summary.replaceChildren(el('p', { class: 'err', id: 'cluster-state', 'data-agree': 'unknown' }, 'Consul does not answer: ' + cs.error));
-    return;
-  }
-  const passing = cs.instances.filter((i) => i.status === 'passing');
-  const counts = {};
-  for (const i of passing) counts[i.configVersion] = (counts[i.configVersion] || 0) + 1;
-  const majority = Object.entries(counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] || '';
-  const short = (v) => (v || '–').slice(0, 12);
-  const odd = cs.instances.filter((i) => i.status === 'passing' && i.configVersion !== majority).length;
-  const badge = document.getElementById('cluster-badge');
-  badge.textContent = String(odd);
-  badge.className = 'count ' + (odd ? 'some' : 'zero');
-  summary.replaceChildren(el('p', { id: 'cluster-state', 'data-agree': String(cs.agree), class: cs.agree ? 'empty ok' : 'err big' },
-    cs.agree
-      ? `All ${passing.length} passing instances of ${cs.service} serve configuration ${short(majority)}.`
-      : `Instances of ${cs.service} disagree: ` + Object.entries(counts).map(([v, n]) => `${short(v)} on ${n}`).join(', ') + '.'));
-  fill(tbody, cs.instances.map((i) => {
-    const agrees = i.status !== 'passing' ? null : i.configVersion === majority;
-    return el('tr', { 'data-instance': i.id, 'data-agree': agrees === null ? 'n/a' : String(agrees), class: agrees === false ? 'disagree' : '' },
-      el('td', { class: 'mono' }, i.id, i.self ? el('span', { class: 'meta' }, ' (this instance)') : null),
-      el('td', { class: 'mono' }, i.address + (i.port ? ':' + i.port : '')),
-      el('td', { class: 'mono', title: i.configVersion }, short(i.configVersion)),
-      el('td', { class: 'status ' + (i.status === 'passing' ? 'enabled' : i.status === 'warning' ? 'warning' : 'disabled') }, i.status),
-      el('td', { class: agrees === false ? 'err' : 'meta' }, agrees === null ? 'not counted (not passing)' : agrees ? 'yes' : 'no: serves another version'));
-  }));
-}
-
-let clusterOn = true; // false once the API said there is no cluster
-let clusterAt = 0;
-async function loadCluster() {
-  if (!clusterOn) return;
-  clusterAt = Date.now();
-  const r = await fetch(api('cluster'), { headers: { Accept: 'application/json' } });
-  if (r.status === 404) { clusterOn = false; return; }
-  const body = await r.json().catch(() => ({}));
-  renderCluster(r.ok ? body : { error: body.message || r.status });
-}
-
 // ---- TCP and UDP ----
 // Each router row shows its live counts ("stats", Gantry's addition to
 // Traefik's shapes): connections (UDP: sessions) open and in total, and the
@@ -515,124 +343,12 @@ async function loadTCPUDP() {
   renderTCPUDP();
 }
 
-// ---- static configuration ----
-// The last live reload of the static configuration is a problem when it
-// did not load (invalid) or left changes unapplied (refused, partial):
-// the running static configuration is then not what the file says.
-const staticBad = (rl) => !!rl && ['invalid', 'refused', 'partial'].includes(rl.outcome);
-const outcomeClass = { applied: 'enabled', unchanged: 'muted', partial: 'warning', refused: 'disabled', invalid: 'disabled' };
-const changeText = (c) => c.path + ' ' + c.kind;
-
-// staticCard is the overview's card: the static revision and the last
-// reload's outcome, red when it is a problem.
-function staticCard() {
-  const st = state.static;
-  if (!st) return null;
-  const last = (st.reloads || [])[0];
-  const bad = staticBad(last);
-  return el('a', { class: 'card' + (bad ? ' bad' : ''), id: 'card-static', href: '#static' }, el('div', {}, 'Static configuration'),
-    el('div', { class: 'n' + (bad ? ' error' : '') }, 'rev ' + st.revision),
-    el('div', { class: 'sub' }, last
-      ? el('span', { class: 'status ' + (outcomeClass[last.outcome] || '') }, 'last reload ' + last.outcome + ' (' + last.trigger + ', ' + new Date(last.at).toLocaleTimeString() + ')')
-      : el('span', {}, 'not reloaded since start')),
-    bad ? el('div', { class: 'err' }, last.error || (last.refused || []).map((r) => changeText(r) + ': ' + r.reason).join('; ')) : null);
-}
-
-// renderStatic shows /api/static: revision, file, and each reload with
-// its trigger, outcome, what it applied, what it refused and why, and why
-// the file did not load.
-function renderStatic() {
-  const st = state.static;
-  const last = st && (st.reloads || [])[0];
-  const bad = staticBad(last);
-  const badge = document.getElementById('static-badge');
-  badge.textContent = bad ? 1 : 0;
-  badge.className = 'count ' + (bad ? 'some' : 'zero');
-  const sum = document.getElementById('static-summary');
-  if (!st) { sum.replaceChildren(el('p', { class: 'empty' }, 'Static configuration reloads are not reported.')); return; }
-  sum.replaceChildren(
-    el('p', { class: 'big' }, 'Revision ', st.revision, st.since ? ' · since ' + new Date(st.since).toLocaleString() : ''),
-    st.file ? el('p', {}, 'File: ', el('span', { class: 'mono' }, st.file), ' (reloaded on SIGHUP and when it changes)') : el('p', { class: 'meta' }, 'No file: reloaded on SIGHUP'),
-    bad ? el('div', { class: 'errbox', id: 'static-problem' }, 'The last reload was ', el('strong', {}, last.outcome),
-      ': the running static configuration is not what the file says. ', last.error || (last.refused || []).map((r) => changeText(r) + ' (' + r.reason + ')').join('; ')) : '',
-    (st.reloads || []).length ? '' : el('p', { class: 'empty ok' }, 'No reload since start.'));
-  fill(document.querySelector('#static-reloads tbody'), (st.reloads || []).map((rl) => el('tr', { class: staticBad(rl) ? 'bad' : '', 'data-outcome': rl.outcome },
-    el('td', {}, rl.revision), el('td', {}, new Date(rl.at).toLocaleString()), el('td', {}, rl.trigger),
-    el('td', { class: 'status ' + (outcomeClass[rl.outcome] || '') }, rl.outcome),
-    el('td', { class: 'mono' }, (rl.applied || []).map((c) => el('div', { class: 'added' }, changeText(c)))),
-    el('td', {}, (rl.refused || []).map((r) => el('div', {}, el('span', { class: 'mono removed' }, changeText(r)), ' ', el('span', { class: 'err' }, r.reason)))),
-    el('td', { class: 'err' }, rl.error || ''))));
-}
-
-async function loadStatic() {
-  const r = await fetch(api('static'), { headers: { Accept: 'application/json' } });
-  state.static = r.ok ? await r.json() : null;
-  renderStatic();
-}
-
-// ---- entrypoints ----
-// renderEntryPoints lists the static and the dynamic entrypoints (asked
-// for by a provider's label, tag or file), with who asked and the routers
-// on each.
-function renderEntryPoints() {
-  const using = (name) => state.routers.filter((x) => (x.using || x.entryPoints || []).includes(name));
-  fill(document.querySelector('#ep-list tbody'), state.entrypoints.map((e) => el('tr', { 'data-name': e.name, class: e.dynamic ? 'dynamic' : '' },
-    el('td', {}, link('entrypoint', e.name)), el('td', { class: 'mono' }, e.address || ''),
-    el('td', {}, e.dynamic ? el('span', { class: 'tag dyn' }, 'dynamic') : el('span', { class: 'tag' }, 'static')),
-    el('td', {}, (e.requestedBy || []).map((q) => el('div', {}, el('strong', {}, q.provider), q.source ? [' ', el('span', { class: 'meta' }, q.source)] : null))),
-    el('td', {}, using(e.name).map((x) => [link('router', x.name), ' '])))));
-}
-
-// ---- providers ----
-function renderProviders(list) {
-  document.getElementById('provider-list').replaceChildren(...list.map((p) => el('div', { class: 'provider', 'data-name': p.name },
-    el('h3', {}, p.name, ' ', el('span', { class: 'status ' + (p.state === 'ok' ? 'enabled' : p.state === 'error' || p.state === 'down' ? 'disabled' : 'warning') }, p.state)),
-    el('div', {}, 'Last update: ', p.lastPublish ? new Date(p.lastPublish).toLocaleString() : 'never', ' · restarts: ', p.restarts || 0),
-    p.lastError ? el('div', { class: 'err' }, 'Last error: ', p.lastError) : null,
-    (p.problemList || []).length ? el('p', {}, el('a', { href: '#problems' }, (p.problemList || []).length + ' problems')) : null)));
-}
-
-// ---- revisions ----
-async function loadRevisions() {
-  let list;
-  try { list = await getJSON('revisions?limit=50'); } catch { list = []; }
-  fill(document.querySelector('#revisions tbody'), list.map((r, i) => el('tr', { 'data-version': r.version },
-    el('td', {}, el('input', { type: 'radio', name: 'rev-a', value: r.version, checked: i === 1 })),
-    el('td', {}, el('input', { type: 'radio', name: 'rev-b', value: r.version, checked: i === 0 })),
-    el('td', { class: 'mono' }, r.version.slice(0, 16), r.current ? ' (current)' : ''),
-    el('td', {}, new Date(r.at).toLocaleString()), el('td', {}, r.routers), el('td', {}, r.services), el('td', {}, r.middlewares), el('td', {}, r.problems))));
-}
-
-// showDiff compares two revisions' merged configurations: one block per
-// object that differs, headed by what changed and the provider that caused
-// it, with a unified diff of its definition (both already redacted).
-async function showDiff() {
-  const a = document.querySelector('input[name=rev-a]:checked');
-  const b = document.querySelector('input[name=rev-b]:checked');
-  const out = document.getElementById('diff');
-  if (!a || !b) { out.textContent = 'Pick two revisions.'; return; }
-  const [ra, rb] = await Promise.all([getJSON(`revisions/${enc(a.value)}`), getJSON(`revisions/${enc(b.value)}`)]);
-  const full = document.getElementById('diff-full').checked;
-  const changes = compare(ra.config, rb.config);
-  const blocks = changes.map((c) => {
-    let lines = lineDiff(c.before, c.after);
-    if (!full) lines = hunks(lines);
-    return el('div', { class: 'dblock', 'data-object': c.key },
-      el('div', { class: 'dtitle' }, el('span', { class: c.kind }, c.kind), ' ', el('span', { class: 'mono' }, c.key), ' ',
-        el('span', { class: 'provider-tag' }, 'by ' + (c.provider || 'unknown'))),
-      el('pre', { class: 'mono udiff' }, lines.map((l) => el('div', { class: 'l' + (l.op === '+' ? ' add' : l.op === '-' ? ' del' : l.op === '@' ? ' cut' : '') }, (l.op === '@' ? '' : l.op + ' ') + l.text))));
-  });
-  out.replaceChildren(
-    el('h3', {}, `${ra.version.slice(0, 12)} (${new Date(ra.at).toLocaleString()}) → ${rb.version.slice(0, 12)} (${new Date(rb.at).toLocaleString()})`),
-    blocks.length ? el('div', { id: 'diff-table' }, blocks) : el('p', { class: 'empty' }, 'No differences.'));
-}
-
 // ---- simulator ----
 async function loadEntryPoints() {
   let eps = [];
   try { eps = await getJSON('entrypoints'); } catch { /* keep empty */ }
   state.entrypoints = eps;
-  renderEntryPoints();
+  renderEntryPoints(state.entrypoints, state.routers);
   const sel = document.getElementById('sim-ep');
   const cur = sel.value;
   sel.replaceChildren(...eps.map((e) => el('option', { value: e.name, selected: e.name === cur }, e.name)));
@@ -675,13 +391,13 @@ async function loadAll() {
   state.services = ss;
   state.middlewares = ms;
   renderOverview(ov);
-  renderProblems();
+  renderProblems(state.problems);
   renderRouters();
   renderServices();
   renderMiddlewares();
   renderProviders(ps);
   renderFailing();
-  renderEntryPoints();
+  renderEntryPoints(state.entrypoints, state.routers);
   await loadStatic().catch(console.error);
   renderOverview(ov);
   await loadTCPUDP();
@@ -698,7 +414,7 @@ async function refreshHealth() {
   state.problems = probs;
   state.services = ss;
   renderOverview(ov);
-  renderProblems();
+  renderProblems(state.problems);
   renderServices();
   renderFailing();
 }
@@ -748,8 +464,8 @@ function connect() {
     }
     switch (m.type) {
       case 'config':
-        if (m.changes) { state.changes.unshift({ at: m.at, version: m.version, changes: m.changes }); renderChangelog(); }
-        if (m.problems) { state.problems = m.problems; renderProblems(); }
+        if (m.changes) addChange({ at: m.at, version: m.version, changes: m.changes });
+        if (m.problems) { state.problems = m.problems; renderProblems(state.problems); }
         if (m.version !== state.version) { state.version = m.version; scheduleReload(); }
         break;
       case 'health':
@@ -762,7 +478,7 @@ function connect() {
       case 'stats':
         onStats(m);
         if (route().tab === 'tcpudp') loadTCPUDP().catch(console.error);
-        if (route().tab === 'cluster' && Date.now() - clusterAt > 2000) loadCluster().catch(console.error);
+        if (route().tab === 'cluster') loadCluster(2000).catch(console.error);
         if (route().tab === 'migration') loadMigration(api).catch(console.error);
         break;
     }
@@ -770,7 +486,7 @@ function connect() {
 }
 
 document.getElementById('router-search').addEventListener('input', renderRouters);
-document.getElementById('diff-btn').addEventListener('click', () => showDiff().catch((e) => { document.getElementById('diff').textContent = String(e); }));
+initRevisions();
 document.getElementById('sim-form').addEventListener('submit', (e) => simulate(e).catch((err) => { document.getElementById('sim-result').textContent = String(err); }));
 overviewCharts = new LiveCharts('overview', '');
 document.getElementById('overview-charts').append(overviewCharts.el);
