@@ -3,7 +3,7 @@
 # this machine (CGO_ENABLED=0, static), FROM scratch with Dockerfile.local:
 # no registry is contacted, so it works without Docker Hub. Then:
 #
-#   GANTRY_IMAGE=gantry:local WHOAMI_IMAGE=whoami:local docker compose up -d
+#   GANTRY_IMAGE=gantry:local WHOAMI_IMAGE=whoami:local ./scripts/compose.sh up -d
 #
 # Environment: GANTRY_IMAGE and WHOAMI_IMAGE name the images (defaults
 # gantry:local, whoami:local); CA_BUNDLE is the CA roots file copied into
@@ -31,4 +31,4 @@ echo "image.sh: docker build $gantry_image and $whoami_image (FROM scratch)..." 
 docker build -q --build-arg TARGET=gantry -t "$gantry_image" "$ctx" >/dev/null
 docker build -q --build-arg TARGET=whoami -t "$whoami_image" "$ctx" >/dev/null
 echo "image.sh: built $gantry_image and $whoami_image. Run:" >&2
-echo "  GANTRY_IMAGE=$gantry_image WHOAMI_IMAGE=$whoami_image docker compose up -d" >&2
+echo "  GANTRY_IMAGE=$gantry_image WHOAMI_IMAGE=$whoami_image ./scripts/compose.sh up -d" >&2

@@ -53,3 +53,63 @@ certificatesResolvers:
 		t.Errorf("an order was started:\n%s", g.Output())
 	}
 }
+
+// Issue 23, through the binary: a storage path whose directory is missing
+// (a volume not mounted) is one problem naming the directory and one WARN
+// line, not a WARN per certificate saved; once the directory exists, the
+// next save writes acme.json, the problem ends and an INFO line says so.
+func TestMissingStorageDirectoryWarnsOnce(t *testing.T) {
+	securePort := freePort(t)
+	pb := newPebble(t, freePort(t), securePort, time.Hour)
+	pb.Start(t)
+	missing := filepath.Join(t.TempDir(), "letsencrypt")
+	storage := filepath.Join(missing, "acme.json")
+	dyn := t.TempDir()
+	router := func(name string) string {
+		return fmt.Sprintf("http:\n  routers:\n    %s:\n      rule: Host(`%s.test`)\n      service: noop@internal\n      tls: {certResolver: alpn}\n", name, name)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		harness.WriteFile(t, dyn, n+".yml", router(n))
+	}
+	adm := harness.FreeAddr(t)
+	g := harness.Start(t, fmt.Sprintf(`
+entryPoints:
+  websecure: {address: "127.0.0.1:%d"}
+  traefik: {address: %q}
+api: {insecure: true}
+providers:
+  file: {directory: %s}
+certificatesResolvers:
+  alpn:
+    acme:
+      caServer: %s
+      caCertificates: [%s]
+      storage: %s
+      tlsChallenge: {}
+`, securePort, adm, dyn, pb.DirectoryURL(), pb.CAFile, storage))
+	roots := pb.Roots(t)
+	for _, sni := range []string{"a.test", "b.test", "c.test"} {
+		harness.Try(t, 60*time.Second, func() error { _, err := served(g.EntryPoints["websecure"], sni, roots); return err })
+	}
+	want := "directory " + missing + " does not exist"
+	harness.TryGet(t, 10*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200), harness.BodyContains(want))
+	if n := strings.Count(g.Output(), "update the Traefik storage file"); n != 1 {
+		t.Errorf("%d WARN lines for the missing directory after 3 certificates, want 1:\n%s", n, g.Output())
+	}
+
+	if err := os.Mkdir(missing, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, dyn, "d.yml", router("d"))
+	harness.Try(t, 60*time.Second, func() error { _, err := served(g.EntryPoints["websecure"], "d.test", roots); return err })
+	harness.Try(t, 10*time.Second, func() error {
+		if _, err := os.Stat(storage); err != nil {
+			return err
+		}
+		if !strings.Contains(g.Output(), "storage file is written again") {
+			return fmt.Errorf("no INFO line for the recovery")
+		}
+		return nil
+	})
+	harness.TryGet(t, 10*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200), harness.BodyLacks(want))
+}

@@ -13,16 +13,21 @@ import (
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
-// composeCommand returns the Compose command line: Debian's docker-compose,
-// else the docker compose plugin; nil when neither is installed.
+// composeCommand returns the Compose command line, scripts/compose.sh (the
+// README's spelling); nil when neither the docker compose plugin nor
+// Debian's docker-compose is installed.
 func composeCommand() []string {
-	if p, err := exec.LookPath("docker-compose"); err == nil {
-		return []string{p}
+	_, errV1 := exec.LookPath("docker-compose")
+	if errV1 != nil && exec.Command("docker", "compose", "version").Run() != nil {
+		return nil
 	}
-	if exec.Command("docker", "compose", "version").Run() == nil {
-		return []string{"docker", "compose"}
+	// The README's one spelling: scripts/compose.sh picks the plugin or
+	// Debian's docker-compose.
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "compose.sh"))
+	if err != nil {
+		return nil
 	}
-	return nil
+	return []string{"bash", script}
 }
 
 // composeRunner returns a function running compose with args on project

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/go-connections/nat"
 
+	"github.com/gantry-proxy/gantry/integration/docker/localimage"
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
@@ -100,21 +101,29 @@ func setup() (*env, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	images := map[string]string{whoamiImage: "whoami", gantryImage: "gantry"}
-	if ok, err := redisContext(dir); err != nil {
+	dockerfiles := map[string]string{}
+	for _, df := range images {
+		b, err := os.ReadFile(filepath.Join("testdata", df+".Dockerfile"))
+		if err != nil {
+			return nil, err
+		}
+		dockerfiles[df] = string(b)
+	}
+	if ok, err := localimage.Redis(dir); err != nil {
 		return nil, err
 	} else if ok {
-		images[redisImage] = "redis"
+		images[redisImage], dockerfiles["redis"] = "redis", localimage.RedisDockerfile
 		e.redisImage = true
 	}
-	if ok, err := postgresContext(dir); err != nil {
+	if ok, err := localimage.Postgres(dir); err != nil {
 		return nil, err
 	} else if ok {
-		images[postgresImage] = "postgres"
+		images[postgresImage], dockerfiles["postgres"] = "postgres", localimage.PostgresDockerfile
 		e.postgresImage = true
 	}
 	for img, df := range images {
-		dockerfile, err := filepath.Abs(filepath.Join("testdata", df+".Dockerfile"))
-		if err != nil {
+		dockerfile := filepath.Join(dir, df+".Dockerfile")
+		if err := os.WriteFile(dockerfile, []byte(dockerfiles[df]), 0o644); err != nil {
 			return nil, err
 		}
 		if _, err := e.eng.docker(ctx, "build", "-q", "-t", img, "-f", dockerfile, filepath.Join(dir, "ctx-"+df)); err != nil {

@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,57 +14,11 @@ import (
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
-const redisImage = "gantry-it/redis:test"
-
-// redisContext copies the host's redis-server and the shared libraries it
-// needs (ldd) into dir/ctx-redis, keeping their paths. It returns false
-// when redis-server is not installed (the TCP test then reports it).
-func redisContext(dir string) (bool, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return false, nil
-	}
-	bin, _ = filepath.EvalSymlinks(bin)
-	return true, copyWithLibs(filepath.Join(dir, "ctx-redis"), map[string]string{bin: "usr/bin/redis-server"})
-}
-
-// copyWithLibs copies each host binary (key) to its path in ctx (value) and
-// the shared libraries ldd lists for it to their host paths, so that a FROM
-// scratch image of ctx runs it.
-func copyWithLibs(ctx string, bins map[string]string) error {
-	for bin, dst := range bins {
-		out, err := exec.Command("ldd", bin).Output()
-		if err != nil {
-			return fmt.Errorf("ldd %s: %w", bin, err)
-		}
-		files := map[string]string{bin: dst}
-		for _, line := range strings.Split(string(out), "\n") {
-			for _, f := range strings.Fields(line) {
-				if strings.HasPrefix(f, "/") {
-					files[f] = f
-				}
-			}
-		}
-		for src, dst := range files {
-			if err := copyFile(src, filepath.Join(ctx, dst), 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// copyFile copies src to dst with mode, creating dst's directories.
-func copyFile(src, dst string, mode os.FileMode) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, mode)
-}
+// Test images of Debian's servers, FROM scratch (see package localimage).
+const (
+	redisImage    = "gantry-it/redis:test"
+	postgresImage = "gantry-it/postgres:test"
+)
 
 // A compose-style Redis container routed by traefik.tcp labels only: the
 // implicit TCP service (named after the compose service, the exposed port

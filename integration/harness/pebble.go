@@ -219,6 +219,19 @@ func (p *Pebble) startPebble(t testing.TB, dns string) {
 	})
 }
 
+// Restart stops Pebble and starts it again on the same ports: Pebble keeps
+// everything in memory, so the restarted CA has a new root and knows no
+// account (an order signed with an old account gets accountDoesNotExist).
+func (p *Pebble) Restart(t testing.TB) {
+	t.Helper()
+	dns := p.DNSServer
+	if dns == "" {
+		dns = fmt.Sprintf("127.0.0.1:%d", p.dnsPort)
+	}
+	p.proc.Stop(t)
+	p.startPebble(t, dns)
+}
+
 // client trusts Pebble's listener.
 func (p *Pebble) client() *http.Client {
 	pool := x509.NewCertPool()

@@ -461,3 +461,27 @@ func TestStorageDirectoryIsAProblemNeverChmoded(t *testing.T) {
 		t.Errorf("the store lacks the certificate: %+v %v", d, err)
 	}
 }
+
+// A CA that forgot the account (accountDoesNotExist): the account saved
+// with that registration marked stale replaces the stored one still
+// registered there, so the next order registers again (locally, and for
+// every instance of a shared store); a stale mark for another
+// registration (another instance already registered again) leaves the
+// stored, newer registration in place.
+func TestMergeForgottenRegistration(t *testing.T) {
+	reg := func(uri string) *Account {
+		return &Account{Email: "a@example.com", Registration: &Registration{URI: uri}}
+	}
+	old, fresh := "https://ca.test/acct/1", "https://ca.test/acct/2"
+	forgotten := &Account{Email: "a@example.com", stale: old}
+
+	if got := merge(&Data{Account: reg(old)}, &Data{Account: forgotten}).Account; got.Registration != nil {
+		t.Errorf("stored registration %s kept after the CA forgot it", got.Registration.URI)
+	}
+	if got := merge(&Data{Account: reg(fresh)}, &Data{Account: forgotten}).Account; got.Registration == nil || got.Registration.URI != fresh {
+		t.Errorf("another instance's new registration replaced: %+v", got.Registration)
+	}
+	if got := merge(&Data{Account: reg(old)}, &Data{Account: reg(fresh)}).Account; got.Registration.URI != old {
+		t.Errorf("without a stale mark the stored account must win (instances converge): got %s", got.Registration.URI)
+	}
+}

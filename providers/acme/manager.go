@@ -370,13 +370,19 @@ func (m *Manager) persist(ctx context.Context, r *resolver) {
 	if st := r.cfg.Storage; st != "" && !sharedStorage(st) {
 		m.exportMu.Lock()
 		err := exportFile(st, r.name, out)
-		if err != nil {
-			m.log.Warn("acme: update the Traefik storage file", "resolver", r.name, "file", st, "error", err)
-		}
 		m.exportMu.Unlock()
 		m.mu.Lock()
+		prev := m.exportErrs[r.name]
 		m.exportErrs[r.name] = err
 		m.mu.Unlock()
+		// Logged when it starts, changes or ends (it stays a problem in
+		// /api/problems meanwhile), not once per certificate saved.
+		switch {
+		case err != nil && (prev == nil || prev.Error() != err.Error()):
+			m.log.Warn("acme: update the Traefik storage file", "resolver", r.name, "file", st, "error", err)
+		case err == nil && prev != nil:
+			m.log.Info("acme: the Traefik storage file is written again", "resolver", r.name, "file", st)
+		}
 	}
 	m.mu.Lock()
 	m.data[r.name] = out

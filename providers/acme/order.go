@@ -156,8 +156,23 @@ func (m *Manager) failed(ctx context.Context, r *resolver, o *order, err error, 
 	wait := retryDelay(o.failures, err)
 	o.next = m.now().Add(wait)
 	b := orderBackoff{Failures: o.failures, Next: o.next, Error: o.lastErr, At: o.lastErrAt}
+	gone := accountGone(err)
+	var uri string
+	if acct := m.data[r.name].Account; gone && acct != nil && acct.Registration != nil {
+		// The CA forgot the account (a reset CA, a deleted account): drop
+		// the registration so the next attempt registers the key again
+		// instead of failing forever (RFC 8555 §7.3.1).
+		cp := *acct
+		cp.Registration, uri = nil, acct.Registration.URI
+		cp.stale = uri
+		m.data[r.name].Account = &cp
+	}
 	m.mu.Unlock()
 	r.reset()
+	if uri != "" {
+		m.log.Warn("acme: the CA no longer knows the account: registering it again", "resolver", r.name, "account", uri)
+		m.persist(ctx, r)
+	}
 	m.log.Warn("acme: certificate order failed", "resolver", r.name, "domains", strings.Join(domainNames(o.domain), ","), "attempt", b.Failures, "retryIn", wait.Round(time.Second), "error", err)
 	if shared != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -188,12 +203,19 @@ func retryDelay(n int, err error) time.Duration {
 		return rl.RetryAfter
 	}
 	base, limit := retryCA, maxRetry
-	if _, ok := errors.AsType[*acme.ProblemDetails](err); !ok && err != nil {
-		base, limit = retryNet, maxRetryNet
+	if _, ok := errors.AsType[*acme.ProblemDetails](err); (!ok && err != nil) || accountGone(err) {
+		base, limit = retryNet, maxRetryNet // not the order's fault: retried soon
 	}
 	d := base
 	for i := 1; i < n && d < limit; i++ {
 		d *= 2
 	}
 	return min(d, limit)
+}
+
+// accountGone reports whether err is the CA's accountDoesNotExist problem
+// (RFC 8555 §6.7): the stored registration is no longer valid there.
+func accountGone(err error) bool {
+	p, ok := errors.AsType[*acme.ProblemDetails](err)
+	return ok && p.Type == acme.AccountDoesNotExistErrorType
 }

@@ -121,6 +121,10 @@ type Account struct {
 	KeyType      string        `json:"KeyType"`
 
 	key crypto.Signer
+	// stale is the registration URI the CA answered accountDoesNotExist
+	// for: saving an account that has it replaces a stored account still
+	// registered there (see merge).
+	stale string
 }
 
 // Registration is the CA's account object and its URL (lego v4's
@@ -214,13 +218,16 @@ func save(ctx context.Context, kv KV, resolver string, d *Data) (*Data, error) {
 // merge combines the stored data (possibly written by another instance)
 // with d: per domain set the certificate expiring last wins; the stored
 // account wins when it is registered at the same CA as d's (so instances
-// sharing a store converge on one account), else d's.
+// sharing a store converge on one account), else d's — and d's when the
+// stored registration is the one the CA forgot (d.Account.stale).
 func merge(stored, d *Data) *Data {
 	out := &Data{Account: stored.Account}
 	switch {
 	case d.Account == nil:
 	case out.Account == nil || out.Account.Registration == nil:
 		out.Account = d.Account
+	case d.Account.stale != "" && out.Account.Registration.URI == d.Account.stale:
+		out.Account = d.Account // forgotten by the CA: registered again, or to be
 	case d.Account.Registration != nil && !sameHost(out.Account.Registration.URI, d.Account.Registration.URI):
 		out.Account = d.Account // registered at the CA now configured
 	}
@@ -358,6 +365,9 @@ func exportFile(path, resolver string, d *Data) error {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".acme-*.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: directory %s does not exist (create it, or mount a volume there): %w", path, filepath.Dir(path), fs.ErrNotExist)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 # Test image of Debian's redis-server, built FROM scratch from the host's
 # binary and the shared libraries ldd lists (no registry is reachable in
-# tests); see redisContext in tcp_test.go.
+# tests); see Redis in localimage.go.
 FROM scratch
 COPY . /
 EXPOSE 6379

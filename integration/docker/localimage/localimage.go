@@ -1,6 +1,12 @@
-package docker
+// Package localimage builds the root directories of FROM scratch images of
+// Debian's redis-server and postgresql server from the host's binaries, the
+// shared libraries ldd lists and the files they need: images a machine with
+// no registry can build (the Docker integration tests and
+// scripts/tcp-images.sh, for examples/tcp, use the same code).
+package localimage
 
 import (
+	_ "embed"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,13 +18,69 @@ import (
 	"strings"
 )
 
-const postgresImage = "gantry-it/postgres:test"
+// Dockerfiles of the two images: each copies its context to / .
+var (
+	//go:embed redis.Dockerfile
+	RedisDockerfile string
+	//go:embed postgres.Dockerfile
+	PostgresDockerfile string
+)
 
-// pgUID is the uid and gid the postgres test image runs as (postgres
+// Redis copies the host's redis-server and the shared libraries it
+// needs (ldd) into dir/ctx-redis, keeping their paths. It returns false
+// when redis-server is not installed (a caller reports it).
+func Redis(dir string) (bool, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return false, nil
+	}
+	bin, _ = filepath.EvalSymlinks(bin)
+	return true, copyWithLibs(filepath.Join(dir, "ctx-redis"), map[string]string{bin: "usr/bin/redis-server"})
+}
+
+// copyWithLibs copies each host binary (key) to its path in ctx (value) and
+// the shared libraries ldd lists for it to their host paths, so that a FROM
+// scratch image of ctx runs it.
+func copyWithLibs(ctx string, bins map[string]string) error {
+	for bin, dst := range bins {
+		out, err := exec.Command("ldd", bin).Output()
+		if err != nil {
+			return fmt.Errorf("ldd %s: %w", bin, err)
+		}
+		files := map[string]string{bin: dst}
+		for _, line := range strings.Split(string(out), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "/") {
+					files[f] = f
+				}
+			}
+		}
+		for src, dst := range files {
+			if err := copyFile(src, filepath.Join(ctx, dst), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyFile copies src to dst with mode, creating dst's directories.
+func copyFile(src, dst string, mode os.FileMode) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, mode)
+}
+
+// PostgresUID is the uid and gid the postgres test image runs as (postgres
 // refuses to run as root); postgres.Dockerfile chowns the context to it.
-const pgUID = 999
+const PostgresUID = 999
 
-// postgresContext builds dir/ctx-postgres, the root of a FROM scratch image
+// Postgres builds dir/ctx-postgres, the root of a FROM scratch image
 // of Debian's postgresql server (see testdata/postgres.Dockerfile):
 //   - the newest /usr/lib/postgresql/<v>/bin/postgres with the shared
 //     libraries ldd lists, at their host paths, and /usr/local/bin/postgres
@@ -34,10 +96,10 @@ const pgUID = 999
 //   - a self-signed certificate for db.localhost at Debian's snakeoil
 //     paths, the ones the compose file enables ssl with (they exist in the
 //     official postgres image too);
-//   - /etc/passwd and /etc/group naming uid pgUID postgres.
+//   - /etc/passwd and /etc/group naming uid PostgresUID postgres.
 //
 // It returns false when the postgresql server is not installed.
-func postgresContext(dir string) (bool, error) {
+func Postgres(dir string) (bool, error) {
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
 	if len(bins) == 0 {
 		return false, nil
@@ -84,7 +146,7 @@ func postgresContext(dir string) (bool, error) {
 	if err := os.Chmod(key, 0o600); err != nil {
 		return false, err
 	}
-	id := strconv.Itoa(pgUID)
+	id := strconv.Itoa(PostgresUID)
 	for f, line := range map[string]string{
 		"etc/passwd": "postgres:x:" + id + ":" + id + ":postgres:/var/lib/postgresql:/nonexistent\n",
 		"etc/group":  "postgres:x:" + id + ":\n",
