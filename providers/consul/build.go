@@ -91,8 +91,8 @@ func assemble(parts []*servicePart) providers.Snapshot {
 		problems = append(problems, p.problems...)
 	}
 	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.key, b.key) })
-	cfg, ps := mergeItems(items)
-	return providers.Snapshot{Config: cfg, Problems: append(problems, ps...), Origins: entryPointOrigins(items, cfg)}
+	cfg, origins, ps := mergeItems(items)
+	return providers.Snapshot{Config: cfg, Problems: append(problems, ps...), Origins: origins}
 }
 
 // buildInstance decodes one instance. It returns nil when the instance is
@@ -170,7 +170,7 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 		ps = append(ps, buildTCPUDP(in, cfg, e, svcName, declared)...)
 		if len(h.Routers) == 0 && len(h.Services) == 0 && len(h.Middlewares) == 0 && !declared["router"] && !declared["service"] && !declared["middleware"] {
 			return &item{key: e.Node.Node + "\x00" + e.Service.ID, from: origin{name, e.Node.Node + "/" + e.Service.ID},
-				cfg: cfg, forms: itemForms(cfg), epSources: epSources(in, cfg, labels)}, ps
+				cfg: cfg, forms: providers.PartForms(cfg), epSources: epSources(in, cfg, labels)}, ps
 		}
 	}
 	if len(h.Services) == 0 && !declared["service"] {
@@ -195,7 +195,7 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 	}
 	ps = append(ps, b.buildRouters(in, h, names, svcName, declared["router"], ruleModel{Name: name, Labels: labels})...)
 	return &item{key: e.Node.Node + "\x00" + e.Service.ID, from: origin{name, e.Node.Node + "/" + e.Service.ID},
-		cfg: cfg, forms: itemForms(cfg), epSources: epSources(in, cfg, labels)}, ps
+		cfg: cfg, forms: providers.PartForms(cfg), epSources: epSources(in, cfg, labels)}, ps
 }
 
 // epSources locates the tag of each dynamic entrypoint cfg asks for

@@ -15,16 +15,6 @@ import (
 	"github.com/gantry-proxy/gantry/providers"
 )
 
-// Object kinds of TCP and UDP objects, as in problems ("tcp router db").
-const (
-	kindTCPRouter     = "tcp router"
-	kindTCPService    = "tcp service"
-	kindTCPMiddleware = "tcp middleware"
-	kindTCPTransport  = "tcp serversTransport"
-	kindUDPRouter     = "udp router"
-	kindUDPService    = "udp service"
-)
-
 // buildTCPUDP completes an instance's TCP and UDP objects as Traefik's
 // Consul catalog provider does (buildTCPServiceConfiguration,
 // BuildTCPRouterConfiguration and the UDP twins): without a declared
@@ -40,12 +30,12 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 		if len(t.Services) == 0 && !declared["tcp service"] {
 			t.Services[svcName] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
 		}
-		dropped := completeServers(in, e, kindTCPService, t.Services, tcpFirstServer, &ps)
+		dropped := completeServers(in, e, providers.KindTCPService, t.Services, tcpFirstServer, &ps)
 		hasRule := func(rn string, r *config.TCPRouter) bool {
 			if strings.TrimSpace(r.Rule) != "" {
 				return true
 			}
-			obj := kindTCPRouter + " " + rn
+			obj := providers.KindTCPRouter + " " + rn
 			ps = append(ps, in.problem(obj, providers.SeverityError, []string{obj}, "no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out"))
 			return false
 		}
@@ -56,7 +46,7 @@ func buildTCPUDP(in instance, cfg *config.Configuration, e *api.ServiceEntry, sv
 		if len(u.Services) == 0 && !declared["udp service"] {
 			u.Services[svcName] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
 		}
-		dropped := completeServers(in, e, kindUDPService, u.Services, udpFirstServer, &ps)
+		dropped := completeServers(in, e, providers.KindUDPService, u.Services, udpFirstServer, &ps)
 		linkRouters(in, "udp", u.Routers, nil, func(r *config.UDPRouter) *string { return &r.Service }, u.Services, dropped, &ps)
 	}
 	return ps
@@ -92,7 +82,7 @@ func onlyServer[T any](servers *[]T, fields func(*T) (addr, port *string)) (addr
 }
 
 // completeServers gives the server of each load balancer of services (kind
-// kindTCPService or kindUDPService) the instance's address and port
+// providers.KindTCPService or providers.KindUDPService) the instance's address and port
 // (instanceAddress); a service whose address cannot be made is left out
 // with a problem added to ps. It returns the names left out, in order.
 func completeServers[S any](in instance, e *api.ServiceEntry, kind string, services map[string]*S,
@@ -168,115 +158,6 @@ func instanceAddress(e *api.ServiceEntry, addr, port string) (string, error) {
 		return "", fmt.Errorf("port %q: want 1-65535", port)
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-// tcpForms adds the comparable forms of cfg's TCP and UDP objects to add;
-// load balancers without their servers, which are merged.
-func tcpForms(cfg *config.Configuration, add func(kind, name string, v any)) {
-	if t := cfg.TCP; t != nil {
-		for n, r := range t.Routers {
-			add(kindTCPRouter, n, r)
-		}
-		for n, s := range t.Services {
-			if s.LoadBalancer != nil {
-				lb := *s.LoadBalancer
-				lb.Servers = nil
-				add(kindTCPService, n, &config.TCPService{LoadBalancer: &lb})
-			} else {
-				add(kindTCPService, n, s)
-			}
-		}
-		for n, m := range t.Middlewares {
-			add(kindTCPMiddleware, n, m)
-		}
-		for n, st := range t.ServersTransports {
-			add(kindTCPTransport, n, st)
-		}
-	}
-	if u := cfg.UDP; u != nil {
-		for n, r := range u.Routers {
-			add(kindUDPRouter, n, r)
-		}
-		for n, s := range u.Services {
-			if s.LoadBalancer != nil {
-				add(kindUDPService, n, &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}})
-			} else {
-				add(kindUDPService, n, s)
-			}
-		}
-	}
-}
-
-// mergeTCPItems merges the items' TCP and UDP objects into out (see
-// mergeItems).
-func mergeTCPItems(items []item, out *config.Configuration) []providers.Problem {
-	trs := newMerger[*config.TCPRouter](kindTCPRouter, nil, nil)
-	tss := newMerger(kindTCPService, func(s *config.TCPService) *config.TCPService {
-		c := *s
-		if s.LoadBalancer != nil {
-			lb := *s.LoadBalancer
-			lb.Servers = slices.Clone(lb.Servers)
-			c.LoadBalancer = &lb
-		}
-		return &c
-	}, func(dst, src *config.TCPService) {
-		if dst.LoadBalancer == nil || src.LoadBalancer == nil {
-			return
-		}
-		dst.LoadBalancer.Servers = providers.UnionServers(dst.LoadBalancer.Servers, src.LoadBalancer.Servers, func(s config.TCPServer) string { return s.Address })
-	})
-	tms := newMerger[*config.TCPMiddleware](kindTCPMiddleware, nil, nil)
-	tts := newMerger[*config.TCPServersTransport](kindTCPTransport, nil, nil)
-	urs := newMerger[*config.UDPRouter](kindUDPRouter, nil, nil)
-	uss := newMerger(kindUDPService, func(s *config.UDPService) *config.UDPService {
-		c := *s
-		if s.LoadBalancer != nil {
-			lb := *s.LoadBalancer
-			lb.Servers = slices.Clone(lb.Servers)
-			c.LoadBalancer = &lb
-		}
-		return &c
-	}, func(dst, src *config.UDPService) {
-		if dst.LoadBalancer == nil || src.LoadBalancer == nil {
-			return
-		}
-		dst.LoadBalancer.Servers = providers.UnionServers(dst.LoadBalancer.Servers, src.LoadBalancer.Servers, func(s config.UDPServer) string { return s.Address })
-	})
-	seenTCP, seenUDP := false, false
-	for _, it := range items {
-		if t := it.cfg.TCP; t != nil {
-			seenTCP = true
-			trs.addAll(t.Routers, it)
-			tss.addAll(t.Services, it)
-			tms.addAll(t.Middlewares, it)
-			tts.addAll(t.ServersTransports, it)
-		}
-		if u := it.cfg.UDP; u != nil {
-			seenUDP = true
-			urs.addAll(u.Routers, it)
-			uss.addAll(u.Services, it)
-		}
-	}
-	var ps []providers.Problem
-	if seenTCP {
-		t := out.EnsureTCP()
-		ps = append(ps, trs.result(t.Routers)...)
-		ps = append(ps, tss.result(t.Services)...)
-		ps = append(ps, tms.result(t.Middlewares)...)
-		ps = append(ps, tts.result(t.ServersTransports)...)
-		if t.Empty() {
-			out.TCP = nil
-		}
-	}
-	if seenUDP {
-		u := out.EnsureUDP()
-		ps = append(ps, urs.result(u.Routers)...)
-		ps = append(ps, uss.result(u.Services)...)
-		if u.Empty() {
-			out.UDP = nil
-		}
-	}
-	return ps
 }
 
 // unlinkedMessage says why a router of proto ("tcp", "udp") that names no

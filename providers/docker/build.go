@@ -48,18 +48,11 @@ type ruleData struct {
 	Labels        map[string]string
 }
 
-// piece is the configuration one container contributes, before merging.
+// piece is the configuration one container contributes, before merging
+// (providers.MergeParts), and its place in the merge order.
 type piece struct {
-	container string // container name, for problems
-	sortKey   string
-	http      *config.HTTPConfiguration
-	tcp       *config.TCPConfiguration // nil when the container declares none
-	udp       *config.UDPConfiguration
-	stores    map[string]*config.TLSStore
-	// entryPoints are the dynamic entrypoints the container asks for,
-	// epOrigins where ("container web-1 label gantry.entrypoints.x.address").
-	entryPoints map[string]*config.DynamicEntryPoint
-	epOrigins   map[string]string
+	sortKey string
+	part    providers.Part[string] // From: the container name
 }
 
 // builder accumulates problems for one build.
@@ -225,7 +218,7 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	if hasTCPUDP(cfg, broken) {
 		b.tcpUDP(c, cfg, name, self, withServers, broken)
 		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+brokenOf("router")+brokenOf("service")+brokenOf("middleware")+brokenOf("serversTransport") == 0 {
-			return b.withEntryPoints(c, cfg, piece{container: c.Name, sortKey: name + "-" + c.ID, http: h, tcp: cfg.TCP, udp: cfg.UDP}), true
+			return b.piece(c, name, cfg, false), true
 		}
 	}
 	if len(h.Services) == 0 && brokenOf("service") == 0 {
@@ -248,21 +241,23 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	}
 	b.routers(c, h, name, brokenOf("service"), brokenOf("router"))
 
-	p := piece{container: c.Name, sortKey: name + "-" + c.ID, http: h, tcp: cfg.TCP, udp: cfg.UDP}
-	if cfg.TLS != nil {
-		p.stores = cfg.TLS.Stores
-	}
-	return b.withEntryPoints(c, cfg, p), true
+	return b.piece(c, name, cfg, true), true
 }
 
-// withEntryPoints adds the dynamic entrypoints c asks for
-// (gantry.entrypoints.<name>.address) to p, each located by its label.
-func (b *builder) withEntryPoints(c containerInfo, cfg *config.Configuration, p piece) piece {
+// piece is what container c (default service name) contributes: cfg's
+// HTTP, TCP and UDP objects, its TLS stores when withStores, and the
+// dynamic entrypoints it asks for (gantry.entrypoints.<name>.address), each
+// located by its label.
+func (b *builder) piece(c containerInfo, name string, cfg *config.Configuration, withStores bool) piece {
+	p := piece{sortKey: name + "-" + c.ID, part: providers.Part[string]{From: c.Name,
+		Config: &config.Configuration{HTTP: cfg.HTTP, TCP: cfg.TCP, UDP: cfg.UDP, EntryPoints: cfg.EntryPoints}}}
+	if withStores && cfg.TLS != nil {
+		p.part.Config.TLS = &config.TLSConfiguration{Stores: cfg.TLS.Stores}
+	}
 	if len(cfg.EntryPoints) == 0 {
 		return p
 	}
-	p.entryPoints = cfg.EntryPoints
-	p.epOrigins = map[string]string{}
+	p.part.EntryPoints = map[string]string{}
 	for n := range cfg.EntryPoints {
 		key := b.s.prefixes[0] + ".entrypoints." + n + ".address"
 		suffix := strings.ToLower(".entrypoints." + n + ".address")
@@ -272,7 +267,7 @@ func (b *builder) withEntryPoints(c containerInfo, cfg *config.Configuration, p 
 				break
 			}
 		}
-		p.epOrigins[n] = c.source() + " label " + key
+		p.part.EntryPoints[n] = c.source() + " label " + key
 	}
 	return p
 }
