@@ -83,6 +83,10 @@ step "go test -fuzz (dataplane/h1, 150000 executions per target)"
 for f in FuzzParseHead FuzzChunkedBody; do
 	"$GO" test -run '^$' -fuzz "^$f\$" -fuzztime 150000x -fuzzminimizetime 5s -parallel 1 ./dataplane/h1/ || failed+=("fuzz $f")
 done
+step "go test -fuzz (dataplane/httpwire: chunk lines and field lines against the RFC grammar and net/http, 150000 executions per target)"
+for f in FuzzChunkLine FuzzFieldLine; do
+	"$GO" test -run '^$' -fuzz "^$f\$" -fuzztime 150000x -fuzzminimizetime 5s -parallel 1 ./dataplane/httpwire/ || failed+=("fuzz httpwire $f")
+done
 
 step "go test (rest, integration included; the end-to-end suites build and start the real binaries: about 10-20 min on 2 cores)"
 "$GO" test -count=1 -timeout 40m "${extra[@]}" "${rest[@]}" || failed+=("go test rest")

@@ -1,12 +1,13 @@
 package h1
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 )
 
 // Limits of request bodies (RFC 9112 §7.1). A chunk-size line, with its
@@ -20,14 +21,20 @@ const (
 	drainTimeout = 2 * time.Second
 )
 
+// Errors of a chunked body. A malformed chunk-size line or trailer field
+// is the httpwire error, wrapped in errChunked.
 var (
-	errBareLF       = errors.New("h1: bare LF in chunked body")
-	errChunkSize    = errors.New("h1: invalid chunk size")
 	errChunkEnd     = errors.New("h1: chunk data not followed by CRLF")
 	errLineTooLong  = errors.New("h1: chunk line too long")
-	errTrailer      = errors.New("h1: invalid trailer field")
 	errTrailerLarge = errors.New("h1: trailer section too large")
 )
+
+// chunkedError is a chunked body's framing error from httpwire (a bare
+// LF, a bad chunk-size line, a bad trailer field).
+type chunkedError struct{ err error }
+
+func (e *chunkedError) Error() string { return "h1: chunked body: " + e.err.Error() }
+func (e *chunkedError) Unwrap() error { return e.err }
 
 // chunked-body states.
 const (
@@ -147,9 +154,9 @@ func (b *body) readChunked(p []byte) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			size, err := parseChunkSize(line)
+			size, err := httpwire.ParseChunkLine(line)
 			if err != nil {
-				return 0, err
+				return 0, &chunkedError{err}
 			}
 			if size == 0 {
 				b.state = stTrailer
@@ -197,23 +204,14 @@ func (b *body) addTrailer(line []byte) error {
 	if b.trailer > b.cs.srv.maxHeaderBytes() || b.fields > b.cs.srv.maxHeaders() {
 		return errTrailerLarge
 	}
-	if line[0] == ' ' || line[0] == '\t' {
-		return errTrailer
-	}
-	colon := bytes.IndexByte(line, ':')
-	if colon <= 0 || !isToken(line[:colon]) {
-		return errTrailer
-	}
-	value := trimOWS(line[colon+1:])
-	for _, c := range value {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return errTrailer
-		}
+	name, value, err := httpwire.ParseField(line)
+	if err != nil {
+		return &chunkedError{err}
 	}
 	if b.req.Trailer == nil {
 		return nil
 	}
-	key := canonicalKey(line[:colon], string(line[:colon]))
+	key := canonicalKey(name, string(name))
 	switch key {
 	case "Content-Length", "Transfer-Encoding", "Trailer", "Host", "Connection", "Te", "Content-Type", "Authorization":
 		return nil
@@ -222,60 +220,19 @@ func (b *body) addTrailer(line []byte) error {
 	return nil
 }
 
-// parseChunkSize parses chunk-size [ chunk-ext ] (RFC 9112 §7.1.1):
-// 1*HEXDIG, at most 15 digits, then nothing or ";" and extensions made of
-// visible ASCII, SP, HTAB and obs-text (ignored). No whitespace before ";",
-// no "0x", no sign.
-func parseChunkSize(line []byte) (int64, error) {
-	var n int64
-	i := 0
-	for ; i < len(line); i++ {
-		c := line[i]
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			goto ext
-		}
-		if i >= 15 {
-			return 0, errChunkSize
-		}
-		n = n<<4 | int64(d)
-	}
-ext:
-	if i == 0 {
-		return 0, errChunkSize
-	}
-	if i < len(line) {
-		if line[i] != ';' {
-			return 0, errChunkSize
-		}
-		for _, c := range line[i+1:] {
-			if c < ' ' && c != '\t' || c == 0x7f {
-				return 0, errChunkSize
-			}
-		}
-	}
-	return n, nil
-}
-
 // readLine returns the next CRLF-terminated line from the connection
 // (without the CRLF), reading as needed; the slice is valid until the next
-// read. A bare LF, or a line longer than the buffer, is an error.
+// read. A bare LF (httpwire.CutLine), or a line longer than the buffer, is
+// an error.
 func (cs *conn) readLine() ([]byte, error) {
 	for {
-		if i := bytes.IndexByte(cs.buf[cs.r:cs.w], '\n'); i >= 0 {
-			line := cs.buf[cs.r : cs.r+i]
-			if len(line) == 0 || line[len(line)-1] != '\r' {
-				return nil, errBareLF
-			}
-			cs.r += i + 1
-			return line[:len(line)-1], nil
+		line, n, err := httpwire.CutLine(cs.buf[cs.r:cs.w])
+		if err != nil {
+			return nil, &chunkedError{err}
+		}
+		if n > 0 {
+			cs.r += n
+			return line, nil
 		}
 		if cs.r == cs.w {
 			cs.r, cs.w = 0, 0
@@ -287,7 +244,7 @@ func (cs *conn) readLine() ([]byte, error) {
 			cs.r = 0
 		}
 		cs.armRead()
-		n, err := cs.c.Read(cs.buf[cs.w:])
+		n, err = cs.c.Read(cs.buf[cs.w:])
 		cs.w += n
 		if n == 0 && err != nil {
 			if errors.Is(err, io.EOF) {

@@ -72,7 +72,8 @@ func TestMalformedChunkClosesConnection(t *testing.T) {
 		"0x size":          "0x5\r\nhello\r\n0\r\n\r\n",
 		"bare LF":          "5\nhello\r\n0\r\n\r\n",
 		"bad terminator":   "5\r\nhelloXX0\r\n\r\n",
-		"space before ext": "5 ;a\r\nhello\r\n0\r\n\r\n",
+		"space, no ext":    "5 \r\nhello\r\n0\r\n\r\n",
+		"malformed ext":    "5;a b\r\nhello\r\n0\r\n\r\n",
 		"obs-fold trailer": "0\r\nX-A: a\r\n b\r\n\r\n",
 		"huge size":        "ffffffffffffffff\r\n",
 	} {
@@ -91,6 +92,25 @@ func TestMalformedChunkClosesConnection(t *testing.T) {
 				t.Fatalf("got %d; want 400 from the handler and the connection closed", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// Bad whitespace before ";" and around "=" in chunk extensions is in RFC
+// 9112 §7.1.1's grammar: the body is read, and the connection kept.
+func TestChunkExtensionBWS(t *testing.T) {
+	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s body=%q err=%v", r.URL.Path, b, err)
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"+
+		"5 ;a\r\nhello\r\n6\t; q = \"x y\" ;r\r\n world\r\n0\r\n\r\n"+
+		"GET /b HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := readResp(t, br, "POST"); body != `/a body="hello world" err=<nil>` {
+		t.Fatalf("got %s", body)
+	}
+	if _, body := readResp(t, br, "GET"); body != `/b body="" err=<nil>` {
+		t.Fatalf("got %s", body)
 	}
 }
 

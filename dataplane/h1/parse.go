@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -47,11 +48,7 @@ func badRequest(reason string) *headError {
 	return &headError{status: http.StatusBadRequest, reason: reason}
 }
 
-var (
-	errH2Preface = &headError{status: http.StatusHTTPVersionNotSupported, reason: "HTTP/2 preface"}
-	tokClose     = []byte("close")
-	tokKeepAlive = []byte("keep-alive")
-)
+var errH2Preface = &headError{status: http.StatusHTTPVersionNotSupported, reason: "HTTP/2 preface"}
 
 // h2Preface is the request line and empty line that start an HTTP/2
 // connection with prior knowledge (RFC 9113 §3.4): "PRI * HTTP/2.0".
@@ -89,7 +86,7 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	}
 	line := b[:eol-1]
 	sp1 := bytes.IndexByte(line, ' ')
-	if sp1 <= 0 || !isToken(line[:sp1]) {
+	if sp1 <= 0 || !httpwire.IsToken(line[:sp1]) {
 		return badRequest("malformed method")
 	}
 	sp2 := bytes.IndexByte(line[sp1+1:], ' ')
@@ -147,38 +144,22 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	h.contentLength = 0
 	rest := eol + 1
 	for i := 0; ; i++ {
-		n := bytes.IndexByte(b[rest:], '\n')
-		if n < 0 || n == 0 || b[rest+n-1] != '\r' {
+		line, n, _ := httpwire.CutLine(b[rest:])
+		if n == 0 {
 			return badRequest("bare LF in header")
 		}
-		start, end := rest, rest+n-1 // the line is b[start:end]
-		rest += n + 1
-		if start == end {
+		start := rest
+		rest += n
+		if len(line) == 0 {
 			break // the empty line ending the head
 		}
-		line := b[start:end]
-		if line[0] == ' ' || line[0] == '\t' {
-			return badRequest("obs-fold in header")
+		name, value, err := httpwire.ParseField(line)
+		if err != nil {
+			return fieldError(err)
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || !isToken(line[:colon]) {
-			return badRequest("malformed header field name")
-		}
-		vs, ve := start+colon+1, end
-		for vs < ve && (b[vs] == ' ' || b[vs] == '\t') {
-			vs++
-		}
-		for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t') {
-			ve--
-		}
-		value := b[vs:ve]
-		for _, c := range value {
-			if c < ' ' && c != '\t' || c == 0x7f {
-				return badRequest("invalid byte in header value")
-			}
-		}
-		key := canonicalKey(line[:colon], s[start:start+colon])
-		v := s[vs:ve]
+		vs := cap(b) - cap(value) // value is a sub-slice of b
+		key := canonicalKey(name, s[start:start+len(name)])
+		v := s[vs : vs+len(value)]
 		switch key {
 		case "Host":
 			if hosts++; hosts > 1 {
@@ -193,7 +174,7 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 			if cls++; cls > 1 {
 				return badRequest("repeated Content-Length")
 			}
-			n, ok := parseLength(value)
+			n, ok := httpwire.ParseLength(value)
 			if !ok {
 				return badRequest("invalid Content-Length")
 			}
@@ -204,14 +185,14 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 		case "Connection":
 			forEachToken(value, func(tok []byte) {
 				switch {
-				case bytes.EqualFold(tok, tokClose):
+				case httpwire.EqualFold(tok, "close"):
 					h.close = true
-				case bytes.EqualFold(tok, tokKeepAlive):
+				case httpwire.EqualFold(tok, "keep-alive"):
 					h.keepAlive10 = h.minor == 0
 				}
 			})
 		case "Expect":
-			if !strings.EqualFold(v, "100-continue") {
+			if !httpwire.EqualFold(v, "100-continue") {
 				return &headError{status: http.StatusExpectationFailed, reason: "unsupported expectation"}
 			}
 			h.expectContinue = h.minor == 1
@@ -344,10 +325,10 @@ func checkTransferEncoding(te []string) *headError {
 	var codings []string
 	for _, v := range te {
 		for c := range strings.SplitSeq(v, ",") {
-			codings = append(codings, strings.ToLower(strings.TrimSpace(c)))
+			codings = append(codings, httpwire.TrimOWS(c))
 		}
 	}
-	if len(codings) == 0 || codings[len(codings)-1] != "chunked" {
+	if len(codings) == 0 || !httpwire.EqualFold(codings[len(codings)-1], "chunked") {
 		return badRequest("Transfer-Encoding does not end in chunked")
 	}
 	if len(codings) > 1 {
@@ -356,38 +337,28 @@ func checkTransferEncoding(te []string) *headError {
 	return nil
 }
 
-// parseLength parses Content-Length = 1*DIGIT (RFC 9110 §8.6), at most 18
-// digits (no overflow).
-func parseLength(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if !isDigit(c) {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // forEachToken calls f with each non-empty, OWS-trimmed element of a
-// comma-separated list.
+// comma-separated list (RFC 9110 §5.6.1).
 func forEachToken(v []byte, f func([]byte)) {
 	for len(v) > 0 {
-		tok := v
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			tok, v = v[:i], v[i+1:]
-		} else {
-			v = nil
-		}
-		if tok = trimOWS(tok); len(tok) > 0 {
+		var tok []byte
+		if tok, v = httpwire.NextElement(v); len(tok) > 0 {
 			f(tok)
 		}
 	}
+}
+
+// fieldError is the answer to a field line httpwire.ParseField refuses.
+func fieldError(err error) *headError {
+	switch err {
+	case httpwire.ErrObsFold:
+		return badRequest("obs-fold in header")
+	case httpwire.ErrFieldValue:
+		return badRequest("invalid byte in header value")
+	}
+	return badRequest("malformed header field name")
 }
 
 // methodString returns the method, without allocating for the common ones.
@@ -411,29 +382,6 @@ func methodString(m []byte, sub string) string {
 		return http.MethodConnect
 	}
 	return sub
-}
-
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// isToken reports whether b is a non-empty RFC 9110 §5.6.2 token.
-func isToken(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	for _, c := range b {
-		if !httpguts.IsTokenRune(rune(c)) {
-			return false
-		}
-	}
-	return true
 }
 
 // commonKeys maps the usual spellings of frequent field names to their

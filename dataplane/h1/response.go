@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/net/http/httpguts"
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 )
 
 // response is the server's http.ResponseWriter; it also implements
@@ -138,7 +138,7 @@ func (w *response) WriteHeader(code int) {
 	w.bodyAllowed = code != http.StatusNoContent && code != http.StatusNotModified &&
 		code != http.StatusSwitchingProtocols && w.req.Method != http.MethodHead
 	if v := w.header.Get("Content-Length"); v != "" {
-		if n, ok := parseLength([]byte(v)); ok {
+		if n, ok := httpwire.ParseLength(v); ok {
 			w.cl = n
 		} else {
 			w.header.Del("Content-Length")
@@ -395,7 +395,7 @@ func trailerAllowed(k string) bool {
 	case "Content-Length", "Transfer-Encoding", "Trailer", "Host", "Connection":
 		return false
 	}
-	return httpguts.ValidHeaderFieldName(k)
+	return httpwire.IsToken(k)
 }
 
 // statusLines holds the status lines of the common codes.
@@ -484,7 +484,7 @@ func (w *response) writeFields(final bool) {
 		case "Transfer-Encoding", "Connection":
 			continue
 		}
-		if strings.HasPrefix(k, http.TrailerPrefix) || !httpguts.ValidHeaderFieldName(k) {
+		if strings.HasPrefix(k, http.TrailerPrefix) || !httpwire.IsToken(k) {
 			continue
 		}
 		if !final && k == "Content-Length" {

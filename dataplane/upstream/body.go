@@ -1,10 +1,11 @@
 package upstream
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
+
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 )
 
 // maxChunkLine bounds a chunk-size line (with extensions) and a trailer line.
@@ -201,9 +202,9 @@ func (b *bodyReader) parse() (done bool, err error) {
 				pc.trailers = append(pc.trailers, f)
 				continue
 			}
-			n, err := parseChunkSize(l)
+			n, err := httpwire.ParseChunkLine(l)
 			if err != nil {
-				return false, err
+				return false, wireErr(err, l)
 			}
 			if n == 0 {
 				b.state = chunkTrailer
@@ -243,22 +244,17 @@ func (b *bodyReader) parse() (done bool, err error) {
 // buffer, without its CRLF; ok is false when it is not complete yet.
 func (b *bodyReader) line() (l []byte, ok bool, err error) {
 	pc := b.pc
-	i := bytes.IndexByte(pc.buf[pc.r:pc.w], '\n')
-	if i < 0 {
-		if pc.w-pc.r >= maxChunkLine {
-			return nil, false, protoErr("chunk line too long")
-		}
+	l, n, err := httpwire.CutLine(pc.buf[pc.r:pc.w])
+	switch {
+	case err != nil:
+		return nil, false, wireErr(err, nil)
+	case n == 0 && pc.w-pc.r >= maxChunkLine, n > maxChunkLine:
+		return nil, false, protoErr("chunk line too long")
+	case n == 0:
 		return nil, false, nil
 	}
-	if i >= maxChunkLine {
-		return nil, false, protoErr("chunk line too long")
-	}
-	l = pc.buf[pc.r : pc.r+i]
-	pc.r += i + 1
-	if len(l) == 0 || l[len(l)-1] != '\r' {
-		return nil, false, protoErr("chunked line not terminated by CRLF")
-	}
-	return l[:len(l)-1], true, nil
+	pc.r += n
+	return l, true, nil
 }
 
 // emit writes the gathered chunk data to the client.
@@ -355,46 +351,4 @@ func (b *bodyReader) release() {
 	pc.buf = b.small
 	copyBufs.Put(b.big)
 	b.big, b.small = nil, nil
-}
-
-// parseChunkSize parses chunk-size [ chunk-ext ] (RFC 9112 §7.1): 1 to 15
-// hex digits, then optional extensions (BWS ";" ...) without control bytes.
-func parseChunkSize(l []byte) (int64, error) {
-	var n int64
-	i := 0
-	for ; i < len(l); i++ {
-		c := l[i]
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			goto ext
-		}
-		if i >= 15 {
-			return 0, protoErr("chunk size too large")
-		}
-		n = n<<4 | int64(d)
-	}
-ext:
-	if i == 0 {
-		return 0, protoErr("invalid chunk size line %q", clip(string(l)))
-	}
-	rest := l[i:]
-	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-		rest = rest[1:]
-	}
-	if len(rest) > 0 && rest[0] != ';' {
-		return 0, protoErr("invalid chunk size line %q", clip(string(l)))
-	}
-	for _, c := range rest {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return 0, protoErr("control byte in chunk extension")
-		}
-	}
-	return n, nil
 }

@@ -219,6 +219,8 @@ func TestTruncatedBodiesAreErrorsAfterTheHead(t *testing.T) {
 		{"chunked cut inside a chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nhello"},
 		{"chunked bad size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0x1\r\nz\r\n0\r\n\r\n"},
 		{"chunk without crlf", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n"},
+		{"space after a size, no extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1 \r\nz\r\n0\r\n\r\n"},
+		{"malformed chunk extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;a b\r\nz\r\n0\r\n\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := rawBackend(t, answer(tc.resp))
@@ -230,9 +232,11 @@ func TestTruncatedBodiesAreErrorsAfterTheHead(t *testing.T) {
 	}
 }
 
+// The chunk extension has bad whitespace before ";" and around "=": RFC
+// 9112 §7.1.1 allows it (httpwire.ParseChunkLine), as h1 does.
 func TestChunkedTrailersAndHopByHopFields(t *testing.T) {
 	addr := rawBackend(t, answer("HTTP/1.1 200 OK\r\nConnection: X-Secret\r\nX-Secret: s\r\nKeep-Alive: timeout=5\r\nProxy-Connection: keep-alive\r\n"+
-		"Trailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Sum: 42\r\n\r\n"))
+		"Trailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6 ;ext=1\t; q = \"x y\"\r\n world\r\n0\r\nX-Sum: 42\r\n\r\n"))
 	w, res := forward(t, testClient(Options{}), addr, httptest.NewRequest("GET", "http://x.test/", nil))
 	if res.Err != nil || w.body.String() != "hello world" {
 		t.Fatalf("got %q %v", w.body.String(), res.Err)

@@ -6,19 +6,26 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 )
 
 // ProtocolError is a response that breaks HTTP/1.1 framing or syntax
 // (RFC 9112): it is never forwarded. Before the response head reached the
 // client the proxy answers 502; after, the client's response is aborted.
-type ProtocolError struct{ Msg string }
+// Err is the httpwire error behind it, when one is.
+type ProtocolError struct {
+	Msg string
+	Err error
+}
 
 func (e *ProtocolError) Error() string { return "upstream: malformed response: " + e.Msg }
+func (e *ProtocolError) Unwrap() error { return e.Err }
 
-var errHeadTooLarge = &ProtocolError{"response head larger than the limit"}
+var errHeadTooLarge = &ProtocolError{Msg: "response head larger than the limit"}
 
 func protoErr(format string, args ...any) error {
-	return &ProtocolError{fmt.Sprintf(format, args...)}
+	return &ProtocolError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // field is one header field line: its canonical name, its value, and the
@@ -137,7 +144,7 @@ func parseHead(s []byte, h *head, method string, pc *pconn) error {
 				return protoErr("more than one Content-Length")
 			}
 			sawCL = true
-			n, ok := parseLength(f.value)
+			n, ok := httpwire.ParseLength(f.value)
 			if !ok {
 				return protoErr("invalid Content-Length %q", clip(f.value))
 			}
@@ -147,18 +154,17 @@ func parseHead(s []byte, h *head, method string, pc *pconn) error {
 				return protoErr("more than one Transfer-Encoding")
 			}
 			sawTE = true
-			if !strings.EqualFold(f.value, "chunked") {
+			if !httpwire.EqualFold(f.value, "chunked") {
 				return protoErr("unsupported Transfer-Encoding %q", clip(f.value))
 			}
 		case "Connection":
 			for v := f.value; v != ""; {
 				var t string
-				t, v, _ = strings.Cut(v, ",")
-				t = strings.TrimSpace(t)
+				t, v = httpwire.NextElement(v)
 				switch {
-				case strings.EqualFold(t, "close"):
+				case httpwire.EqualFold(t, "close"):
 					h.close = true
-				case t != "" && !strings.EqualFold(t, "keep-alive"):
+				case t != "" && !httpwire.EqualFold(t, "keep-alive"):
 					pc.conn = append(pc.conn, t)
 				}
 			}
@@ -217,76 +223,30 @@ func clip(s string) string {
 	return s
 }
 
-// nextLine splits off one CRLF-terminated line; a bare LF or CR is an error.
+// nextLine splits off one CRLF-terminated line (httpwire.CutLine); s
+// ends in CRLF, so a line without one has a bare LF.
 func nextLine(s []byte) (line, rest []byte, err error) {
-	i := bytes.IndexByte(s, '\n')
-	if i < 1 || s[i-1] != '\r' {
-		return nil, nil, protoErr("line not terminated by CRLF")
+	line, n, err := httpwire.CutLine(s)
+	if n == 0 {
+		return nil, nil, wireErr(httpwire.ErrBareLF, line)
 	}
-	return s[:i-1], s[i+1:], nil
+	return line, s[n:], err
 }
 
-// parseField parses "name: value" strictly (see readHead).
+// parseField parses one field line of a response head or trailer section
+// (httpwire.ParseField).
 func parseField(line []byte) (field, error) {
-	colon := bytes.IndexByte(line, ':')
-	if colon <= 0 {
-		if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
-			return field{}, protoErr("obs-fold line")
-		}
-		return field{}, protoErr("field line without a name")
-	}
-	name := line[:colon]
-	for _, c := range name {
-		if !isTokenByte(c) {
-			return field{}, protoErr("invalid field name %q", clip(string(name)))
-		}
-	}
-	v := line[colon+1:]
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	for _, c := range v {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return field{}, protoErr("control byte in the value of %s", clip(string(name)))
-		}
+	name, v, err := httpwire.ParseField(line)
+	if err != nil {
+		return field{}, wireErr(err, line)
 	}
 	return field{name: http.CanonicalHeaderKey(string(name)), value: string(v)}, nil
 }
 
-func parseLength(v string) (int64, bool) {
-	if v == "" || len(v) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+// wireErr is the *ProtocolError of an httpwire error on line.
+func wireErr(err error, line []byte) error {
+	return &ProtocolError{Msg: fmt.Sprintf("%s in %q", strings.TrimPrefix(err.Error(), "httpwire: "), clip(string(line))), Err: err}
 }
-
-// tokenTable marks tchar (RFC 9110 §5.6.2).
-var tokenTable = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
-
-func isTokenByte(c byte) bool { return tokenTable[c] }
 
 // hopByHop reports the connection-specific fields of a response that a
 // proxy must not relay (RFC 9110 §7.6.1), plus the fields the

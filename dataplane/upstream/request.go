@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -100,7 +101,7 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 				continue
 			}
 		}
-		if !httpguts.ValidHeaderFieldName(k) {
+		if !httpwire.IsToken(k) {
 			return fmt.Errorf("%w: name %q", errInvalidHeader, k)
 		}
 		name := k
@@ -108,7 +109,7 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 			name = "" // written below with its RFC 6455 spelling
 		}
 		for _, v := range vs {
-			if !httpguts.ValidHeaderFieldValue(v) {
+			if !httpwire.ValidFieldValue(v) {
 				return fmt.Errorf("%w: value of %s", errInvalidHeader, k)
 			}
 			if name == "" {
@@ -126,7 +127,7 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 	if len(xff) > 0 || ob.ClientIP != "" {
 		w.WriteString("X-Forwarded-For: ")
 		for i, v := range xff {
-			if !httpguts.ValidHeaderFieldValue(v) {
+			if !httpwire.ValidFieldValue(v) {
 				return fmt.Errorf("%w: value of X-Forwarded-For", errInvalidHeader)
 			}
 			if i > 0 {
@@ -281,11 +282,11 @@ func writeBody(w *bufio.Writer, r *http.Request, buf []byte) error {
 	if chunked {
 		w.WriteString("0\r\n")
 		for k, vs := range r.Trailer {
-			if !httpguts.ValidHeaderFieldName(k) {
+			if !httpwire.IsToken(k) {
 				continue
 			}
 			for _, v := range vs {
-				if httpguts.ValidHeaderFieldValue(v) {
+				if httpwire.ValidFieldValue(v) {
 					w.WriteString(k)
 					w.WriteString(": ")
 					w.WriteString(v)
