@@ -2,12 +2,12 @@ package balance
 
 import (
 	"bytes"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/dataplane/middleware"
+	"github.com/gantry-proxy/gantry/dataplane/statusrange"
 )
 
 // failoverHandler is a failover service: requests go to main while main has
@@ -33,25 +33,20 @@ import (
 // and pkg/server/service/loadbalancer/failover/failover.go (v3.7).
 type failoverHandler struct {
 	main, fallback http.Handler
-	status         []statusSet
+	status         statusrange.List
 	maxBody        int64 // < 0: unlimited
 }
-
-// statusSet is one inclusive range of status codes.
-type statusSet struct{ lo, hi int }
 
 // NewFailover returns the failover service over main and fallback. An
 // error names a bad failover.errors.status.
 func NewFailover(main, fallback http.Handler, c *config.Failover) (http.Handler, error) {
 	f := &failoverHandler{main: main, fallback: fallback, maxBody: -1}
 	if e := c.Errors; e != nil {
-		rs, err := middleware.ParseStatusRanges(e.Status)
+		rs, err := statusrange.ParseList(e.Status)
 		if err != nil {
-			return nil, errors.New("failover.errors." + err.Error())
+			return nil, fmt.Errorf("failover.errors.status%w", err)
 		}
-		for _, r := range rs {
-			f.status = append(f.status, statusSet{r[0], r[1]})
-		}
+		f.status = rs
 		if e.MaxRequestBodyBytes != nil {
 			f.maxBody = *e.MaxRequestBodyBytes
 		}
@@ -64,14 +59,7 @@ func (h *failoverHandler) Available() bool {
 	return Available(h.main) || Available(h.fallback)
 }
 
-func (h *failoverHandler) caught(code int) bool {
-	for _, s := range h.status {
-		if code >= s.lo && code <= s.hi {
-			return true
-		}
-	}
-	return false
-}
+func (h *failoverHandler) caught(code int) bool { return h.status.Contains(code) }
 
 func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !Available(h.main) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/statusrange"
 )
 
 // newErrors serves an error page from c.Service when the response status
@@ -41,12 +42,12 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 		return nil, err
 	}
 	type rewrite struct {
-		statusRange
+		statusrange.Range
 		to int
 	}
 	var rewrites []rewrite
 	for _, k := range slices.Sorted(maps.Keys(c.StatusRewrites)) {
-		sr, err := parseStatusRange(k)
+		sr, err := statusrange.Parse(k)
 		if err != nil {
 			return nil, errField("statusRewrites."+k, "%w", err)
 		}
@@ -83,7 +84,7 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 			}
 			status := cw.code
 			for _, rw := range rewrites {
-				if rw.contains(cw.code) {
+				if rw.Contains(cw.code) {
 					status = rw.to
 					break
 				}
@@ -133,36 +134,12 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 	}, nil
 }
 
-// statusRange is an inclusive range of status codes.
-type statusRange struct{ lo, hi int }
-
-func (s statusRange) contains(code int) bool { return code >= s.lo && code <= s.hi }
-
-// parseStatusRange parses "404" or "500-599".
-func parseStatusRange(s string) (statusRange, error) {
-	lo, hi, isRange := strings.Cut(strings.TrimSpace(s), "-")
-	a, err := strconv.Atoi(strings.TrimSpace(lo))
-	if err != nil {
-		return statusRange{}, fmt.Errorf("%q is not a status or status range", s)
-	}
-	b := a
-	if isRange {
-		if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
-			return statusRange{}, fmt.Errorf("%q is not a status or status range", s)
-		}
-	}
-	if a < 100 || b > 599 || a > b {
-		return statusRange{}, fmt.Errorf("%q is not within 100-599 in increasing order", s)
-	}
-	return statusRange{a, b}, nil
-}
-
 // codeCatcher passes a response through unless its status is in ranges,
 // in which case it swallows headers and body and records the code. It
 // keeps headers in its own map until the status is known.
 type codeCatcher struct {
 	w      http.ResponseWriter
-	ranges []statusRange
+	ranges statusrange.List
 	header http.Header
 	code   int
 	wrote  bool
@@ -184,11 +161,9 @@ func (c *codeCatcher) WriteHeader(code int) {
 		return // informational responses are not forwarded
 	}
 	c.wrote, c.code = true, code
-	for _, r := range c.ranges {
-		if r.contains(code) {
-			c.caught = true
-			return
-		}
+	if c.ranges.Contains(code) {
+		c.caught = true
+		return
 	}
 	dst := c.w.Header()
 	for k, v := range c.header {

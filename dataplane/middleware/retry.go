@@ -11,11 +11,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/statusrange"
 )
 
 // Attempt is what the proxy stage tells the retry middleware about one
@@ -132,25 +132,19 @@ func newRetry(c *config.Retry) (Middleware, error) {
 }
 
 // parseStatusList parses status entries, each a code, a range or a comma
-// list of them ("500,502,505-599").
-func parseStatusList(field string, list []string) ([]statusRange, error) {
-	var ranges []statusRange
-	for i, s := range list {
-		for part := range strings.SplitSeq(s, ",") {
-			sr, err := parseStatusRange(part)
-			if err != nil {
-				return nil, errField(fmt.Sprintf("%s[%d]", field, i), "%w", err)
-			}
-			ranges = append(ranges, sr)
-		}
+// list of them ("500,502,505-599"); the error names field and the entry.
+func parseStatusList(field string, list []string) (statusrange.List, error) {
+	l, err := statusrange.ParseList(list)
+	if ee, ok := errors.AsType[*statusrange.EntryError](err); ok {
+		return nil, errField(fmt.Sprintf("%s[%d]", field, ee.Index), "%w", ee.Err)
 	}
-	return ranges, nil
+	return l, err
 }
 
 type retrier struct {
 	attempts         int
 	initial, timeout time.Duration
-	status           []statusRange
+	status           statusrange.List
 	network, anyMeth bool
 	maxBody          int64
 }
@@ -209,12 +203,7 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 			if rt.network && a.networkRetryable() && (stream == nil || !stream.read.Load()) {
 				return true
 			}
-			for _, s := range status {
-				if s.contains(code) {
-					return true
-				}
-			}
-			return false
+			return status.Contains(code)
 		}
 		next.ServeHTTP(rw, req)
 		if !rw.discarded || rw.hijacked {
@@ -350,18 +339,3 @@ func (rw *retryWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap exposes the client's writer (deadlines).
 func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.w }
-
-// ParseStatusRanges parses status entries as the errors and retry
-// middlewares read them (codes, "lo-hi" ranges, comma lists) into
-// inclusive [lo, hi] pairs; the error names the entry ("status[1]: …").
-func ParseStatusRanges(list []string) ([][2]int, error) {
-	rs, err := parseStatusList("status", list)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][2]int, len(rs))
-	for i, r := range rs {
-		out[i] = [2]int{r.lo, r.hi}
-	}
-	return out, nil
-}
