@@ -35,6 +35,25 @@ func (ht handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 }
 
+// release releases c and fails the test when ReleaseChecker has not
+// returned within 10 s: the last release waits for the checker to stop,
+// and a checker never cancelled would keep ticking (under synctest the
+// 10 s are virtual, so that fails at once instead of hanging the run).
+// Pool.Close, deferred by every test, then stops the checker.
+func release(t *testing.T, p *Pool, c *Checker) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.ReleaseChecker(c)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("ReleaseChecker(%s): still waiting for the checker to stop after 10 s", c.origin)
+	}
+}
+
 // Case 032: 200, 204 and a 301 followed to a 200 are healthy; 404 and a
 // health endpoint slower than the timeout are down after their first
 // check, which runs one interval after start; one success brings a server
@@ -114,7 +133,7 @@ func TestActiveHealthCheckStatuses(t *testing.T) {
 			t.Error("s404 answering 200 again is still down")
 		}
 		for _, c := range checkers {
-			p.ReleaseChecker(c)
+			release(t, p, c)
 		}
 	})
 }
@@ -151,7 +170,7 @@ func TestHealthCheckExactStatusAndRedirectOff(t *testing.T) {
 			if got := cs[i].up.Load(); got != tt.up {
 				t.Errorf("%s %+v: up=%v, want %v (last error %v)", tt.host, tt.hc, got, tt.up, cs[i].lastErr.Load())
 			}
-			p.ReleaseChecker(cs[i])
+			release(t, p, cs[i])
 		}
 	})
 }
@@ -173,14 +192,14 @@ func TestCheckerSharedAndReleased(t *testing.T) {
 	if c1 != c2 || c1 == other {
 		t.Fatalf("same key shared %v, other key separate %v", c1 == c2, c1 != other)
 	}
-	p.ReleaseChecker(c1)
+	release(t, p, c1)
 	select {
 	case <-c1.done:
 		t.Fatal("checker stopped while a reference is left")
 	default:
 	}
-	p.ReleaseChecker(c2)
-	p.ReleaseChecker(other)
+	release(t, p, c2)
+	release(t, p, other)
 	for name, c := range map[string]*Checker{"shared": c1, "other": other} {
 		select {
 		case <-c.done:

@@ -38,7 +38,7 @@ func TestHealthCheckRequestShape(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := p.AcquireChecker(u, spec, "t", hosts)
-		defer p.ReleaseChecker(c)
+		defer release(t, p, c)
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
 		if got == nil || !c.up.Load() {
