@@ -1,6 +1,7 @@
 package static
 
 import (
+	"encoding/json"
 	"maps"
 	"reflect"
 	"slices"
@@ -18,10 +19,20 @@ const (
 // (file, docker, consulCatalog, consul, providersThrottleDuration),
 // "certificatesResolvers.<name>", or a top-level section ("api", "log",
 // "log.level", "accessLog", "store"…). Kind is Added, Removed or Changed.
+// Options name the options under Path that differ, each with its own kind
+// ("log.format" added, "entryPoints.web.address" changed), at most
+// MaxOptions of them, sorted by path; empty when Path is itself a value
+// (providers.providersThrottleDuration) or the section has no option set
+// ("api: {}"). They carry names only, never values (secrets).
 type Change struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
+	Path    string   `json:"path"`
+	Kind    string   `json:"kind"`
+	Options []Change `json:"options,omitempty"`
 }
+
+// MaxOptions bounds Change.Options (a whole provider section added can set
+// dozens).
+const MaxOptions = 20
 
 // Diff returns what differs between prev and next, one Change per
 // entrypoint, provider, certificate resolver and other top-level section
@@ -41,11 +52,11 @@ func Diff(prev, next *Configuration) []Change {
 		switch {
 		case na && nb:
 		case na:
-			out = append(out, Change{path, Added})
+			out = append(out, Change{Path: path, Kind: Added, Options: options(path, nil, b)})
 		case nb:
-			out = append(out, Change{path, Removed})
+			out = append(out, Change{Path: path, Kind: Removed, Options: options(path, a, nil)})
 		case !reflect.DeepEqual(a, b):
-			out = append(out, Change{path, Changed})
+			out = append(out, Change{Path: path, Kind: Changed, Options: options(path, a, b)})
 		}
 	}
 	for _, n := range keys(prev.EntryPoints, next.EntryPoints) {
@@ -136,4 +147,66 @@ func nonZero(l Log) any {
 		return nil
 	}
 	return l
+}
+
+// options lists the options that differ between section values a and b
+// (nil: absent), by their JSON (Traefik) names under path. Objects are
+// walked key by key; lists and scalars are compared whole.
+func options(path string, a, b any) []Change {
+	var out []Change
+	walkOptions(path, generic(a), generic(b), &out)
+	slices.SortFunc(out, func(x, y Change) int {
+		switch {
+		case x.Path < y.Path:
+			return -1
+		case x.Path > y.Path:
+			return 1
+		}
+		return 0
+	})
+	if len(out) > MaxOptions {
+		out = out[:MaxOptions]
+	}
+	if len(out) == 1 && out[0].Path == path {
+		return nil // the section is itself one value
+	}
+	return out
+}
+
+// generic is v as decoded JSON (maps, lists, scalars); nil for nil or a
+// value that does not encode.
+func generic(v any) any {
+	if isNil(v) {
+		return nil
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(js, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+func walkOptions(path string, a, b any, out *[]Change) {
+	if len(*out) > MaxOptions {
+		return
+	}
+	ma, aObj := a.(map[string]any)
+	mb, bObj := b.(map[string]any)
+	switch {
+	case (aObj || a == nil) && (bObj || b == nil) && (aObj || bObj):
+		for _, k := range keys(ma, mb) {
+			walkOptions(path+"."+k, ma[k], mb[k], out)
+		}
+	case a == nil && b == nil:
+	case a == nil:
+		*out = append(*out, Change{Path: path, Kind: Added})
+	case b == nil:
+		*out = append(*out, Change{Path: path, Kind: Removed})
+	case !reflect.DeepEqual(a, b):
+		*out = append(*out, Change{Path: path, Kind: Changed})
+	}
 }

@@ -3,6 +3,9 @@ package static
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/gantry-proxy/gantry/config"
 )
 
 func TestDiff(t *testing.T) {
@@ -34,28 +37,42 @@ func TestDiff(t *testing.T) {
 		},
 	}
 	want := []Change{
-		{"certificatesResolvers.le", Added},
-		{"entryPoints.new", Added},
-		{"entryPoints.old", Removed},
-		{"entryPoints.traefik", Changed},
-		{"log.level", Changed},
-		{"providers.consulCatalog", Added},
-		{"providers.file", Changed},
-		{"store", Changed},
+		{Path: "certificatesResolvers.le", Kind: Added, Options: []Change{{Path: "certificatesResolvers.le.acme.email", Kind: Added}}},
+		{Path: "entryPoints.new", Kind: Added, Options: []Change{{Path: "entryPoints.new.address", Kind: Added}}},
+		{Path: "entryPoints.old", Kind: Removed, Options: []Change{{Path: "entryPoints.old.address", Kind: Removed}}},
+		{Path: "entryPoints.traefik", Kind: Changed, Options: []Change{{Path: "entryPoints.traefik.address", Kind: Changed}}},
+		{Path: "log.level", Kind: Changed},
+		{Path: "providers.consulCatalog", Kind: Added},
+		{Path: "providers.file", Kind: Changed, Options: []Change{{Path: "providers.file.directory", Kind: Changed}}},
+		{Path: "store", Kind: Changed, Options: []Change{{Path: "store.path", Kind: Changed}}},
 	}
 	if got := Diff(prev, next); !reflect.DeepEqual(got, want) {
-		t.Errorf("Diff:\n got %v\nwant %v", got, want)
+		t.Errorf("Diff:\n got %+v\nwant %+v", got, want)
 	}
 	if got := Diff(next, next); len(got) != 0 {
 		t.Errorf("Diff of a configuration with itself: %v", got)
 	}
 	// An empty section is not an absent one: "api: {}" enables the API.
-	if got := Diff(&Configuration{}, &Configuration{API: &API{}}); !reflect.DeepEqual(got, []Change{{"api", Added}}) {
+	if got := Diff(&Configuration{}, &Configuration{API: &API{}}); !reflect.DeepEqual(got, []Change{{Path: "api", Kind: Added}}) {
 		t.Errorf("api {} against none: %v", got)
 	}
-	// log.format alone changes "log", not "log.level".
-	if got := Diff(&Configuration{Log: &Log{Level: "INFO"}}, &Configuration{Log: &Log{Level: "INFO", Format: "json"}}); !reflect.DeepEqual(got, []Change{{"log", Added}}) {
-		t.Errorf("log.format: %v", got)
+	// log.format alone changes "log", not "log.level", and the change
+	// names the option.
+	if got := Diff(&Configuration{Log: &Log{Level: "INFO"}}, &Configuration{Log: &Log{Level: "INFO", Format: "json", NoColor: true}}); !reflect.DeepEqual(got, []Change{{Path: "log", Kind: Added,
+		Options: []Change{{Path: "log.format", Kind: Added}, {Path: "log.noColor", Kind: Added}}}}) {
+		t.Errorf("log.format: %+v", got)
+	}
+	// A deep option is named in full; a list is one option.
+	a := &Configuration{EntryPoints: map[string]*EntryPoint{"web": {Address: ":80", HTTP: &EntryHTTP{Middlewares: []string{"a"}}}}}
+	b := &Configuration{EntryPoints: map[string]*EntryPoint{"web": {Address: ":80", HTTP: &EntryHTTP{Middlewares: []string{"a", "b"}}}}}
+	if got := Diff(a, b); !reflect.DeepEqual(got, []Change{{Path: "entryPoints.web", Kind: Changed,
+		Options: []Change{{Path: "entryPoints.web.http.middlewares", Kind: Changed}}}}) {
+		t.Errorf("entrypoint middlewares: %+v", got)
+	}
+	// A value section names no option.
+	d1, d2 := config.Duration(time.Second), config.Duration(2*time.Second)
+	if got := Diff(&Configuration{Providers: &Providers{ProvidersThrottleDuration: &d1}}, &Configuration{Providers: &Providers{ProvidersThrottleDuration: &d2}}); !reflect.DeepEqual(got, []Change{{Path: "providers.providersThrottleDuration", Kind: Changed}}) {
+		t.Errorf("throttle: %+v", got)
 	}
 	if got := Diff(nil, &Configuration{}); len(got) != 0 {
 		t.Errorf("nil against empty: %v", got)

@@ -116,3 +116,47 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	}
 	shot(t, ctx, "static-overview.png")
 }
+
+// TestStaticChangeNamesTheOption (issue 28 item 13): a live reload that
+// adds log.format and log.noColor names those options on the Static tab and
+// the overview's card ("log.format added"), never the bare section ("log
+// added"); a changed entrypoint option is named in full
+// (entryPoints.web.http.sanitizePath). Screenshot:
+// static-option-names.png.
+func TestStaticChangeNamesTheOption(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	backend := "http://" + harness.StartWhoami(t, "backend-1")
+	harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first"))
+	web, admin := harness.FreeAddr(t), harness.FreeAddr(t)
+	g := harness.Start(t, staticConfig(web, admin, dir))
+	e := &env{g: g, dir: dir, backend: backend, admin: g.URL(t, "traefik", "")}
+	e.waitRouters(t, "first")
+	step(t, ctx, "open the static tab", 30*time.Second,
+		chromedp.Navigate(e.admin+"/dashboard/#static"),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		chromedp.WaitVisible(chromedp.CSS(`#static-summary p`)),
+	)
+	next := strings.Replace(staticConfig(web, admin, dir), "  web:\n", "  web:\n    http:\n      sanitizePath: false\n", 1) + "log:\n  format: json\n  noColor: true\n"
+	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), next)
+	step(t, ctx, "see the reload", 20*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#static-reloads tbody tr`)))
+	row := textOf(t, ctx, "read the reload", `#static-reloads tbody tr`, "innerText")
+	for _, want := range []string{"log.format added", "log.noColor added", "entryPoints.web.http.sanitizePath added"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("reload row %q lacks %q", row, want)
+		}
+	}
+	for _, bare := range []string{"log added", "entryPoints.web changed"} {
+		if strings.Contains(row, bare) {
+			t.Errorf("reload row %q says %q: name the option", row, bare)
+		}
+	}
+	shot(t, ctx, "static-option-names.png")
+	step(t, ctx, "open the overview", 10*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#card-static`)))
+	if c := textOf(t, ctx, "read the static card", `#card-static`, "innerText"); !strings.Contains(c, "log.format added") || strings.Contains(c, "log added") {
+		t.Errorf("static card %q: want log.format added", c)
+	}
+}

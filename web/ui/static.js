@@ -11,7 +11,9 @@ let current = null; // /api/static; null: not reported
 
 const staticBad = (rl) => !!rl && ['invalid', 'refused', 'partial'].includes(rl.outcome);
 const outcomeClass = { applied: 'enabled', unchanged: 'muted', partial: 'warning', refused: 'disabled', invalid: 'disabled' };
-const changeText = (c) => c.path + ' ' + c.kind;
+// changeText names what changed: each option under the section with its
+// own kind ("log.format added, log.noColor added"), else the section.
+const changeText = (c) => (c.options && c.options.length ? c.options : [c]).map((o) => o.path + ' ' + o.kind).join(', ');
 
 // staticCard is the overview's card: the static revision and the last
 // reload's outcome, red when it is a problem; null when not reported.
