@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
-
-	"github.com/gantry-proxy/gantry/config/static"
 )
 
 // cliArgs is the parsed command line.
@@ -77,78 +74,3 @@ func parseArgs(args []string) (cliArgs, error) {
 	}
 	return c, nil
 }
-
-// splitKey splits a flag key at dots, and "name[3]" into "name", "3".
-func splitKey(key string) []string {
-	var out []string
-	for seg := range strings.SplitSeq(key, ".") {
-		for {
-			name, rest, ok := strings.Cut(seg, "[")
-			if !ok {
-				break
-			}
-			idx, after, ok := strings.Cut(rest, "]")
-			if !ok {
-				break
-			}
-			if name != "" {
-				out = append(out, name)
-			}
-			out = append(out, idx)
-			seg = after
-		}
-		if seg != "" {
-			out = append(out, seg)
-		}
-	}
-	return out
-}
-
-// takesValue reports whether the option at path needs a value (it is not a
-// boolean or a section, which a bare flag switches on). Unknown paths take
-// no value: they are reported as unknown later.
-func takesValue(path []string) bool {
-	t := reflect.TypeFor[static.Configuration]()
-	for _, seg := range path {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		switch t.Kind() {
-		case reflect.Struct:
-			f, ok := fieldByName(t, seg)
-			if !ok {
-				return false
-			}
-			t = f.Type
-		case reflect.Map, reflect.Slice:
-			t = t.Elem()
-		default:
-			return false
-		}
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.Kind() != reflect.Bool && t.Kind() != reflect.Struct
-}
-
-// setPath stores value at the dotted path in tree, replacing a boolean
-// section switch ("providers.docker=true") by a mapping when a sub-option
-// follows.
-func setPath(tree map[string]any, path []string, value string) {
-	for _, seg := range path[:len(path)-1] {
-		next, ok := tree[seg].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			tree[seg] = next
-		}
-		tree = next
-	}
-	last := path[len(path)-1]
-	if _, isMap := tree[last].(map[string]any); isMap && isTrue(value) {
-		return // "--api" after "--api.insecure": the section is on already
-	}
-	tree[last] = value
-}
-
-func isTrue(s string) bool { return strings.EqualFold(s, "true") }

@@ -3,21 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // defaultConfigFiles are searched, in order, when no --configFile is given
@@ -48,23 +44,16 @@ type loaded struct {
 // $TRAEFIK_CONFIGFILE, else the first of defaultConfigFiles that exists),
 // TRAEFIK_* and then GANTRY_* environment variables, and flags.
 // Traefik uses only the first source it finds; Gantry layers them, which
-// gives the same result whenever one source is used. Every key the
-// configuration does not know is a warning naming it; a malformed value is
-// an error naming the option and the source.
+// gives the same result whenever one source is used. As in Traefik, a key
+// that names no option is an error, naming the key as written and where
+// (the file and line, "flags", "environment"); a Traefik option Gantry
+// does not support is a warning naming it. A malformed value is an error
+// naming the option and where. Every error is reported, with the
+// warnings: the error is then a *staticError.
 func loadStatic(c cliArgs, environ []string) (*loaded, error) {
 	l := &loaded{}
-	var layers []map[string]any
+	var layers []*layer
 	var errs []error
-	add := func(source string, tree map[string]any) {
-		n := &normalizer{source: source}
-		v, _ := n.structValue(tree, reflect.TypeFor[static.Configuration](), "")
-		l.Warnings = append(l.Warnings, n.warnings...)
-		errs = append(errs, n.errs...)
-		if m, ok := v.(map[string]any); ok {
-			layers = append(layers, m)
-		}
-		l.Sources = append(l.Sources, source)
-	}
 
 	env := envTrees(environ)
 	file := c.configFile
@@ -81,113 +70,65 @@ func loadStatic(c cliArgs, environ []string) (*loaded, error) {
 		}
 	}
 	if file != "" {
-		tree, err := readConfigFile(file)
+		fl, err := readConfigFile(file)
 		if err != nil {
 			return nil, err
 		}
 		l.File = file
-		add("file "+file, tree)
+		layers = append(layers, fl)
 	}
-	if len(env.traefik) > 0 {
-		add("environment TRAEFIK_*", env.traefik)
-	}
-	if len(env.gantry) > 0 {
-		add("environment GANTRY_*", env.gantry)
+	for _, el := range []*layer{env.traefik, env.gantry} {
+		if el != nil {
+			layers = append(layers, el)
+		}
 	}
 	if len(c.flags) > 0 {
-		tree := map[string]any{}
-		for _, f := range c.flags {
-			setPath(tree, splitKey(f.key), f.value)
-		}
-		add("flags", tree)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	var merged map[string]any
-	for _, m := range layers {
-		merged = merge(merged, m)
+		fl, ferrs := flagLayer(c.flags)
+		errs = append(errs, ferrs...)
+		layers = append(layers, fl)
 	}
 	cfg := &static.Configuration{}
-	if err := decodeInto(merged, cfg); err != nil {
-		return nil, err
+	for _, ly := range layers {
+		lerrs, warns := ly.decode(cfg)
+		errs = append(errs, lerrs...)
+		l.Warnings = append(l.Warnings, warns...)
+		l.Sources = append(l.Sources, ly.source)
 	}
 	applyDefaults(cfg)
 	if err := checkStatic(cfg); err != nil {
-		return nil, err
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, j.Unwrap()...)
+		} else {
+			errs = append(errs, err)
+		}
 	}
 	l.Warnings = append(l.Warnings, unsupported(cfg)...)
+	if len(errs) > 0 {
+		return nil, &staticError{errs: errs, warnings: l.Warnings}
+	}
 	l.Config = cfg
 	return l, nil
 }
 
-// maxStaticFileSize bounds the static configuration file (bytes): a static
-// configuration is a few KiB; a file edited or replaced by mistake (a log,
-// a dump) is refused by name before it is parsed, which for 22 MB of YAML
-// took seconds and hundreds of MB — also at a live reload.
-const maxStaticFileSize = 4 << 20
-
-// readConfigFile decodes a YAML or TOML file (by extension; YAML otherwise)
-// into a generic tree. Errors name the file (and the line, for syntax).
-func readConfigFile(name string) (map[string]any, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("read configuration file: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStaticFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read configuration file: %w", err)
-	}
-	if len(b) > maxStaticFileSize {
-		return nil, fmt.Errorf("configuration file %s: larger than %d MiB; a static configuration is a few KiB", name, maxStaticFileSize>>20)
-	}
-	tree := map[string]any{}
-	if strings.EqualFold(filepath.Ext(name), ".toml") {
-		if _, err := toml.Decode(string(b), &tree); err != nil {
-			return nil, fmt.Errorf("configuration file %s: %w", name, err)
-		}
-	} else if err := yaml.Unmarshal(b, &tree); err != nil {
-		return nil, fmt.Errorf("configuration file %s: %w", name, err)
-	}
-	return genericTree(tree), nil
+// staticError is every error of a static configuration, and its warnings
+// (which an error must not hide).
+type staticError struct {
+	errs     []error
+	warnings []string
 }
 
-// genericTree converts the decoders' typed containers ([]map[string]any
-// from TOML array tables, map[any]any from YAML) to map[string]any / []any.
-func genericTree(v map[string]any) map[string]any {
-	out := make(map[string]any, len(v))
-	for k, x := range v {
-		out[k] = generic(x)
+// Error lists the errors, one a line, then the warnings ("warning: …").
+func (e *staticError) Error() string {
+	var b strings.Builder
+	b.WriteString(errors.Join(e.errs...).Error())
+	for _, w := range e.warnings {
+		b.WriteString("\nwarning: " + w)
 	}
-	return out
+	return b.String()
 }
 
-func generic(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return genericTree(x)
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, y := range x {
-			m[fmt.Sprint(k)] = generic(y)
-		}
-		return m
-	case []any:
-		out := make([]any, len(x))
-		for i, y := range x {
-			out[i] = generic(y)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, y := range x {
-			out[i] = genericTree(y)
-		}
-		return out
-	}
-	return v
-}
+// Unwrap returns the errors.
+func (e *staticError) Unwrap() []error { return e.errs }
 
 // Default addresses, as in Traefik: the "http" entrypoint when none is
 // configured, and the "traefik" entrypoint for the API, ping and metrics.

@@ -191,7 +191,7 @@ func TestEnvironment(t *testing.T) {
 		"TRAEFIK_PROVIDERS_DOCKER=true",
 		"TRAEFIK_PROVIDERS_DOCKER_EXPOSEDBYDEFAULT=false",
 		"GANTRY_LOG_LEVEL=warn",
-		"GANTRY_NOSUCH_THING=1",
+		"GANTRY_NOSUCH_THING=1",    // not a top-level option: not read, as by Traefik
 		"GANTRY_UPGRADE_FDS=web:3", // the binary upgrade's handoff, not configuration
 		"GANTRY_UPGRADE_READY_FD=4",
 		"HOME=/root",
@@ -206,9 +206,8 @@ func TestEnvironment(t *testing.T) {
 	if c.Log.Level != "warn" {
 		t.Errorf("log level %q", c.Log.Level)
 	}
-	want := []string{"environment GANTRY_*: unknown or unsupported option nosuch.thing: ignored"}
-	if !slices.Equal(l.Warnings, want) {
-		t.Errorf("warnings: got %q, want %q", l.Warnings, want)
+	if len(l.Warnings) != 0 {
+		t.Errorf("warnings: got %q, want none", l.Warnings)
 	}
 }
 
@@ -259,11 +258,11 @@ func TestStaticErrors(t *testing.T) {
 		env  []string
 		want []string // substrings of the error
 	}{
-		{"bad bool", []string{"--api.insecure=maybe"}, nil, []string{"flags: option api.insecure: want true or false", `"maybe"`}},
+		{"bad bool", []string{"--api.insecure=maybe"}, nil, []string{"flags: option --api.insecure: invalid boolean", `"maybe"`}},
 		{"bad duration", []string{"--entrypoints.web.address=:80", "--entrypoints.web.transport.lifecycle.gracetimeout=soon"}, nil,
-			[]string{"option entrypoints.web.transport.lifecycle.gracetimeout", `invalid duration "soon"`}},
+			[]string{"flags: option --entrypoints.web.transport.lifecycle.gracetimeout", `invalid duration "soon"`}},
 		{"bad int from env", nil, []string{"GANTRY_ENTRYPOINTS_WEB_MAXHEADERBYTES=lots", "GANTRY_ENTRYPOINTS_WEB_ADDRESS=:80"},
-			[]string{"environment GANTRY_*: option entrypoints.web.maxheaderbytes: want an integer"}},
+			[]string{`environment: option GANTRY_ENTRYPOINTS_WEB_MAXHEADERBYTES: invalid integer "lots"`}},
 		{"bad address", []string{"--entrypoints.web.address=80"}, nil, []string{"entryPoints.web.address \"80\""}},
 		{"sctp", []string{"--entrypoints.dns.address=:53/sctp"}, nil, []string{"want tcp or udp, not sctp"}},
 		{"bad trusted ip", []string{"--entrypoints.web.address=:80", "--entrypoints.web.forwardedheaders.trustedips=10.0.0.0/33"}, nil,

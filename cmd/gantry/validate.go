@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,17 @@ import (
 // there is an error, else 0.
 func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stderr io.Writer) int {
 	l, err := loadStatic(c, environ)
+	if se, ok := errors.AsType[*staticError](err); ok {
+		// Every static error, and the warnings beside them.
+		for _, w := range se.warnings {
+			fmt.Fprintln(stdout, "warning:", w)
+		}
+		for _, e := range se.errs {
+			fmt.Fprintln(stdout, "error: static configuration:", e)
+		}
+		fmt.Fprintf(stdout, "invalid: %s, %s\n", count(len(se.errs), "error"), count(len(se.warnings), "warning"))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "error: static configuration: %v\n", err)
 		fmt.Fprintln(stdout, "invalid: 1 error")

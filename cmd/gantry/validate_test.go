@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,8 +64,20 @@ func TestValidate(t *testing.T) {
 		{"prometheus header label", []string{"--entrypoints.web.address=:80", "--metrics.prometheus.headerlabels.bad-name=X-Foo"}, 1,
 			[]string{"error: metrics.prometheus.headerLabels.bad-name: not a usable label name", "invalid: 1 error"},
 			[]string{"not enabled"}},
+		// Issue 23: unknown options are refused, as by Traefik, naming the
+		// key as written and where; a Traefik option Gantry does not
+		// support stays a warning, also beside errors.
+		{"unknown flag", []string{"--api.insecur=true"}, 1,
+			[]string{"error: static configuration: flags: unknown option --api.insecur (did you mean --api.insecure?)", "invalid: 1 error, 0 warnings"}, []string{"\nvalid:"}},
+		{"unknown file keys", []string{"--configFile=testdata/strict/typo.yml"}, 1, []string{
+			"warning: testdata/strict/typo.yml:7: option metrics.datadog is a Traefik option Gantry does not support: ignored",
+			"error: static configuration: testdata/strict/typo.yml:3: unknown option entryPoints.web.adress (did you mean entryPoints.web.address?)",
+			`error: static configuration: log.level: unknown level "LOUD"`,
+			"invalid: 2 errors, 1 warning"}, []string{"missing port"}},
+		{"unknown toml key", []string{"--configFile=testdata/strict/typo.toml"}, 1, []string{
+			"error: static configuration: testdata/strict/typo.toml:6: unknown option api.dashbord (did you mean api.dashboard?)"}, nil},
 		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--experimental.plugins.x.modulename=y"}, 0,
-			[]string{"warning: flags: unknown or unsupported option experimental.plugins.x.modulename: ignored", "valid: 1 warning"}, nil},
+			[]string{"warning: flags: option --experimental.plugins is a Traefik option Gantry does not support: ignored", "valid: 1 warning"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,5 +97,34 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Issue 23: an environment variable naming an unknown option is refused
+// (naming it), one naming no top-level option is not read (Traefik's
+// loader reads TRAEFIK_<OPTION>… only).
+func TestValidateEnvironment(t *testing.T) {
+	var out strings.Builder
+	env := []string{"GANTRY_API_INSECUR=true", "GANTRY_IMAGE=gantry:local", "TRAEFIK_ENTRYPOINTS_WEB_ADDRESS=:80"}
+	if code := realMain(context.Background(), []string{"validate"}, env, &out, io.Discard); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	want := "error: static configuration: environment: unknown option GANTRY_API_INSECUR (did you mean GANTRY_API_INSECURE?)\ninvalid: 1 error, 0 warnings\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// Issue 23: run refuses an unknown option before it listens or opens the
+// store (it started a proxy on :80 and wrote gantry.db).
+func TestRunRefusesUnknownOption(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var stderr strings.Builder
+	code := realMain(context.Background(), []string{"--api.insecur=true", "--entrypoints.web.address=127.0.0.1:0"}, nil, io.Discard, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "unknown option --api.insecur") {
+		t.Errorf("exit code %d, stderr %q; want 1 naming --api.insecur", code, stderr.String())
+	}
+	if _, err := os.Stat("gantry.db"); err == nil {
+		t.Error("gantry.db written")
 	}
 }

@@ -5,27 +5,44 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/node"
 )
 
-// fieldError is an error at one key inside an object.
-type fieldError struct {
-	key string
-	err error
+// lbTypes take Traefik's label-slice-as-struct "server" key.
+var lbTypes = map[reflect.Type]bool{
+	reflect.TypeFor[config.ServersLoadBalancer]():    true,
+	reflect.TypeFor[config.TCPServersLoadBalancer](): true,
+	reflect.TypeFor[config.UDPServersLoadBalancer](): true,
 }
 
-var (
-	durationType = reflect.TypeFor[config.Duration]()
-	// lbTypes take Traefik's label-slice-as-struct "server" key.
-	lbTypes = map[reflect.Type]bool{
-		reflect.TypeFor[config.ServersLoadBalancer]():    true,
-		reflect.TypeFor[config.TCPServersLoadBalancer](): true,
-		reflect.TypeFor[config.UDPServersLoadBalancer](): true,
+// serverKey decodes Traefik's label-slice-as-struct: in a load balancer,
+// "server.x" is servers[0].x.
+func serverKey(v reflect.Value, n *node.Node, d node.Decoder) ([]node.Error, bool) {
+	if !lbTypes[v.Type()] {
+		return nil, false
 	}
-)
+	var errs []node.Error
+	rest := *n
+	rest.Children = nil
+	for _, c := range n.Children {
+		if strings.EqualFold(c.Name, "server") {
+			errs = append(errs, d.SetElems(v.FieldByName("Servers"), []node.Elem{{Index: 0, N: c}})...)
+			continue
+		}
+		rest.Children = append(rest.Children, c)
+	}
+	inner := d
+	inner.Special = nil
+	return append(errs, inner.Set(v, &rest, false)...), true
+}
+
+// decodeObject decodes an object's subtree into v.
+func decodeObject(v reflect.Value, n *node.Node, top bool) []node.Error {
+	return node.Decoder{Options: node.Options{Special: serverKey}}.Set(v, n, top)
+}
 
 // section is one object map of the model that labels can fill.
 type section struct {
@@ -69,11 +86,11 @@ func decode(labels map[string]string, prefixes []string, all bool) (*config.Conf
 	canonical := map[string]string{}
 	c := config.New()
 	c.TLS = nil
-	known := map[*node]bool{}
+	known := map[*node.Node]bool{}
 	for _, sec := range sections {
 		n := root
 		for _, s := range sec.path {
-			if n = n.get(s); n == nil {
+			if n = n.Get(s); n == nil {
 				break
 			}
 		}
@@ -81,46 +98,46 @@ func decode(labels map[string]string, prefixes []string, all bool) (*config.Conf
 			continue
 		}
 		known[n] = true
-		if n.hasValue {
-			errs = append(errs, KeyError{Key: n.key, Err: fmt.Errorf("%s is a section of named objects, not a value", strings.Join(sec.path, "."))})
+		if n.HasValue {
+			errs = append(errs, KeyError{Key: n.Key, Err: fmt.Errorf("%s is a section of named objects, not a value", strings.Join(sec.path, "."))})
 		}
-		for _, obj := range n.children {
+		for _, obj := range n.Children {
 			known[obj] = true
-			if sec.only != "" && !all && !strings.EqualFold(obj.name, sec.only) {
-				for _, k := range obj.keys() {
+			if sec.only != "" && !all && !strings.EqualFold(obj.Name, sec.only) {
+				for _, k := range obj.Keys() {
 					errs = append(errs, KeyError{Key: k, Err: fmt.Errorf("only the %s %q can be set here: %w", sec.kind, sec.only, ErrIgnored)})
 				}
 				continue
 			}
-			objName := sec.kind + " " + obj.name
+			objName := sec.kind + " " + obj.Name
 			canonical[strings.ToLower(objName)] = objName
-			if strings.Contains(obj.name, "@") {
-				for _, k := range obj.keys() {
-					errs = append(errs, KeyError{Key: k, Object: objName, Err: fmt.Errorf("%s name %q contains '@', which is reserved for provider qualifiers", sec.kind, obj.name)})
+			if strings.Contains(obj.Name, "@") {
+				for _, k := range obj.Keys() {
+					errs = append(errs, KeyError{Key: k, Object: objName, Err: fmt.Errorf("%s name %q contains '@', which is reserved for provider qualifiers", sec.kind, obj.Name)})
 				}
 				continue
 			}
 			v := newObject(c, sec)
-			ferrs := set(v, obj, true)
+			ferrs := decodeObject(v, obj, true)
 			for _, fe := range ferrs {
-				errs = append(errs, KeyError{Key: fe.key, Object: objName, Err: fe.err})
+				errs = append(errs, KeyError{Key: fe.Key, Object: objName, Err: fe.Err})
 			}
 			if len(ferrs) == 0 && !disabled[strings.ToLower(objName)] {
-				storeObject(c, sec, obj.name, v)
+				storeObject(c, sec, obj.Name, v)
 			}
 		}
 	}
 	if all {
-		if n := root.get("tls"); n != nil {
-			if certs := n.get("certificates"); certs != nil {
+		if n := root.Get("tls"); n != nil {
+			if certs := n.Get("certificates"); certs != nil {
 				known[certs] = true
 				if c.TLS == nil {
 					c.TLS = &config.TLSConfiguration{}
 				}
 				v := reflect.New(reflect.TypeFor[[]*config.CertAndStores]()).Elem()
-				ferrs := set(v, certs, false)
+				ferrs := decodeObject(v, certs, false)
 				for _, fe := range ferrs {
-					errs = append(errs, KeyError{Key: fe.key, Object: "tls certificates", Err: fe.err})
+					errs = append(errs, KeyError{Key: fe.Key, Object: "tls certificates", Err: fe.Err})
 				}
 				if len(ferrs) == 0 {
 					c.TLS.Certificates = v.Interface().([]*config.CertAndStores)
@@ -141,10 +158,10 @@ func decode(labels map[string]string, prefixes []string, all bool) (*config.Conf
 // unknownKeys reports every key not consumed by a section: unknown sections
 // under http (an error, the user meant something) and keys outside the
 // model (ErrIgnored).
-func unknownKeys(root *node, known map[*node]bool) []KeyError {
+func unknownKeys(root *node.Node, known map[*node.Node]bool) []KeyError {
 	var errs []KeyError
-	var walk func(n *node, path string)
-	walk = func(n *node, path string) {
+	var walk func(n *node.Node, path string)
+	walk = func(n *node.Node, path string) {
 		if known[n] {
 			return
 		}
@@ -165,18 +182,18 @@ func unknownKeys(root *node, known map[*node]bool) []KeyError {
 			}
 		}
 		if !containsKnown(n, known) && path != "" {
-			for _, k := range n.keys() {
+			for _, k := range n.Keys() {
 				report(k)
 			}
 			return
 		}
-		if n.hasValue {
-			report(n.key)
+		if n.HasValue {
+			report(n.Key)
 		}
-		for _, c := range n.children {
-			cp := c.name
+		for _, c := range n.Children {
+			cp := c.Name
 			if path != "" {
-				cp = path + "." + c.name
+				cp = path + "." + c.Name
 			}
 			walk(c, cp)
 		}
@@ -185,8 +202,8 @@ func unknownKeys(root *node, known map[*node]bool) []KeyError {
 	return errs
 }
 
-func containsKnown(n *node, known map[*node]bool) bool {
-	for _, c := range n.children {
+func containsKnown(n *node.Node, known map[*node.Node]bool) bool {
+	for _, c := range n.Children {
 		if known[c] || containsKnown(c, known) {
 			return true
 		}
@@ -268,227 +285,6 @@ func storeObject(c *config.Configuration, sec section, name string, v reflect.Va
 		}
 		c.TLS.Options[name] = o
 	}
-}
-
-// set decodes n into v (settable, or a pointer). top is true for an object
-// root, where an unknown first segment gets a hint about dots in names.
-func set(v reflect.Value, n *node, top bool) []fieldError {
-	t := v.Type()
-	switch {
-	case t == durationType:
-		return leaf(n, func(s string) error {
-			d, err := config.ParseDuration(s)
-			if err == nil {
-				v.SetInt(int64(d))
-			}
-			return err
-		})
-	case t.Kind() == reflect.Pointer:
-		return setPointer(v, n, top)
-	case t.Kind() == reflect.Struct:
-		return setStruct(v, n, top)
-	case t.Kind() == reflect.Slice:
-		return setSlice(v, n)
-	case t.Kind() == reflect.Map:
-		return setMap(v, n)
-	case t.Kind() == reflect.Interface:
-		v.Set(reflect.ValueOf(generic(n)))
-		return nil
-	}
-	return leaf(n, func(s string) error { return setScalar(v, s) })
-}
-
-// leaf checks that n is a value without sub-keys and applies f to it.
-func leaf(n *node, f func(string) error) []fieldError {
-	var errs []fieldError
-	if len(n.children) > 0 {
-		for _, k := range n.keys() {
-			if k != n.key {
-				errs = append(errs, fieldError{k, fmt.Errorf("%q takes a value, not sub-keys", n.name)})
-			}
-		}
-	}
-	if n.hasValue {
-		if err := f(n.value); err != nil {
-			errs = append(errs, fieldError{n.key, err})
-		}
-	}
-	return errs
-}
-
-func setPointer(v reflect.Value, n *node, top bool) []fieldError {
-	et := v.Type().Elem()
-	if et.Kind() == reflect.Struct && et != durationType && n.hasValue {
-		// An empty block declared with a boolean: tls=true, compress=true.
-		b, err := parseBool(n.value)
-		if err != nil {
-			errs := []fieldError{{n.key, fmt.Errorf("%q is a block: set its fields, or true to enable it with defaults (%w)", n.name, err)}}
-			return errs
-		}
-		if !b {
-			if len(n.children) > 0 {
-				return []fieldError{{n.key, fmt.Errorf("%q is false but has sub-keys", n.name)}}
-			}
-			v.SetZero()
-			return nil
-		}
-		if v.IsNil() {
-			v.Set(reflect.New(et))
-		}
-		if len(n.children) == 0 {
-			return nil
-		}
-		stripped := *n
-		stripped.hasValue = false
-		return set(v.Elem(), &stripped, top)
-	}
-	if v.IsNil() {
-		v.Set(reflect.New(et))
-	}
-	return set(v.Elem(), n, top)
-}
-
-// structField finds the field whose JSON name is name (case-insensitive),
-// looking through embedded structs. It returns nil when there is none.
-func structField(v reflect.Value, name string) (reflect.Value, bool) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if tag == "-" {
-			continue
-		}
-		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
-			if fv, ok := structField(v.Field(i), name); ok {
-				return fv, true
-			}
-			continue
-		}
-		if tag == "" {
-			tag = f.Name
-		}
-		if strings.EqualFold(tag, name) {
-			return v.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
-}
-
-func setStruct(v reflect.Value, n *node, top bool) []fieldError {
-	var errs []fieldError
-	if n.hasValue {
-		errs = append(errs, fieldError{n.key, fmt.Errorf("%q is a block: set its fields, not a value", n.name)})
-	}
-	for _, c := range n.children {
-		if lbTypes[v.Type()] && strings.EqualFold(c.name, "server") {
-			// Traefik's label-slice-as-struct: loadbalancer.server.x is servers[0].x.
-			errs = append(errs, setElems(v.FieldByName("Servers"), []elem{{0, c}})...)
-			continue
-		}
-		fv, ok := structField(v, c.name)
-		if !ok {
-			msg := fmt.Errorf("unknown field %q", c.name)
-			if top && len(c.children) > 0 {
-				msg = fmt.Errorf("unknown field %q (object names cannot contain \".\")", c.name)
-			}
-			for _, k := range c.keys() {
-				errs = append(errs, fieldError{k, msg})
-			}
-			continue
-		}
-		errs = append(errs, set(fv, c, false)...)
-	}
-	return errs
-}
-
-type elem struct {
-	index int
-	n     *node
-}
-
-func setSlice(v reflect.Value, n *node) []fieldError {
-	var errs []fieldError
-	if n.hasValue {
-		if len(n.children) > 0 {
-			errs = append(errs, fieldError{n.key, fmt.Errorf("%q is given both as a list and with indexes", n.name)})
-			return errs
-		}
-		et := v.Type().Elem()
-		if et.Kind() == reflect.Struct || et.Kind() == reflect.Pointer {
-			return []fieldError{{n.key, fmt.Errorf("%q is an array of blocks: use %s[0].<field>", n.name, n.name)}}
-		}
-		items := reflect.MakeSlice(v.Type(), 0, 0)
-		for item := range strings.SplitSeq(n.value, ",") {
-			item = strings.TrimSpace(item)
-			if item == "" {
-				continue
-			}
-			ev := reflect.New(et).Elem()
-			if err := setScalar(ev, item); err != nil {
-				return []fieldError{{n.key, err}}
-			}
-			items = reflect.Append(items, ev)
-		}
-		if items.Len() > 0 {
-			v.Set(items)
-		}
-		return nil
-	}
-	var elems []elem
-	for _, c := range n.children {
-		i, err := strconv.Atoi(c.name)
-		if err != nil || !isIndex(c.name) {
-			for _, k := range c.keys() {
-				errs = append(errs, fieldError{k, fmt.Errorf("%q is an array: want an index such as %s[0], got %q", n.name, n.name, c.name)})
-			}
-			continue
-		}
-		elems = append(elems, elem{i, c})
-	}
-	return append(errs, setElems(v, elems)...)
-}
-
-// setElems decodes indexed nodes into slice v. Indexes are ordered by
-// number and compacted: [0] and [5] make a two-element slice.
-func setElems(v reflect.Value, elems []elem) []fieldError {
-	slices.SortStableFunc(elems, func(a, b elem) int { return a.index - b.index })
-	var errs []fieldError
-	pos := map[int]int{}
-	for i := range v.Len() {
-		pos[i] = i
-	}
-	for _, e := range elems {
-		p, ok := pos[e.index]
-		if !ok {
-			p = v.Len()
-			v.Set(reflect.Append(v, reflect.New(v.Type().Elem()).Elem()))
-			pos[e.index] = p
-		}
-		errs = append(errs, set(v.Index(p), e.n, false)...)
-	}
-	return errs
-}
-
-func setMap(v reflect.Value, n *node) []fieldError {
-	var errs []fieldError
-	if n.hasValue {
-		errs = append(errs, fieldError{n.key, fmt.Errorf("%q is a map: set %s.<name>=<value>", n.name, n.name)})
-	}
-	if v.IsNil() {
-		v.Set(reflect.MakeMap(v.Type()))
-	}
-	for _, c := range n.children {
-		ev := reflect.New(v.Type().Elem()).Elem()
-		ferrs := set(ev, c, false)
-		errs = append(errs, ferrs...)
-		if len(ferrs) == 0 {
-			v.SetMapIndex(reflect.ValueOf(c.name).Convert(v.Type().Key()), ev)
-		}
-	}
-	return errs
 }
 
 func hasAnyPrefix(s string, prefixes ...string) bool {

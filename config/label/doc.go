@@ -3,10 +3,11 @@
 // label grammar (https://doc.traefik.io/traefik/routing/providers/docker/ and
 // Traefik's paerser decoder).
 //
-// This is the only package in Gantry that uses reflection: it maps key
-// segments onto the JSON field names of the config structs,
-// case-insensitively. Everything it returns is freshly allocated and owned by
-// the caller; the package has no state and is safe for concurrent use.
+// It builds a key tree from the labels and decodes it with package
+// config/node, Gantry's one reflective decoder, which maps key segments
+// onto the JSON field names of the config structs, case-insensitively.
+// Everything it returns is freshly allocated and owned by the caller; the
+// package has no state and is safe for concurrent use.
 //
 // Grammar, in short (see Decode for the details):
 //

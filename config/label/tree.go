@@ -5,93 +5,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/gantry-proxy/gantry/config/node"
 )
-
-// node is one segment of the key tree. Children are matched
-// case-insensitively and keep the spelling of the first key (in byte order)
-// that created them.
-type node struct {
-	name     string
-	key      string // full key of the value set on this node, as written
-	value    string
-	hasValue bool
-	children []*node
-	byLower  map[string]*node
-}
-
-func (n *node) child(name string) *node {
-	l := strings.ToLower(name)
-	if c := n.byLower[l]; c != nil {
-		return c
-	}
-	c := &node{name: name}
-	if n.byLower == nil {
-		n.byLower = map[string]*node{}
-	}
-	n.byLower[l] = c
-	n.children = append(n.children, c)
-	return c
-}
-
-func (n *node) get(name string) *node { return n.byLower[strings.ToLower(name)] }
-
-// keys returns every full key set on n or below it, in tree order.
-func (n *node) keys() []string {
-	var out []string
-	if n.hasValue {
-		out = append(out, n.key)
-	}
-	for _, c := range n.children {
-		out = append(out, c.keys()...)
-	}
-	return out
-}
-
-// splitKey splits "a.b[0].c" into a, b, 0, c. An index must be a
-// non-negative decimal number.
-func splitKey(rest string) ([]string, error) {
-	var segs []string
-	for seg := range strings.SplitSeq(rest, ".") {
-		name, idx, hasIdx := strings.Cut(seg, "[")
-		if name == "" {
-			return nil, fmt.Errorf("empty segment in %q", rest)
-		}
-		segs = append(segs, name)
-		for hasIdx {
-			var i string
-			i, idx, _ = strings.Cut(idx, "]")
-			if !isIndex(i) {
-				return nil, fmt.Errorf("bad index [%s] in segment %q: want a number", i, seg)
-			}
-			segs = append(segs, i)
-			if idx == "" {
-				break
-			}
-			if !strings.HasPrefix(idx, "[") {
-				return nil, fmt.Errorf("bad index syntax in segment %q", seg)
-			}
-			idx = idx[1:]
-		}
-	}
-	return segs, nil
-}
-
-func isIndex(s string) bool {
-	if s == "" || len(s) > 6 {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // buildTree parses every key under one of prefixes into a tree. Keys are
 // visited in byte order so that spellings and errors are deterministic.
-func buildTree(labels map[string]string, prefixes []string) (*node, []KeyError) {
-	root := &node{}
+func buildTree(labels map[string]string, prefixes []string) (*node.Node, []KeyError) {
+	root := &node.Node{}
 	var errs []KeyError
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		var rest string
@@ -113,7 +34,7 @@ func buildTree(labels map[string]string, prefixes []string) (*node, []KeyError) 
 				Err: fmt.Errorf("%w: the %s is %d bytes, over %d", ErrTooLarge, what, n, MaxValueBytes)})
 			continue
 		}
-		segs, err := splitKey(rest)
+		segs, err := node.SplitKey(rest)
 		if err != nil {
 			errs = append(errs, KeyError{Key: k, Object: objectOf(rest), Err: err})
 			continue
@@ -123,16 +44,16 @@ func buildTree(labels map[string]string, prefixes []string) (*node, []KeyError) 
 		}
 		n := root
 		for _, s := range segs {
-			n = n.child(s)
+			n = n.Child(s)
 		}
 		v := labels[k]
-		if n.hasValue && n.value != v {
+		if n.HasValue && n.Value != v {
 			errs = append(errs, KeyError{Key: k, Object: objectOf(rest),
-				Err: fmt.Errorf("conflicts with %s=%q (keys are case-insensitive and prefixes are merged)", n.key, n.value)})
+				Err: fmt.Errorf("conflicts with %s=%q (keys are case-insensitive and prefixes are merged)", n.Key, n.Value)})
 			continue
 		}
-		if !n.hasValue {
-			n.key, n.value, n.hasValue = k, v, true
+		if !n.HasValue {
+			n.Key, n.Value, n.HasValue = k, v, true
 		}
 	}
 	return root, errs
