@@ -29,7 +29,13 @@ started=$(date +%s)
 ( while sleep 30; do echo "consul.sh: still building Consul $version ($(($(date +%s) - started))s)..." >&2; done ) &
 ticker=$!
 trap 'kill "$ticker" 2>/dev/null; rm -f "$tmp"' EXIT
-(cd "$root/integration/consulagent" && go build -trimpath -o "$tmp" .) 2>&1 | grep -v '^go: downloading' >&2 || true
+# Twice at most: a first build on a fresh machine has failed once on a
+# module download that the second attempt fetched.
+for attempt in 1 2; do
+	(cd "$root/integration/consulagent" && go build -trimpath -o "$tmp" .) 2>&1 | grep -v '^go: downloading' >&2 || true
+	[ ! -s "$tmp" ] || break
+	echo "consul.sh: go build attempt $attempt failed" >&2
+done
 kill "$ticker" 2>/dev/null || true
 [ -s "$tmp" ] || { echo "consul.sh: go build failed (see above)" >&2; exit 1; }
 echo "consul.sh: built Consul $version in $(($(date +%s) - started))s" >&2

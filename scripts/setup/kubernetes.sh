@@ -37,7 +37,10 @@ ld="-s -w -X k8s.io/component-base/version.gitVersion=v$kube -X k8s.io/component
 build() { # dir pkg out [ldflags]
 	local tmp
 	tmp=$(mktemp "$cache/$3.XXXXXX")
-	if ! (cd "$root/$1" && CGO_ENABLED=0 go build -trimpath -ldflags "${4:-}" -o "$tmp" "$2") 2>&1 | grep -v '^go: downloading' >&2; then :; fi
+	for attempt in 1 2; do # a second attempt after a failed module download
+		if ! (cd "$root/$1" && CGO_ENABLED=0 go build -trimpath -ldflags "${4:-}" -o "$tmp" "$2") 2>&1 | grep -v '^go: downloading' >&2; then :; fi
+		[ ! -s "$tmp" ] || break
+	done
 	[ -s "$tmp" ] || { rm -f "$tmp"; echo "kubernetes.sh: go build $2 failed (see above)" >&2; exit 1; }
 	mv "$tmp" "$cache/$3"
 }
