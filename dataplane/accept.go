@@ -89,10 +89,11 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 
 // acceptLoop accepts on one listener until it is closed. Each connection
 // holds one of the entrypoint's connection slots: with every slot taken,
-// the loop parks the connection it just accepted (not read, not served)
-// until a slot frees, and accepts nothing more, so further connections wait
-// in the kernel's backlog. (At most one parked connection per listener goes
-// past the cap.) Temporary errors (EMFILE) back off from 5ms to 1s, as
+// the loop closes the oldest idle keep-alive connection and takes its slot
+// (takeSlotAtCap); with none idle, it holds the connection it just accepted
+// (not read, not served) until a slot frees, and accepts nothing more, so
+// further connections wait in the kernel's backlog. (At most one held
+// connection per listener goes past the cap.) Temporary errors (EMFILE) back off from 5ms to 1s, as
 // net/http does.
 func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server, wg *sync.WaitGroup) {
 	defer e.loops.Add(-1)
@@ -115,11 +116,11 @@ func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server
 		delay = 0
 		select {
 		case e.slots <- struct{}{}:
+			if e.capWarned.Load() {
+				e.capWarned.Store(false)
+			}
 		default:
-			e.log.Debug("connection cap reached; accepting paused", "maxConnections", cap(e.slots))
-			select {
-			case e.slots <- struct{}{}:
-			case <-e.stop:
+			if !e.takeSlotAtCap() {
 				_ = c.Close()
 				return
 			}

@@ -30,11 +30,6 @@ const (
 	defaultGraceTimeout         = 10 * time.Second
 	defaultMaxHeaderBytes       = 64 << 10
 	defaultMaxConcurrentStreams = 100
-	// defaultMaxConnections is entryPoints.<name>.transport.maxConnections
-	// when unset: Envoy's edge guidance is 10 000 per listener and 50 000
-	// downstream connections overall; a Gantry entrypoint usually is the
-	// whole edge, so it gets the overall figure.
-	defaultMaxConnections = 50000
 )
 
 // entryPoint is one entrypoint's settings and running state.
@@ -71,7 +66,13 @@ type entryPoint struct {
 	slots    chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
-	tlsConf  *tls.Config
+	// atCap counts accept loops waiting at the cap (takeSlotAtCap);
+	// parked wakes one when a connection parks idle; capWarned: the cap
+	// was logged since a slot was last free.
+	atCap     atomic.Int32
+	parked    chan struct{}
+	capWarned atomic.Bool
+	tlsConf   *tls.Config
 	// sanitize cleans request paths before routing
 	// (entryPoints.<name>.http.sanitizePath, default true).
 	sanitize bool
@@ -135,6 +136,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		fallbackTLS:       certs.DefaultPolicy(helloHandshake),
 		acmeBypass:        c.AllowACMEByPass,
 		stop:              make(chan struct{}),
+		parked:            make(chan struct{}, 1),
 		sanitize:          c.HTTP == nil || c.HTTP.SanitizePath == nil || *c.HTTP.SanitizePath,
 	}
 	if c.HTTP != nil {
@@ -163,7 +165,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 			}
 		}
 		if t.MaxConnections < 0 {
-			return nil, fmt.Errorf("transport.maxConnections %d: want a positive number (0 for the default %d)", t.MaxConnections, defaultMaxConnections)
+			return nil, fmt.Errorf("transport.maxConnections %d: want a positive number (0 for the default: up to %d, less under a low open-file limit)", t.MaxConnections, defaultMaxConnections)
 		}
 		maxConns = t.MaxConnections
 		ep.keepAliveMaxRequests = int64(max(0, t.KeepAliveMaxRequests))
@@ -176,7 +178,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		}
 	}
 	if maxConns == 0 {
-		maxConns = defaultMaxConnections
+		maxConns = connCapFor(nofileLimit(), len(all), listenerCount())
 	}
 	ep.slots = make(chan struct{}, maxConns)
 	if ep.readTimeout > 0 && ep.readHeaderTimeout > ep.readTimeout {

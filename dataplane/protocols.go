@@ -86,6 +86,7 @@ func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 		MaxHeaders:        maxHeaderFields,
 		ConnContext:       e.connContext,
 		Draining:          e.draining.Load,
+		Parked:            e.parkedHook,
 		Log:               e.log,
 		ConnState: func(c net.Conn, st http.ConnState) {
 			if tc := trackedOf(c); tc != nil {

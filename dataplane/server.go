@@ -37,9 +37,11 @@ import (
 // request is never honoured.
 //
 // Each entrypoint holds at most maxConnections connections (accepted, not
-// yet closed, upgraded ones included); at the cap its accept loops stop
-// accepting, so new connections wait in the kernel's backlog instead of
-// being accepted and starved. The header timeout of a connection's first
+// yet closed, upgraded ones included; by default a share of the open-file
+// limit, connCapFor); at the cap a new connection takes the slot of the
+// oldest idle keep-alive connection, which is closed, and when none is idle
+// the accept loops stop accepting, so new connections wait in the kernel's
+// backlog instead of being accepted and starved. The header timeout of a connection's first
 // request runs from its accept: the wait for the first byte, the TLS
 // handshake and the head share it.
 type Server struct {
@@ -100,6 +102,14 @@ func (s *Server) newEntryPoint(name string, c *static.EntryPoint, all map[string
 	ep.hostname, ep.active, ep.obs, ep.log = s.hostname, s.active, s.obs, s.log.With("entrypoint", name)
 	ep.challenges, ep.inherit, ep.tracing = s.challenges, s.inherit, &s.tracing
 	ep.http01 = s.http01[name]
+	if c != nil && c.Transport != nil && c.Transport.MaxConnections > 0 {
+		if nofile := nofileLimit(); nofile > 0 {
+			if fits := connCapFor(nofile, len(all), listenerCount()); c.Transport.MaxConnections > fits {
+				ep.log.Warn("entryPoints."+name+".transport.maxConnections is over this entrypoint's share of the open-file limit: at the limit no entrypoint accepts (EMFILE), the API's and /ping's included; raise the limit (ulimit -n, LimitNOFILE) or lower the cap",
+					"maxConnections", c.Transport.MaxConnections, "share", fits, "openFileLimit", nofile)
+			}
+		}
+	}
 	if c != nil && c.HTTP != nil && c.HTTP.FastPath != nil {
 		ep.log.Warn("entryPoints." + name + ".http.fastPath is deprecated and ignored: every HTTP/1.1 connection is served by Gantry's HTTP/1.1 server")
 	}

@@ -90,8 +90,10 @@ type EntryUDP struct {
 type EntryTransport struct {
 	RespondingTimeouts *RespondingTimeouts `json:"respondingTimeouts,omitempty"`
 	// MaxConnections (Gantry's own) caps the entrypoint's open client
-	// connections; at the cap new ones wait in the kernel's backlog.
-	// 0 means the default, 50 000.
+	// connections; at the cap a new one replaces the oldest idle
+	// keep-alive connection, or waits in the kernel's backlog when none is
+	// idle. 0 means the default: 50 000, or the entrypoint's share of the
+	// open-file limit when that is lower (dataplane connCapFor).
 	MaxConnections       int             `json:"maxConnections,omitempty"`
 	LifeCycle            *LifeCycle      `json:"lifeCycle,omitempty"`
 	KeepAliveMaxRequests int             `json:"keepAliveMaxRequests,omitempty"`

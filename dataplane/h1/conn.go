@@ -79,6 +79,9 @@ type Server struct {
 	// Draining, when it returns true, makes the connection close after the
 	// response in progress (graceful shutdown).
 	Draining func() bool
+	// Parked, when set, is called each time a keep-alive connection is
+	// parked idle (Linux; see CloseOldestParked). It must not block.
+	Parked func()
 	// Log receives handler panics other than http.ErrAbortHandler.
 	Log *slog.Logger
 	// Go starts the goroutines that continue serving connections after an

@@ -17,8 +17,11 @@ import (
 // without any goroutine: each is registered in one epoll set (EPOLLIN,
 // one-shot) and its goroutine ends; the poller goroutine starts a new one
 // when the client sends its next request. Idle timeouts are one timer for
-// the whole set: the parked connections that have one are kept in a list
-// ordered by idleUntil, and the timer fires at the first one's. A parked
+// the whole set: the parked connections are kept in a list ordered by
+// idleUntil (a Server's IdleTimeout is fixed, so that is the order in which
+// they went idle, the oldest first; without an idle timeout, parking
+// order), and the timer fires at the first one's. The same list gives
+// CloseOldestParked its victim. A parked
 // connection then costs its socket and its small state (no stack, no
 // buffer, no timer, no map entry: the table is a slice indexed by file
 // descriptor, 8 bytes a descriptor).
@@ -41,8 +44,9 @@ type parker struct {
 	mu    sync.Mutex
 	conns []*conn // under mu: parked connections by file descriptor
 	gen   uint32  // under mu: the last park's generation (see parker)
-	// under mu: the parked connections with an idle timeout, by
-	// idleUntil (ties in parking order); linked through conn.pprev/pnext.
+	// under mu: the parked connections by idleUntil, oldest idle first
+	// (ties, and connections without an idle timeout, in parking order);
+	// linked through conn.pprev/pnext.
 	head, tail *conn
 	timer      *time.Timer // under mu: fires at head's idleUntil (or later)
 	timerAt    time.Time   // under mu: when timer fires; zero when stopped
@@ -110,9 +114,7 @@ func (s *Server) park(cs *conn) bool {
 	gen := p.gen // cs may be resumed and parked again once registered
 	cs.parkGen = gen
 	cs.parked = true
-	if timed {
-		p.insert(cs)
-	}
+	p.insert(cs, timed)
 	p.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(fd), Pad: int32(gen)}
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
@@ -125,12 +127,15 @@ func (s *Server) park(cs *conn) bool {
 		cs.restoreCtx()
 		return false
 	}
+	if s.Parked != nil {
+		s.Parked()
+	}
 	return true
 }
 
-// insert adds cs to the timeout list, in idleUntil order, and arms the
-// timer when cs is first. Under mu.
-func (p *parker) insert(cs *conn) {
+// insert adds cs to the list, in idleUntil order, and arms the timer when
+// cs is first and timed (it has an idle timeout). Under mu.
+func (p *parker) insert(cs *conn, timed bool) {
 	at := p.tail
 	for at != nil && at.idleUntil.After(cs.idleUntil) {
 		at = at.pprev // rarely more than a step: connections park in about idleUntil order
@@ -146,7 +151,7 @@ func (p *parker) insert(cs *conn) {
 	} else {
 		cs.pnext.pprev = cs
 	}
-	if p.head == cs && (p.timerAt.IsZero() || cs.idleUntil.Before(p.timerAt)) {
+	if timed && p.head == cs && (p.timerAt.IsZero() || cs.idleUntil.Before(p.timerAt)) {
 		p.arm(cs.idleUntil)
 	}
 }
@@ -211,20 +216,72 @@ func (p *parker) expire() {
 	var due []*conn
 	p.mu.Lock()
 	now := time.Now()
-	for cs := p.head; cs != nil && !cs.idleUntil.After(now); cs = p.head {
+	for cs := p.head; cs != nil && cs.timed() && !cs.idleUntil.After(now); cs = p.head {
 		if _, owned := p.takeLocked(cs); owned {
 			_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
 		}
 		due = append(due, cs)
 	}
 	p.timerAt = time.Time{}
-	if p.head != nil {
+	if p.head != nil && p.head.timed() {
 		p.arm(p.head.idleUntil)
 	}
 	p.mu.Unlock()
 	for _, cs := range due {
 		cs.closeNow()
 	}
+}
+
+// timed reports whether the parked cs has an idle timeout. Under mu.
+func (cs *conn) timed() bool { return !cs.idleUntil.Equal(noIdleTimeout) }
+
+// OldestParked returns the idle deadline of the connection parked idle
+// the longest (see CloseOldestParked), and false when none is parked.
+// Servers with the same IdleTimeout compare by it: the earliest deadline
+// went idle first. Without an IdleTimeout every deadline is the same.
+func (s *Server) OldestParked() (idleUntil time.Time, ok bool) {
+	p, err := s.getParker() // synchronised with its creation
+	if err != nil {
+		return time.Time{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.head == nil {
+		return time.Time{}, false
+	}
+	return p.head.idleUntil, true
+}
+
+// CloseOldestParked closes the keep-alive connection parked idle the
+// longest, as its idle timeout would (a connection cap reclaiming the
+// slot of an idle client, as nginx does when worker_connections run out),
+// and reports whether there was one. Only parked connections (idle for
+// longer than idleHandoff) are candidates: a connection reading or serving
+// a request, or idle for less, is never closed here. It is safe against
+// every other end of a parked connection by construction: the connection
+// is taken out of the set under the parker's lock (takeLocked, as the
+// poller's wake-up and the idle timer do: exactly one of them owns it),
+// its epoll registration is deleted before its socket closes, and a stale
+// event for the descriptor is told apart by its generation number.
+func (s *Server) CloseOldestParked() bool {
+	p, err := s.getParker() // synchronised with its creation
+	if err != nil {
+		return false
+	}
+	p.mu.Lock()
+	cs := p.head
+	if cs == nil {
+		p.mu.Unlock()
+		return false
+	}
+	if _, owned := p.takeLocked(cs); owned {
+		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(cs.fd), nil)
+	}
+	// The timer stays armed for cs's deadline, or later: expire then
+	// finds nothing due and re-arms for the new head.
+	p.mu.Unlock()
+	cs.closeNow()
+	return true
 }
 
 // socketOf returns the socket under a TLS connection, or nil.

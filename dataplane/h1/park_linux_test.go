@@ -192,7 +192,7 @@ func TestParkedDescriptorReuse(t *testing.T) {
 	p.mu.Lock()
 	a.idleUntil = time.Now().Add(-time.Second)
 	if a.pprev == nil && p.head != a {
-		p.insert(a)
+		p.insert(a, true)
 	}
 	p.mu.Unlock()
 	p.expire()
@@ -203,4 +203,77 @@ func TestParkedDescriptorReuse(t *testing.T) {
 		t.Fatal("A's expiry took B off the parker")
 	}
 	get(cb, "/b2") // B's registration survived: the poller wakes it
+}
+
+// CloseOldestParked closes the connection parked idle the longest, only
+// it, with or without an idle timeout; the others stay parked and are
+// served on their next request, and Parked is called for every park.
+func TestCloseOldestParked(t *testing.T) {
+	for _, idle := range []time.Duration{0, time.Minute} {
+		t.Run(idle.String(), func(t *testing.T) {
+			var parks sync.WaitGroup
+			parks.Add(3)
+			s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) }),
+				ReadHeaderTimeout: 5 * time.Second, IdleTimeout: idle, Parked: parks.Done}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					wg.Go(func() { s.ServeConn(c, time.Time{}) })
+				}
+			})
+			t.Cleanup(func() { ln.Close(); s.CloseIdle(); wg.Wait() })
+			if s.CloseOldestParked() {
+				t.Fatal("closed a connection with none parked")
+			}
+			var clients []net.Conn
+			var readers []*bufio.Reader
+			for i := range 3 {
+				c, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				io.WriteString(c, "GET /first HTTP/1.1\r\nHost: h\r\n\r\n")
+				readResp(t, br, "GET")
+				clients, readers = append(clients, c), append(readers, br)
+				// Parked in this order: the first one goes idle first.
+				deadline := time.Now().Add(10 * time.Second)
+				for parkedCount(s) != i+1 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if n := parkedCount(s); n != i+1 {
+					t.Fatalf("%d connections parked, want %d", n, i+1)
+				}
+			}
+			parks.Wait()
+			if _, ok := s.OldestParked(); !ok {
+				t.Fatal("OldestParked found none")
+			}
+			if !s.CloseOldestParked() {
+				t.Fatal("CloseOldestParked closed nothing")
+			}
+			if _, err := readers[0].ReadByte(); err != io.EOF {
+				t.Fatalf("oldest connection: want EOF, got %v", err)
+			}
+			if n := parkedCount(s); n != 2 {
+				t.Fatalf("%d connections parked after closing the oldest, want 2", n)
+			}
+			for i, c := range clients[1:] {
+				io.WriteString(c, "GET /again HTTP/1.1\r\nHost: h\r\n\r\n")
+				if _, body := readResp(t, readers[i+1], "GET"); body != "/again" {
+					t.Fatalf("client %d: body %q", i+1, body)
+				}
+			}
+		})
+	}
 }

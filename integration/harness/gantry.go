@@ -41,6 +41,10 @@ type Options struct {
 	Env []string
 	// Dir is the working directory; empty means a new t.TempDir().
 	Dir string
+	// NoFile, when above 0, starts gantry with its open-file limit
+	// (RLIMIT_NOFILE, soft and hard) set to NoFile, through /bin/sh's
+	// ulimit -n, so the process cannot raise it.
+	NoFile int
 	// NoWait skips waiting for the entrypoints to accept connections. Use
 	// it when Env or Args override entrypoint addresses: EntryPoints and
 	// WaitReady know only the addresses written in Static.
@@ -81,6 +85,12 @@ func StartWith(t testing.TB, o Options) *Gantry {
 		}
 		g.EntryPoints = eps
 		args = append(args, "--configFile="+g.ConfigFile)
+	}
+	if o.NoFile > 0 {
+		// "$0" "$@" are bin and args, passed through unquoted.
+		script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, o.NoFile)
+		args = append([]string{"-c", script, bin}, args...)
+		bin = "/bin/sh"
 	}
 	g.Process = startProcess(t, "gantry", g.Dir, bin, args, o.Env)
 	if !o.NoWait {
