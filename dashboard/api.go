@@ -182,6 +182,7 @@ func (a *API) routes() http.Handler {
 	get("/api/kubernetes/ingress-nginx/migration", a.getMigration)
 	get("/api/static", a.getStatic)
 	get("/api/tls/certificates", a.getCertificates)
+	get("/api/tls/options", a.getTLSOptions)
 	get("/api/revisions", a.getRevisions)
 	get("/api/revisions/{version}", a.getRevision)
 	get("/api/revisions/{a}/diff/{b}", a.getDiff)
@@ -370,7 +371,7 @@ func (a *API) getRouters(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sortItems(r, items, func(it routerItem) []string {
-		return []string{it.Name, it.Rule, it.Service, it.Status, it.Provider, fmt.Sprintf("%020d", v.priority(it.Name))}
+		return []string{it.Name, it.Conf.Rule, it.Conf.Service, it.Status, it.Provider, fmt.Sprintf("%020d", v.priority(it.Name))}
 	})
 	listResponse(w, r, items)
 }

@@ -49,19 +49,19 @@ func (c criterion) keep(name, status string, searchIn ...string) bool {
 }
 
 func (c criterion) keepRouter(it routerItem) bool {
-	if !c.keep(it.Name, it.Status, it.Rule) {
+	if !c.keep(it.Name, it.Status, it.Conf.Rule) {
 		return false
 	}
 	if c.service != "" {
 		if strings.Contains(c.service, "@") {
-			if c.service != it.Service {
+			if c.service != it.Conf.Service {
 				return false
 			}
-		} else if before, _, _ := strings.Cut(it.Service, "@"); before != c.service {
+		} else if before, _, _ := strings.Cut(it.Conf.Service, "@"); before != c.service {
 			return false
 		}
 	}
-	return c.middleware == "" || slices.Contains(it.Middlewares, c.middleware)
+	return c.middleware == "" || slices.Contains(it.Conf.Middlewares, c.middleware)
 }
 
 // paginate returns items[start:end] for the page and per_page query

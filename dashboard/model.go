@@ -19,44 +19,6 @@ const (
 	StatusDisabled = router.StatusDisabled
 )
 
-// routerItem is Traefik's routerRepresentation: the router's configuration
-// plus error, status, using, name and provider
-// (traefik pkg/api/handler_http.go). In /api/rawdata name and provider are
-// left empty and omitted, as in Traefik.
-type routerItem struct {
-	*config.Router
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	Using    []string `json:"using,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
-}
-
-// serviceItem is Traefik's serviceRepresentation; ServerDetails is
-// Gantry's addition (in-flight requests and last error per server).
-type serviceItem struct {
-	*config.Service
-	Err           []string          `json:"error,omitempty"`
-	Status        string            `json:"status,omitempty"`
-	UsedBy        []string          `json:"usedBy,omitempty"`
-	ServerStatus  map[string]string `json:"serverStatus,omitempty"`
-	Name          string            `json:"name,omitempty"`
-	Provider      string            `json:"provider,omitempty"`
-	Type          string            `json:"type,omitempty"`
-	ServerDetails []Server          `json:"serverDetails,omitempty"`
-}
-
-// middlewareItem is Traefik's middlewareRepresentation.
-type middlewareItem struct {
-	*config.Middleware
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	UsedBy   []string `json:"usedBy,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
-	Type     string   `json:"type,omitempty"`
-}
-
 // view is everything one response is computed from: one table and one
 // health reading, taken once per request.
 type view struct {
@@ -139,7 +101,7 @@ func (v *view) router(name string, withName bool) (routerItem, bool) {
 		tls.Options = "default"
 		cp.TLS = &tls
 	}
-	it := routerItem{Router: &cp, Status: StatusEnabled}
+	it := routerItem{Conf: &cp, itemState: itemState{Status: StatusEnabled}}
 	if st := v.status.Routers[name]; st != nil {
 		it.Status, it.Err, it.Using = st.Status, st.Errors, st.Using
 		if len(cp.EntryPoints) == 0 { // the defaults it is on (Traefik writes them in)
@@ -194,13 +156,13 @@ func (v *view) service(name string, withName bool) (serviceItem, bool) {
 		if !internal {
 			return serviceItem{}, false
 		}
-		it := serviceItem{Status: StatusEnabled, UsedBy: usedBy}
+		it := serviceItem{itemState: itemState{Status: StatusEnabled, UsedBy: usedBy}}
 		if withName {
 			it.Name, it.Provider = name, InternalProvider
 		}
 		return it, true
 	}
-	it := serviceItem{Service: sc, Status: StatusEnabled}
+	it := serviceItem{Conf: sc, itemState: itemState{Status: StatusEnabled}}
 	if st := v.status.Services[name]; st != nil {
 		it.Status, it.Err, it.UsedBy = st.Status, st.Errors, st.UsedBy
 	}
@@ -286,7 +248,7 @@ func (v *view) middleware(name string, withName bool) (middlewareItem, bool) {
 	if !ok {
 		return middlewareItem{}, false
 	}
-	it := middlewareItem{Middleware: mc, Status: StatusEnabled}
+	it := middlewareItem{Conf: mc, itemState: itemState{Status: StatusEnabled}}
 	if st := v.status.Middlewares[name]; st != nil {
 		it.Status, it.Err, it.UsedBy = st.Status, st.Errors, st.UsedBy
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -117,12 +118,15 @@ func routerKey(name string) string  { return "router:" + name }
 func serviceKey(name string) string { return "service:" + name }
 
 // Stats is one sampling of every live rate: what a "stats" WebSocket
-// message carries, and what one slot of the fine ring holds.
+// message carries, and what one slot of the fine ring holds. Servers are
+// keyed by server URL (each attempt on it, observe.Live); they have no
+// chart history.
 type Stats struct {
 	At       time.Time               `json:"at"`
 	Total    observe.Rate            `json:"total"`
 	Routers  map[string]observe.Rate `json:"routers"`
 	Services map[string]observe.Rate `json:"services"`
+	Servers  map[string]observe.Rate `json:"servers"`
 }
 
 // Sampler turns Live's counters into the chart rings: every interval it
@@ -191,6 +195,7 @@ func copySnapshot(dst, src observe.Snapshot) observe.Snapshot {
 	dst.Total.Buckets = append(dst.Total.Buckets[:0], src.Total.Buckets...)
 	dst.Routers = cp(dst.Routers, src.Routers)
 	dst.Services = cp(dst.Services, src.Services)
+	dst.Servers = cp(dst.Servers, src.Servers)
 	return dst
 }
 
@@ -203,6 +208,7 @@ func (s *Sampler) ratesByKey(d time.Duration, prev, cur observe.Snapshot) (map[s
 		Total:    observe.RateOf(d, prev.Total, cur.Total),
 		Routers:  observe.RatesOf(d, prev.Routers, cur.Routers),
 		Services: observe.RatesOf(d, prev.Services, cur.Services),
+		Servers:  observe.RatesOf(d, prev.Servers, cur.Servers),
 	}
 	if s.keys == nil {
 		s.keys = map[string]observe.Rate{}
@@ -275,20 +281,35 @@ func (s *Sampler) Run(done <-chan struct{}, tables Tables) {
 // forgetMissing forgets what tbl's configuration does not define (internal
 // objects are always kept).
 func (s *Sampler) forgetMissing(tbl Table) {
-	var routers, services map[string]bool
+	var routers, services, servers map[string]bool
 	if c := tbl.Merged().Config; c != nil && c.HTTP != nil {
-		routers, services = map[string]bool{}, map[string]bool{}
+		routers, services, servers = map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for n := range c.HTTP.Routers {
 			routers[n] = true
 		}
-		for n := range c.HTTP.Services {
+		for n, svc := range c.HTTP.Services {
 			services[n] = true
+			if svc != nil && svc.LoadBalancer != nil {
+				for _, srv := range svc.LoadBalancer.Servers {
+					servers[serverKey(srv.URL)] = true
+				}
+			}
 		}
 	}
 	keep := func(set map[string]bool) func(string) bool {
 		return func(n string) bool { return set[n] || strings.HasSuffix(n, "@internal") }
 	}
-	s.forget(keep(routers), keep(services))
+	s.forget(keep(routers), keep(services), func(u string) bool { return servers[serverKey(u)] })
+}
+
+// serverKey is how a server URL is compared: as the dataplane names it
+// (the parsed URL, re-encoded), so "http://a:80" written either way is
+// one server.
+func serverKey(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.String()
+	}
+	return raw
 }
 
 // Changed returns a channel closed at the next sample.
@@ -305,12 +326,15 @@ func (s *Sampler) Latest() Stats {
 	return s.latest
 }
 
-// forget drops the live counters and chart history of routers and services
-// that no longer exist (after a swap).
-func (s *Sampler) forget(routerExists, serviceExists func(string) bool) {
+// forget drops the live counters and chart history of routers, services
+// and servers that no longer exist (after a swap).
+func (s *Sampler) forget(routerExists, serviceExists, serverExists func(string) bool) {
 	s.live.Forget(func(kind, name string) bool {
-		if kind == "router" {
+		switch kind {
+		case "router":
 			return routerExists(name)
+		case "server":
+			return serverExists(name)
 		}
 		return serviceExists(name)
 	})

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,7 +78,7 @@ func TestSamplerRings(t *testing.T) {
 		}
 	}
 	// A router that goes away loses its history; the total stays.
-	s.forget(func(string) bool { return false }, func(n string) bool { return n == "app@file" })
+	s.forget(func(string) bool { return false }, func(n string) bool { return n == "app@file" }, func(string) bool { return true })
 	if sr := s.read(routerKey("web@file"), ""); sr.RPS[len(sr.RPS)-1] != 0 {
 		t.Error("removed router kept its history")
 	}
@@ -185,5 +186,39 @@ func BenchmarkSample10kRouters(b *testing.B) {
 	for b.Loop() {
 		now = now.Add(time.Second)
 		s.sample()
+	}
+}
+
+// TestSamplerServers: each sample carries every server's rates (attempts
+// per second, 5xx share, latency) by URL, for the WebSocket's "stats"; a
+// server the configuration no longer names is forgotten.
+func TestSamplerServers(t *testing.T) {
+	live := observe.NewLive()
+	now := t0
+	s := NewSampler(live, time.Second, func() time.Time { return now })
+	for i := range 4 {
+		st := 200
+		if i%2 == 0 {
+			st = 503
+		}
+		live.Request(&observe.RequestEvent{Router: "web@file", Service: "app@file", Status: st, Attempts: []observe.Attempt{
+			{Upstream: "http://10.0.0.1:8080", Status: st, Duration: 20 * time.Millisecond},
+		}})
+	}
+	now = now.Add(2 * time.Second)
+	s.sample()
+	got := s.Latest().Servers["http://10.0.0.1:8080"]
+	if got.RequestsPerSecond != 2 || got.ErrorRatio != 0.5 || got.P50Ms < 20 || got.P50Ms > 25 {
+		t.Errorf("server rates %+v, want 2/s, half 5xx, p50 about 20 ms", got)
+	}
+	b, err := json.Marshal(s.Latest())
+	if err != nil || !strings.Contains(string(b), `"servers":{"http://10.0.0.1:8080":{"rps":2,`) {
+		t.Errorf("stats JSON %s (%v) lacks the server's rates", b, err)
+	}
+	s.forget(func(string) bool { return true }, func(string) bool { return true }, func(u string) bool { return u != "http://10.0.0.1:8080" })
+	now = now.Add(time.Second)
+	s.sample()
+	if _, ok := s.Latest().Servers["http://10.0.0.1:8080"]; ok {
+		t.Error("a forgotten server is still sampled")
 	}
 }

@@ -57,58 +57,6 @@ func serviceStats[R any](v *view, sums *map[string]routestats.Stats, routers map
 	return &st
 }
 
-type tcpRouterItem struct {
-	*config.TCPRouter
-	Err      []string          `json:"error,omitempty"`
-	Status   string            `json:"status,omitempty"`
-	Using    []string          `json:"using,omitempty"`
-	Name     string            `json:"name,omitempty"`
-	Provider string            `json:"provider,omitempty"`
-	Stats    *routestats.Stats `json:"stats,omitempty"`
-}
-
-type tcpServiceItem struct {
-	*config.TCPService
-	Err      []string          `json:"error,omitempty"`
-	Status   string            `json:"status,omitempty"`
-	UsedBy   []string          `json:"usedBy,omitempty"`
-	Name     string            `json:"name,omitempty"`
-	Provider string            `json:"provider,omitempty"`
-	Type     string            `json:"type,omitempty"`
-	Stats    *routestats.Stats `json:"stats,omitempty"`
-}
-
-type tcpMiddlewareItem struct {
-	*config.TCPMiddleware
-	Err      []string `json:"error,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	UsedBy   []string `json:"usedBy,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Provider string   `json:"provider,omitempty"`
-	Type     string   `json:"type,omitempty"`
-}
-
-type udpRouterItem struct {
-	*config.UDPRouter
-	Err      []string          `json:"error,omitempty"`
-	Status   string            `json:"status,omitempty"`
-	Using    []string          `json:"using,omitempty"`
-	Name     string            `json:"name,omitempty"`
-	Provider string            `json:"provider,omitempty"`
-	Stats    *routestats.Stats `json:"stats,omitempty"`
-}
-
-type udpServiceItem struct {
-	*config.UDPService
-	Err      []string          `json:"error,omitempty"`
-	Status   string            `json:"status,omitempty"`
-	UsedBy   []string          `json:"usedBy,omitempty"`
-	Name     string            `json:"name,omitempty"`
-	Provider string            `json:"provider,omitempty"`
-	Type     string            `json:"type,omitempty"`
-	Stats    *routestats.Stats `json:"stats,omitempty"`
-}
-
 func (a *API) tcpRoutes(get func(string, http.HandlerFunc)) {
 	get("/api/tcp/routers", a.getTCPRouters)
 	get("/api/tcp/routers/{name}", func(w http.ResponseWriter, r *http.Request) { getOne(w, r, "tcp router", a.view().tcpRouter) })
@@ -154,22 +102,55 @@ func objectStatus(m map[string]*router.ObjectStatus, name string) (string, []str
 	return StatusEnabled, nil, nil
 }
 
+// streamRouter is the item of TCP or UDP router name (rc its
+// configuration, eps its entrypoints): its status in m, the default
+// entrypoints it is on written in (Traefik writes them in), its counters.
+func streamRouter[C any](v *view, rc *C, eps func(*C) *[]string, m map[string]*router.RouterStatus, name string, withName bool) item[C] {
+	it := item[C]{Conf: rc}
+	it.Stats = v.routerStats(name)
+	it.Status, it.Err, it.Using = routerStatus(m, name)
+	if len(*eps(rc)) == 0 {
+		cp := *rc
+		*eps(&cp) = it.Using
+		it.Conf = &cp
+	}
+	if withName {
+		it.Name, it.Provider = name, providers.ProviderOf(name)
+	}
+	return it
+}
+
+// streamService is the item of TCP or UDP service name: its status in m,
+// type (loadbalancer or weighted) and the sum of its routers' counters.
+func streamService[C any](sc *C, weighted bool, st *routestats.Stats, m map[string]*router.ObjectStatus, name string, withName bool) item[C] {
+	it := item[C]{Conf: sc}
+	it.Stats = st
+	it.Status, it.Err, it.UsedBy = objectStatus(m, name)
+	if withName {
+		it.Name, it.Provider, it.Type = name, providers.ProviderOf(name), "loadbalancer"
+		if weighted {
+			it.Type = "weighted"
+		}
+	}
+	return it
+}
+
 func (v *view) tcpRouter(name string, withName bool) (tcpRouterItem, bool) {
 	rc, ok := v.tcp().Routers[name]
 	if !ok || rc == nil {
 		return tcpRouterItem{}, false
 	}
-	it := tcpRouterItem{TCPRouter: rc, Stats: v.routerStats(name)}
-	it.Status, it.Err, it.Using = routerStatus(v.status.TCPRouters, name)
-	if len(rc.EntryPoints) == 0 { // the defaults it is on (Traefik writes them in)
-		cp := *rc
-		cp.EntryPoints = it.Using
-		it.TCPRouter = &cp
+	eps := func(r *config.TCPRouter) *[]string { return &r.EntryPoints }
+	return streamRouter(v, rc, eps, v.status.TCPRouters, name, withName), true
+}
+
+func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
+	rc, ok := v.udp().Routers[name]
+	if !ok || rc == nil {
+		return udpRouterItem{}, false
 	}
-	if withName {
-		it.Name, it.Provider = name, providers.ProviderOf(name)
-	}
-	return it, true
+	eps := func(r *config.UDPRouter) *[]string { return &r.EntryPoints }
+	return streamRouter(v, rc, eps, v.status.UDPRouters, name, withName), true
 }
 
 func (v *view) tcpService(name string, withName bool) (tcpServiceItem, bool) {
@@ -177,16 +158,17 @@ func (v *view) tcpService(name string, withName bool) (tcpServiceItem, bool) {
 	if !ok || sc == nil {
 		return tcpServiceItem{}, false
 	}
-	it := tcpServiceItem{TCPService: sc, Stats: serviceStats(v, &v.tcpServiceStats, v.tcp().Routers, func(r *config.TCPRouter) string { return r.Service }, name)}
-	it.Status, it.Err, it.UsedBy = objectStatus(v.status.TCPServices, name)
-	if withName {
-		it.Name, it.Provider = name, providers.ProviderOf(name)
-		it.Type = "loadbalancer"
-		if sc.Weighted != nil {
-			it.Type = "weighted"
-		}
+	st := serviceStats(v, &v.tcpServiceStats, v.tcp().Routers, func(r *config.TCPRouter) string { return r.Service }, name)
+	return streamService(sc, sc.Weighted != nil, st, v.status.TCPServices, name, withName), true
+}
+
+func (v *view) udpService(name string, withName bool) (udpServiceItem, bool) {
+	sc, ok := v.udp().Services[name]
+	if !ok || sc == nil {
+		return udpServiceItem{}, false
 	}
-	return it, true
+	st := serviceStats(v, &v.udpServiceStats, v.udp().Routers, func(r *config.UDPRouter) string { return r.Service }, name)
+	return streamService(sc, sc.Weighted != nil, st, v.status.UDPServices, name, withName), true
 }
 
 func (v *view) tcpMiddleware(name string, withName bool) (tcpMiddlewareItem, bool) {
@@ -194,7 +176,7 @@ func (v *view) tcpMiddleware(name string, withName bool) (tcpMiddlewareItem, boo
 	if !ok || mc == nil {
 		return tcpMiddlewareItem{}, false
 	}
-	it := tcpMiddlewareItem{TCPMiddleware: mc}
+	it := tcpMiddlewareItem{Conf: mc}
 	it.Status, it.Err, it.UsedBy = objectStatus(v.status.TCPMiddlewares, name)
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
@@ -210,49 +192,8 @@ func (v *view) tcpMiddleware(name string, withName bool) (tcpMiddlewareItem, boo
 	return it, true
 }
 
-func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
-	rc, ok := v.udp().Routers[name]
-	if !ok || rc == nil {
-		return udpRouterItem{}, false
-	}
-	it := udpRouterItem{UDPRouter: rc, Stats: v.routerStats(name)}
-	it.Status, it.Err, it.Using = routerStatus(v.status.UDPRouters, name)
-	if len(rc.EntryPoints) == 0 { // the defaults it is on
-		cp := *rc
-		cp.EntryPoints = it.Using
-		it.UDPRouter = &cp
-	}
-	if withName {
-		it.Name, it.Provider = name, providers.ProviderOf(name)
-	}
-	return it, true
-}
-
-func (v *view) udpService(name string, withName bool) (udpServiceItem, bool) {
-	sc, ok := v.udp().Services[name]
-	if !ok || sc == nil {
-		return udpServiceItem{}, false
-	}
-	it := udpServiceItem{UDPService: sc, Stats: serviceStats(v, &v.udpServiceStats, v.udp().Routers, func(r *config.UDPRouter) string { return r.Service }, name)}
-	it.Status, it.Err, it.UsedBy = objectStatus(v.status.UDPServices, name)
-	if withName {
-		it.Name, it.Provider = name, providers.ProviderOf(name)
-		it.Type = "loadbalancer"
-		if sc.Weighted != nil {
-			it.Type = "weighted"
-		}
-	}
-	return it, true
-}
-
-// statused is an item of the TCP/UDP lists: its status in the report.
+// statused is an item of the lists: its status in the report.
 type statused interface{ status() string }
-
-func (it tcpRouterItem) status() string     { return it.Status }
-func (it tcpServiceItem) status() string    { return it.Status }
-func (it tcpMiddlewareItem) status() string { return it.Status }
-func (it udpRouterItem) status() string     { return it.Status }
-func (it udpServiceItem) status() string    { return it.Status }
 
 // list collects the items of names that c keeps (search in the name and
 // the extra fields given by text), in name order.
@@ -270,7 +211,7 @@ func list[T statused](names []string, c criterion, get func(string, bool) (T, bo
 func (a *API) getTCPRouters(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.tcp().Routers), newCriterion(r), v.tcpRouter,
-		func(it tcpRouterItem) []string { return []string{strings.ToLower(it.Rule), it.Service} }))
+		func(it tcpRouterItem) []string { return []string{strings.ToLower(it.Conf.Rule), it.Conf.Service} }))
 }
 
 func (a *API) getTCPServices(w http.ResponseWriter, r *http.Request) {
@@ -288,7 +229,7 @@ func (a *API) getTCPMiddlewares(w http.ResponseWriter, r *http.Request) {
 func (a *API) getUDPRouters(w http.ResponseWriter, r *http.Request) {
 	v := a.view()
 	listResponse(w, r, list(sortedNames(v.udp().Routers), newCriterion(r), v.udpRouter,
-		func(it udpRouterItem) []string { return []string{it.Service} }))
+		func(it udpRouterItem) []string { return []string{it.Conf.Service} }))
 }
 
 func (a *API) getUDPServices(w http.ResponseWriter, r *http.Request) {

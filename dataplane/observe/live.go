@@ -20,10 +20,13 @@ var latencyBounds = func() []time.Duration {
 }()
 
 // Live keeps cumulative counters for the dashboard's live view, for the
-// whole proxy, each router and each service: requests, client errors
-// (4xx), server errors (5xx) and a latency histogram. Request does at most
-// two sync.Map lookups and a few atomic adds; it never locks or allocates
-// once a router and service have been seen. Readers take a Snapshot and
+// whole proxy, each router, each service and each server: requests, client
+// errors (4xx), server errors (5xx) and a latency histogram. A server's
+// counters are its attempts (RequestEvent.Attempts: a retried request
+// counts once on each server tried, with the status that server gave), by
+// server URL across every service that names it. Request does two
+// sync.Map lookups plus one per attempt and a few atomic adds; it never
+// locks or allocates once a router, service and server have been seen. Readers take a Snapshot and
 // compute rates and percentiles from the difference of two (Rates).
 //
 // The proxy total counts every request the entrypoints answered, routed or
@@ -33,6 +36,7 @@ type Live struct {
 	total    stats
 	routers  sync.Map // router name -> *stats
 	services sync.Map // service name -> *stats
+	servers  sync.Map // server URL (Attempt.Upstream) -> *stats
 }
 
 type stats struct {
@@ -93,6 +97,14 @@ func (l *Live) Request(ev *RequestEvent) {
 	if ev.Service != "" {
 		lookup(&l.services, ev.Service).add(ev.ServiceStatus(), i)
 	}
+	for i := range ev.Attempts {
+		a := &ev.Attempts[i]
+		if a.Upstream == "" {
+			continue
+		}
+		j, _ := slices.BinarySearch(latencyBounds, a.Duration)
+		lookup(&l.servers, a.Upstream).add(a.Status, j)
+	}
 	for _, c := range ev.Calls {
 		j, _ := slices.BinarySearch(latencyBounds, c.Duration)
 		lookup(&l.services, c.Service).add(c.Status, j)
@@ -107,9 +119,9 @@ func (l *Live) Conn(string, string, int) {}
 
 // Forget drops the counters of routers and services for which keep returns
 // false; the dashboard calls it after a swap so removed objects do not
-// accumulate. kind is "router" or "service".
+// accumulate. kind is "router", "service" or "server" (name: its URL).
 func (l *Live) Forget(keep func(kind, name string) bool) {
-	for kind, m := range map[string]*sync.Map{"router": &l.routers, "service": &l.services} {
+	for kind, m := range map[string]*sync.Map{"router": &l.routers, "service": &l.services, "server": &l.servers} {
 		m.Range(func(k, _ any) bool {
 			if !keep(kind, k.(string)) {
 				m.Delete(k)
@@ -127,12 +139,13 @@ type Counts struct {
 	Buckets      []int64 // per latency bucket
 }
 
-// Snapshot is every counter at At.
+// Snapshot is every counter at At; Servers are keyed by server URL.
 type Snapshot struct {
 	At       time.Time
 	Total    Counts
 	Routers  map[string]Counts
 	Services map[string]Counts
+	Servers  map[string]Counts
 }
 
 // Snapshot copies the current counters. It allocates and may run
@@ -169,6 +182,7 @@ func (l *Live) SnapshotInto(dst *Snapshot, at time.Time) {
 	}
 	copyAll(&l.routers, &dst.Routers)
 	copyAll(&l.services, &dst.Services)
+	copyAll(&l.servers, &dst.Servers)
 }
 
 // Rate is one object's traffic between two snapshots.

@@ -378,6 +378,39 @@ func TestLiveRates(t *testing.T) {
 	}
 }
 
+// TestLiveServers: each attempt counts on the server tried, with the
+// status that server gave (a retried 502 then 200 is one failure on the
+// first server and one success on the second) and its own duration;
+// Forget drops servers like routers.
+func TestLiveServers(t *testing.T) {
+	l := NewLive()
+	prev := l.Snapshot(t0)
+	for range 9 {
+		ev := event("web@file", 200, 5*time.Millisecond)
+		ev.Attempts = []Attempt{{Upstream: "http://a:80", Status: 502, Duration: time.Millisecond}, {Upstream: "http://b:80", Status: 200, Duration: 400 * time.Millisecond}}
+		l.Request(ev)
+	}
+	ev := event("web@file", 200, time.Millisecond)
+	ev.Attempts = []Attempt{{Upstream: "http://a:80", Status: 200, Duration: time.Millisecond}}
+	l.Request(ev)
+	cur := l.Snapshot(t0.Add(time.Second))
+	rates := RatesOf(time.Second, prev.Servers, cur.Servers)
+	a, b := rates["http://a:80"], rates["http://b:80"]
+	if a.RequestsPerSecond != 10 || a.ErrorsPerSecond != 9 || a.ErrorRatio != 0.9 {
+		t.Errorf("server a: %+v, want 10 attempts/s, 9 of them 5xx", a)
+	}
+	if b.RequestsPerSecond != 9 || b.ErrorsPerSecond != 0 || b.P50Ms < 400 || b.P50Ms > 500 {
+		t.Errorf("server b: %+v, want 9 attempts/s, no 5xx, p50 about 400 ms", b)
+	}
+	if r := Rates(prev, cur)["web@file"]; r.ErrorsPerSecond != 0 || r.RequestsPerSecond != 10 {
+		t.Errorf("router: %+v, want 10 requests/s answered 200", r)
+	}
+	l.Forget(func(kind, name string) bool { return kind != "server" || name == "http://b:80" })
+	if s := l.Snapshot(t0).Servers; len(s) != 1 || s["http://b:80"].Requests != 9 {
+		t.Errorf("after forgetting server a: %v", s)
+	}
+}
+
 func TestTee(t *testing.T) {
 	if Tee(nil, nil) != nil {
 		t.Error("Tee of nothing is not nil")
@@ -445,6 +478,12 @@ func TestRequestPathDoesNotAllocate(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { l.Request(ev) }); n != 0 {
 		t.Errorf("Live.Request: %v allocs, want 0", n)
+	}
+	tried := event("web@file", 200, 3*time.Millisecond)
+	tried.Attempts = []Attempt{{Upstream: "http://10.0.0.1:80", Status: 502}, {Upstream: "http://10.0.0.2:80", Status: 200}}
+	l.Request(tried)
+	if n := testing.AllocsPerRun(200, func() { l.Request(tried) }); n != 0 {
+		t.Errorf("Live.Request with two attempts: %v allocs, want 0", n)
 	}
 	sec := event("web@file", 200, 3*time.Millisecond)
 	sec.TLSVersion, sec.TLSCipher = tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256

@@ -413,7 +413,7 @@ func TestOverviewTellsWhichRouterFails(t *testing.T) {
 	}
 	for _, w := range []struct{ router, why string }{
 		{"admin@file", `disabled: middleware "sso@file" does not exist`},
-		{"search@file", "DOWN (health check"},
+		{"search@file", "DOWN: connection refused"},
 		{"payments@file", "100% of responses are 5xx"},
 	} {
 		if !slices.ContainsFunc(items, func(it string) bool { return strings.HasPrefix(it, w.router+" |") && strings.Contains(it, w.why) }) {

@@ -13,9 +13,11 @@ import { api, getJSON } from './common.js';
 import { state, route } from './state.js';
 import { LiveCharts, rangeButtons } from './livecharts.js';
 import { renderFailing } from './failing.js';
+import { recordStats } from './health.js';
+import { renderDeps } from './deps.js';
 import { renderRouters, renderRates, renderServices, renderInflight, renderMiddlewares } from './objects.js';
-import { renderDetail, closeDetail, pushDetail } from './detail.js';
-import { loadTCPUDP } from './tcpudp.js';
+import { renderDetail, closeDetail, pushDetail, refreshLive } from './detail.js';
+import { loadTCPUDP, refreshStreamCounters } from './tcpudp.js';
 import { fillEntryPoints, simulate } from './sim.js';
 import { renderChangelog, addChange, loadHistory } from './changes.js';
 import { loadRevisions, initRevisions } from './revisions.js';
@@ -88,9 +90,12 @@ async function loadAll() {
   renderRouters();
   renderServices();
   renderMiddlewares();
+  state.providers = ps;
   renderProviders(ps);
+  renderDeps();
   renderFailing();
   renderEntryPoints(state.entrypoints, state.routers);
+  fillEntryPoints(state.entrypoints);
   await loadStatic().catch(console.error);
   renderOverview(ov);
   await loadTCPUDP();
@@ -108,8 +113,10 @@ async function refreshHealth() {
   state.services = ss;
   renderOverview(ov);
   renderProblems(state.problems);
+  renderDeps();
   renderServices();
   renderFailing();
+  refreshLive();
 }
 
 let reloadTimer = null;
@@ -121,17 +128,12 @@ function scheduleReload() {
 function onStats(m) {
   const st = m.stats;
   state.rates = m.routers || {};
+  if (st) recordStats(st);
   renderRates();
   renderInflight();
   if (!st) return;
   const t = Date.parse(st.at);
   overviewCharts.push(t, st.total);
-  for (const [name, r] of Object.entries(st.routers || {})) {
-    const rec = (state.recent[name] ||= []);
-    rec.push(r);
-    if (rec.length > 10) rec.shift();
-  }
-  for (const name of Object.keys(state.recent)) if (!(st.routers || {})[name]) delete state.recent[name];
   pushDetail(t, st);
   renderFailing();
 }
@@ -155,19 +157,21 @@ function connect() {
     switch (m.type) {
       case 'config':
         if (m.changes) addChange({ at: m.at, version: m.version, changes: m.changes });
-        if (m.problems) { state.problems = m.problems; renderProblems(state.problems); }
+        if (m.problems) { state.problems = m.problems; renderProblems(state.problems); renderDeps(); }
         if (m.version !== state.version) { state.version = m.version; scheduleReload(); }
         break;
       case 'health':
         refreshHealth().catch(console.error);
         break;
       case 'providers':
-        renderProviders(m.providers || []);
+        state.providers = m.providers || [];
+        renderProviders(state.providers);
+        renderDeps();
         refreshHealth().catch(console.error);
         break;
       case 'stats':
         onStats(m);
-        if (route().tab === 'tcpudp') loadTCPUDP().catch(console.error);
+        if (route().tab === 'tcpudp' || /^(tcp|udp)(router|service)$/.test(route().kind || '')) refreshStreamCounters().catch(console.error);
         if (route().tab === 'cluster') loadCluster(2000).catch(console.error);
         if (route().tab === 'migration') loadMigration(api).catch(console.error);
         break;

@@ -21,7 +21,8 @@ function svg(tag, attrs, ...kids) {
   return e;
 }
 
-// niceMax rounds v up to 1, 2 or 5 times a power of ten (at least min).
+// niceMax rounds v up to 1, 2 or 5 times a power of ten (at least min):
+// its halves are round too (0 / 25 / 50).
 function niceMax(v, min) {
   v = Math.max(v, min);
   const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -29,10 +30,14 @@ function niceMax(v, min) {
   return 10 * p;
 }
 
+// fmt writes a value with at most three significant digits and no
+// trailing zeros: 0, 2.5, 25, 250, 1.25k.
 function fmt(v) {
+  if (v >= 10000) return (v / 1000).toFixed(0) + 'k';
+  if (v >= 1000) return String(+(v / 1000).toFixed(2)) + 'k';
   if (v >= 100) return v.toFixed(0);
-  if (v >= 10) return v.toFixed(1);
-  return v.toFixed(2);
+  if (v >= 10) return String(+v.toFixed(1));
+  return String(+v.toFixed(2));
 }
 
 function timeLabel(ms, withDate) {
@@ -41,14 +46,46 @@ function timeLabel(ms, withDate) {
     : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
+// smooth is the moving average of v over the last k samples (k <= 1: v).
+export function smooth(v, k) {
+  if (!(k > 1)) return v;
+  const out = new Array(v.length);
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) {
+    sum += v[i];
+    if (i >= k) sum -= v[i - k];
+    out[i] = sum / Math.min(i + 1, k);
+  }
+  return out;
+}
+
+// scaleTop is the top of the y axis for values: their maximum, unless a
+// few spikes stand far above the rest (more than 3 times the 95th
+// percentile): then the axis stops above the 95th percentile and the
+// spikes are drawn clipped at the top with a marker and their value.
+export function scaleTop(values, min) {
+  const vs = values.filter((x) => x > 0).sort((a, b) => a - b);
+  if (!vs.length) return { top: niceMax(0, min), clipped: false };
+  const max = vs[vs.length - 1];
+  const p95 = vs[Math.floor(0.95 * (vs.length - 1))];
+  if (vs.length >= 10 && max > 3 * p95 && p95 > 0) return { top: niceMax(p95 * 1.5, min), clipped: true };
+  return { top: niceMax(max, min), clipped: false };
+}
+
 window.gantryCharts = window.gantryCharts || {};
 
 // Chart is one line chart: lines is [{key, label, cls}], unit the y unit.
+// axisUnit is the unit written on the y axis ("req/s", "ms"); clip
+// lets a few spikes stand above the axis (scaleTop) instead of flattening
+// the rest.
 export class Chart {
-  constructor(id, title, unit, lines, minMax) {
+  constructor(id, title, unit, lines, minMax, axisUnit, clip) {
+    this.clip = !!clip;
     this.id = id;
     this.title = title;
     this.unit = unit;
+    this.axisUnit = axisUnit || unit.trim();
+    this.smoothing = 1;
     this.lines = lines;
     this.minMax = minMax || 1;
     this.limit = 900;
@@ -83,38 +120,65 @@ export class Chart {
     this.draw();
   }
 
+  // setSmooth draws a moving average over k samples (1: the samples).
+  setSmooth(k) {
+    this.smoothing = k > 1 ? k : 1;
+    this.el.dataset.smooth = String(this.smoothing);
+    this.draw();
+  }
+
+  // draw plots the data: y labels 0 / half / top with the unit on the
+  // top one ("0 / 25 / 50 req/s"), five time labels, one polyline per
+  // line (smoothed when asked), and values above a clipped axis as
+  // markers at the top.
   draw() {
-    const W = 640, H = 170, L = 46, R = 8, T = 10, B = 22;
+    const W = 640, H = 170, L = 52, R = 10, T = 12, B = 22;
     const d = this.data;
     const n = d.t.length;
-    let max = 0;
-    for (const l of this.lines) for (const v of d[l.key]) if (v > max) max = v;
-    max = niceMax(max, this.minMax);
+    const k = this.smoothing || 1;
+    const shown = {};
+    for (const l of this.lines) shown[l.key] = smooth(d[l.key], k);
+    const all = this.lines.flatMap((l) => shown[l.key]);
+    const sc = this.clip ? scaleTop(all, this.minMax) : { top: niceMax(Math.max(0, ...all), this.minMax) };
+    const max = sc.top;
     const t0 = n ? d.t[0] : 0, t1 = n ? d.t[n - 1] : 1;
     const span = Math.max(t1 - t0, 1);
     const x = (t) => L + ((t - t0) / span) * (W - L - R);
-    const y = (v) => T + (1 - v / max) * (H - T - B);
+    const y = (v) => T + (1 - Math.min(v, max) / max) * (H - T - B);
     const grid = [];
     for (const f of [0, 0.5, 1]) {
       grid.push(svg('line', { x1: L, x2: W - R, y1: y(max * f), y2: y(max * f), class: 'grid' }));
-      grid.push(svg('text', { x: L - 4, y: y(max * f) + 4, class: 'axis', 'text-anchor': 'end' }, fmt(max * f)));
+      grid.push(svg('text', { x: L - 4, y: y(max * f) + 4, class: 'axis y', 'text-anchor': 'end' }, fmt(max * f) + (f === 1 ? ' ' + this.axisUnit : '')));
     }
     const long = span > 60 * 60 * 1000;
-    if (n) {
-      grid.push(svg('text', { x: L, y: H - 6, class: 'axis' }, timeLabel(t0, long)));
-      grid.push(svg('text', { x: W - R, y: H - 6, class: 'axis', 'text-anchor': 'end' }, timeLabel(t1, long)));
+    if (n > 1) {
+      for (let i = 0; i <= 4; i++) {
+        const t = t0 + (span * i) / 4;
+        grid.push(svg('line', { x1: x(t), x2: x(t), y1: H - B, y2: H - B + 3, class: 'grid' }));
+        grid.push(svg('text', { x: x(t), y: H - 6, class: 'axis x', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, timeLabel(t, long)));
+      }
     }
+    const marks = [];
     const paths = this.lines.map((l) => {
       const pts = [];
-      for (let i = 0; i < n; i++) pts.push(x(d.t[i]).toFixed(1) + ',' + y(d[l.key][i]).toFixed(1));
+      const v = shown[l.key];
+      for (let i = 0; i < n; i++) {
+        pts.push(x(d.t[i]).toFixed(1) + ',' + y(v[i]).toFixed(1));
+        if (v[i] > max) {
+          marks.push(svg('path', { d: `M${(x(d.t[i]) - 4).toFixed(1)},${T + 5} l4,-6 l4,6 z`, class: 'clipped ' + l.cls, 'data-line': l.key },
+            svg('title', {}, `${l.label} ${fmt(v[i])}${this.unit} at ${timeLabel(d.t[i], long)} (above the axis)`)));
+        }
+      }
       return svg('polyline', { points: pts.join(' '), class: 'line ' + l.cls, 'data-line': l.key });
     });
+    if (marks.length) grid.push(svg('text', { x: W - R, y: T - 2, class: 'axis clipnote', 'text-anchor': 'end' }, '▲ above the axis: hover for the value'));
     const legend = this.lines.map((l) => {
       const last = n ? d[l.key][n - 1] : 0;
       return el('span', { class: 'legend ' + l.cls }, `${l.label} ${fmt(last)}${this.unit}`);
     });
-    const box = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot', role: 'img', 'aria-label': this.title }, grid, paths);
-    this.el.replaceChildren(el('figcaption', {}, el('strong', {}, this.title), ' ', legend), box);
+    const box = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot', role: 'img', 'aria-label': this.title }, grid, paths, marks);
+    this.el.dataset.clipped = String(marks.length > 0);
+    this.el.replaceChildren(el('figcaption', {}, el('strong', {}, this.title), ' ', legend, k > 1 ? el('span', { class: 'meta' }, ` (average of ${k} s)`) : null), box);
   }
 }
 
@@ -127,11 +191,11 @@ export class ChartPair {
       { key: 'rps', label: 'requests', cls: 'rps' },
       { key: 'e4xx', label: '4xx', cls: 'e4xx' },
       { key: 'e5xx', label: '5xx', cls: 'e5xx' },
-    ], 1);
+    ], 1, 'req/s');
     this.latency = new Chart(id + '-latency', 'Latency', ' ms', [
       { key: 'p50', label: 'p50', cls: 'p50' },
       { key: 'p99', label: 'p99', cls: 'p99' },
-    ], 1);
+    ], 1, 'ms', true);
     this.el = el('div', { class: 'charts', 'data-charts': id }, this.rates.el, this.latency.el);
     this.rates.draw();
     this.latency.draw();
@@ -140,6 +204,12 @@ export class ChartPair {
   set(series, limit) {
     this.rates.set(series, limit);
     this.latency.set(series, limit);
+  }
+
+  // setSmooth averages both charts over k samples (1: off).
+  setSmooth(k) {
+    this.rates.setSmooth(k);
+    this.latency.setSmooth(k);
   }
 
   // pushRate appends one observe.Rate sampled at t (ms).

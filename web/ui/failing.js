@@ -1,40 +1,29 @@
-// The overview's "Failing now": which router fails and why.
+// The overview's "Failing now": which router fails and why, worst first:
+// disabled (its configuration error), servers down (which, and the reason
+// first), servers answering 5xx (which, and their share), the router's own
+// 5xx share over the last seconds. Statuses and reasons come from
+// health.js, as on every other page.
 
 import { el } from './dom.js';
-import { byName, link } from './common.js';
+import { link } from './common.js';
 import { state } from './state.js';
+import { routerState } from './health.js';
 
-// failing lists the routers someone should look at, worst first, each with
-// why: disabled (its error), servers down (which, and their last error),
-// or answering 5xx (share over the last 10 seconds).
+const score = { disabled: 4, down: 3, degraded: 1 };
+
 export function renderFailing() {
-  const services = byName(state.services);
-  const live = Object.fromEntries(state.servers.map((s) => [s.url, s]));
-  const downOf = (name, depth = 0) => {
-    const s = services[name];
-    if (!s || depth > 8) return [];
-    const kids = s.weighted ? s.weighted.services.map((c) => c.name)
-      : s.mirroring ? [s.mirroring.service] : s.failover ? [s.failover.service, s.failover.fallback].filter(Boolean) : [];
-    if (kids.length) return kids.flatMap((k) => downOf(k, depth + 1));
-    return ((s.loadBalancer && s.loadBalancer.servers) || []).map((x) => x.url)
-      .filter((u) => (live[u] ? !live[u].up : (s.serverStatus || {})[u] === 'DOWN')).map((u) => live[u] || { url: u });
-  };
   const rows = [];
   for (const r of state.routers) {
     if (r.name.endsWith('@internal')) continue;
-    const why = [];
-    let score = 0;
-    if (r.status === 'disabled') { why.push('disabled: ' + ((r.error || []).join('; ') || 'error')); score += 3; }
-    const down = downOf(r.service);
-    if (down.length) { why.push(down.map((s) => `server ${s.url} DOWN${s.lastError ? ' (' + s.lastError + ')' : ''}`).join('; ')); score += 2; }
-    const rec = state.recent[r.name] || [];
-    const req = rec.reduce((a, x) => a + x.rps, 0), e5 = rec.reduce((a, x) => a + x.errorsPerSecond, 0);
-    if (e5 > 0) { why.push(`${(100 * e5 / req).toFixed(0)}% of responses are 5xx (last ${rec.length}s)`); score += 1 + e5 / req; }
-    if (why.length) rows.push({ r, why, score });
+    const st = routerState(r);
+    if (!score[st.status]) continue;
+    const why = st.status === 'disabled' ? ['disabled: ' + st.why.join('; ')] : st.why;
+    rows.push({ r, st, why, score: score[st.status] });
   }
   rows.sort((a, b) => b.score - a.score || a.r.name.localeCompare(b.r.name));
   const box = document.getElementById('failing');
   box.replaceChildren(rows.length
-    ? el('ul', { class: 'failing' }, rows.map((x) => el('li', { 'data-router': x.r.name }, el('span', { class: 'status disabled' }, '●'), ' ', link('router', x.r.name), ' — ', x.why.join(' · '))))
+    ? el('ul', { class: 'failing' }, rows.map((x) => el('li', { 'data-router': x.r.name, 'data-state': x.st.status, class: x.st.status },
+      el('span', { class: 'status ' + x.st.status }, x.st.status), ' ', link('router', x.r.name), ' — ', x.why.join(' · '))))
     : el('p', { class: 'empty ok' }, 'Every router is healthy.'));
 }

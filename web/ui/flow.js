@@ -6,6 +6,7 @@
 // place (updateServers), without a reload.
 
 import { el } from './dom.js';
+import { routerState, serviceState, serverTraffic, splitError, paint, trafficText } from './health.js';
 
 const MAX_DEPTH = 8;
 
@@ -21,9 +22,18 @@ function column(cls, ...kids) {
   return el('div', { class: 'col ' + cls }, kids);
 }
 
+// errLines is why a server is down, the reason first ("connection
+// refused"), then the URL it was about; the whole error on hover.
+function errLines(msg) {
+  const e = splitError(msg);
+  return [el('span', { class: 'berr reason', title: e.full }, e.reason),
+    e.url && e.reason !== e.full ? el('span', { class: 'meta errurl', title: e.full }, e.url) : null];
+}
+
 // serverBox draws one server; live is url → {up, inFlight} from the
 // WebSocket, status the API's "UP"/"DOWN". TCP and UDP servers (addresses)
-// have no live state: drawn without health.
+// have no live state: drawn without health. An HTTP server shows its
+// recent traffic: requests/s, 5xx share and latency.
 function serverBox(service, url, status, live, pfx) {
   const s = live[url];
   if (!s && !status && pfx) {
@@ -31,10 +41,21 @@ function serverBox(service, url, status, live, pfx) {
   }
   const up = s ? s.up : status !== 'DOWN';
   const b = box('server', url, '#' + pfx + 'service/' + encodeURIComponent(service), up ? 'up' : 'down',
-    [el('span', {}, el('span', { class: 'health' }, up ? 'UP' : 'DOWN'), ' · ', el('span', { class: 'inflight' }, (s ? s.inFlight : 0) + ' in flight'))],
-    s && !up && s.lastError ? [s.lastError] : []);
+    [el('span', {}, el('span', { class: 'health' }, up ? 'UP' : 'DOWN'), ' · ', el('span', { class: 'inflight' }, (s ? s.inFlight : 0) + ' in flight')),
+      el('span', { class: 'traffic' }, trafficText(serverTraffic(url)))]);
+  if (s && !up && s.lastError) b.append(...errLines(s.lastError).filter(Boolean));
   b.dataset.server = url;
+  b.classList.toggle('failing', serverTraffic(url).share > 0);
   return b;
+}
+
+// stateBox marks an HTTP router or service box with its combined status
+// (refreshStates keeps it current).
+function stateBox(b, kind, name, r) {
+  b.setAttribute('data-state-' + kind, name);
+  const title = b.title;
+  paint(b, kind === 'router' ? routerState(r) : serviceState(name));
+  b.title = title + (b.title ? '\n' + b.title : '');
 }
 
 // serviceTree draws service name and what it sends to, recursively.
@@ -48,6 +69,7 @@ function serviceTree(name, ctx, depth, label) {
   }
   const meta = [s.type || '', label];
   const node = box('service', name, href, s.status, meta, s.error);
+  if (!pfx) stateBox(node, 'service', name);
   if (depth >= MAX_DEPTH) return el('div', { class: 'tree' }, node);
   const kids = [];
   if (s.weighted) {
@@ -78,7 +100,9 @@ export function routeFlow(r, ctx) {
   const cols = [];
   cols.push(column('eps', eps.length ? eps.map((ep) => box('entrypoint', ep, '#entrypoint/' + encodeURIComponent(ep), 'enabled', []))
     : box('entrypoint', 'none', '#routers', 'disabled', [], ['no entrypoint'])));
-  cols.push(column('router', box(pfx ? pfx + ' router' : 'router', r.name, '#' + pfx + 'router/' + encodeURIComponent(r.name), r.status, [r.rule || ''], r.error)));
+  const rb = box(pfx ? pfx + ' router' : 'router', r.name, '#' + pfx + 'router/' + encodeURIComponent(r.name), r.status, [r.rule || ''], r.error);
+  if (!pfx) stateBox(rb, 'router', r.name, r);
+  cols.push(column('router', rb));
   for (const name of r.middlewares || []) {
     const m = ctx.middlewares[name];
     const href = '#' + pfx + 'middleware/' + encodeURIComponent(name);
@@ -94,22 +118,22 @@ export function serviceFlow(name, ctx) {
   return el('div', { class: 'flow', 'data-service': name }, column('svc', serviceTree(name, ctx, 0, '')));
 }
 
-// updateServers recolours every server box from the live server list.
+// updateServers recolours every server box from the live server list and
+// refreshes its traffic.
 export function updateServers(root, servers) {
   const byURL = {};
   for (const s of servers || []) byURL[s.url] = s;
-  for (const b of root.querySelectorAll('[data-server]')) {
+  for (const b of root.querySelectorAll('a.box[data-server]')) {
     const s = byURL[b.dataset.server];
+    const tr = b.querySelector('.traffic');
+    if (tr) tr.textContent = trafficText(serverTraffic(b.dataset.server));
+    b.classList.toggle('failing', serverTraffic(b.dataset.server).share > 0);
     if (!s) continue;
     b.classList.toggle('up', s.up);
     b.classList.toggle('down', !s.up);
     b.querySelector('.health').textContent = s.up ? 'UP' : 'DOWN';
     b.querySelector('.inflight').textContent = s.inFlight + ' in flight';
-    let err = b.querySelector('.berr');
-    if (!s.up && s.lastError) {
-      if (!err) { err = el('span', { class: 'berr' }); b.append(err); }
-      err.textContent = s.lastError;
-      err.title = s.lastError;
-    } else if (err) err.remove();
+    for (const e of b.querySelectorAll('.berr, .errurl')) e.remove();
+    if (!s.up && s.lastError) b.append(...errLines(s.lastError).filter(Boolean));
   }
 }

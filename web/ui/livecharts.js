@@ -1,6 +1,7 @@
 // Charts fed live: the history from /api/series, then one sample per
 // WebSocket "stats" message.
 
+import { el } from './dom.js';
 import { ChartPair } from './chart.js';
 import { getJSON } from './common.js';
 
@@ -26,13 +27,23 @@ export class LiveCharts {
     this.loaded = Date.now();
   }
   setRange(r) { this.range = r; this.load(); }
+  setSmooth(k) { this.pair.setSmooth(k); }
   push(t, rate) {
     if (this.range === '15m') this.pair.pushRate(t, rate);
     else if (Date.now() - this.loaded > 60000) this.load();
   }
 }
 
+// rangeButtons wires the range buttons of span to charts and adds the
+// smoothing choice: 1-second samples as they are, or averaged over 5, 15
+// or 60 seconds.
 export function rangeButtons(span, charts) {
+  if (!span.querySelector('select.smooth')) {
+    const sel = el('select', { class: 'smooth', title: 'average the samples over' },
+      [1, 5, 15, 60].map((k) => el('option', { value: String(k) }, k === 1 ? 'no smoothing' : `smooth ${k} s`)));
+    sel.onchange = () => charts.setSmooth(Number(sel.value));
+    span.append(' ', sel);
+  }
   for (const b of span.querySelectorAll('button')) {
     b.onclick = () => {
       for (const x of span.querySelectorAll('button')) x.classList.toggle('on', x === b);

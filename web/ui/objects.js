@@ -1,8 +1,21 @@
 // Routers, services and middlewares: the lists and their live columns.
+// A router's and a service's status combines configuration and health
+// (health.js); "Configuration errors" are the configuration's, "5xx share"
+// the responses'.
 
 import { el } from './dom.js';
 import { fill, link } from './common.js';
 import { state, statusCell, errorsCell } from './state.js';
+import { routerState, serviceState, serverFacts, splitError, paint, refreshStates, trafficText } from './health.js';
+
+// stateCell is the combined status of a router or service, kept current by
+// refreshStates.
+function stateCell(kind, name) {
+  const td = el('td', { class: 'status', ['data-state-' + kind]: name });
+  paint(td, kind === 'router' ? routerState(state.routers.find((r) => r.name === name)) : serviceState(name));
+  return td;
+}
+
 
 function priorityText(r) {
   if (r.priority > 1e15) return 'max (internal)';
@@ -13,7 +26,7 @@ function priorityText(r) {
 export function renderRouters() {
   const q = document.getElementById('router-search').value.toLowerCase();
   fill(document.querySelector('#routers tbody'), state.routers.filter((r) => !q || r.name.toLowerCase().includes(q) || (r.rule || '').toLowerCase().includes(q)).map((r) => el('tr', { 'data-name': r.name },
-    statusCell(r.status),
+    stateCell('router', r.name),
     el('td', { class: 'mono name' }, link('router', r.name), (r.error || []).map((e) => el('div', { class: 'err' }, e))),
     el('td', { class: 'mono rule' }, r.rule || ''),
     el('td', {}, (r.using || r.entryPoints || []).join(', ')),
@@ -31,25 +44,36 @@ export function renderRates() {
     tr.querySelector('.errors').textContent = r ? (r.errorRatio * 100).toFixed(1) + '%' : '0.0%';
     tr.querySelector('.latency').textContent = r && r.rps > 0 ? `${r.p50ms.toFixed(1)} / ${r.p99ms.toFixed(1)}` : '–';
   }
+  refreshStates(document.getElementById('routers'));
 }
 
 // ---- services ----
-function liveServer(url) { return state.servers.find((x) => x.url === url); }
+// serverLine is one server of a service in the list: health, URL, why it
+// is down (the reason first, the whole error on hover), traffic.
+function serverLine(service, url) {
+  const f = serverFacts(service, url);
+  const e = splitError(f.lastError);
+  return el('div', { class: 'server', 'data-url': url, 'data-service': service },
+    el('span', { class: 'health ' + (f.up ? 'up' : 'down') }, f.up ? 'UP' : 'DOWN'), ' ', el('span', { class: 'mono' }, url), ' ',
+    el('span', { class: 'reason err', title: e.full }, !f.up && f.lastError ? e.reason : ''), ' ',
+    el('span', { class: 'traffic meta' }, trafficText(f.traffic)), ' ',
+    el('span', { class: 'inflight meta' }, f.inFlight + ' in flight'));
+}
+
 export function renderServices() {
   fill(document.querySelector('#services tbody'), state.services.map((s) => el('tr', { 'data-name': s.name },
-    statusCell(s.status),
+    stateCell('service', s.name),
     el('td', {}, link('service', s.name)),
     el('td', {}, s.type || ''),
-    el('td', {}, Object.entries(s.serverStatus || {}).map(([url, st]) => el('div', { class: 'server', 'data-url': url },
-      el('span', { class: st === 'UP' ? 'up' : 'down' }, st), ' ', el('span', { class: 'mono' }, url), ' ',
-      el('span', { class: 'inflight' }, ((liveServer(url) || {}).inFlight || 0) + ' in flight')))),
+    el('td', {}, Object.keys(s.serverStatus || {}).map((url) => serverLine(s.name, url))),
     el('td', {}, (s.usedBy || []).map((n) => [link('router', n), ' '])),
     errorsCell(s.error))));
 }
+
+// renderInflight refreshes the services list's live parts in place.
 export function renderInflight() {
-  for (const d of document.querySelectorAll('#services .server')) {
-    d.querySelector('.inflight').textContent = ((liveServer(d.dataset.url) || {}).inFlight || 0) + ' in flight';
-  }
+  for (const d of document.querySelectorAll('#services .server')) d.replaceWith(serverLine(d.dataset.service, d.dataset.url));
+  refreshStates(document.getElementById('services'));
 }
 
 // ---- middlewares ----

@@ -8,6 +8,7 @@ export const state = {
   routers: [], services: [], middlewares: [], entrypoints: [],
   tcp: { routers: [], services: [], middlewares: [] }, udp: { routers: [], services: [] },
   recent: {}, // router name -> last 10 samples of its rate
+  providers: [], // /api/providers: sources and backends with their state
 };
 
 // route is the page the hash names: a tab ("#routers") or an object page
