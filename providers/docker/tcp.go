@@ -26,124 +26,47 @@ func hasTCPUDP(cfg *config.Configuration, broken map[string]bool) bool {
 	return false
 }
 
-// tcpUDP completes the container's TCP and UDP objects as Traefik's
-// DynConfBuilder does (buildTCPServiceConfiguration,
-// BuildTCPRouterConfiguration and their UDP twins, pkg/provider/docker):
-// without a declared service, one named after the container's service name
-// is created (the implicit TCP service per container); each load balancer's
-// first server gets the container's address and port
-// (loadbalancer.server.port, else the lowest exposed port) unless it has an
-// address already; a router without a service is linked to the only
-// service, and left out with a problem when there are several. withServers
-// false (not running, or not healthy with allowEmptyServices) keeps the
-// services with no server, as Traefik does.
+// tcpUDP completes the container's TCP and UDP objects with
+// providers.L4Defaults, as Traefik's DynConfBuilder does
+// (buildTCPServiceConfiguration, BuildTCPRouterConfiguration and their UDP
+// twins, pkg/provider/docker): without a declared service, one named after
+// the container's service name is created (the implicit TCP service per
+// container); each load balancer's first server gets the container's
+// address and port (loadbalancer.server.port, else the lowest exposed
+// port) unless it has an address already; a router without a service is
+// linked to the only service, and left out with a problem when there are
+// several or one failed. withServers false (not running, or not healthy
+// with allowEmptyServices) keeps the services with no server, as Traefik
+// does.
 func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string, self map[string]bool, withServers bool, broken map[string]bool) {
 	src := c.source()
-	if t := cfg.TCP; t != nil || brokenKind(broken, "tcp ") {
-		t = cfg.EnsureTCP()
-		if len(t.Services) == 0 && !brokenKind(broken, "tcp service ") {
-			t.Services[name] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
-		}
-		completeServers(b, c, "tcp", t.Services, tcpFirstServer, self, withServers, broken)
-		hasRule := func(rn string, r *config.TCPRouter) bool {
-			if strings.TrimSpace(r.Rule) != "" {
+	providers.L4Defaults{
+		Service:    name,
+		Failed:     func(kind string) bool { return brokenKind(broken, kind+" ") },
+		StrictLink: true,
+		Server: func(proto, sn string, servers providers.L4Servers) bool {
+			if !withServers {
+				servers.Clear()
 				return true
 			}
+			addr, port := servers.First(false)
+			a, err := b.serverAddress(c, proto, sn, *addr, *port, self)
+			if err != nil {
+				obj := proto + " service " + sn
+				b.add(providers.SeverityError, err.source, err.msg+"; "+obj+" left out", obj)
+				broken[obj] = true
+				return false
+			}
+			*addr, *port = a, ""
+			return true
+		},
+		NoRule: func(rn string) {
 			b.add(providers.SeverityError, src, fmt.Sprintf("tcp router %s has no rule (TCP routers have no default rule; use HostSNI(`*`) to match every connection); left out", rn), "tcp router "+rn)
-			return false
-		}
-		linkRouters(b, src, "tcp", t.Routers, hasRule, func(r *config.TCPRouter) *string { return &r.Service }, t.Services, broken)
-	}
-	if u := cfg.UDP; u != nil || brokenKind(broken, "udp ") {
-		u = cfg.EnsureUDP()
-		if len(u.Services) == 0 && !brokenKind(broken, "udp service ") {
-			u.Services[name] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
-		}
-		completeServers(b, c, "udp", u.Services, udpFirstServer, self, withServers, broken)
-		linkRouters(b, src, "udp", u.Routers, nil, func(r *config.UDPRouter) *string { return &r.Service }, u.Services, broken)
-	}
-}
-
-// tcpFirstServer and udpFirstServer give completeServers a service's
-// servers: ok false without a load balancer (weighted), else the servers
-// dropped (first nil) or the first one's address and port, a server added
-// when there is none.
-func tcpFirstServer(s *config.TCPService, clear bool) (addr, port *string, ok bool) {
-	if s.LoadBalancer == nil {
-		return nil, nil, false
-	}
-	return firstServer(&s.LoadBalancer.Servers, clear, func(v *config.TCPServer) (*string, *string) { return &v.Address, &v.Port })
-}
-
-func udpFirstServer(s *config.UDPService, clear bool) (addr, port *string, ok bool) {
-	if s.LoadBalancer == nil {
-		return nil, nil, false
-	}
-	return firstServer(&s.LoadBalancer.Servers, clear, func(v *config.UDPServer) (*string, *string) { return &v.Address, &v.Port })
-}
-
-// firstServer drops servers (clear) or returns the address and port fields
-// of the first one, adding an empty server when there is none.
-func firstServer[T any](servers *[]T, clear bool, fields func(*T) (addr, port *string)) (addr, port *string, ok bool) {
-	if clear {
-		*servers = nil
-		return nil, nil, true
-	}
-	if len(*servers) == 0 {
-		*servers = make([]T, 1)
-	}
-	addr, port = fields(&(*servers)[0])
-	return addr, port, true
-}
-
-// completeServers gives the first server of each load balancer of services
-// (proto "tcp" or "udp") the container's address and port unless it has an
-// address; withServers false drops the servers instead. A service whose
-// address cannot be made is left out with a problem and marked broken.
-func completeServers[S any](b *builder, c containerInfo, proto string, services map[string]*S,
-	first func(s *S, clear bool) (addr, port *string, ok bool), self map[string]bool, withServers bool, broken map[string]bool) {
-	for _, sn := range slices.Sorted(maps.Keys(services)) {
-		addr, port, ok := first(services[sn], !withServers)
-		if !ok || !withServers {
-			continue
-		}
-		a, err := b.serverAddress(c, proto, sn, *addr, *port, self)
-		if err != nil {
-			obj := proto + " service " + sn
-			b.add(providers.SeverityError, err.source, err.msg+"; "+obj+" left out", obj)
-			delete(services, sn)
-			broken[obj] = true
-			continue
-		}
-		*addr, *port = a, ""
-	}
-}
-
-// linkRouters links each router without a service (service gives its
-// field) to the only one of services (Traefik BuildTCPRouterConfiguration
-// and its UDP twin); with several, or when one was left out (broken), the
-// router is left out with a problem. A router keep (nil: all) refuses,
-// having said why, is left out first.
-func linkRouters[R, S any](b *builder, src, proto string, routers map[string]*R, keep func(string, *R) bool,
-	service func(*R) *string, services map[string]*S, broken map[string]bool) {
-	for _, rn := range slices.Sorted(maps.Keys(routers)) {
-		if keep != nil && !keep(rn, routers[rn]) {
-			delete(routers, rn)
-			continue
-		}
-		svc := service(routers[rn])
-		if *svc != "" {
-			continue
-		}
-		if len(services) != 1 || brokenKind(broken, proto+" service ") {
-			b.add(providers.SeverityError, src, unlinkedMessage(proto, rn, len(services), broken), proto+" router "+rn)
-			delete(routers, rn)
-			continue
-		}
-		for sn := range services {
-			*svc = sn
-		}
-	}
+		},
+		Unlinked: func(proto, rn string, services int, _ []string) {
+			b.add(providers.SeverityError, src, unlinkedMessage(proto, rn, services, broken), proto+" router "+rn)
+		},
+	}.Complete(cfg)
 }
 
 // unlinkedMessage says why router rn of proto ("tcp", "udp"), which names
