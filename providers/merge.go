@@ -80,37 +80,29 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 			return true
 		}
 		if h := c.HTTP; h != nil {
-			for n, r := range h.Routers {
-				if !bad("router", n) {
-					out.HTTP.Routers[n+"@"+pname] = qualifyRouter(r, pname)
-				}
-			}
-			for n, sv := range h.Services {
-				if !bad("service", n) {
-					out.HTTP.Services[n+"@"+pname] = qualifyService(sv, pname)
-				}
-			}
-			for n, mw := range h.Middlewares {
-				if !bad("middleware", n) {
-					out.HTTP.Middlewares[n+"@"+pname] = qualifyMiddleware(mw, pname)
-				}
-			}
-			for n, st := range h.ServersTransports {
-				if !bad("serversTransport", n) {
-					out.HTTP.ServersTransports[n+"@"+pname] = st
-				}
-			}
+			qualifyInto(out.HTTP.Routers, h.Routers, "router", pname, bad, qualifyRouter)
+			qualifyInto(out.HTTP.Services, h.Services, "service", pname, bad, qualifyService)
+			qualifyInto(out.HTTP.Middlewares, h.Middlewares, "middleware", pname, bad, qualifyMiddleware)
+			qualifyInto(out.HTTP.ServersTransports, h.ServersTransports, "serversTransport", pname, bad, nil)
 		}
-		for n, ep := range c.EntryPoints {
-			if !bad("entrypoint", n) {
-				if out.EntryPoints == nil {
-					out.EntryPoints = map[string]*config.DynamicEntryPoint{}
-				}
-				out.EntryPoints[n+"@"+pname] = ep
+		if len(c.EntryPoints) > 0 {
+			if out.EntryPoints == nil {
+				out.EntryPoints = map[string]*config.DynamicEntryPoint{}
 			}
+			qualifyInto(out.EntryPoints, c.EntryPoints, "entrypoint", pname, bad, nil)
 		}
-		mergeTCP(out, c.TCP, pname, bad)
-		mergeUDP(out, c.UDP, pname, bad)
+		if !c.TCP.Empty() {
+			t, o := c.TCP, out.EnsureTCP()
+			qualifyInto(o.Routers, t.Routers, "tcpRouter", pname, bad, qualifyTCPRouter)
+			qualifyInto(o.Services, t.Services, "tcpService", pname, bad, qualifyTCPService)
+			qualifyInto(o.Middlewares, t.Middlewares, "tcpMiddleware", pname, bad, nil)
+			qualifyInto(o.ServersTransports, t.ServersTransports, "tcpServersTransport", pname, bad, nil)
+		}
+		if !c.UDP.Empty() {
+			u, o := c.UDP, out.EnsureUDP()
+			qualifyInto(o.Routers, u.Routers, "udpRouter", pname, bad, qualifyUDPRouter)
+			qualifyInto(o.Services, u.Services, "udpService", pname, bad, qualifyUDPService)
+		}
 		if t := c.TLS; t != nil {
 			for _, cert := range t.Certificates {
 				out.TLS.Certificates = append(out.TLS.Certificates, cert)
@@ -133,6 +125,9 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 				}
 			}
 		}
+	}
+	if len(out.EntryPoints) == 0 {
+		out.EntryPoints = nil
 	}
 	switch {
 	case len(defOpts) == 1:
@@ -189,6 +184,20 @@ func multiDefault(what string, ps []string) Problem {
 	}
 }
 
+// qualifyInto adds the objects of src to dst named "name@p", each through
+// q (nil: as it is); a name bad refuses (it holds "@") is left out.
+func qualifyInto[T any](dst, src map[string]T, kind, p string, bad func(kind, name string) bool, q func(T, string) T) {
+	for n, v := range src {
+		if bad(kind, n) {
+			continue
+		}
+		if q != nil {
+			v = q(v, p)
+		}
+		dst[n+"@"+p] = v
+	}
+}
+
 func qualifyAll(names []string, p string) []string {
 	if names == nil {
 		return nil
@@ -200,6 +209,32 @@ func qualifyAll(names []string, p string) []string {
 	return out
 }
 
+// qualifyNames returns a copy of refs (weighted, HRW or mirror services)
+// with each name (name: its field) qualified with p.
+func qualifyNames[T any](refs []T, name func(*T) *string, p string) []T {
+	out := slices.Clone(refs)
+	for i := range out {
+		*name(&out[i]) = Qualify(*name(&out[i]), p)
+	}
+	return out
+}
+
+func wrrName(w *config.WRRService) *string { return &w.Name }
+
+// qualifyTLS returns tls (nil: nil) with its TLS options (options: their
+// field) qualified with p, copied when they change; "default" stays.
+func qualifyTLS[T any](tls *T, options func(*T) *string, p string) *T {
+	if tls == nil {
+		return nil
+	}
+	if o := *options(tls); o == "" || o == DefaultTLSName {
+		return tls
+	}
+	c := *tls
+	*options(&c) = Qualify(*options(tls), p)
+	return &c
+}
+
 func qualifyRouter(r *config.Router, p string) *config.Router {
 	if r == nil {
 		return nil
@@ -208,11 +243,7 @@ func qualifyRouter(r *config.Router, p string) *config.Router {
 	c.Service = Qualify(r.Service, p)
 	c.Middlewares = qualifyAll(r.Middlewares, p)
 	c.ParentRefs = qualifyAll(r.ParentRefs, p)
-	if r.TLS != nil && r.TLS.Options != "" && r.TLS.Options != DefaultTLSName {
-		t := *r.TLS
-		t.Options = Qualify(t.Options, p)
-		c.TLS = &t
-	}
+	c.TLS = qualifyTLS(r.TLS, func(t *config.RouterTLSConfig) *string { return &t.Options }, p)
 	return &c
 }
 
@@ -229,25 +260,16 @@ func qualifyService(s *config.Service, p string) *config.Service {
 		c.LoadBalancer = &lb
 	case s.HighestRandomWeight != nil:
 		w := *s.HighestRandomWeight
-		w.Services = slices.Clone(w.Services)
-		for i := range w.Services {
-			w.Services[i].Name = Qualify(w.Services[i].Name, p)
-		}
+		w.Services = qualifyNames(w.Services, func(h *config.HRWService) *string { return &h.Name }, p)
 		c.HighestRandomWeight = &w
 	case s.Weighted != nil:
 		w := *s.Weighted
-		w.Services = slices.Clone(w.Services)
-		for i := range w.Services {
-			w.Services[i].Name = Qualify(w.Services[i].Name, p)
-		}
+		w.Services = qualifyNames(w.Services, wrrName, p)
 		c.Weighted = &w
 	case s.Mirroring != nil:
 		m := *s.Mirroring
 		m.Service = Qualify(m.Service, p)
-		m.Mirrors = slices.Clone(m.Mirrors)
-		for i := range m.Mirrors {
-			m.Mirrors[i].Name = Qualify(m.Mirrors[i].Name, p)
-		}
+		m.Mirrors = qualifyNames(m.Mirrors, func(m *config.MirrorService) *string { return &m.Name }, p)
 		c.Mirroring = &m
 	case s.Failover != nil:
 		f := *s.Failover

@@ -319,19 +319,12 @@ func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *rout
 // check runs the checks of one router that do not build anything:
 // entrypoints, rule, references. ok is false when the router is disabled.
 func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*compiled, bool) {
-	critical := false
-	fail := func(format string, a ...any) {
-		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
-		critical = true
-	}
 	st.Priority = r.Priority
 	if st.Priority == 0 {
 		st.Priority = len(r.Rule)
 	}
-	for _, e := range c.objErrs["router "+name] {
-		fail("%s", e)
-	}
-	c.entryPointsOf(r.EntryPoints, "", st, fail)
+	k := c.startCheck("router", name, "", r.EntryPoints, st)
+	fail := k.fail
 	// Rule.
 	var comp *compiled
 	if strings.TrimSpace(r.Rule) != "" {
@@ -363,10 +356,34 @@ func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*comp
 			fail("middleware %q does not exist", mw)
 		}
 	}
-	if critical || comp == nil {
+	if k.failed || comp == nil {
 		return nil, false
 	}
 	return comp, true
+}
+
+// routerCheck gathers the errors of one router on st: fail adds one that
+// disables the router (failed); warnings go to st.Errors directly.
+type routerCheck struct {
+	st     *RouterStatus
+	failed bool
+}
+
+func (k *routerCheck) fail(format string, a ...any) {
+	k.st.Errors = append(k.st.Errors, fmt.Sprintf(format, a...))
+	k.failed = true
+}
+
+// startCheck begins checking router name of kind (the ValidationError
+// kind: "router", "tcpRouter", "udpRouter") and protocol proto ("", "TCP",
+// "UDP"): its validation errors, then its entrypoints eps (entryPointsOf).
+func (c *compiler) startCheck(kind, name, proto string, eps []string, st *RouterStatus) *routerCheck {
+	k := &routerCheck{st: st}
+	for _, e := range c.objErrs[kind+" "+name] {
+		k.fail("%s", e)
+	}
+	c.entryPointsOf(eps, proto, st, k.fail)
+	return k
 }
 
 // useObject records that router by uses the object obj of objs (its

@@ -84,7 +84,7 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		r := tc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.TCPRouters[name] = st
-		rt := c.tcpRouter(name, r, st, c.objErrs[config.KindTCPRouter+" "+name], tb)
+		rt := c.tcpRouter(name, r, st, tb)
 		if rt == nil {
 			st.Status = StatusDisabled
 			continue
@@ -137,7 +137,7 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		r := uc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.UDPRouters[name] = st
-		h := c.udpRouter(name, r, st, c.objErrs[config.KindUDPRouter+" "+name], tb)
+		h := c.udpRouter(name, r, st, tb)
 		if h == nil {
 			st.Status = StatusDisabled
 			continue
@@ -199,20 +199,13 @@ func (c *compiler) entryPointsOf(eps []string, proto string, st *RouterStatus, f
 	}
 }
 
-func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus, verrs []string, tb TCPBuilder) *tcpmux.Route {
-	critical := false
-	fail := func(format string, a ...any) {
-		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
-		critical = true
-	}
+func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus, tb TCPBuilder) *tcpmux.Route {
 	if r == nil {
-		fail("empty definition")
+		st.Errors = append(st.Errors, "empty definition")
 		return nil
 	}
-	for _, e := range verrs {
-		fail("%s", e)
-	}
-	c.entryPointsOf(r.EntryPoints, "TCP", st, fail)
+	k := c.startCheck(config.KindTCPRouter, name, "TCP", r.EntryPoints, st)
+	fail := k.fail
 	var (
 		m        tcpmux.Matcher
 		catchAll bool
@@ -238,7 +231,7 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 			fail("tcp middleware %q does not exist", mw)
 		}
 	}
-	if critical {
+	if k.failed {
 		return nil
 	}
 	if tb == nil {
@@ -252,24 +245,17 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 	return &tcpmux.Route{Name: name, Priority: st.Priority, CatchAll: catchAll, Terminate: r.TLS != nil && !r.TLS.Passthrough, Match: m, Handler: h}
 }
 
-func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus, verrs []string, tb TCPBuilder) UDPHandler {
-	critical := false
-	fail := func(format string, a ...any) {
-		st.Errors = append(st.Errors, fmt.Sprintf(format, a...))
-		critical = true
-	}
+func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus, tb TCPBuilder) UDPHandler {
 	if r == nil {
-		fail("empty definition")
+		st.Errors = append(st.Errors, "empty definition")
 		return nil
 	}
-	for _, e := range verrs {
-		fail("%s", e)
-	}
-	c.entryPointsOf(r.EntryPoints, "UDP", st, fail)
+	k := c.startCheck(config.KindUDPRouter, name, "UDP", r.EntryPoints, st)
+	fail := k.fail
 	if !useObject(c.report.UDPServices, "udp service", r.Service, name, fail) && r.Service != "" {
 		fail("udp service %q does not exist", r.Service)
 	}
-	if critical {
+	if k.failed {
 		return nil
 	}
 	if tb == nil {
