@@ -303,14 +303,7 @@ func (c *compiler) router(name string, r *config.Router, st *RouterStatus) *rout
 		return nil
 	}
 	handler, err := c.b.Build(c.ctx, name, r)
-	if err == nil && handler == nil {
-		err = errors.New("builder returned no handler")
-	}
-	if err != nil {
-		if oe, ok := errors.AsType[*ObjectError](err); ok {
-			c.objectFailed(oe)
-		}
-		st.Errors = append(st.Errors, err.Error())
+	if !c.built(st, handler == nil, err) {
 		return nil
 	}
 	return &route{name: name, rule: r.Rule, priority: st.Priority, m: comp.root, h: handler}

@@ -231,15 +231,9 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 			fail("tcp middleware %q does not exist", mw)
 		}
 	}
-	if k.failed {
-		return nil
-	}
-	if tb == nil {
-		st.Errors = append(st.Errors, "no TCP handler builder")
-		return nil
-	}
-	h, err := tb.BuildTCP(c.ctx, name, r)
-	if !c.tcpBuilt(st, h == nil, err) {
+	var h tcpmux.Handler
+	build := func(tb TCPBuilder) (err error) { h, err = tb.BuildTCP(c.ctx, name, r); return err }
+	if !c.buildL4(k, "TCP", tb, build, func() bool { return h == nil }) {
 		return nil
 	}
 	return &tcpmux.Route{Name: name, Priority: st.Priority, CatchAll: catchAll, Terminate: r.TLS != nil && !r.TLS.Passthrough, Match: m, Handler: h}
@@ -255,24 +249,33 @@ func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus,
 	if !useObject(c.report.UDPServices, "udp service", r.Service, name, fail) && r.Service != "" {
 		fail("udp service %q does not exist", r.Service)
 	}
-	if k.failed {
-		return nil
-	}
-	if tb == nil {
-		st.Errors = append(st.Errors, "no UDP handler builder")
-		return nil
-	}
-	h, err := tb.BuildUDP(c.ctx, name, r)
-	if !c.tcpBuilt(st, h == nil, err) {
+	var h UDPHandler
+	build := func(tb TCPBuilder) (err error) { h, err = tb.BuildUDP(c.ctx, name, r); return err }
+	if !c.buildL4(k, "UDP", tb, build, func() bool { return h == nil }) {
 		return nil
 	}
 	return h
 }
 
-// tcpBuilt reports whether a TCP or UDP router's handler was built (err
-// nil and a handler: noHandler false); when not, the error is on st and
-// on the service or middleware it names.
-func (c *compiler) tcpBuilt(st *RouterStatus, noHandler bool, err error) bool {
+// buildL4 builds a TCP or UDP (proto) router's handler with build, unless
+// its checks failed (k) or there is no builder; ok when build gave a
+// handler (none: noHandler reports true afterwards).
+func (c *compiler) buildL4(k *routerCheck, proto string, tb TCPBuilder, build func(TCPBuilder) error, noHandler func() bool) bool {
+	if k.failed {
+		return false
+	}
+	if tb == nil {
+		k.st.Errors = append(k.st.Errors, "no "+proto+" handler builder")
+		return false
+	}
+	err := build(tb)
+	return c.built(k.st, noHandler(), err)
+}
+
+// built reports whether a router's handler was built (err nil and a
+// handler: noHandler false); when not, the error is on st and on the
+// service or middleware it names (an *ObjectError).
+func (c *compiler) built(st *RouterStatus, noHandler bool, err error) bool {
 	if err == nil && noHandler {
 		err = errors.New("builder returned no handler")
 	}

@@ -148,3 +148,30 @@ func TestTCPUDPReferences(t *testing.T) {
 		t.Errorf("udp service usedBy %q", got)
 	}
 }
+
+type nilTCPBuilder struct{ tcpFake }
+
+func (nilTCPBuilder) BuildTCP(context.Context, string, *config.TCPRouter) (tcpmux.Handler, error) {
+	return nil, nil
+}
+
+func (nilTCPBuilder) BuildUDP(context.Context, string, *config.UDPRouter) (UDPHandler, error) {
+	return nil, nil
+}
+
+// A TCP or UDP builder that returns neither a handler nor an error
+// disables the router with an error saying so.
+func TestTCPUDPBuilderWithoutHandler(t *testing.T) {
+	c := config.New()
+	c.EnsureTCP().Routers["db@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db@file"}
+	c.TCP.Services["db@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:5432"}}}}
+	c.EnsureUDP().Routers["dns@file"] = &config.UDPRouter{Service: "dns@file"}
+	c.UDP.Services["dns@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: "127.0.0.1:53"}}}}
+	opts := Options{EntryPoints: []EntryPoint{{Name: "db"}, {Name: "dns", UDP: true}}}
+	rep := Compile(context.Background(), &providers.Merged{Config: c}, nilTCPBuilder{}, opts).Report()
+	for _, st := range []*RouterStatus{rep.TCPRouters["db@file"], rep.UDPRouters["dns@file"]} {
+		if st.Status != StatusDisabled || !strings.Contains(strings.Join(st.Errors, ";"), "builder returned no handler") {
+			t.Errorf("router %+v: want disabled, builder returned no handler", st)
+		}
+	}
+}
