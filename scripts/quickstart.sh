@@ -38,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-echo "quickstart: building gantry and whoami (the first build downloads modules and compiles them: 1-3 minutes; later builds take seconds)..."
+echo "quickstart: building gantry and whoami (the first build downloads modules and compiles them: about 10 minutes of CPU, 5 minutes on 2 idle cores, much longer on a busy machine; later builds take seconds)..."
 started=$(date +%s)
 # A progress line every 15 s: "go build" is silent while it compiles.
 ( while sleep 15; do echo "quickstart: still building ($(($(date +%s) - started))s)..."; done ) &
