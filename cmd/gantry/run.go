@@ -171,9 +171,9 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 			return err
 		}
 		defer closeW()
-		if f, ok := w.(*observe.File); ok {
-			reopen = func() {
-				if err := f.Reopen(); err != nil {
+		if _, ok := w.(*observe.File); ok {
+			reopen = func() { // the lines buffered so far go to the renamed file first
+				if err := accessLog.Reopen(); err != nil {
 					log.Error("SIGUSR1: reopen the access log", "error", err)
 					return
 				}

@@ -28,10 +28,11 @@ const DefaultAccessLogBuffer = 1024
 // AccessLog writes one line per request in Traefik's common log format or
 // as JSON (https://doc.traefik.io/traefik/observability/access-logs/).
 //
-// Request filters and formats the line on the calling goroutine and queues
-// it without blocking; Run, on a goroutine the caller owns, writes queued
-// lines to the writer. When the queue is full the line is dropped and
-// counted (Dropped): the dataplane never waits for a slow disk or pipe.
+// Request filters and formats the line on the calling goroutine and appends
+// it to a bounded buffer without blocking (see FlushBytes); Run, on a
+// goroutine the caller owns, writes the buffer to the writer in large
+// writes. When the buffer is full the line is dropped and counted
+// (Dropped): the dataplane never waits for a slow disk or pipe.
 type AccessLog struct {
 	w         io.Writer
 	json      bool
@@ -39,7 +40,7 @@ type AccessLog struct {
 	filter    filter
 	fields    fieldModes
 	clf       [len(clfFields)]string // mode of each common-format field
-	lines     chan *[]byte
+	buf       *logBuffer
 	count     atomic.Int64 // requests seen (Traefik's RequestCount)
 	dropped   atomic.Int64
 	otlp      *OTLPLogs // accessLog.otlp; nil: none
@@ -85,42 +86,45 @@ func NewAccessLog(w io.Writer, c *static.AccessLog) (*AccessLog, error) {
 	// fields.headers, so by default they print "-".
 	a.clf[clfReferer] = a.fields.header("Referer")
 	a.clf[clfUserAgent] = a.fields.header("User-Agent")
-	a.lines = make(chan *[]byte, size)
+	a.buf = newLogBuffer(int(min(size, 1<<20)))
 	return a, nil
 }
 
-// Run writes queued lines until ctx is done, then writes what is still
-// queued and returns nil. A write error is returned (wrapped) at once; the
-// caller decides whether to restart. Run must be called at most once at a time.
+// Run writes the buffered lines when FlushBytes or half the line bound
+// are waiting and every FlushInterval, until ctx is done; then it writes
+// what is still buffered and returns nil. A write error is returned
+// (wrapped) at once; the caller decides whether to restart. Run must be
+// called at most once at a time.
 func (a *AccessLog) Run(ctx context.Context) error {
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
 	for {
 		select {
-		case line := <-a.lines:
-			if err := a.write(line); err != nil {
-				return err
-			}
+		case <-a.buf.wake:
+		case <-t.C:
 		case <-ctx.Done():
-			for {
-				select {
-				case line := <-a.lines:
-					if err := a.write(line); err != nil {
-						return err
-					}
-				default:
-					return nil
-				}
-			}
+			return a.Flush()
+		}
+		if err := a.Flush(); err != nil {
+			return err
 		}
 	}
 }
 
-func (a *AccessLog) write(line *[]byte) error {
-	_, err := a.w.Write(*line)
-	putBuf(line)
-	if err != nil {
-		return fmt.Errorf("access log: write: %w", err)
+// Flush writes the lines buffered so far.
+func (a *AccessLog) Flush() error { return a.buf.flush(a.w, nil) }
+
+// Reopen writes the lines buffered so far to the current file, then reopens
+// the writer when it can be (File: SIGUSR1 after logrotate renamed it), with
+// no write in between: every line of a request logged before Reopen lands
+// in the renamed file. A writer that cannot be reopened (stdout) is only
+// flushed.
+func (a *AccessLog) Reopen() error {
+	r, ok := a.w.(interface{ Reopen() error })
+	if !ok {
+		return a.Flush()
 	}
-	return nil
+	return a.buf.flush(a.w, r.Reopen)
 }
 
 // maxPooledLine bounds the buffers kept for reuse (bytes); a longer line's
@@ -160,12 +164,10 @@ func (a *AccessLog) Request(ev *RequestEvent) {
 	} else {
 		*line = a.appendCommon((*line)[:0], ev, n)
 	}
-	select {
-	case a.lines <- line:
-	default:
+	if !a.buf.add(*line) {
 		a.dropped.Add(1)
-		putBuf(line)
 	}
+	putBuf(line)
 }
 
 // Conn implements Observer; the access log ignores connections.

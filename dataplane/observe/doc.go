@@ -13,8 +13,10 @@
 // reachable from the request path (Request, Conn) is lock-free or uses the
 // Prometheus client's own concurrent vectors, and Live and Metrics do not
 // allocate once an object has been seen; nothing there blocks on I/O. The
-// access log formats on the request goroutine and hands finished lines to a
-// writer goroutine owned by the caller of AccessLog.Run; when that writer
+// access log formats on the request goroutine and appends finished lines to
+// a bounded buffer that a writer goroutine owned by the caller of
+// AccessLog.Run writes in large writes (64 KiB, every second, on reopen and
+// at shutdown, as nginx's `access_log … buffer= flush=`); when that writer
 // falls behind, lines are dropped and counted, never waited for. Spans, OTLP
 // metrics and OTLP log records are exported by the OpenTelemetry SDK's own
 // goroutines (batch processors, periodic reader); Shutdown flushes each.

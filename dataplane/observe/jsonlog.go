@@ -1,7 +1,6 @@
 package observe
 
 import (
-	"cmp"
 	"encoding/hex"
 	"net/http"
 	"slices"
@@ -37,74 +36,96 @@ type jsonScratch struct{ fields []jfield }
 
 var jsonPool = sync.Pool{New: func() any { return &jsonScratch{fields: make([]jfield, 0, 48)} }}
 
-func keyByte(x jfield, i int) byte {
-	if i < len(x.prefix) {
-		return x.prefix[i]
-	}
-	return x.key[i-len(x.prefix)]
-}
-
-// cmpField orders fields by prefix+key, bytewise, as encoding/json sorts
-// map keys.
-func cmpField(a, b jfield) int {
-	la, lb := len(a.prefix)+len(a.key), len(b.prefix)+len(b.key)
-	for i := 0; i < la && i < lb; i++ {
-		if ca, cb := keyByte(a, i), keyByte(b, i); ca != cb {
-			if ca < cb {
-				return -1
-			}
-			return 1
-		}
-	}
-	return cmp.Compare(la, lb)
-}
-
 // appendJSON appends one JSON object with Traefik's access-log field names
 // (pkg/middlewares/accesslog/logdata.go), keys sorted as logrus writes
 // them, plus request_<Header> and downstream_<Header> for kept headers,
 // and a newline. Duration is in nanoseconds, sizes in bytes. It writes the
 // same bytes as encoding/json would for the same fields as a map, without
-// building one.
+// building one and without sorting the fixed fields: appendFields appends
+// them in key order, and bytewise every key with an upper-case initial <
+// downstream_* < entryPointName < level < msg < request_* < time, so only
+// each group of headers is sorted.
 func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
 	sc := jsonPool.Get().(*jsonScratch)
 	f := a.appendFields(sc.fields[:0], ev, count)
-	str := func(k, v string) { f = append(f, jfield{key: k, s: v}) }
-	str("level", "info")
-	str("msg", "")
-	f = append(f, jfield{key: "time", kind: jTime, t: ev.Start.Add(ev.Duration), layout: time.RFC3339})
-	slices.SortFunc(f, cmpField)
-
-	b = append(b, '{')
+	nfixed := len(f)
 	for i, x := range f {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = appendJSONText(b, x.prefix)
-		b = appendJSONText(b, x.key)
-		b = append(b, '"', ':')
-		switch x.kind {
-		case jNumber:
-			b = strconv.AppendInt(b, x.n, 10)
-		case jTime:
-			b = append(b, '"')
-			b = x.t.AppendFormat(b, x.layout)
-			b = append(b, '"')
-		case jHex:
-			b = append(b, '"')
-			b = hex.AppendEncode(b, x.id)
-			b = append(b, '"')
-		default:
-			b = append(b, '"')
-			b = appendJSONText(b, x.s)
-			b = append(b, '"')
+		if x.prefix != "" {
+			nfixed = i
+			break
 		}
 	}
+	fixed, hdrs := f[:nfixed], f[nfixed:]
+	nreq := len(hdrs)
+	for i, x := range hdrs {
+		if x.prefix != "request_" {
+			nreq = i
+			break
+		}
+	}
+	req, down := hdrs[:nreq], hdrs[nreq:]
+	slices.SortFunc(req, cmpKey)
+	slices.SortFunc(down, cmpKey)
+	var epn []jfield // entryPointName when kept: the one fixed key with a lower-case initial, last
+	if n := len(fixed); n > 0 && fixed[n-1].key == "entryPointName" {
+		fixed, epn = fixed[:n-1], fixed[n-1:]
+	}
+
+	b = append(b, '{')
+	b = appendJSONFields(b, fixed)
+	b = appendJSONFields(b, down)
+	b = appendJSONFields(b, epn)
+	b = appendJSONField(b, jfield{key: "level", s: "info"})
+	b = appendJSONField(b, jfield{key: "msg"})
+	b = appendJSONFields(b, req)
+	b = appendJSONField(b, jfield{key: "time", kind: jTime, t: ev.Start.Add(ev.Duration), layout: time.RFC3339})
 	b = append(b, '}', '\n')
 	clear(f) // drop references to this request's strings
 	sc.fields = f[:0]
 	jsonPool.Put(sc)
 	return b
+}
+
+// cmpKey orders fields of one prefix by key, bytewise.
+func cmpKey(a, b jfield) int { return strings.Compare(a.key, b.key) }
+
+func appendJSONFields(b []byte, f []jfield) []byte {
+	for _, x := range f {
+		b = appendJSONField(b, x)
+	}
+	return b
+}
+
+// appendJSONField appends `"<prefix><key>":<value>`, after a comma unless
+// it is the object's first member.
+func appendJSONField(b []byte, x jfield) []byte {
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	if x.prefix == "" {
+		b = append(b, x.key...) // a fixed name: nothing to escape
+	} else {
+		b = appendJSONText(b, x.prefix)
+		b = appendJSONText(b, x.key)
+	}
+	b = append(b, '"', ':')
+	switch x.kind {
+	case jNumber:
+		return strconv.AppendInt(b, x.n, 10)
+	case jTime:
+		b = append(b, '"')
+		b = x.t.AppendFormat(b, x.layout)
+		return append(b, '"')
+	case jHex:
+		b = append(b, '"')
+		b = hex.AppendEncode(b, x.id)
+		return append(b, '"')
+	default:
+		b = append(b, '"')
+		b = appendJSONText(b, x.s)
+		return append(b, '"')
+	}
 }
 
 // appendFields appends the access-log fields of ev that accessLog.fields
@@ -123,6 +144,7 @@ func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jf
 	if ev.TLS {
 		scheme = "https"
 	}
+	// In key order, bytewise (appendJSON relies on it); entryPointName last.
 	str("ClientAddr", ev.ClientAddr)
 	str("ClientHost", clientHost)
 	str("ClientPort", clientPort)
@@ -130,6 +152,10 @@ func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jf
 	num("DownstreamContentSize", ev.BytesOut)
 	num("DownstreamStatus", int64(ev.Status))
 	num("Duration", ev.Duration.Nanoseconds())
+	if ev.Upstream != "" {
+		num("OriginContentSize", ev.BytesOut)
+		num("OriginStatus", int64(ev.ServiceStatus()))
+	}
 	str("RequestAddr", ev.Host)
 	num("RequestContentSize", contentLength(ev.Header))
 	num("RequestCount", count)
@@ -140,29 +166,32 @@ func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jf
 	str("RequestProtocol", ev.Proto)
 	str("RequestScheme", scheme)
 	num("RetryAttempts", int64(ev.Retries))
-	f = append(f, jfield{key: "StartLocal", kind: jTime, t: ev.Start.Local(), layout: time.RFC3339Nano})
-	f = append(f, jfield{key: "StartUTC", kind: jTime, t: ev.Start.UTC(), layout: time.RFC3339Nano})
-	str("entryPointName", ev.EntryPoint)
 	if ev.Router != "" {
 		str("RouterName", ev.Router)
+	}
+	if ev.Upstream != "" {
+		str("ServiceAddr", urlHost(ev.Upstream))
 	}
 	if ev.Service != "" {
 		str("ServiceName", ev.Service)
 	}
-	if ev.TraceID != ([16]byte{}) {
-		f = append(f, jfield{key: "TraceId", kind: jHex, id: ev.TraceID[:]})
+	if ev.Upstream != "" {
+		str("ServiceURL", redactURL(ev.Upstream))
+	}
+	traced := ev.TraceID != ([16]byte{})
+	if traced {
 		f = append(f, jfield{key: "SpanId", kind: jHex, id: ev.SpanID[:]})
 	}
+	f = append(f, jfield{key: "StartLocal", kind: jTime, t: ev.Start.Local(), layout: time.RFC3339Nano})
+	f = append(f, jfield{key: "StartUTC", kind: jTime, t: ev.Start.UTC(), layout: time.RFC3339Nano})
 	if ev.TLSVersion != 0 {
-		str("TLSVersion", TLSVersionLabel(ev.TLSVersion))
 		str("TLSCipher", TLSCipherLabel(ev.TLSCipher))
+		str("TLSVersion", TLSVersionLabel(ev.TLSVersion))
 	}
-	if ev.Upstream != "" {
-		num("OriginContentSize", ev.BytesOut)
-		str("ServiceURL", redactURL(ev.Upstream))
-		str("ServiceAddr", urlHost(ev.Upstream))
-		num("OriginStatus", int64(ev.ServiceStatus()))
+	if traced {
+		f = append(f, jfield{key: "TraceId", kind: jHex, id: ev.TraceID[:]})
 	}
+	str("entryPointName", ev.EntryPoint)
 	kept := f[:0]
 	for _, x := range f {
 		switch a.fields.field(x.key) {
@@ -175,6 +204,9 @@ func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jf
 	}
 	f = kept
 	headers := func(prefix string, h http.Header) {
+		if a.fields.hdrDef == ModeDrop && len(a.fields.headers) == 0 {
+			return // no header is logged (the default): none to look at
+		}
 		for name, vals := range h {
 			switch a.fields.header(canonical(name)) {
 			case ModeKeep:
@@ -213,6 +245,14 @@ func urlHost(s string) string {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the ASCII bytes appendJSONText copies as they are.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONText appends s escaped as encoding/json does inside a string:
 // quotes, backslashes and control characters escaped, <, > and & as
 // \u003c…, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
@@ -220,11 +260,11 @@ func appendJSONText(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':

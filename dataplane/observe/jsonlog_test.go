@@ -2,10 +2,13 @@ package observe
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +141,72 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 				t.Errorf("config %d event %d:\n got %s\nwant %s", ci, ei, got, want)
 			}
 		}
+	}
+}
+
+// reopenRecorder is a writer that records writes and reopens in order.
+type reopenRecorder struct{ ops []string }
+
+func (r *reopenRecorder) Write(p []byte) (int, error) {
+	r.ops = append(r.ops, "write "+strconv.Itoa(bytes.Count(p, []byte("\n"))))
+	return len(p), nil
+}
+
+func (r *reopenRecorder) Reopen() error {
+	r.ops = append(r.ops, "reopen")
+	return nil
+}
+
+// TestAccessLogBufferedReopenAndShutdown: lines wait in the buffer (no
+// write per line); Reopen writes them to the old file before reopening;
+// Run writes what is left when its context ends.
+func TestAccessLogBufferedReopenAndShutdown(t *testing.T) {
+	w := &reopenRecorder{}
+	a, err := NewAccessLog(w, &static.AccessLog{Format: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := event("web@file", 200, time.Millisecond)
+	for range 3 {
+		a.Request(ev)
+	}
+	if len(w.ops) != 0 {
+		t.Fatalf("written before a flush: %v", w.ops)
+	}
+	if err := a.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	a.Request(ev)
+	a.Request(ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(w.ops, ", "), "write 3, reopen, write 2"; got != want {
+		t.Errorf("operations %q, want %q", got, want)
+	}
+}
+
+// TestAccessLogBufferBound: when the writer does not keep up, lines beyond
+// accessLog.bufferingSize are dropped and counted, never waited for.
+func TestAccessLogBufferBound(t *testing.T) {
+	a, err := NewAccessLog(io.Discard, &static.AccessLog{Format: "json", BufferingSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := event("web@file", 200, time.Millisecond)
+	for range 25 {
+		a.Request(ev)
+	}
+	if a.Dropped() != 15 {
+		t.Errorf("dropped %d, want 15 (bound 10, no writer running)", a.Dropped())
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.Request(ev)
+	if a.Dropped() != 15 {
+		t.Errorf("dropped %d after a flush, want still 15", a.Dropped())
 	}
 }

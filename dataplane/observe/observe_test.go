@@ -334,8 +334,8 @@ func TestAccessLogNeverBlocks(t *testing.T) {
 	for range 10 { // the writer is stuck: these must return at once
 		a.Request(event("web@file", 200, 0))
 	}
-	if a.Dropped() < 7 {
-		t.Errorf("dropped %d, want at least 7 of 10 with a 2-line buffer and a stuck writer", a.Dropped())
+	if a.Dropped() < 6 { // at most 2 lines in the stuck write and 2 waiting
+		t.Errorf("dropped %d, want at least 6 of 10 with a 2-line buffer and a stuck writer", a.Dropped())
 	}
 	cancel()
 	close(w.release)

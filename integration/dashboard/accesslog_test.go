@@ -231,3 +231,46 @@ func TestAccessLogJSONAndRotation(t *testing.T) {
 		t.Errorf("sample line %v", sample)
 	}
 }
+
+// TestAccessLogFlushedOnShutdown: the access log is buffered (written in
+// large writes about once a second); the lines of requests answered just
+// before SIGTERM are still written before gantry exits, none lost.
+func TestAccessLogFlushedOnShutdown(t *testing.T) {
+	g, logPath, _ := accessLogGantry(t, "json", "")
+	url := g.URL(t, "web", "/")
+	harness.TryGet(t, 10*time.Second, url, harness.Host("app.example"), harness.StatusIs(200))
+	const n = 40
+	for i := range n {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%sdown%d", url, i), nil)
+		req.Host = "app.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, resp.StatusCode)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := g.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := g.Wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+	seen := map[string]int{}
+	for _, l := range readLines(t, logPath) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		p, _ := m["RequestPath"].(string)
+		seen[p]++
+	}
+	for i := range n {
+		if c := seen[fmt.Sprintf("/down%d", i)]; c != 1 {
+			t.Errorf("request /down%d logged %d times, want once", i, c)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package observe
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func protoVersion(p string) string {
+	switch p {
+	case "HTTP/1.0":
+		return "1.0"
+	case "HTTP/1.1":
+		return "1.1"
+	case "HTTP/2", "HTTP/2.0":
+		return "2"
+	case "HTTP/3", "HTTP/3.0":
+		return "3"
+	}
+	return p
+}
+
+// serverAttributes are Traefik's CaptureServerRequest attributes (plus
+// entry_point and the global attributes), with room for the response's.
+// It records the request's query and its redaction in tr.
+func (t *Tracing) serverAttributes(tr *Trace, r *http.Request, entryPoint string) []attribute.KeyValue {
+	attrs := getAttrs(16 + len(t.globalAttrs) + len(t.reqHeaders) + 1 + len(t.respHeaders))
+	attrs = append(attrs, attribute.String("entry_point", entryPoint))
+	attrs = append(attrs, t.globalAttrs...)
+	tr.rawQuery = r.URL.RawQuery
+	if tr.rawQuery != "" {
+		tr.safeQuery = t.safeRawQuery(tr.rawQuery)
+	}
+	attrs = append(attrs,
+		semconv.HTTPRequestMethodKey.String(r.Method),
+		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
+		semconv.HTTPRequestBodySize(int(r.ContentLength)),
+		semconv.URLPath(r.URL.Path),
+		semconv.URLQuery(tr.safeQuery),
+		semconv.URLScheme(headerValue(r.Header, "X-Forwarded-Proto")),
+		semconv.UserAgentOriginal(headerValue(r.Header, "User-Agent")),
+		semconv.ServerAddress(r.Host),
+	)
+	host, port, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	client := host
+	if xff := headerValue(r.Header, "X-Forwarded-For"); xff != "" {
+		if ip, _, _ := strings.Cut(xff, ","); strings.TrimSpace(ip) != "" {
+			client = strings.TrimSpace(ip)
+		}
+	}
+	attrs = append(attrs, semconv.NetworkPeerAddress(host), semconv.ClientAddress(client))
+	if err == nil {
+		p, _ := strconv.Atoi(port)
+		attrs = append(attrs, semconv.ClientPort(p), semconv.NetworkPeerPort(p))
+	}
+	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
+}
+
+// upstream is a server URL split once for the client spans: its redacted
+// scheme://host prefix and its host and port.
+type upstream struct {
+	prefix, scheme, host string
+	port                 int
+}
+
+// maxUpstreams bounds the server URLs whose split is kept.
+const maxUpstreams = 4096
+
+func (t *Tracing) upstream(raw string) (*upstream, bool) {
+	if v, ok := t.upstreams.Load(raw); ok {
+		return v.(*upstream), true
+	}
+	su, err := url.Parse(raw)
+	if raw == "" || err != nil {
+		return nil, false
+	}
+	host, port, err := net.SplitHostPort(su.Host)
+	if err != nil {
+		host, port = su.Host, "80"
+		if su.Scheme == "https" {
+			port = "443"
+		}
+	}
+	p, _ := strconv.Atoi(port)
+	base := url.URL{Scheme: su.Scheme, Host: su.Host}
+	if su.User != nil {
+		base.User = url.UserPassword(Redacted, Redacted)
+	}
+	u := &upstream{prefix: base.String(), scheme: su.Scheme, host: host, port: p}
+	if t.nUpstreams.Load() < maxUpstreams {
+		if _, loaded := t.upstreams.LoadOrStore(raw, u); !loaded {
+			t.nUpstreams.Add(1)
+		}
+	}
+	return u, true
+}
+
+// clientAttributes appends to attrs Traefik's CaptureClientRequest
+// attributes for one call of r to the server upstream, with room for the
+// response's.
+func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *http.Request, upstream string) []attribute.KeyValue {
+	if need := 12 + len(t.reqHeaders) + 1 + len(t.respHeaders); cap(attrs) < need {
+		putAttrs(attrs)
+		attrs = getAttrs(need)
+	}
+	attrs = append(attrs,
+		semconv.HTTPRequestMethodKey.String(r.Method),
+		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
+		semconv.UserAgentOriginal(headerValue(r.Header, "User-Agent")),
+	)
+	u, ok := t.upstream(upstream)
+	if !ok {
+		return attrs
+	}
+	query := r.URL.RawQuery
+	switch {
+	case query == "":
+	case query == tr.rawQuery && tr.rawQuery != "":
+		query = tr.safeQuery
+	default:
+		query = t.safeRawQuery(query)
+	}
+	full := u.prefix + r.URL.EscapedPath()
+	if query != "" {
+		full += "?" + query
+	}
+	attrs = append(attrs, semconv.URLFull(full), semconv.URLScheme(u.scheme),
+		semconv.NetworkPeerAddress(u.host), semconv.NetworkPeerPort(u.port), semconv.ServerAddress(u.host), semconv.ServerPort(u.port))
+	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
+}
+
+func appendHeaders(attrs []attribute.KeyValue, prefix string, h http.Header, names []string) []attribute.KeyValue {
+	for _, name := range names {
+		if strings.EqualFold(name, "User-Agent") {
+			continue // already user_agent.original
+		}
+		if v := h[name]; v != nil {
+			attrs = append(attrs, attribute.StringSlice(prefix+strings.ToLower(name), v))
+		}
+	}
+	return attrs
+}
+
+// statusAttrs is Traefik's CaptureResponse: it appends
+// http.response.status_code (when known) and the captured response headers
+// to attrs, and returns the span status: an error for 5xx on every span,
+// for 4xx too on the client span.
+func statusAttrs(attrs []attribute.KeyValue, code int, kind trace.SpanKind, h http.Header, captured []string) ([]attribute.KeyValue, codes.Code, string) {
+	status, desc := codes.Unset, ""
+	switch {
+	case code == 0:
+	case code < 100 || code >= 600:
+		status, desc = codes.Error, fmt.Sprintf("Invalid HTTP status code %d", code)
+	case code >= 500, kind == trace.SpanKindClient && code >= 400:
+		status = codes.Error
+	}
+	if code > 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(code))
+	}
+	return appendHeaders(attrs, "http.response.header.", h, captured), status, desc
+}
+
+// safeRawQuery redacts every query value not listed in
+// tracing.safeQueryParams, as Traefik does (the result is re-encoded with
+// sorted keys, as url.Values encodes it).
+func (t *Tracing) safeRawQuery(raw string) string {
+	q, _ := url.ParseQuery(raw)
+	for k := range q {
+		if !slices.Contains(t.safeQuery, k) {
+			q.Set(k, Redacted)
+		}
+	}
+	return q.Encode()
+}
+
+// attrPool recycles the attribute slices spans are built in: a recording
+// span copies what SetAttributes gives it.
+var attrPool = sync.Pool{New: func() any { s := make([]attribute.KeyValue, 0, 32); return &s }}
+
+func getAttrs(n int) []attribute.KeyValue {
+	s := *(attrPool.Get().(*[]attribute.KeyValue))
+	if cap(s) < n {
+		return make([]attribute.KeyValue, 0, n)
+	}
+	return s[:0]
+}
+
+func putAttrs(s []attribute.KeyValue) {
+	if s == nil || cap(s) > 256 {
+		return
+	}
+	clear(s[:cap(s)])
+	s = s[:0]
+	attrPool.Put(&s)
+}
