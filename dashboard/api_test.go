@@ -18,12 +18,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current output")
 
-// TestMain checks for leaked goroutines. The Baidu Cloud SDK, linked in
-// with lego's DNS providers (through providers/acme), starts a logger
-// goroutine at init that never ends: not ours to join.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/baidubce/bce-sdk-go/util/log.NewLogger.func1"))
-}
+// TestMain checks for leaked goroutines.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // do runs one request through the API's full handler (security included)
 // with a loopback Host.

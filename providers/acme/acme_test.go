@@ -88,7 +88,7 @@ func TestNewValidates(t *testing.T) {
 		{&static.ACME{KeyType: "DSA", TLSChallenge: &static.TLSChallenge{}}, "certificatesResolvers.le.acme.keyType \"DSA\""},
 		{&static.ACME{CAServer: "http://ca", TLSChallenge: &static.TLSChallenge{}}, "caServer \"http://ca\": want an https://"},
 		{&static.ACME{HTTPChallenge: &static.HTTPChallenge{EntryPoint: "nope"}}, "httpChallenge.entryPoint: no entrypoint \"nope\""},
-		{&static.ACME{DNSChallenge: &static.DNSChallenge{Provider: "acmeville"}}, "unknown DNS provider \"acmeville\" (available in this build: abion, acmedns, active24"},
+		{&static.ACME{DNSChallenge: &static.DNSChallenge{Provider: "acmeville"}}, "unknown DNS provider \"acmeville\" (available in this build: exec)"},
 		{&static.ACME{EAB: &static.EAB{Kid: "k"}, TLSChallenge: &static.TLSChallenge{}}, "eab: set both kid and hmacEncoded"},
 		{&static.ACME{Storage: "consul://127.0.0.1:8500", TLSChallenge: &static.TLSChallenge{}}, "certificatesResolvers.le.acme.storage \"consul://127.0.0.1:8500\": want consul://[host:port]/<key prefix>"},
 	} {

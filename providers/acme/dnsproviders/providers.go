@@ -2,7 +2,7 @@
 // providers/dns/internal/dnslight): every provider whose dependencies the
 // module proxy serves and that builds with Go 1.26. DO NOT EDIT by hand.
 
-package acme
+package dnsproviders
 
 import (
 	"github.com/go-acme/lego/v5/challenge"
@@ -215,9 +215,9 @@ import (
 	"github.com/go-acme/lego/v5/providers/dns/zonomi"
 )
 
-// dnsProviders maps lego's provider codes (Traefik's dnsChallenge.provider
+// providers maps lego's provider codes (Traefik's dnsChallenge.provider
 // names) to their constructors. Each reads its own environment variables.
-var dnsProviders = map[string]func() (challenge.Provider, error){
+var providers = map[string]func() (challenge.Provider, error){
 	"abion":            func() (challenge.Provider, error) { return abion.NewDNSProvider() },
 	"acmedns":          func() (challenge.Provider, error) { return acmedns.NewDNSProvider() },
 	"active24":         func() (challenge.Provider, error) { return active24.NewDNSProvider() },
@@ -427,8 +427,8 @@ var dnsProviders = map[string]func() (challenge.Provider, error){
 	"zonomi":           func() (challenge.Provider, error) { return zonomi.NewDNSProvider() },
 }
 
-// dnsAliases are other names lego accepts for the same providers.
-var dnsAliases = map[string]string{
+// aliases are other names lego accepts for the same providers.
+var aliases = map[string]string{
 	"acme-dns":       "acmedns",
 	"rfc2136":        "dnsupdate",
 	"domainnameshop": "domeneshop",
