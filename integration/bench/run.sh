@@ -19,8 +19,10 @@ fi
 : "${REGIMES:=A B}"                      # A: proxy pinned to CPU 0, origins on CPU 1; B: unpinned
 : "${LOAD_CPU:=0}"                       # regime A: the load generator's CPU (0: with the proxy; 1: with the origins)
 : "${TARGETS:=direct nginx haproxy socat gantry}"
-: "${ROUTES:=get1k post4k chunk64k ws tcpconn tcpbulk udp}"
-: "${OBS=alog trace1 trace001}"          # Gantry variants measured on get1k, as a ratio to plain Gantry
+: "${ROUTES:=get1k post4k chunk64k ws h2 tcpconn tcpbulk udp}"
+: "${H2_CONNS:=10}" "${H2_STREAMS:=10}"       # h2: h2load connections, and streams in flight on each
+: "${CORES=1 2 4}"                       # proxy cores of the scaling table (empty: none); client and origins on the other CPUs
+: "${OBS=alog metrics trace1 trace001}"          # Gantry variants measured on get1k, as a ratio to plain Gantry
 : "${L4_MAX:=5000000}"                   # tcpconn/tcpbulk (MB)/udp: at most this many units per run (besides DURATION)
 : "${DO_TLS:=1}" "${DO_ROUTERS:=1}" "${DO_IDLE:=1}"
 : "${IDLE_CONNS:=10000}" "${TLS_CONC:=32}" "${WS_SIZE:=1024}"
@@ -51,10 +53,11 @@ declare -A UPORT=([nginx]=$((BASE_PORT+41)) [socat]=$((BASE_PORT+42)) [gantry]=$
 declare -A RPATH=([get1k]=/1k [post4k]=/upload [chunk64k]=/chunk64k [ws]=/ws)
 declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN [tcpconn]=$TORIGIN [tcpbulk]=$EORIGIN [udp]=$UORIGIN)
 port_of() { # target route -> the port the target serves the route on
-  case $2 in tcpconn) echo "${CPORT[$1]}";; tcpbulk) echo "${BPORT[$1]}";; udp) echo "${UPORT[$1]}";; *) echo "${PORT[$1]}";; esac
+  case $2 in h2) echo "${TPORT[$1]}";; tcpconn) echo "${CPORT[$1]}";; tcpbulk) echo "${BPORT[$1]}";; udp) echo "${UPORT[$1]}";; *) echo "${PORT[$1]}";; esac
 }
 serves() { # target route -> whether the target takes part in the route
   case $1:$2 in
+    direct:h2) return 1 ;;     # the origin speaks cleartext HTTP/1.1 only
     direct:*|gantry:*) return 0 ;;
     nginx:tcpconn|nginx:tcpbulk|nginx:udp) [ "$NGX_STREAM" = 1 ] ;;
     haproxy:udp) return 1 ;;   # HAProxy 2.6 (community) has no UDP proxy
@@ -75,19 +78,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" | tee -a "$OUT/run.log" >&2; }
 
-# --- tools: Debian packages only when missing ----------------------------
-need=()
-for t in nginx:nginx haproxy:haproxy wrk:wrk openssl:openssl curl:curl taskset:util-linux python3:python3 socat:socat; do
-  command -v "${t%%:*}" >/dev/null || [ -x "/usr/sbin/${t%%:*}" ] || need+=("${t#*:}")
-done
+# --- tools: Debian packages, only the missing ones (setup.sh) ---------------
+"$HERE/setup.sh" || { echo "integration/bench/setup.sh failed" >&2; exit 1; }
 NGX_STREAM_SO=/usr/lib/nginx/modules/ngx_stream_module.so   # nginx's stream module (Debian: libnginx-mod-stream)
-[ -f "$NGX_STREAM_SO" ] || need+=(libnginx-mod-stream)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-  log "installing ${need[*]}"
-  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}" >/dev/null
-fi
 export PATH="$PATH:/usr/sbin"
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs" >&2; exit 1; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -106,164 +99,26 @@ cat "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" > "$RUN/tls/rsa.pem"
   wrk -v 2>&1 | head -1; "$RUN/gantry" version 2>&1 | head -1; go version
   socat -V 2>&1 | grep -m1 'socat version'
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
-  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES LOAD_CPU=$LOAD_CPU ROUTES=$ROUTES WS_SIZE=$WS_SIZE OBS=$OBS L4_MAX=$L4_MAX"; } > "$OUT/versions.txt" || true
+  echo "knobs: ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS REGIMES=$REGIMES LOAD_CPU=$LOAD_CPU ROUTES=$ROUTES WS_SIZE=$WS_SIZE OBS=$OBS L4_MAX=$L4_MAX H2_CONNS=$H2_CONNS H2_STREAMS=$H2_STREAMS CORES=$CORES"; } > "$OUT/versions.txt" || true
 NGX_STREAM=0; [ -f "$NGX_STREAM_SO" ] && NGX_STREAM=1
 
-# --- configs ------------------------------------------------------------
-nginx_conf() { # name port workers [tlsport] -> config path; the nginx origin when name=origin
-  local name=$1 port=$2 workers=$3 tport=${4:-} body head= stream=
-  if [ "$name" = origin ]; then
-    # No file system on the request path: a fixed 1 KiB body from memory.
-    body="server { listen 127.0.0.1:$port backlog=4096;
-      location / { return 200 \"$ONE_K\"; }
-      location = /upload { client_body_buffer_size 64k; return 200 \"ok\\n\"; }
-      location = /origin-status { stub_status; } }"
-  else
-    body="upstream origin { server 127.0.0.1:$ORIGIN; keepalive 64; keepalive_requests 1000000; }
-    upstream gorigin { server 127.0.0.1:$GORIGIN; keepalive 64; keepalive_requests 1000000; }
-    server { listen 127.0.0.1:$port default_server backlog=4096; ${tport:+listen 127.0.0.1:$tport ssl default_server backlog=4096;} server_name _; return 404; }
-    server { listen 127.0.0.1:$port; ${tport:+listen 127.0.0.1:$tport ssl;} server_name bench.local;
-      proxy_http_version 1.1; proxy_max_temp_file_size 0;
-      location / { proxy_pass http://origin; proxy_set_header Connection \"\"; }
-      location = /chunk64k { proxy_pass http://gorigin; proxy_set_header Connection \"\"; }
-      location = /ws { proxy_pass http://gorigin; proxy_set_header Upgrade \$http_upgrade; proxy_set_header Connection upgrade; } }"
-    if [ "$NGX_STREAM" = 1 ]; then # the TCP and UDP routes; the UDP session lasts while its client sends (no proxy_responses)
-      head="load_module $NGX_STREAM_SO;"
-      stream="stream {
-  server { listen 127.0.0.1:${CPORT[nginx]} backlog=4096; proxy_pass 127.0.0.1:$TORIGIN; }
-  server { listen 127.0.0.1:${BPORT[nginx]}; proxy_pass 127.0.0.1:$EORIGIN; }
-  proxy_half_close on;   # as HAProxy and Gantry do: one direction's EOF does not end the other
-  server { listen 127.0.0.1:${UPORT[nginx]} udp; proxy_pass 127.0.0.1:$UORIGIN; proxy_timeout 10s; } }"
-    fi
-  fi
-  cat > "$RUN/$name.conf" <<NGX
-$head
-worker_processes $workers; worker_rlimit_nofile 65536; daemon off; pid $RUN/$name.pid; error_log $RUN/logs/$name.log warn;
-events { worker_connections 30000; }
-http { access_log off; default_type text/html; sendfile on; tcp_nodelay on; keepalive_requests 1000000; keepalive_timeout 300s;
-  client_body_temp_path $RUN/$name-tmp; proxy_temp_path $RUN/$name-tmp;
-  ssl_certificate $RUN/tls/rsa.crt; ssl_certificate_key $RUN/tls/rsa.key; ssl_protocols TLSv1.2 TLSv1.3;
-  ssl_ciphers ECDHE-RSA-AES256-GCM-SHA384; ssl_session_cache off; ssl_session_tickets off;
-  $body }
-$stream
-NGX
-  mkdir -p "$RUN/$name-tmp"; echo "$RUN/$name.conf"
-}
-haproxy_conf() { # threads
-  cat > "$RUN/haproxy.cfg" <<HAP
-global
-    nbthread $1
-    maxconn 9000
-    maxpipes 256            # splice pipes (2 fds each) must fit with 2 x maxconn under a 20 000 fd limit
-    tune.ssl.cachesize 0
-    ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets
-    ssl-default-bind-ciphers ECDHE-RSA-AES256-GCM-SHA384
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout tunnel 60s
-    option http-keep-alive
-frontend fe
-    bind 127.0.0.1:${PORT[haproxy]} backlog 4096
-    bind 127.0.0.1:${TPORT[haproxy]} ssl crt $RUN/tls/rsa.pem backlog 4096
-    http-request return status 404 unless { req.hdr(host),lower,word(1,:) -m str bench.local }
-    use_backend gbe if { path /chunk64k /ws }
-    default_backend be
-backend be
-    server origin 127.0.0.1:$ORIGIN
-backend gbe
-    server gorigin 127.0.0.1:$GORIGIN
-defaults
-    mode tcp
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-frontend l4
-    bind 127.0.0.1:${CPORT[haproxy]} backlog 4096
-    default_backend l4be
-backend l4be
-    server torigin 127.0.0.1:$TORIGIN
-frontend bulk
-    bind 127.0.0.1:${BPORT[haproxy]}
-    option splice-request   # forced: splice-auto's heuristic never spliced here (sendto/recvfrom only, half the MB per CPU-second)
-    option splice-response
-    default_backend bulkbe
-backend bulkbe
-    option splice-request
-    option splice-response
-    server eorigin 127.0.0.1:$EORIGIN
-HAP
-  echo "$RUN/haproxy.cfg"
-}
-gantry_conf() { # dynamic-file-name cert(rsa|ecdsa) [obs variant: alog|trace1|trace001]
-  local dyn=$1 cert=$2 obs=${3:-}
-  cat > "$RUN/g/gantry.yml" <<GY
-entryPoints:
-  web: {address: "127.0.0.1:${PORT[gantry]}"}
-  websecure: {address: "127.0.0.1:${TPORT[gantry]}"}
-$([ "$dyn" = dyn-one.yml ] && printf '  l4tcp: {address: "127.0.0.1:%s"}\n  l4bulk: {address: "127.0.0.1:%s"}\n  l4udp: {address: "127.0.0.1:%s/udp"}' "${CPORT[gantry]}" "${BPORT[gantry]}" "${UPORT[gantry]}")
-providers:
-  file: {filename: "$RUN/g/$dyn", watch: false}
-log: {level: ERROR}
-store: {path: "$RUN/g/gantry-$RANDOM$RANDOM.db"}
-GY
-  if [ -n "${PPROF_PORT:-}" ]; then # Go's profiler on the API entrypoint (api.debug)
-    sed -i "s|^entryPoints:|entryPoints:\n  traefik: {address: \"127.0.0.1:$PPROF_PORT\"}|" "$RUN/g/gantry.yml"
-    printf 'api: {insecure: true, dashboard: false, debug: true}\n' >> "$RUN/g/gantry.yml"
-  fi
-  case $obs in # issue 17: JSON access log to a file; tracing over OTLP/HTTP to the origin's receiver
-    alog) printf 'accessLog: {filePath: "%s", format: json}\n' "$RUN/logs/access.log" >> "$RUN/g/gantry.yml" ;;
-    trace1|trace001) printf 'tracing: {sampleRate: %s, otlp: {http: {endpoint: "http://127.0.0.1:%s/v1/traces"}}}\n' \
-      "$([ "$obs" = trace1 ] && echo 1.0 || echo 0.01)" "$OTLP" >> "$RUN/g/gantry.yml" ;;
-  esac
-  if [ "$cert" = rsa ]; then
-    printf 'tls:\n  certificates:\n    - {certFile: "%s", keyFile: "%s"}\n' "$RUN/tls/rsa.crt" "$RUN/tls/rsa.key" >> "$RUN/g/$dyn"
-  fi
-  echo "$RUN/g/gantry.yml"
-}
-dyn_one() {
-  cat > "$RUN/g/dyn-one.yml" <<DY
-http:
-  routers:
-    bench: {rule: "Host(\`bench.local\`)", service: origin, entryPoints: [web]}
-    bench-go: {rule: "Host(\`bench.local\`) && (Path(\`/chunk64k\`) || Path(\`/ws\`))", service: gorigin, entryPoints: [web]}
-    bench-tls: {rule: "Host(\`bench.local\`)", service: origin, entryPoints: [websecure], tls: {}}
-  services:
-    origin: {loadBalancer: {servers: [{url: "http://127.0.0.1:$ORIGIN"}]}}
-    gorigin: {loadBalancer: {servers: [{url: "http://127.0.0.1:$GORIGIN"}]}}
-tcp:
-  routers:
-    l4: {rule: "HostSNI(\`*\`)", service: torigin, entryPoints: [l4tcp]}
-    bulk: {rule: "HostSNI(\`*\`)", service: eorigin, entryPoints: [l4bulk]}
-  services:
-    torigin: {loadBalancer: {servers: [{address: "127.0.0.1:$TORIGIN"}]}}
-    eorigin: {loadBalancer: {servers: [{address: "127.0.0.1:$EORIGIN"}]}}
-udp:
-  routers:
-    l4: {service: uorigin, entryPoints: [l4udp]}
-  services:
-    uorigin: {loadBalancer: {servers: [{address: "127.0.0.1:$UORIGIN"}]}}
-DY
-}
-dyn_many() { # 10 000 routers: 2 500 hosts x (host, /api, /static, exact /admin) + bench.local
-  { echo "http:"; echo "  routers:"
-    echo "    bench: {rule: \"Host(\`bench.local\`)\", service: origin, entryPoints: [web]}"
-    for i in $(seq 0 2499); do
-      h="h$i.example.com"
-      echo "    r$i: {rule: \"Host(\`$h\`)\", service: origin}"
-      echo "    r$i-api: {rule: \"Host(\`$h\`) && PathPrefix(\`/api\`)\", service: origin}"
-      echo "    r$i-static: {rule: \"Host(\`$h\`) && PathPrefix(\`/static\`)\", service: origin}"
-      echo "    r$i-admin: {rule: \"Host(\`$h\`) && Path(\`/admin\`)\", service: origin}"
-    done
-    echo "  services:"; echo "    origin: {loadBalancer: {servers: [{url: \"http://127.0.0.1:$ORIGIN\"}]}}"
-  } > "$RUN/g/dyn-many.yml"
-}
+# --- configs: conf.sh ---------------------------------------------------
+. "$HERE/conf.sh"
 
 # --- processes ----------------------------------------------------------
-pin() { case "$1" in A) echo "taskset -c $2";; *) echo "";; esac; }
-gomax() { case "$1" in A) echo "env GOMAXPROCS=1";; *) echo "";; esac; }
+# Regimes: A (proxy on CPU 0, origins on 1), B (unpinned), C<n> (CORES: proxy on CPUs 0..n-1, the
+# origins and the load client on the others). Role 0 is the proxy, 1 the origins and load side.
+pin() {
+  case "$1" in
+    A) echo "taskset -c $2" ;;
+    C*) if [ "$2" = 0 ]; then echo "taskset -c 0-$((${1#C} - 1))"; else echo "taskset -c ${1#C}-$(($(nproc) - 1))"; fi ;;
+    *) echo "" ;;
+  esac
+}
+gomax() { case "$1" in A) echo "env GOMAXPROCS=1";; *) echo "";; esac; }   # C<n>: Go sizes itself to its CPU set
+workers() { case "$1" in A) echo 1;; C*) echo "${1#C}";; *) echo "${2:-auto}";; esac; }   # nginx workers, HAProxy threads
+loadcpu() { case "$1" in C*) echo 1;; *) echo "$LOAD_CPU";; esac; }
+wthreads() { case "$1" in C*) echo $(($(nproc) - ${1#C}));; *) echo 1;; esac; }   # wrk/h2load threads
 START_PID=
 busy() { # port -> true when something already listens there (another engineer's run on the same BASE_PORT)
   local p
@@ -277,13 +132,13 @@ start() { # regime target [variant] -> START_PID
     return 1
   fi
   case $t in
-    nginx) c=$(nginx_conf nginx "${PORT[nginx]}" "$([ "$r" = A ] && echo 1 || echo auto)" "${TPORT[nginx]}")
+    nginx) c=$(nginx_conf nginx "${PORT[nginx]}" "$(workers "$r")" "${TPORT[nginx]}")
            $(pin "$r" 0) nginx -c "$c" -e "$RUN/logs/nginx.log" & ;;
-    haproxy) c=$(haproxy_conf "$([ "$r" = A ] && echo 1 || echo 2)"); $(pin "$r" 0) haproxy -f "$c" > "$RUN/logs/haproxy.log" 2>&1 & ;;
+    haproxy) c=$(haproxy_conf "$(workers "$r" 2)"); $(pin "$r" 0) haproxy -f "$c" > "$RUN/logs/haproxy.log" 2>&1 & ;;
     gantry)
       case $v in
         many) dyn_many; c=$(gantry_conf dyn-many.yml rsa) ;;
-        alog|trace1|trace001) dyn_one; c=$(gantry_conf dyn-one.yml rsa "$v") ;;
+        alog|metrics|trace1|trace001) dyn_one; c=$(gantry_conf dyn-one.yml rsa "$v") ;;
         *) dyn_one; c=$(gantry_conf dyn-one.yml "${v:-rsa}") ;;
       esac
       $(gomax "$r") $(pin "$r" 0) "$RUN/gantry" --configFile="$c" > "$RUN/logs/gantry.log" 2>&1 & ;;
@@ -347,13 +202,15 @@ ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else
 
 load() { # regime route port seconds outfile [latency] -> starts the load client in the background, LPID
   local r=$1 route=$2 port=$3 d=$4 out=$5 lat=${6:-} w
-  w=$(pin "$r" "$LOAD_CPU")
+  w=$(pin "$r" "$(loadcpu "$r")")
   case $route in
+    h2) $w h2load -t"$(wthreads "$r")" -c"$H2_CONNS" -m"$H2_STREAMS" -D"$d" --connect-to="127.0.0.1:$port" \
+          "https://bench.local:$port${RPATH[get1k]}" > "$out" 2>&1 & ;;
     ws) $(gomax "$r") $w "$RUN/wsload" -addr "127.0.0.1:$port" -path /ws -c "$CONNS" -size "$WS_SIZE" -d "${d}s" > "$out" 2>&1 & ;;
     tcpconn|udp) $(gomax "$r") $w "$RUN/l4load" -mode "$route" -addr "127.0.0.1:$port" -c "$CONNS" -d "${d}s" -n "$L4_MAX" > "$out" 2>&1 & ;;
     tcpbulk) $(gomax "$r") $w "$RUN/l4load" -mode tcpbulk -addr "127.0.0.1:$port" -c 1 -d "${d}s" -n "$L4_MAX" > "$out" 2>&1 & ;;
-    post4k) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -s "$RUN/post4k.lua" -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
-    *) $w wrk -t1 -c"$CONNS" -d"${d}s" $lat -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
+    post4k) $w wrk -t"$(wthreads "$r")" -c"$CONNS" -d"${d}s" $lat -s "$RUN/post4k.lua" -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
+    *) $w wrk -t"$(wthreads "$r")" -c"$CONNS" -d"${d}s" $lat -H 'Host: bench.local' "http://127.0.0.1:$port${RPATH[$route]}" > "$out" 2>&1 & ;;
   esac
   LPID=$!
 }
@@ -376,6 +233,9 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
   local rps p50 p99 errs sent= lost= foreign=
   if [ "$route" = ws ]; then
     read -r rps p50 p99 errs < <(awk '/^messages/{print $4, $6, $8, $10}' "$out")
+  elif [ "$route" = h2 ]; then # h2load prints no percentiles: p50/p99 stay empty
+    rps=$(awk '/^finished in/{print $4}' "$out")
+    errs=$(awk '/^requests:/{n+=$11+$13+$15} /^status codes:/{n+=$6+$8+$10} END{print n+0}' "$out")
   elif [ "$route" = tcpconn ] || [ "$route" = tcpbulk ] || [ "$route" = udp ]; then
     read -r rps p50 p99 errs sent lost foreign < <(awk '/^units/{print $4, $6, $8, $10, $12, $14, $16}' "$out")
   else
@@ -412,7 +272,7 @@ l4sanity() { # target -> one unit of each layer-4 route it serves, in sanity.txt
   echo "${x# }"
 }
 sanity() { # label target -> checks every route once, logs to sanity.txt
-  local t=$1 port=${PORT[$2]:-} a b c l4
+  local t=$1 port=${PORT[$2]:-} a b c h l4
   l4=$(l4sanity "$2")
   if [ -z "$port" ]; then # socat: UDP only
     [ -n "$l4" ] || return 0
@@ -423,14 +283,15 @@ sanity() { # label target -> checks every route once, logs to sanity.txt
   a=$(curl -s -o /dev/null -w '%{http_code}/%{size_download}' -H 'Host: bench.local' "http://127.0.0.1:$port/1k")
   b=$(curl -s -w '/%{http_code}' -H 'Host: bench.local' --data-binary "@$RUN/post4k.lua" "http://127.0.0.1:$port/upload" | tr -d '\n')
   c=$(curl -s -o /dev/null -w '%{http_code}/%{size_download}' -H 'Host: bench.local' "http://127.0.0.1:$port/chunk64k")
-  echo "$t: /1k $a (want 200/1024), /upload $b (want ok/200), /chunk64k $c (want 200/65536)${l4:+, $l4 (want ok)}" >> "$OUT/sanity.txt"
-  [ "$a $b $c" = "200/1024 ok/200 200/65536" ] && [[ "$l4" != *FAILED* ]] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
+  h=$(curl -sk --http2 --resolve "bench.local:${TPORT[$2]}:127.0.0.1" -o /dev/null -w '%{http_version}/%{http_code}/%{size_download}' "https://bench.local:${TPORT[$2]}/1k")
+  echo "$t: /1k $a (want 200/1024), /upload $b (want ok/200), /chunk64k $c (want 200/65536), HTTP/2 over TLS /1k $h (want 2/200/1024)${l4:+, $l4 (want ok)}" >> "$OUT/sanity.txt"
+  [ "$a $b $c $h" = "200/1024 ok/200 200/65536 2/200/1024" ] && [[ "$l4" != *FAILED* ]] || log "WARNING: $t answers wrongly: $(tail -1 "$OUT/sanity.txt")"
 }
 measure_tls() { # regime target pid port variant(rsa|ecdsa) proto(tls12|tls13)
   local r=$1 t=$2 pid=$3 port=$4 v=$5 proto=$6 w t0 t1 p0 p1 out rps el pu ps
-  w=$(pin "$r" "$LOAD_CPU"); out="$RUN/tls.out"
-  $w env GOMAXPROCS=1 "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${WARMUP}s" $([ "$proto" = tls12 ] && echo -tls12) >/dev/null 2>&1 || true
-  $w env GOMAXPROCS=1 "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${DURATION}s" $([ "$proto" = tls12 ] && echo -tls12) > "$out" 2>&1 &
+  w="$(pin "$r" "$(loadcpu "$r")") env GOMAXPROCS=$([ "${r#C}" != "$r" ] && echo $(($(nproc) - ${r#C})) || echo 1)"; out="$RUN/tls.out"
+  $w "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${WARMUP}s" $([ "$proto" = tls12 ] && echo -tls12) >/dev/null 2>&1 || true
+  $w "$RUN/tlsload" -addr "127.0.0.1:$port" -c "$TLS_CONC" -d "${DURATION}s" $([ "$proto" = tls12 ] && echo -tls12) > "$out" 2>&1 &
   local wp=$!
   sleep 1; t0=$(date +%s.%N); p0=$(ticks "$pid"); sleep $((DURATION - 2)); t1=$(date +%s.%N); p1=$(ticks "$pid")
   wait $wp || true
@@ -486,6 +347,22 @@ main() {
         start "$r" gantry ecdsa && { p=$START_PID; measure_tls "$r" gantry "$p" "${TPORT[gantry]}" ecdsa "$proto"; stop "$p"; }
       done
     fi
+    stop "$OPID"; stop "$GOPID"
+  done
+
+  for n in $CORES; do # the sizing-guide table: proxy on n cores, the load client and origins on the others
+    if [ $((n + 1)) -gt "$(nproc)" ]; then
+      echo "cores-skipped,C$n,1,$n,,,,,,,,,,,$(nproc)" >> "$OUT/runs.csv"
+      log "CORES=$n: not measured: $n proxy cores need at least $((n + 1)) CPUs (the load client and origins on the others); this machine has $(nproc)"
+      continue
+    fi
+    start_origins "C$n"
+    for t in nginx haproxy gantry; do
+      start "C$n" "$t" || continue; p=$START_PID
+      measure get1k "C$n" 1 "$t" "$p" "${PORT[$t]}"
+      measure_tls "C$n" "$t" "$p" "${TPORT[$t]}" rsa tls13
+      stop "$p"
+    done
     stop "$OPID"; stop "$GOPID"
   done
 

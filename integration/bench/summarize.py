@@ -23,13 +23,14 @@ ROUTES = [
     ("post4k", "POST 4 KiB upload"),
     ("chunk64k", "GET 64 KiB chunked"),
     ("ws", "WebSocket echo 1 KiB (messages)"),
+    ("h2", "HTTPS HTTP/2 GET 1 KiB (h2load, 10 connections x 10 streams)"),
     ("tcpconn", "TCP new connections (64 B request, 256 B reply, close)"),
     ("tcpbulk", "TCP throughput, one connection (MB echoed)"),
     ("udp", "UDP echo 64 B (datagrams)"),
 ]
 # The peer each route's ratios are taken to (first one present in the run).
 BASE = {"tcpconn": ["haproxy", "nginx"], "tcpbulk": ["haproxy", "nginx"], "udp": ["nginx", "socat"]}
-OBS = [("gantry-alog", "JSON access log to a file"), ("gantry-trace1", "tracing, sample rate 1.0 (OTLP/HTTP)"),
+OBS = [("gantry-alog", "JSON access log to a file"), ("gantry-metrics", "Prometheus metrics, entrypoint, router and service labels"), ("gantry-trace1", "tracing, sample rate 1.0 (OTLP/HTTP)"),
        ("gantry-trace001", "tracing, sample rate 0.01 (OTLP/HTTP)")]
 PEERS = ["gantry", "haproxy", "nginx", "socat"]
 ORDER = ["nginx", "haproxy", "socat", "gantry", "traefik", "direct"]
@@ -220,6 +221,7 @@ def main():
             n_e = med([eff(r) for r in tls.get((k[0], k[1], "nginx-rsa"), [])])
             print(f"| {k[0][4:]} | {k[2]} | {fmt(col(rs, 'rps'), 0)} | {fmt(col(rs, 'cpu_pct'))} | {fmt(e, 0)} | {ratio(e, n_e)} |")
         print()
+    cores_table(g)
     idle = {k: v for k, v in g.items() if k[0] == "idle"}
     if idle:
         print(f"## {idle_n} idle keep-alive connections\n")
@@ -230,6 +232,35 @@ def main():
             ri, rl = col(rs, "rss_idle_kb"), col(rs, "rss_load_kb")
             per = (rl - ri) * 1024 / idle_n if ri is not None and rl is not None else None
             print(f"| {k[2]} | {fmt(ri / 1024)} | {fmt(rl / 1024)} | {fmt(per, 0)} | {rs[0]['errors']} |")
+
+
+def cores_table(g):
+    """The NGINX Ingress Controller sizing guides' table (CORES): requests/s
+    (GET 1 KiB keep-alive) and new TLS connections/s (TLS 1.3, RSA 2048, full
+    handshakes) with the proxy on n cores and the load client and origins on
+    the others; a row per n that this machine could not measure."""
+    ns = sorted({int(k[1][1:]) for k in g if k[1].startswith("C") and k[1][1:].isdigit()})
+    if not ns:
+        return
+    print("## Scaling with proxy cores (CORES; load client and origins on the other CPUs)\n")
+    print("| proxy cores | target | requests/s | proxy CPU % | requests per CPU-s | new TLS connections/s | proxy CPU % | TLS per CPU-s | errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in ns:
+        reg = f"C{n}"
+        skipped = g.get(("cores-skipped", reg, str(n)))
+        if skipped:
+            cpus = skipped[0]["errors"]
+            print(f"| {n} | - | not measured: {n} proxy cores need at least {n + 1} CPUs (the load client and origins on "
+                  f"the others); this machine has {cpus}, so a {n}-core figure here would share its cores with the load |" + " |" * 6)
+            continue
+        for t in ("nginx", "haproxy", "gantry"):
+            rq, tl = g.get(("get1k", reg, t), []), g.get(("tls-tls13", reg, t + "-rsa"), [])
+            if not rq and not tl:
+                continue
+            errs = sum(int(num(r["errors"]) or 0) for r in rq + tl)
+            print(f"| {n} | {t} | {fmt(col(rq, 'rps'), 0)} | {fmt(col(rq, 'cpu_pct'))} | {fmt(med([eff(r) for r in rq]), 0)} | "
+                  f"{fmt(col(tl, 'rps'), 0)} | {fmt(col(tl, 'cpu_pct'))} | {fmt(med([eff(r) for r in tl]), 0)} | {errs} |")
+    print("\nA proxy below 100 % CPU per core it has is limited by the load side (client and origins), not by itself.\n")
 
 
 def note_table(g, routes, obs, need, idle_n):
