@@ -276,12 +276,8 @@ func (c *compiler) routers() map[string][]placed {
 		} else {
 			rt = c.router(name, r, st)
 		}
-		if rt == nil {
-			st.Status = StatusDisabled
+		if !settle(st, rt != nil) {
 			continue
-		}
-		if len(st.Errors) > 0 {
-			st.Status = StatusWarning
 		}
 		for _, ep := range st.Using {
 			perEP[ep] = append(perEP[ep], placed{route: rt, tls: r.TLS != nil})
@@ -353,6 +349,18 @@ func (c *compiler) check(name string, r *config.Router, st *RouterStatus) (*comp
 		return nil, false
 	}
 	return comp, true
+}
+
+// settle sets a checked router's status: disabled unless built, else a
+// warning when it has errors; it reports built.
+func settle(st *RouterStatus, built bool) bool {
+	switch {
+	case !built:
+		st.Status = StatusDisabled
+	case len(st.Errors) > 0:
+		st.Status = StatusWarning
+	}
+	return built
 }
 
 // routerCheck gathers the errors of one router on st: fail adds one that

@@ -85,12 +85,8 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.TCPRouters[name] = st
 		rt := c.tcpRouter(name, r, st, tb)
-		if rt == nil {
-			st.Status = StatusDisabled
+		if !settle(st, rt != nil) {
 			continue
-		}
-		if len(st.Errors) > 0 {
-			st.Status = StatusWarning
 		}
 		for _, ep := range st.Using {
 			if r.TLS != nil {
@@ -303,16 +299,7 @@ func (c *compiler) built(st *RouterStatus, noHandler bool, err error) bool {
 //     it before any byte is read, so the entrypoint's HTTP routers never
 //     see a request.
 func (c *compiler) shadowWarnings(ep string, e *tcpmux.EntryPoint, httpsBy map[string][]string, plainHTTP []string, routers map[string]*config.TCPRouter) {
-	warn := func(name, msg string) {
-		st := c.report.TCPRouters[name]
-		if st == nil || slices.Contains(st.Errors, msg) {
-			return
-		}
-		st.Errors = append(st.Errors, msg)
-		if st.Status == StatusEnabled {
-			st.Status = StatusWarning
-		}
-	}
+	warn := func(name, msg string) { warnStatus(c.report.TCPRouters, name, msg) }
 	for _, rt := range e.TLS.Routes() {
 		hosts, ok := tcpmux.SNIHosts(routers[rt.Name].Rule)
 		if !ok {

@@ -236,9 +236,13 @@ func (c *compiler) resolveTLS(perEP map[string][]placed) TLSHosts {
 	return out
 }
 
-// warnRouter adds a warning to an enabled router's status, once.
-func (c *compiler) warnRouter(name, msg string) {
-	st := c.report.Routers[name]
+// warnRouter adds a warning to an enabled HTTP router's status, once.
+func (c *compiler) warnRouter(name, msg string) { warnStatus(c.report.Routers, name, msg) }
+
+// warnStatus adds a warning to the status of router name in report (HTTP,
+// TCP or UDP routers), once; an enabled router is then a warning.
+func warnStatus(report map[string]*RouterStatus, name, msg string) {
+	st := report[name]
 	if st == nil || slices.Contains(st.Errors, msg) {
 		return
 	}

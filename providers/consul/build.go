@@ -133,7 +133,7 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 	}
 
 	cfg, kerrs := label.Decode(labels, b.prefixes...)
-	if bad := unknownRoots(kerrs); len(bad) > 0 {
+	if bad := providers.SkipErrors(kerrs); len(bad) > 0 {
 		// Traefik fails the whole service's decode (case 010).
 		for _, ke := range bad {
 			ps = append(ps, in.problem("tag "+ke.Key, providers.SeverityError, nil, ke.Err.Error()+"; instance not routed"))
@@ -346,16 +346,4 @@ func (in instance) problem(what string, sev providers.Severity, objects []string
 		Message:  msg,
 		Severity: sev,
 	}
-}
-
-// unknownRoots returns the tag errors that make Traefik skip a whole
-// service (label.ErrUnknownRoot, case 010), and labels over label.MaxTotalBytes in all.
-func unknownRoots(kerrs []label.KeyError) []label.KeyError {
-	var out []label.KeyError
-	for _, e := range kerrs {
-		if errors.Is(e.Err, label.ErrUnknownRoot) || errors.Is(e.Err, label.ErrTotalTooLarge) {
-			out = append(out, e)
-		}
-	}
-	return out
 }

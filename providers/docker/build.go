@@ -169,7 +169,7 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	}
 
 	cfg, kerrs := label.Decode(c.Labels, b.s.prefixes...)
-	if skip := unknownRoots(kerrs); len(skip) > 0 {
+	if skip := providers.SkipErrors(kerrs); len(skip) > 0 {
 		for _, e := range skip {
 			b.add(providers.SeverityError, src+" label "+e.Key, e.Err.Error()+"; container left out")
 		}
@@ -387,16 +387,4 @@ func parseBool(v string) (bool, error) {
 func providerKey(c containerInfo, prefixes []string, key string) (string, bool) {
 	v, ok := label.ProviderKeys(c.Labels, prefixes...)[key]
 	return v, ok
-}
-
-// unknownRoots returns the errors that make Traefik skip a whole container
-// (label.ErrUnknownRoot, case 010), and labels over label.MaxTotalBytes in all.
-func unknownRoots(kerrs []label.KeyError) []label.KeyError {
-	var out []label.KeyError
-	for _, e := range kerrs {
-		if errors.Is(e.Err, label.ErrUnknownRoot) || errors.Is(e.Err, label.ErrTotalTooLarge) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
