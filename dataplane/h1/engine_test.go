@@ -278,18 +278,20 @@ func TestUnreadBody(t *testing.T) {
 func TestRefusedHeads(t *testing.T) {
 	addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") }))
 	for raw, status := range map[string]int{
-		"GET / HTTP/1.1\r\nHost: h\r\nExpect: something\r\nContent-Length: 1\r\n\r\nx": 417,
-		"GET / HTTP/2.0\r\nHost: h\r\n\r\n":                                            505,
-		"GET / FOO/1.1\r\nHost: h\r\n\r\n":                                             400,
-		"GET  / HTTP/1.1\r\nHost: h\r\n\r\n":                                           400,
-		"G(T / HTTP/1.1\r\nHost: h\r\n\r\n":                                            400,
-		"GET * HTTP/1.1\r\nHost: h\r\n\r\n":                                            400,
-		"GET /\xff HTTP/1.1\r\nHost: h\r\n\r\n":                                        400,
-		"GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x7fb\r\n\r\n":                             400,
-		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n":            400,
-		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999\r\n\r\n":   400,
-		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n":                                             505,
-		"\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n":                                        400,
+		"GET / HTTP/1.1\r\nHost: h\r\nExpect: something\r\nContent-Length: 1\r\n\r\nx":                   417,
+		"GET / HTTP/2.0\r\nHost: h\r\n\r\n":                                                              505,
+		"GET / FOO/1.1\r\nHost: h\r\n\r\n":                                                               400,
+		"GET  / HTTP/1.1\r\nHost: h\r\n\r\n":                                                             400,
+		"G(T / HTTP/1.1\r\nHost: h\r\n\r\n":                                                              400,
+		"GET * HTTP/1.1\r\nHost: h\r\n\r\n":                                                              400,
+		"GET /\xff HTTP/1.1\r\nHost: h\r\n\r\n":                                                          400,
+		"GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x7fb\r\n\r\n":                                               400,
+		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n":                              400,
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999\r\n\r\n":                     400,
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n":                                                               505,
+		"\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n":                                                          400,
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n": 400,
+		"GET / HTTP/1.1\r\nHost: h\r\nHost: other\r\n\r\n":                                               400,
 	} {
 		c, br := rawConn(t, addr)
 		io.WriteString(c, raw)

@@ -97,3 +97,48 @@ func TestForwardedValuesShared(t *testing.T) {
 		t.Fatalf("prepareForwarded allocates %.0f times per request for a known client and host", n)
 	}
 }
+
+// An untrusted peer's forwarding headers are all dropped (each managed
+// header, each spelling) and the ones Gantry sets are regenerated from the
+// connection; a trusted peer's are kept and completed (case 026). Their
+// underscore spellings, and those of framing fields, go either way.
+func TestPrepareForwardedTrust(t *testing.T) {
+	const evil = "203.0.113.66"
+	for _, trusted := range []bool{false, true} {
+		r := httptest.NewRequest("GET", "http://shop.test:8080/", nil)
+		r.RemoteAddr = "192.0.2.9:1234"
+		for _, k := range managedHeaders {
+			r.Header[k] = []string{evil}
+			r.Header[strings.ReplaceAll(k, "-", "_")] = []string{evil}
+		}
+		r.Header["Transfer_Encoding"] = []string{"chunked"}
+		r.Header["Content_Length"] = []string{"5"}
+		PrepareForwarded(r, trusted, "gantry")
+		for k, v := range r.Header {
+			if strings.Contains(k, "_") {
+				t.Errorf("trusted=%v: underscore spelling %s: %q kept", trusted, k, v)
+			}
+		}
+		regenerated := map[string]string{
+			"X-Forwarded-Proto":  "http",
+			"X-Forwarded-Host":   "shop.test:8080",
+			"X-Forwarded-Port":   "8080",
+			"X-Real-Ip":          "192.0.2.9",
+			"X-Forwarded-Server": "gantry",
+		}
+		for _, k := range managedHeaders {
+			got, want := r.Header[k], []string(nil)
+			switch {
+			case k == "X-Forwarded-Server":
+				want = []string{"gantry"} // always Gantry's own
+			case trusted:
+				want = []string{evil}
+			case regenerated[k] != "":
+				want = []string{regenerated[k]}
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("trusted=%v: %s = %q, want %q", trusted, k, got, want)
+			}
+		}
+	}
+}
