@@ -80,38 +80,10 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	if string(b) == h2Preface {
 		return errH2Preface
 	}
-	eol := bytes.IndexByte(b, '\n')
-	if eol < 1 || b[eol-1] != '\r' {
-		return badRequest("malformed request line")
+	eol, sp1, sp2, herr := h.parseRequestLine(b)
+	if herr != nil {
+		return herr
 	}
-	line := b[:eol-1]
-	sp1 := bytes.IndexByte(line, ' ')
-	if sp1 <= 0 || !httpwire.IsToken(line[:sp1]) {
-		return badRequest("malformed method")
-	}
-	sp2 := bytes.IndexByte(line[sp1+1:], ' ')
-	if sp2 <= 0 {
-		return badRequest("malformed request line")
-	}
-	sp2 += sp1 + 1
-	target, version := line[sp1+1:sp2], line[sp2+1:]
-	for _, c := range target {
-		if c <= ' ' || c >= 0x7f {
-			return badRequest("invalid byte in request target")
-		}
-	}
-	switch string(version) {
-	case "HTTP/1.1":
-		h.minor = 1
-	case "HTTP/1.0":
-		h.minor = 0
-	default:
-		if len(version) == 8 && string(version[:5]) == "HTTP/" && isDigit(version[5]) && version[6] == '.' && isDigit(version[7]) {
-			return &headError{status: http.StatusHTTPVersionNotSupported, reason: "HTTP version not supported"}
-		}
-		return badRequest("malformed HTTP version")
-	}
-
 	// Count field lines first, so values share one backing array.
 	fields := bytes.Count(b[eol+1:], []byte{'\n'}) - 1
 	if fields < 0 {
@@ -121,7 +93,7 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 		return &headError{status: http.StatusRequestHeaderFieldsTooLarge, reason: "too many header fields"}
 	}
 	s := string(b) // every string below is a substring of s
-	h.method = methodString(line[:sp1], s[:sp1])
+	h.method = methodString(b[:sp1], s[:sp1])
 	h.target = s[sp1+1 : sp2]
 	if h.header == nil {
 		h.header = make(http.Header, fields)
@@ -139,8 +111,7 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	} else {
 		vals = make([]string, fields)
 	}
-	hosts, cls := 0, 0
-	var te []string
+	var fs fieldCounts
 	h.contentLength = 0
 	rest := eol + 1
 	for i := 0; ; i++ {
@@ -160,58 +131,12 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 		vs := cap(b) - cap(value) // value is a sub-slice of b
 		key := canonicalKey(name, s[start:start+len(name)])
 		v := s[vs : vs+len(value)]
-		switch key {
-		case "Host":
-			if hosts++; hosts > 1 {
-				return badRequest("duplicate Host header")
-			}
-			if !httpguts.ValidHostHeader(v) {
-				return badRequest("invalid Host header")
-			}
-			h.host = v
-			continue // r.Host, not a header field (as net/http)
-		case "Content-Length":
-			if cls++; cls > 1 {
-				return badRequest("repeated Content-Length")
-			}
-			n, ok := httpwire.ParseLength(value)
-			if !ok {
-				return badRequest("invalid Content-Length")
-			}
-			h.contentLength = n
-		case "Transfer-Encoding":
-			te = append(te, v)
-			continue // r.TransferEncoding, not a header field (as net/http)
-		case "Connection":
-			forEachToken(value, func(tok []byte) {
-				switch {
-				case httpwire.EqualFold(tok, "close"):
-					h.close = true
-				case httpwire.EqualFold(tok, "keep-alive"):
-					h.keepAlive10 = h.minor == 0
-				}
-			})
-		case "Expect":
-			if !httpwire.EqualFold(v, "100-continue") {
-				return &headError{status: http.StatusExpectationFailed, reason: "unsupported expectation"}
-			}
-			h.expectContinue = h.minor == 1
-		case "Trailer":
-			var bad bool
-			forEachToken(value, func(tok []byte) {
-				k := textproto.CanonicalMIMEHeaderKey(string(tok))
-				switch k {
-				case "Transfer-Encoding", "Trailer", "Content-Length":
-					bad = true // as net/http (RFC 9110 §6.5.1)
-				}
-				if h.trailer == nil {
-					h.trailer = make(http.Header, 1)
-				}
-				h.trailer[k] = nil
-			})
-			if bad {
-				return badRequest("forbidden trailer field declared")
-			}
+		inHeader, herr := h.field(&fs, key, v, value)
+		if herr != nil {
+			return herr
+		}
+		if !inHeader {
+			continue
 		}
 		if prev, ok := h.header[key]; ok {
 			h.header[key] = append(prev, v)
@@ -223,17 +148,132 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	if rest != len(b) {
 		return badRequest("bytes after the head")
 	}
-	if h.minor == 1 && hosts == 0 {
+	if herr := h.framing(&fs); herr != nil {
+		return herr
+	}
+	return h.parseTarget()
+}
+
+// parseRequestLine parses the request line of b (RFC 9112 §3): method
+// SP request-target SP HTTP-version CRLF, and sets h.minor. It returns
+// the index of the line's LF and of its two spaces.
+func (h *head) parseRequestLine(b []byte) (eol, sp1, sp2 int, herr *headError) {
+	eol = bytes.IndexByte(b, '\n')
+	if eol < 1 || b[eol-1] != '\r' {
+		return 0, 0, 0, badRequest("malformed request line")
+	}
+	line := b[:eol-1]
+	sp1 = bytes.IndexByte(line, ' ')
+	if sp1 <= 0 || !httpwire.IsToken(line[:sp1]) {
+		return 0, 0, 0, badRequest("malformed method")
+	}
+	sp2 = bytes.IndexByte(line[sp1+1:], ' ')
+	if sp2 <= 0 {
+		return 0, 0, 0, badRequest("malformed request line")
+	}
+	sp2 += sp1 + 1
+	target, version := line[sp1+1:sp2], line[sp2+1:]
+	for _, c := range target {
+		if c <= ' ' || c >= 0x7f {
+			return 0, 0, 0, badRequest("invalid byte in request target")
+		}
+	}
+	switch string(version) {
+	case "HTTP/1.1":
+		h.minor = 1
+	case "HTTP/1.0":
+		h.minor = 0
+	default:
+		if len(version) == 8 && string(version[:5]) == "HTTP/" && isDigit(version[5]) && version[6] == '.' && isDigit(version[7]) {
+			return 0, 0, 0, &headError{status: http.StatusHTTPVersionNotSupported, reason: "HTTP version not supported"}
+		}
+		return 0, 0, 0, badRequest("malformed HTTP version")
+	}
+	return eol, sp1, sp2, nil
+}
+
+// fieldCounts is what parseHead counts across field lines for framing.
+type fieldCounts struct {
+	hosts, cls int      // Host and Content-Length lines
+	te         []string // Transfer-Encoding values
+}
+
+// field applies the field key: v (value is v's bytes) to h: Host,
+// Content-Length, Transfer-Encoding, Connection, Expect and Trailer are
+// checked and recorded (see parseHead for the rules). inHeader is false
+// for the fields that net/http keeps out of Request.Header (Host,
+// Transfer-Encoding).
+func (h *head) field(fs *fieldCounts, key, v string, value []byte) (inHeader bool, herr *headError) {
+	switch key {
+	case "Host":
+		if fs.hosts++; fs.hosts > 1 {
+			return false, badRequest("duplicate Host header")
+		}
+		if !httpguts.ValidHostHeader(v) {
+			return false, badRequest("invalid Host header")
+		}
+		h.host = v
+		return false, nil // r.Host, not a header field (as net/http)
+	case "Content-Length":
+		if fs.cls++; fs.cls > 1 {
+			return false, badRequest("repeated Content-Length")
+		}
+		n, ok := httpwire.ParseLength(value)
+		if !ok {
+			return false, badRequest("invalid Content-Length")
+		}
+		h.contentLength = n
+	case "Transfer-Encoding":
+		fs.te = append(fs.te, v)
+		return false, nil // r.TransferEncoding, not a header field (as net/http)
+	case "Connection":
+		forEachToken(value, func(tok []byte) {
+			switch {
+			case httpwire.EqualFold(tok, "close"):
+				h.close = true
+			case httpwire.EqualFold(tok, "keep-alive"):
+				h.keepAlive10 = h.minor == 0
+			}
+		})
+	case "Expect":
+		if !httpwire.EqualFold(v, "100-continue") {
+			return false, &headError{status: http.StatusExpectationFailed, reason: "unsupported expectation"}
+		}
+		h.expectContinue = h.minor == 1
+	case "Trailer":
+		var bad bool
+		forEachToken(value, func(tok []byte) {
+			k := textproto.CanonicalMIMEHeaderKey(string(tok))
+			switch k {
+			case "Transfer-Encoding", "Trailer", "Content-Length":
+				bad = true // as net/http (RFC 9110 §6.5.1)
+			}
+			if h.trailer == nil {
+				h.trailer = make(http.Header, 1)
+			}
+			h.trailer[k] = nil
+		})
+		if bad {
+			return false, badRequest("forbidden trailer field declared")
+		}
+	}
+	return true, nil
+}
+
+// framing decides the body framing and the connection's persistence from
+// the fields counted (RFC 9112 §6.1, §6.3, §9.3).
+func (h *head) framing(fs *fieldCounts) *headError {
+	if h.minor == 1 && fs.hosts == 0 {
 		return badRequest("missing Host header")
 	}
-	if te != nil {
+	if fs.te != nil {
 		if h.minor == 0 {
 			return badRequest("Transfer-Encoding in an HTTP/1.0 request")
 		}
-		if cls > 0 {
+		if fs.cls > 0 {
 			return badRequest("both Content-Length and Transfer-Encoding")
 		}
-		if err := checkTransferEncoding(te); err != nil {
+		if err := checkTransferEncoding(fs.te); err != nil {
 			return err
 		}
 		h.chunked, h.contentLength = true, -1
@@ -247,7 +287,7 @@ func parseHead(b []byte, h *head, maxFields int) *headError {
 	if h.contentLength == 0 {
 		h.expectContinue = false // nothing to wait for
 	}
-	return h.parseTarget()
+	return nil
 }
 
 // parseTarget parses h.target by its form (RFC 9112 §3.2).

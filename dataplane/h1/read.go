@@ -43,47 +43,8 @@ func (cs *conn) growBuf() {
 func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 	max := cs.srv.maxHeaderBytes()
 	if cs.r == cs.w {
-		cs.r, cs.w = 0, 0
-		if !cs.served {
-			cs.setReadDeadline(cs.headDeadline)
-		} else {
-			now := time.Now()
-			if cs.idleUntil.IsZero() {
-				cs.srv.state(cs.c, http.StateIdle)
-				if idle := cs.srv.IdleTimeout; idle > 0 {
-					cs.idleUntil = now.Add(idle)
-				} else {
-					cs.idleUntil = noIdleTimeout
-				}
-			}
-			if d := cs.srv.Draining; d != nil && d() {
-				return 0, nil, false
-			}
-			// The wait, up to idleHandoff, on this goroutine; the rest on
-			// a new one (see run).
-			wait := cs.idleUntil
-			handoff := wait.Equal(noIdleTimeout) || wait.Sub(now) > idleHandoff
-			switch {
-			case !handoff:
-				cs.setReadDeadline(wait)
-			case cs.handoffDeadline.Sub(now) >= idleHandoff*3/4:
-				// still armed from the previous wait: keep it
-			default:
-				wait = now.Add(idleHandoff)
-				cs.setReadDeadline(wait)
-				cs.handoffDeadline = wait
-			}
-			n, err := cs.readIdle()
-			if handoff && err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-				cs.handoff = true
-				return 0, nil, false
-			}
-			cs.idleUntil = time.Time{}
-			if err != nil || n == 0 {
-				return 0, nil, false
-			}
-			cs.srv.state(cs.c, http.StateActive)
-			cs.w = n
+		if !cs.awaitHead() {
+			return 0, nil, false
 		}
 	} else if !cs.served {
 		cs.setReadDeadline(cs.headDeadline)
@@ -140,6 +101,56 @@ func (cs *conn) readHead() (end int, herr *headError, ok bool) {
 			return 0, nil, false
 		}
 	}
+}
+
+// awaitHead waits for the first bytes of the next request on an emptied
+// buffer: the first request's head deadline, or the keep-alive idle wait
+// (up to idleHandoff on this goroutine, see run). false: nothing came
+// (closed, timed out, draining or handed off; cs.handoff tells).
+func (cs *conn) awaitHead() bool {
+	cs.r, cs.w = 0, 0
+	if !cs.served {
+		cs.setReadDeadline(cs.headDeadline)
+		return true
+	}
+	now := time.Now()
+	if cs.idleUntil.IsZero() {
+		cs.srv.state(cs.c, http.StateIdle)
+		if idle := cs.srv.IdleTimeout; idle > 0 {
+			cs.idleUntil = now.Add(idle)
+		} else {
+			cs.idleUntil = noIdleTimeout
+		}
+	}
+	if d := cs.srv.Draining; d != nil && d() {
+		return false
+	}
+	// The wait, up to idleHandoff, on this goroutine; the rest on
+	// a new one (see run).
+	wait := cs.idleUntil
+	handoff := wait.Equal(noIdleTimeout) || wait.Sub(now) > idleHandoff
+	switch {
+	case !handoff:
+		cs.setReadDeadline(wait)
+	case cs.handoffDeadline.Sub(now) >= idleHandoff*3/4:
+		// still armed from the previous wait: keep it
+	default:
+		wait = now.Add(idleHandoff)
+		cs.setReadDeadline(wait)
+		cs.handoffDeadline = wait
+	}
+	n, err := cs.readIdle()
+	if handoff && err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		cs.handoff = true
+		return false
+	}
+	cs.idleUntil = time.Time{}
+	if err != nil || n == 0 {
+		return false
+	}
+	cs.srv.state(cs.c, http.StateActive)
+	cs.w = n
+	return true
 }
 
 var tooLarge = &headError{status: http.StatusRequestHeaderFieldsTooLarge, reason: "request head too large"}
