@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -57,6 +56,8 @@ var copyBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 // byte: the server closed it between the liveness check and the request's
 // write. A replayable request is sent again on a new connection.
 var errStale = errors.New("upstream: reused connection closed by the server")
+
+var errTooMany1xx = &ProtocolError{Msg: "more than 16 informational responses"}
 
 // Forward sends ob to the backend and relays the response to w: 1xx
 // responses (100 Continue when the client asked for it, 103 Early Hints,
@@ -129,25 +130,6 @@ func replayable(r *http.Request) bool {
 	return ok
 }
 
-// syncBodyMax is the largest request body (known length, no Expect) that
-// is read whole from the request goroutine and sent with the head in one
-// write before the response is read; a backend that answers early without
-// reading it is still read after the write (the socket buffers hold it),
-// so this never deadlocks.
-const syncBodyMax = 16 << 10
-
-// bodyWriter streams a request body from its own goroutine.
-type bodyWriter struct {
-	done   chan error   // the writer's result (cap 1)
-	cont   chan bool    // Expect: true sends the body, false abandons it (cap 1)
-	head   atomic.Bool  // the final response head was read
-	doneAt atomic.Int64 // unix ns when the whole body was written; 0 until then
-	wait   sync.WaitGroup
-
-	joined bool  // finish ran
-	err    error // the writer's result, once joined
-}
-
 func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start time.Time, up bool) (res Result) {
 	r := ob.Req
 	ctx := r.Context()
@@ -169,135 +151,41 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		return err
 	}
 	keepAlive := h.c.o.MaxIdleConnsPerHost > 0
-	if err := writeHead(pc.bw, ob, h.addr, !keepAlive, up); err != nil {
-		pc.bw.Reset(&pc.cw)
-		return Result{Err: err}
-	}
 	body := hasBody(r)
 	expect := body && expects100(r)
-	var bw *bodyWriter
-	var werr error // a failed synchronous body write: the response may still be there
-	bodyDone := !body
-	switch {
-	case body && !expect && r.ContentLength > 0 && r.ContentLength <= syncBodyMax:
-		b := copyBufs.Get().(*[32 << 10]byte)
-		werr = writeSmallBody(pc, r, b[:r.ContentLength])
-		copyBufs.Put(b)
-		if ce, ok := errors.AsType[*ClientError](werr); ok {
-			return Result{Err: ce}
-		}
-		bodyDone = werr == nil
-		if werr != nil {
-			werr = stale(werr)
-		}
-	default:
-		if err := pc.bw.Flush(); err != nil {
-			return Result{Err: stale(err)}
-		}
-		if body {
-			_ = http.NewResponseController(w).EnableFullDuplex()
-			pc.watch() // the writer may block: cancellation must reach it
-			bw = &bodyWriter{done: make(chan error, 1), cont: make(chan bool, 1)}
-			pc.stampFirst() // an answer that starts before the body was sent is early
-			if !expect {
-				bw.cont <- true
+	bw, bodyDone, werr, err := h.send(pc, w, ob, keepAlive, up, expect, stale)
+	if err != nil {
+		return Result{Err: err}
+	}
+	if bw != nil {
+		defer func() {
+			if bw.finish(pc) != nil {
+				bodyDone = false
 			}
-			bw.wait.Go(func() {
-				ok := <-bw.cont
-				if !ok {
-					bw.done <- errAbandoned
-					return
-				}
-				b := copyBufs.Get().(*[32 << 10]byte)
-				err := writeBody(pc.bw, r, b[:])
-				copyBufs.Put(b)
-				if err == nil {
-					bw.doneAt.Store(time.Now().UnixNano())
-				}
-				if _, ok := errors.AsType[*ClientError](err); ok && !bw.head.Load() {
-					// The client's upload failed before the backend
-					// answered: end the wait for a response that may
-					// never come (the backend awaits the rest).
-					pc.c.Close()
-				}
-				bw.done <- err
-			})
-			defer func() {
-				if bw.finish(pc) != nil {
-					bodyDone = false
-				}
-			}()
-		}
-	}
-	// The response-header timeout runs from the end of the request head:
-	// without a body that is microseconds after start (no clock reading
-	// of its own), after a body now.
-	now := start
-	if body {
-		now = time.Now()
-	}
-	var deadline time.Time
-	if t := h.c.o.ResponseHeaderTimeout; t > 0 {
-		deadline = now.Add(t)
+		}()
 	}
 	var expectTimer *time.Timer
 	if expect {
 		expectTimer = time.AfterFunc(h.c.o.ExpectContinueTimeout, func() { bw.release(true) })
 		defer expectTimer.Stop()
 	}
-	if bw == nil {
-		// The request is out whole. Yield once before the first read:
-		// under load the backend's answer usually arrives while other
-		// goroutines run, and the read finds it instead of failing with
-		// EAGAIN and parking the goroutine for a netpoll wake-up (get1k:
-		// 0.64 -> 0.21 EAGAIN reads per request); with nothing else to
-		// run, Gosched returns at once.
-		runtime.Gosched()
-	}
-	if err := pc.phase(deadline, now); err != nil {
+	if err := h.headPhase(pc, start, body, bw == nil); err != nil {
 		return Result{Err: err}
-	}
-	if pc.wantBig {
-		// The last response here needed reads beyond its head's: this
-		// head is read into the 32 KiB body buffer, with what follows.
-		pc.br = bodyReader{pc: pc}
-		pc.br.grow()
 	}
 	var hd head
 	limit := h.c.o.MaxResponseHeaderBytes
-	informational := 0
-	for {
-		err := pc.readHead(&hd, r.Method, limit)
-		if err != nil {
-			if bw != nil {
-				// The upload's own failure explains a cut connection (and
-				// net/http cancels the request when its body read fails).
-				if _, ok := errors.AsType[*ClientError](bw.finish(pc)); ok {
-					return Result{Err: bw.err}
-				}
+	if err := readFinalHead(pc, w, r, &hd, limit, bw, expectTimer, start, &res.TTFB); err != nil {
+		if err == errTooMany1xx {
+			return Result{Err: err}
+		}
+		if bw != nil {
+			// The upload's own failure explains a cut connection (and
+			// net/http cancels the request when its body read fails).
+			if _, ok := errors.AsType[*ClientError](bw.finish(pc)); ok {
+				return Result{Err: bw.err}
 			}
-			return Result{Err: headError(pc, ctx, err, werr, stale)}
 		}
-		if res.TTFB == 0 {
-			res.TTFB = time.Since(start)
-		}
-		if hd.status >= 200 || hd.status == http.StatusSwitchingProtocols {
-			break
-		}
-		if informational++; informational > 16 {
-			return Result{Err: protoErr("more than 16 informational responses")}
-		}
-		if hd.status == http.StatusContinue {
-			if expect {
-				expectTimer.Stop()
-				// The client's own Expect is answered before its body is read.
-				relay1xx(w, pc, hd.status)
-				pc.stampFirst()
-				bw.release(true)
-			}
-			continue
-		}
-		relay1xx(w, pc, hd.status)
+		return Result{Err: headError(pc, ctx, err, werr, stale)}
 	}
 	res.Status = hd.status
 	if bw != nil {
@@ -319,68 +207,52 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		// Upgrade refused: relay the answer, never reuse the connection.
 		hd.close = true
 	}
-	// The response head goes to the client.
-	hdr := w.Header()
-	for _, f := range pc.fields {
-		if hopByHop(f.name, pc.conn) {
-			if f.name == "Trailer" && hd.framing == bodyChunked {
-				hdr["Trailer"] = append(hdr["Trailer"], f.value)
-			}
-			continue
-		}
-		if old := hdr[f.name]; old != nil {
-			hdr[f.name] = append(old, f.value)
-		} else {
-			hdr[f.name] = f.vals
-		}
-	}
-	// The body phase's reads each wait at most BodyReadTimeout; a body
-	// already in the buffer needs no more reads (nor the deadline changes).
-	if hd.framing != bodyNone && !(hd.framing == bodyLength && hd.length <= int64(pc.w-pc.r)) {
-		if err := pc.idlePhase(h.c.o.BodyReadTimeout, start.Add(res.TTFB)); err != nil {
-			return Result{Err: err, Status: res.Status, TTFB: res.TTFB}
-		}
-	}
-	w.WriteHeader(hd.status)
-	res.Sent = true
-	br := &pc.br
-	// dirty: the head is written but not flushed. The first body read that
-	// would wait flushes it, so a head whose body comes later (an event
-	// stream, long polling, a stalled backend) reaches the client at once,
-	// while a body already here leaves with its head in one write.
-	*br = bodyReader{pc: pc, w: w, framing: hd.framing, limit: limit, big: br.big, small: br.small, dirty: true}
-	if hd.framing == bodyLength {
-		br.left = hd.length
-	}
-	err := br.relay()
-	br.w = nil
-	if err != nil {
-		res.Err = err
+	if err := h.relayResponse(pc, w, &hd, limit, start, &res); err != nil {
+		res.Err = err // res.Sent tells whether the head went out
 		return res
 	}
-	if hd.framing == bodyChunked {
-		for _, f := range pc.trailers {
-			if !hopByHop(f.name, nil) && f.name != "Content-Length" {
-				k := http.TrailerPrefix + f.name
-				hdr[k] = append(hdr[k], f.value)
-			}
-		}
-	}
 	if bw != nil {
-		// Reused only when the whole body was written before the answer
-		// began: a backend that answered first may not have read it, and
-		// may close (or reset) the connection (RFC 9112 §9.3).
-		select {
-		case err := <-bw.done:
-			bw.done <- err
-			at := bw.doneAt.Load()
-			bodyDone = err == nil && at != 0 && pc.firstAt != 0 && at <= pc.firstAt
-		default:
-			bodyDone = false
-		}
+		bodyDone = bw.sentBeforeAnswer(pc)
 	}
 	reuse = bodyDone && werr == nil && !hd.close && keepAlive
 	return res
+}
+
+// headPhase prepares pc for the response head: the response-header
+// timeout (from the end of the request head: start when there is no body,
+// now after one), a yield before the first read when the request was sent
+// whole (sent), and the 32 KiB buffer when the last response needed it.
+func (h *Host) headPhase(pc *pconn, start time.Time, body, sent bool) error {
+	// The response-header timeout runs from the end of the request head:
+	// without a body that is microseconds after start (no clock reading
+	// of its own), after a body now.
+	now := start
+	if body {
+		now = time.Now()
+	}
+	var deadline time.Time
+	if t := h.c.o.ResponseHeaderTimeout; t > 0 {
+		deadline = now.Add(t)
+	}
+	if sent {
+		// The request is out whole. Yield once before the first read:
+		// under load the backend's answer usually arrives while other
+		// goroutines run, and the read finds it instead of failing with
+		// EAGAIN and parking the goroutine for a netpoll wake-up (get1k:
+		// 0.64 -> 0.21 EAGAIN reads per request); with nothing else to
+		// run, Gosched returns at once.
+		runtime.Gosched()
+	}
+	if err := pc.phase(deadline, now); err != nil {
+		return err
+	}
+	if pc.wantBig {
+		// The last response here needed reads beyond its head's: this
+		// head is read into the 32 KiB body buffer, with what follows.
+		pc.br = bodyReader{pc: pc}
+		pc.br.grow()
+	}
+	return nil
 }
 
 // headError classifies a failure to read the response head.
@@ -404,71 +276,4 @@ func headError(pc *pconn, ctx context.Context, err, werr error, stale func(error
 		return fmt.Errorf("%w (writing the request: %v)", stale(err), werr)
 	}
 	return stale(err)
-}
-
-var errAbandoned = errors.New("upstream: request body not sent (the backend answered without 100 Continue)")
-
-// release tells a writer waiting for 100 Continue whether to send.
-func (bw *bodyWriter) release(send bool) {
-	if bw == nil {
-		return
-	}
-	select {
-	case bw.cont <- send:
-	default:
-	}
-}
-
-// finish stops the body writer if it is still running, joins it, and
-// returns its error (idempotent). A running writer is cut by a past write
-// deadline on the upstream connection: it stops at its next write, that
-// is once its read of the client's body returns (at once for a client
-// still uploading; a stalled client is cut by the entrypoint's read
-// timeout). The client's read deadline is not touched: a server's body
-// reader need not allow it concurrently with a read.
-func (bw *bodyWriter) finish(pc *pconn) error {
-	if bw.joined {
-		return bw.err
-	}
-	bw.release(false)
-	select {
-	case bw.err = <-bw.done:
-	default:
-		_ = pc.c.SetWriteDeadline(aLongTimeAgo)
-		bw.err = <-bw.done
-		if bw.err == nil {
-			bw.err = errAbandoned
-		}
-	}
-	bw.wait.Wait()
-	bw.joined = true
-	return bw.err
-}
-
-// relay1xx sends an informational response with its fields to the client
-// and takes them back out of the header map (RFC 9110 §15.2; RFC 8297).
-func relay1xx(w http.ResponseWriter, pc *pconn, code int) {
-	hdr := w.Header()
-	var added []string
-	for _, f := range pc.fields {
-		if hopByHop(f.name, pc.conn) {
-			continue
-		}
-		if _, ok := hdr[f.name]; !ok {
-			added = append(added, f.name)
-		}
-		hdr[f.name] = append(hdr[f.name], f.value)
-	}
-	w.WriteHeader(code)
-	for _, k := range added {
-		delete(hdr, k)
-	}
-	for _, f := range pc.fields {
-		if vs := hdr[f.name]; len(vs) > 0 && vs[len(vs)-1] == f.value {
-			hdr[f.name] = vs[:len(vs)-1]
-			if len(hdr[f.name]) == 0 {
-				delete(hdr, f.name)
-			}
-		}
-	}
 }
