@@ -3,7 +3,6 @@ package middleware
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +18,10 @@ import (
 )
 
 // Attempt is what the proxy stage tells the retry middleware about one
-// try. The retry middleware puts a fresh Attempt in each try's context; the
-// service's forwarding code (package dataplane) calls Reached when the try
+// try. The retry middleware hands each try a fresh Attempt through the
+// try's ResponseWriter (AttemptOf finds it, as http.ResponseController
+// finds a Flusher: through Unwrap), never through the request's context;
+// the service's forwarding code (package proxy) calls Reached when the try
 // gets to a server's proxy and NothingSent, before writing its own error
 // answer, when the connection to the server was never established, so no
 // byte of the request reached it. Both are safe on a nil *Attempt and for
@@ -34,12 +35,24 @@ type Attempt struct {
 // retries count of access logs and metrics). False on a nil *Attempt.
 func (a *Attempt) IsRetry() bool { return a != nil && a.try > 0 }
 
-type attemptKey struct{}
+// attemptCarrier is a try's writer: it carries the try's Attempt.
+type attemptCarrier interface{ Attempt() *Attempt }
 
-// AttemptOf returns the Attempt of the current try, or nil outside a retry.
-func AttemptOf(ctx context.Context) *Attempt {
-	a, _ := ctx.Value(attemptKey{}).(*Attempt)
-	return a
+// AttemptOf returns the Attempt of the try that w belongs to, or nil
+// outside a retry: the retry middleware's writer of the try, found in w's
+// wrapper chain (writers that wrap another expose it through Unwrap).
+func AttemptOf(w http.ResponseWriter) *Attempt {
+	for range 16 {
+		switch x := w.(type) {
+		case attemptCarrier:
+			return x.Attempt()
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // Reached records that the try reached the proxy stage (a server was
@@ -190,12 +203,11 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 			req.Body = stream
 		}
 		a := &Attempt{try: try}
-		req = req.WithContext(context.WithValue(req.Context(), attemptKey{}, a))
 		if try+1 >= rt.attempts {
-			next.ServeHTTP(w, req)
+			next.ServeHTTP(&lastTry{ResponseWriter: w, a: a}, req)
 			return
 		}
-		rw := &retryWriter{w: w, header: http.Header{}}
+		rw := &retryWriter{w: w, header: http.Header{}, a: a}
 		rw.retry = func(code int) bool {
 			if rt.timeout > 0 && time.Since(start) >= rt.timeout {
 				return false
@@ -270,6 +282,7 @@ func (t *readTracker) Close() error { return nil }
 // the status is known.
 type retryWriter struct {
 	w         http.ResponseWriter
+	a         *Attempt
 	header    http.Header
 	retry     func(code int) bool
 	code      int
@@ -339,3 +352,19 @@ func (rw *retryWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap exposes the client's writer (deadlines).
 func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.w }
+
+// Attempt is the try's Attempt (see AttemptOf).
+func (rw *retryWriter) Attempt() *Attempt { return rw.a }
+
+// lastTry is the writer of the last try: the client's own, passed through,
+// carrying the try's Attempt (a retry, for the retries count).
+type lastTry struct {
+	http.ResponseWriter
+	a *Attempt
+}
+
+// Attempt is the try's Attempt (see AttemptOf).
+func (w *lastTry) Attempt() *Attempt { return w.a }
+
+// Unwrap exposes the client's writer (http.ResponseController).
+func (w *lastTry) Unwrap() http.ResponseWriter { return w.ResponseWriter }

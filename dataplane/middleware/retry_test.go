@@ -40,13 +40,13 @@ func countingProxy(target string, dials *atomic.Int32, failFirst int32) http.Han
 		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
-				AttemptOf(r.Context()).NothingSent()
+				AttemptOf(w).NothingSent()
 			}
 			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		AttemptOf(r.Context()).Reached()
+		AttemptOf(w).Reached()
 		rp.ServeHTTP(w, r)
 	})
 }
@@ -198,7 +198,7 @@ type failing struct {
 
 func (f *failing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.tries.Add(1)
-	a := AttemptOf(r.Context())
+	a := AttemptOf(w)
 	a.Reached()
 	if f.read {
 		_, _ = io.ReadAll(r.Body)

@@ -115,7 +115,7 @@ func (h *lbHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex = GetExchange(nil)
 		defer PutExchange(ex)
 	}
-	a := middleware.AttemptOf(r.Context())
+	a := middleware.AttemptOf(w)
 	if a.IsRetry() {
 		ex.retries++ // a retry middleware's try
 	}

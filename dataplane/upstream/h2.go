@@ -52,21 +52,7 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 			if code == http.StatusContinue && !clientExpects {
 				return nil
 			}
-			dst := w.Header()
-			var added []string
-			for k, vs := range hdr {
-				if hopByHop(k, nil) {
-					continue
-				}
-				if _, ok := dst[k]; !ok {
-					added = append(added, k)
-				}
-				dst[k] = vs
-			}
-			w.WriteHeader(code)
-			for _, k := range added {
-				delete(dst, k)
-			}
+			relayH21xx(w, code, hdr)
 			return nil
 		},
 	}
@@ -101,6 +87,56 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 	}
 	res.Status = resp.StatusCode
 	dst := w.Header()
+	copyH2Fields(dst, resp)
+	w.WriteHeader(resp.StatusCode)
+	res.Sent = true
+	rc := http.NewResponseController(w)
+	if resp.ContentLength != 0 {
+		// Whether the body is already here cannot be seen: the head goes
+		// to the client now, so a body that comes later (an event stream,
+		// long polling) never holds it back.
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			res.Err = &ClientWriteError{err}
+			return res
+		}
+	}
+	if err := relayH2Body(w, rc, resp.Body, r); err != nil {
+		res.Err = err
+		return res
+	}
+	for k, vs := range resp.Trailer {
+		if hopByHop(k, nil) {
+			continue
+		}
+		dst[http.TrailerPrefix+k] = vs
+	}
+	return res
+}
+
+// relayH21xx relays an informational response to w: its fields are
+// added to w's header for the 1xx only (those it did not have are removed
+// after it).
+func relayH21xx(w http.ResponseWriter, code int, hdr textproto.MIMEHeader) {
+	dst := w.Header()
+	var added []string
+	for k, vs := range hdr {
+		if hopByHop(k, nil) {
+			continue
+		}
+		if _, ok := dst[k]; !ok {
+			added = append(added, k)
+		}
+		dst[k] = vs
+	}
+	w.WriteHeader(code)
+	for _, k := range added {
+		delete(dst, k)
+	}
+}
+
+// copyH2Fields copies the response's fields to dst, but hop-by-hop ones and
+// those its Connection names, and announces its trailers (Trailer).
+func copyH2Fields(dst http.Header, resp *http.Response) {
 	conn := resp.Header["Connection"]
 	for k, vs := range resp.Header {
 		if hopByHop(k, conn) {
@@ -115,50 +151,34 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 		}
 		dst["Trailer"] = []string{strings.Join(names, ", ")}
 	}
-	w.WriteHeader(resp.StatusCode)
-	res.Sent = true
-	rc := http.NewResponseController(w)
-	if resp.ContentLength != 0 {
-		// Whether the body is already here cannot be seen: the head goes
-		// to the client now, so a body that comes later (an event stream,
-		// long polling) never holds it back.
-		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			res.Err = &ClientWriteError{err}
-			return res
-		}
-	}
+}
+
+// relayH2Body copies body to w, flushing after every read. A failed write
+// or flush is a *ClientWriteError; a failed read is the request context's
+// error when the client went away, else the read's.
+func relayH2Body(w http.ResponseWriter, rc *http.ResponseController, body io.Reader, r *http.Request) error {
 	b := copyBufs.Get().(*[32 << 10]byte)
 	defer copyBufs.Put(b)
 	for {
-		n, rerr := resp.Body.Read(b[:])
+		n, rerr := body.Read(b[:])
 		if n > 0 {
 			if _, werr := w.Write(b[:n]); werr != nil {
-				res.Err = &ClientWriteError{werr}
-				return res
+				return &ClientWriteError{werr}
 			}
 			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-				res.Err = &ClientWriteError{err}
-				return res
+				return &ClientWriteError{err}
 			}
 		}
 		if rerr == io.EOF {
-			break
+			return nil
 		}
 		if rerr != nil {
 			if cerr := r.Context().Err(); cerr != nil {
 				rerr = cerr
 			}
-			res.Err = rerr
-			return res
+			return rerr
 		}
 	}
-	for k, vs := range resp.Trailer {
-		if hopByHop(k, nil) {
-			continue
-		}
-		dst[http.TrailerPrefix+k] = vs
-	}
-	return res
 }
 
 // trackedBody keeps the client's body read error, so a failing upload is

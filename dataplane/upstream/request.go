@@ -60,8 +60,10 @@ func expects100(r *http.Request) bool {
 	return len(v) == 1 && strings.EqualFold(v[0], "100-continue")
 }
 
-// writeHead serialises the request head of ob into w (not flushed).
-// chunked selects Transfer-Encoding: chunked for a body of unknown length.
+// writeHead serialises the request head of ob into w (not flushed): the
+// request line, Host (ob.Host, else addr), the fields (writeFields,
+// writeXFF), Connection (close when closeConn, a WebSocket upgrade when
+// upgrade) and the body framing (writeFraming).
 func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bool) error {
 	r := ob.Req
 	host := ob.Host
@@ -82,7 +84,31 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 	w.WriteString(host)
 	w.WriteString("\r\n")
 	body := hasBody(r)
-	for k, vs := range r.Header {
+	if err := writeFields(w, r.Header, body); err != nil {
+		return err
+	}
+	if err := writeXFF(w, r.Header["X-Forwarded-For"], ob.ClientIP); err != nil {
+		return err
+	}
+	switch {
+	case upgrade:
+		w.WriteString("Connection: Upgrade\r\nUpgrade: websocket\r\n")
+	case closeConn:
+		// The client's own Connection: close is about its connection,
+		// not this one.
+		w.WriteString("Connection: close\r\n")
+	}
+	writeFraming(w, r, method, body)
+	_, err := w.WriteString("\r\n")
+	return err
+}
+
+// writeFields writes the request's fields but the hop-by-hop and framing
+// ones, Host and X-Forwarded-For (written apart): Te only as "trailers",
+// Expect only with a body, Sec-WebSocket-* in RFC 6455's spelling. A name
+// that is not a token or a value with a control byte is errInvalidHeader.
+func writeFields(w *bufio.Writer, header http.Header, body bool) error {
+	for k, vs := range header {
 		switch k {
 		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Keep-Alive",
 			"Proxy-Connection", "Upgrade", "Http2-Settings", "X-Forwarded-For":
@@ -123,8 +149,13 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 			w.WriteString("\r\n")
 		}
 	}
-	xff := r.Header["X-Forwarded-For"]
-	if len(xff) > 0 || ob.ClientIP != "" {
+	return nil
+}
+
+// writeXFF writes X-Forwarded-For: the values the request carries (set by
+// the entrypoint's policy), then the client's address.
+func writeXFF(w *bufio.Writer, xff []string, clientIP string) error {
+	if len(xff) > 0 || clientIP != "" {
 		w.WriteString("X-Forwarded-For: ")
 		for i, v := range xff {
 			if !httpwire.ValidFieldValue(v) {
@@ -135,22 +166,21 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 			}
 			w.WriteString(v)
 		}
-		if ob.ClientIP != "" {
+		if clientIP != "" {
 			if len(xff) > 0 {
 				w.WriteString(", ")
 			}
-			w.WriteString(ob.ClientIP)
+			w.WriteString(clientIP)
 		}
 		w.WriteString("\r\n")
 	}
-	switch {
-	case upgrade:
-		w.WriteString("Connection: Upgrade\r\nUpgrade: websocket\r\n")
-	case closeConn:
-		// The client's own Connection: close is about its connection,
-		// not this one.
-		w.WriteString("Connection: close\r\n")
-	}
+	return nil
+}
+
+// writeFraming writes the body framing: Content-Length for a known length,
+// else chunked (with the Trailer announcement); no body is
+// "Content-Length: 0" for the methods that usually carry one.
+func writeFraming(w *bufio.Writer, r *http.Request, method string, body bool) {
 	switch {
 	case body && r.ContentLength > 0:
 		w.WriteString("Content-Length: ")
@@ -176,8 +206,6 @@ func writeHead(w *bufio.Writer, ob *Outbound, addr string, closeConn, upgrade bo
 			w.WriteString("Content-Length: 0\r\n")
 		}
 	}
-	_, err := w.WriteString("\r\n")
-	return err
 }
 
 // writeTarget writes the origin-form request target.
