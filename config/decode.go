@@ -121,15 +121,21 @@ func decodeJSON(b []byte) (*Configuration, error) {
 	d.DisallowUnknownFields()
 	c := &Configuration{}
 	if err := d.Decode(c); err != nil {
-		return nil, describeJSONError(err)
+		return nil, describeJSONError(err, b)
 	}
 	return c, nil
 }
 
-// describeJSONError rewrites encoding/json's errors into field-path wording.
-func describeJSONError(err error) error {
+// describeJSONError rewrites encoding/json's errors (decoding b) into
+// field-path wording: "field http.routers.web.priority: cannot use string
+// as int", the router's name included.
+func describeJSONError(err error, b []byte) error {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Errorf("field %s: cannot use %s as %s", te.Field, te.Value, kindName(te.Type))
+		field := te.Field
+		if p := jsonPathAt(b, te.Offset); p != "" {
+			field = p
+		}
+		return fmt.Errorf("field %s: cannot use %s as %s", field, te.Value, kindName(te.Type))
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
@@ -173,4 +179,73 @@ func kindName(t reflect.Type) string {
 // is produced by the providers package, not here).
 func Encode(c *Configuration) ([]byte, error) {
 	return json.MarshalIndent(c, "", "  ")
+}
+
+// jsonPathAt returns the path ("http.routers.my.priority", "a.list[1].b")
+// of the value of JSON document b that ends at byte offset off, where
+// encoding/json reports a type error: its UnmarshalTypeError.Field leaves
+// out map keys and list indexes ("http.routers.priority"), which name the
+// object. It returns "" when b does not reach off.
+func jsonPathAt(b []byte, off int64) string {
+	type frame struct {
+		obj      bool
+		key      string
+		idx      int
+		needsKey bool
+	}
+	var stack []frame
+	path := func() string {
+		var s strings.Builder
+		for _, f := range stack {
+			if f.obj {
+				if s.Len() > 0 {
+					s.WriteByte('.')
+				}
+				s.WriteString(f.key)
+			} else {
+				fmt.Fprintf(&s, "[%d]", f.idx)
+			}
+		}
+		return s.String()
+	}
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].obj {
+			stack[n-1].needsKey = true
+		}
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].needsKey {
+			if k, ok := tok.(string); ok {
+				stack[n-1].key, stack[n-1].needsKey = k, false
+				continue
+			}
+		}
+		if n := len(stack); n > 0 && !stack[n-1].obj && tok != json.Delim(']') {
+			stack[n-1].idx++
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if d.InputOffset() >= off {
+				return path() // a list or mapping where a value is wanted
+			}
+			stack = append(stack, frame{obj: tok == json.Delim('{'), needsKey: true, idx: -1})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if d.InputOffset() >= off {
+				return path()
+			}
+			valueDone()
+			continue
+		}
+		if d.InputOffset() >= off {
+			return path()
+		}
+		valueDone()
+	}
 }

@@ -187,8 +187,13 @@ func TestDecodeErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown field", YAML, "http:\n  routers:\n    r:\n      rules: x\n", `unknown field "rules"`},
-		{"wrong type", YAML, "http:\n  routers:\n    r:\n      priority: high\n", "field http.routers.priority: cannot use string as int"},
-		{"no Go type name", YAML, "http:\n  routers:\n    r:\n      tls: yes-please\n", "field http.routers.tls: cannot use string as a section"},
+		// Issue 23: the path names the router ("field
+		// http.routers.priority" lost it), and list indexes.
+		{"wrong type", YAML, "http:\n  routers:\n    a:\n      priority: 1\n    myrouter:\n      priority: high\n", "field http.routers.myrouter.priority: cannot use string as int"},
+		{"no Go type name", YAML, "http:\n  routers:\n    r:\n      tls: yes-please\n", "field http.routers.r.tls: cannot use string as a section"},
+		{"wrong type in a list", YAML, "http:\n  services:\n    s:\n      loadBalancer:\n        servers:\n          - url: http://a\n          - url: {x: 1}\n",
+			"field http.services.s.loadBalancer.servers[1].url: cannot use object as string"},
+		{"wrong type json", JSON, `{"http":{"routers":{"my.router":{"priority":"x"}}}}`, "field http.routers.my.router.priority: cannot use string as int"},
 		{"yaml syntax names the line", YAML, "http:\n  routers:\n    r: [\n", "yaml: line"},
 		{"toml syntax names the line", TOML, "[http.routers.r]\nrule = \n", "toml: "},
 		{"top level not a mapping", YAML, "- a\n- b\n", "top level must be a mapping"},

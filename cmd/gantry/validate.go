@@ -80,11 +80,17 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 			fmt.Fprintf(stdout, "dynamic configuration: provider %s\n", name)
 		}
 	}
+	// The provider problems' messages by "provider kind name": compiling
+	// finds some again (a bad server URL), said once.
+	reported := map[string][]string{}
 	m, err := providers.Merge(snaps)
 	if err != nil {
 		errs = append(errs, fmt.Sprintf("merge: %v", err))
 	} else {
 		for _, p := range m.Problems {
+			for _, o := range p.Objects {
+				reported[p.Provider+" "+o] = append(reported[p.Provider+" "+o], p.Message)
+			}
 			if p.Severity == providers.SeverityError {
 				errs = append(errs, p.String())
 			} else {
@@ -130,7 +136,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		gen.Close()
 		in.closeWithin(0) // validate sends nothing
 		pool.Close()
-		e, w := splitReport(t.Report(), objectSources(l.Config))
+		e, w := splitReport(t.Report(), objectSources(l.Config), reported)
 		errs = append(errs, e...)
 		warns = append(warns, w...)
 		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", t.Report().RouterCount(), t.Report().Count(router.StatusDisabled))
@@ -215,10 +221,17 @@ func count(n int, noun string) string {
 
 // splitReport returns the problems of disabled objects (and TLS problems)
 // as errors and those of objects still in use as warnings. Objects of the
-// file provider get the file (and line) defining them from where.
-func splitReport(r *router.Report, where map[string]string) (errs, warns []string) {
+// file provider get the file (and line) defining them from where. A
+// problem a provider already reported for the object (reported, by
+// "provider kind name", messages ending with it) is left out.
+func splitReport(r *router.Report, where map[string]string, reported map[string][]string) (errs, warns []string) {
 	add := func(kind, name, status string, msgs []string) {
 		for _, m := range msgs {
+			if bare, prov, ok := strings.Cut(name, "@"); ok && slices.ContainsFunc(reported[prov+" "+kind+" "+bare], func(p string) bool {
+				return strings.HasSuffix(p, m)
+			}) {
+				continue
+			}
 			line := fmt.Sprintf("%s %s: %s", kind, name, m)
 			if bare, ok := strings.CutSuffix(name, "@file"); ok && where[kind+" "+bare] != "" {
 				at := where[kind+" "+bare]

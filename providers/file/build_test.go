@@ -148,7 +148,7 @@ func TestDecodeErrorLocations(t *testing.T) {
 		{"unknown.json", "unknown.json:4:52", `unknown field "prio"`},
 		{"broken.json", "broken.json:3:", "invalid character ','"},
 		{"broken.toml", "broken.toml:2:", "toml: strings cannot contain newlines"},
-		{"type.yml", "type.yml:5:7", "field http.routers.priority: cannot use string as int"},
+		{"type.yml", "type.yml:5:7", "field http.routers.r.priority: cannot use string as int"},
 		{"badtemplate.yml", "badtemplate.yml:4", `template: badtemplate.yml:4: unexpected "}" in operand`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
