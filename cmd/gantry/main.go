@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/gantry-proxy/gantry/config/static"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -56,7 +58,18 @@ Options use Traefik's static configuration names, for example
   --providers.docker=true --api.insecure=true --log.level=DEBUG
 and can also come from GANTRY_* (or TRAEFIK_*) environment variables:
   GANTRY_ENTRYPOINTS_WEB_ADDRESS=:80
+or from the keys of the configuration file (YAML or TOML). An unknown
+option is an error; a Traefik option Gantry does not support, a warning.
+
+Options (<name> is any name, [n] a list index; sections take true to be
+enabled with their defaults):
 `)
+	for _, o := range static.Options() {
+		fmt.Fprintf(w, "  --%s %s\n", o.Path, o.Value)
+		if o.Doc != "" {
+			fmt.Fprintf(w, "        %s\n", o.Doc)
+		}
+	}
 }
 
 // versionString returns the version set at build time, else the module

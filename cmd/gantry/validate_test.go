@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/config/static"
 )
 
 func TestValidate(t *testing.T) {
@@ -76,6 +78,12 @@ func TestValidate(t *testing.T) {
 			"invalid: 2 errors, 1 warning"}, []string{"missing port"}},
 		{"unknown toml key", []string{"--configFile=testdata/strict/typo.toml"}, 1, []string{
 			"error: static configuration: testdata/strict/typo.toml:6: unknown option api.dashbord (did you mean api.dashboard?)"}, nil},
+		// Issue 23: messages name the router (not "field
+		// http.routers.priority") and a bad server URL is said once.
+		{"dynamic messages", []string{"--providers.file.directory=testdata/dyn-leaks", "--entrypoints.web.address=:80"}, 1, []string{
+			"field http.routers.myrouter.priority: cannot use string as int; router myrouter left out",
+			`service s: loadBalancer.servers[0].url: "http://[::1" does not parse`,
+			"invalid: 2 errors"}, []string{"config.", "field http.routers.priority", "service s@file"}},
 		{"warnings do not fail", []string{"--providers.file.directory=testdata/dyn-good", "--entrypoints.web.address=:80", "--experimental.plugins.x.modulename=y"}, 0,
 			[]string{"warning: flags: option --experimental.plugins is a Traefik option Gantry does not support: ignored", "valid: 1 warning"}, nil},
 	}
@@ -126,5 +134,34 @@ func TestRunRefusesUnknownOption(t *testing.T) {
 	}
 	if _, err := os.Stat("gantry.db"); err == nil {
 		t.Error("gantry.db written")
+	}
+}
+
+// Issue 23: --help (and validate --help) list the options, built from the
+// static configuration's types with their doc comments, and every option
+// listed is one the loader takes.
+func TestHelpListsOptions(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"validate", "--help"}} {
+		var out strings.Builder
+		if code := realMain(context.Background(), args, nil, &out, io.Discard); code != 0 {
+			t.Errorf("%v: exit code %d", args, code)
+		}
+		for _, w := range []string{
+			"  --entryPoints.<name>.address <string>\n        Address is \"[host]:port\"",
+			"  --entryPoints.<name>.transport.maxConnections <int>\n        MaxConnections (Gantry's own) caps",
+			"  --certificatesResolvers.<name>.acme.email <string>",
+			"  --entryPoints.<name>.http.tls.domains[n].main <string>",
+		} {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: output lacks %q", args, w)
+			}
+		}
+	}
+	for _, o := range static.Options() {
+		key := strings.ReplaceAll(strings.ReplaceAll(o.Path, "<name>", "x"), "[n]", "[0]")
+		_, err := loadStatic(cliArgs{command: "validate", flags: []flagPair{{key, "1"}}}, nil)
+		if err != nil && strings.Contains(err.Error(), "unknown option") {
+			t.Errorf("--help lists %s, which the loader refuses: %v", o.Path, err)
+		}
 	}
 }
