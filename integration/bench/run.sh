@@ -235,7 +235,7 @@ measure() { # route regime round target pid port [label] -> appends a CSV row
     read -r rps p50 p99 errs < <(awk '/^messages/{print $4, $6, $8, $10}' "$out")
   elif [ "$route" = h2 ]; then # h2load prints no percentiles: p50/p99 stay empty
     rps=$(awk '/^finished in/{print $4}' "$out")
-    errs=$(awk '/^requests:/{n+=$11+$13+$15} /^status codes:/{n+=$6+$8+$10} END{print n+0}' "$out")
+    errs=$(awk '/^requests:/{n+=$10+$12+$14} /^status codes:/{n+=$5+$7+$9} END{print n+0}' "$out")
   elif [ "$route" = tcpconn ] || [ "$route" = tcpbulk ] || [ "$route" = udp ]; then
     read -r rps p50 p99 errs sent lost foreign < <(awk '/^units/{print $4, $6, $8, $10, $12, $14, $16}' "$out")
   else
@@ -317,6 +317,7 @@ main() {
         start "$r" "$t" || continue; p=$START_PID
         if [ "$t" = direct ]; then
           for route in $ROUTES; do
+            serves direct "$route" || continue
             [ "${RORIGIN[$route]}" = "$ORIGIN" ] && op=$OPID || op=$GOPID
             measure "$route" "$r" "$round" direct "$op" "${RORIGIN[$route]}"
           done
