@@ -24,10 +24,17 @@ import (
 // idleTimeout (180s) are kept; Gantry adds a header-read timeout and a
 // header limit far below Go's 1 MiB (reliability.md §3.2, §3.3, §8).
 const (
-	defaultReadHeaderTimeout    = 10 * time.Second
-	defaultReadTimeout          = 60 * time.Second
-	defaultIdleTimeout          = 180 * time.Second
-	defaultGraceTimeout         = 10 * time.Second
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultReadTimeout       = 60 * time.Second
+	defaultIdleTimeout       = 180 * time.Second
+	defaultGraceTimeout      = 10 * time.Second
+	// defaultUpgradedGrace is transport.lifeCycle.upgradedGraceTimeOut
+	// when unset: nginx keeps an old worker's connections until they end
+	// (worker_shutdown_timeout bounds it, unset by default), HAProxy an
+	// old process's (hard-stop-after); Gantry bounds it to minutes, so
+	// WebSockets outlive a reload or an upgrade but an old process or
+	// entrypoint never lingers for hours.
+	defaultUpgradedGrace        = 5 * time.Minute
 	defaultMaxHeaderBytes       = 64 << 10
 	defaultMaxConcurrentStreams = 100
 )
@@ -44,13 +51,16 @@ type entryPoint struct {
 
 	readTimeout, readHeaderTimeout, writeTimeout, idleTimeout time.Duration
 	grace, acceptGrace                                        time.Duration
-	maxHeaderBytes                                            int
-	maxStreams                                                uint32
-	keepAliveMaxRequests                                      int64
-	keepAliveMaxTime                                          time.Duration
-	fallbackTLS                                               *certs.Policy
-	proxyIn                                                   *proxyPolicy     // proxyProtocol (tcpentry.go)
-	challenges                                                certs.Challenges // ACME; see SetChallenges
+	// upgradedGrace bounds the drain of upgraded connections when a
+	// successor takes over (drainFor); never below grace.
+	upgradedGrace        time.Duration
+	maxHeaderBytes       int
+	maxStreams           uint32
+	keepAliveMaxRequests int64
+	keepAliveMaxTime     time.Duration
+	fallbackTLS          *certs.Policy
+	proxyIn              *proxyPolicy     // proxyProtocol (tcpentry.go)
+	challenges           certs.Challenges // ACME; see SetChallenges
 	// http01 is set on the entrypoint of a resolver's httpChallenge: it
 	// answers every /.well-known/acme-challenge/ request itself (404 for
 	// an unknown token) unless acmeBypass (allowACMEByPass) is set.
@@ -83,6 +93,7 @@ type entryPoint struct {
 	h1busy      atomic.Int64 // h1 connections reading or serving a request (shutdown waits for them)
 	sniffers    atomic.Int64 // connections whose first byte is awaited or being handed over
 	loops       atomic.Int64 // running accept loops
+	upgraded    atomic.Int64 // open upgraded connections (trackedConn.markUpgraded)
 	// handedOver: a successor serves on this entrypoint's very sockets
 	// (ReplaceEntryPoint); its drain serves the connections it accepted.
 	handedOver atomic.Bool
@@ -130,6 +141,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		readHeaderTimeout: defaultReadHeaderTimeout,
 		idleTimeout:       defaultIdleTimeout,
 		grace:             defaultGraceTimeout,
+		upgradedGrace:     defaultUpgradedGrace,
 		maxHeaderBytes:    defaultMaxHeaderBytes,
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
@@ -175,8 +187,12 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 				ep.grace = lc.GraceTimeOut.D()
 			}
 			ep.acceptGrace = max(0, lc.RequestAcceptGraceTimeout.D())
+			if lc.UpgradedGraceTimeOut > 0 {
+				ep.upgradedGrace = lc.UpgradedGraceTimeOut.D()
+			}
 		}
 	}
+	ep.upgradedGrace = max(ep.upgradedGrace, ep.grace)
 	if maxConns == 0 {
 		maxConns = connCapFor(nofileLimit(), len(all), listenerCount())
 	}

@@ -75,9 +75,14 @@ func protoOf(c net.Conn) string {
 // connections join wg.
 func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 	return &h1.Server{
-		Go:                wg.Go,
-		Handler:           e,
-		H2C:               h2.push,
+		Go:      wg.Go,
+		Handler: e,
+		H2C: func(c net.Conn) {
+			if tc := trackedOf(c); tc != nil {
+				tc.markH2C()
+			}
+			h2.push(c)
+		},
 		ReadHeaderTimeout: e.readHeaderTimeout,
 		IdleTimeout:       e.idleTimeout,
 		ReadTimeout:       e.readTimeout,
@@ -90,6 +95,9 @@ func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 		Log:               e.log,
 		ConnState: func(c net.Conn, st http.ConnState) {
 			if tc := trackedOf(c); tc != nil {
+				if st == http.StateHijacked {
+					tc.markUpgraded() // undone by H2C for an HTTP/2 handover
+				}
 				tc.idle.Store(st == http.StateIdle) // shutdown cuts idle waits
 				busy := st == http.StateNew || st == http.StateActive
 				if tc.busy.Swap(busy) != busy {

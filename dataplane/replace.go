@@ -31,8 +31,12 @@ import (
 // Once the new one accepts, it is the entrypoint called name, and the old
 // one stops accepting and drains as RemoveEntryPoint does (grace <= 0: its
 // graceTimeOut): requests in flight finish, keep-alive connections close
-// after their response in progress, WebSockets get grace. done is closed
-// when the drain is over. Before Start it only replaces the settings.
+// after their response in progress. Upgraded connections (WebSockets,
+// TCP-routed streams) are not cut at grace: they run until they end or the
+// old entrypoint's upgradedGraceTimeOut (default 5m) from now, as nginx
+// and HAProxy keep an old worker's connections; a Shutdown meanwhile
+// cuts them at graceTimeOut from then. done is closed when the drain is
+// over. Before Start it only replaces the settings.
 //
 // Errors name the entrypoint: not served, an invalid cfg, a failed bind,
 // or a Server shut down; after an error the old entrypoint serves as
@@ -80,10 +84,11 @@ func (s *Server) ReplaceEntryPoint(ctx context.Context, name string, cfg *static
 	old.handedOver.Store(kept)
 	old.draining.Store(true)
 	old.closeListeners()
-	s.log.Info("entrypoint replaced; the old settings drain", "entrypoint", name, "address", ep.listeners[0].Addr().String(), "sameSockets", kept, "grace", grace)
+	s.log.Info("entrypoint replaced; the old settings drain", "entrypoint", name, "address", ep.listeners[0].Addr().String(), "sameSockets", kept,
+		"grace", grace, "upgradedGrace", max(grace, old.upgradedGrace))
 	s.wg.Go(func() {
 		defer close(ch)
-		old.shutdown(s.drainCtx, 0, grace)
+		old.shutdown(s.drainCtx, 0, grace, max(grace, old.upgradedGrace), s.stopping)
 	})
 	return ch, nil
 }

@@ -64,6 +64,9 @@ type Server struct {
 	inherit    *handoff.Inherited
 	started    bool
 	stopped    bool // Shutdown began: no entrypoint is added or removed any more
+	// stopping is closed when Shutdown begins: drains of replaced
+	// entrypoints then cut their upgraded connections at grace.
+	stopping chan struct{}
 	// wg joins every goroutine of every entrypoint, removed ones included.
 	wg sync.WaitGroup
 }
@@ -73,7 +76,8 @@ type Server struct {
 // trustedIPs, redirection target). obs may be nil.
 func NewServer(log *slog.Logger, active *router.Active, eps map[string]*static.EntryPoint, obs Observer) (*Server, error) {
 	host, _ := os.Hostname()
-	s := &Server{log: log, active: active, obs: obs, hostname: host, eps: map[string]*entryPoint{}, cfgs: map[string]*static.EntryPoint{}}
+	s := &Server{log: log, active: active, obs: obs, hostname: host, eps: map[string]*entryPoint{}, cfgs: map[string]*static.EntryPoint{},
+		stopping: make(chan struct{})}
 	s.drainCtx, s.drain = context.WithCancel(context.Background())
 	var errs []error
 	for name, c := range eps {
@@ -259,7 +263,7 @@ func (s *Server) RemoveEntryPoint(name string, grace time.Duration) (done <-chan
 	s.log.Info("entrypoint removed; draining", "entrypoint", name, "grace", grace)
 	s.wg.Go(func() {
 		defer close(ch)
-		ep.shutdown(s.drainCtx, 0, grace)
+		ep.shutdown(s.drainCtx, 0, grace, 0, nil)
 	})
 	return ch, nil
 }

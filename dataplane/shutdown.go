@@ -11,27 +11,62 @@ import (
 // Shutdown stops every entrypoint gracefully, in parallel: keep accepting
 // for requestAcceptGraceTimeout (if set), then stop accepting, let requests
 // in flight (WebSocket connections included) finish within graceTimeOut
-// (default 10s), then close whatever is left. It returns ctx's error if ctx
-// ends first, else nil.
+// (default 10s), then close whatever is left. After HandedOver (a new
+// binary serves on the same sockets) upgraded connections (WebSockets and
+// other Upgrade tunnels, TCP-routed connections) get the entrypoint's
+// upgradedGraceTimeOut instead (default 5m): everything else is closed at
+// graceTimeOut, they run on until they end or that bound. Drains of
+// replaced entrypoints in progress cut their upgraded connections at most
+// graceTimeOut from now. It returns ctx's error if ctx ends first (what is
+// left is then closed), else nil.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.stopped = true
+	if !s.stopped {
+		s.stopped = true
+		close(s.stopping)
+	}
 	eps := slices.Collect(maps.Values(s.eps))
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, s.drain) // drains of removed entrypoints end with ctx too
 	defer stop()
 	var wg sync.WaitGroup
 	for _, ep := range eps {
-		wg.Go(func() { ep.shutdown(ctx, ep.acceptGrace, ep.grace) })
+		var upgraded time.Duration
+		if ep.handedOver.Load() {
+			upgraded = ep.upgradedGrace
+		}
+		wg.Go(func() { ep.shutdown(ctx, ep.acceptGrace, ep.grace, upgraded, nil) })
 	}
 	wg.Wait()
 	s.wg.Wait()
 	return ctx.Err()
 }
 
+// ShutdownBound is how long Shutdown may take from now, at most: the
+// longest requestAcceptGraceTimeout + graceTimeOut of the entrypoints
+// served, or upgradedGraceTimeOut for those a new binary took over
+// (HandedOver). A caller bounding Shutdown's context adds its own margin.
+func (s *Server) ShutdownBound() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var d time.Duration
+	for _, ep := range s.eps {
+		d = max(d, ep.acceptGrace+ep.grace)
+		if ep.handedOver.Load() {
+			d = max(d, ep.acceptGrace+ep.upgradedGrace)
+		}
+	}
+	return d
+}
+
 // shutdown keeps accepting for acceptGrace, then stops accepting and gives
-// the connections grace to finish (see Shutdown).
-func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Duration) {
+// the connections grace to finish (see Shutdown). With upgradedGrace above
+// grace, upgraded connections are not waited for within grace: once the
+// other requests are done or grace is over, everything but them is closed
+// and they get until upgradedGrace from the drain's start (drainUpgraded);
+// cut, when closed, shortens that to grace from then (the process is
+// shutting down).
+func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace, upgradedGrace time.Duration, cut <-chan struct{}) {
 	if acceptGrace > 0 {
 		t := time.NewTimer(acceptGrace)
 		select {
@@ -40,6 +75,8 @@ func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Durat
 		}
 		t.Stop()
 	}
+	start := time.Now()
+	long := upgradedGrace > grace
 	gctx, cancel := context.WithTimeout(ctx, grace)
 	defer cancel()
 	e.draining.Store(true) // h1 connections close after their response
@@ -85,7 +122,17 @@ func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Durat
 	// Shutdown does not wait for hijacked (upgraded) connections; their
 	// handlers are still counted in flight. h1 connections are waited for
 	// until their response is written (the handler returns before that).
-	waitFor(func() bool { return e.inflight.Load() > 0 || e.h1busy.Load() > 0 })
+	// With the longer drain, upgraded connections are left out here.
+	waitFor(func() bool {
+		n := e.inflight.Load()
+		if long {
+			n -= e.upgraded.Load()
+		}
+		return n > 0 || e.h1busy.Load() > 0
+	})
+	if long {
+		e.drainUpgraded(ctx, start.Add(upgradedGrace), grace, cut)
+	}
 	e.mu.Lock()
 	left := make([]*trackedConn, 0, len(e.conns))
 	for c := range e.conns {
@@ -94,7 +141,10 @@ func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Durat
 	e.conns = nil
 	chans := e.chans
 	e.mu.Unlock()
-	if len(left) > 0 && gctx.Err() != nil {
+	switch {
+	case len(left) > 0 && long:
+		e.log.Warn("upgradedGraceTimeOut over; closing connections", "connections", len(left), "upgraded", e.upgraded.Load())
+	case len(left) > 0 && gctx.Err() != nil:
 		e.log.Warn("grace period over; closing connections", "connections", len(left), "inFlight", e.inflight.Load())
 	}
 	for _, c := range left {
@@ -105,5 +155,51 @@ func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace time.Durat
 	}
 	for _, l := range chans {
 		_ = l.Close()
+	}
+}
+
+// drainUpgraded closes every connection of the draining entrypoint but the
+// upgraded ones (requests still in flight are over their grace), then
+// waits until the upgraded ones have ended, deadline passes, ctx ends, or
+// cut closes and grace passes after it.
+func (e *entryPoint) drainUpgraded(ctx context.Context, deadline time.Time, grace time.Duration, cut <-chan struct{}) {
+	e.mu.Lock()
+	var others []*trackedConn
+	for c := range e.conns {
+		if !c.upgradedNow() {
+			others = append(others, c)
+		}
+	}
+	servers := slices.Clone(e.servers)
+	e.mu.Unlock()
+	for _, c := range others {
+		_ = c.Conn.Close()
+	}
+	for _, srv := range servers {
+		_ = srv.Close() // HTTP/2 connections
+	}
+	n := e.upgraded.Load()
+	if n == 0 {
+		return
+	}
+	e.log.Info("entrypoint drained but for its upgraded connections: they run until they end or upgradedGraceTimeOut",
+		"upgraded", n, "until", deadline.Format(time.RFC3339))
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for e.upgraded.Load() > 0 {
+		select {
+		case <-tick.C:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-cut:
+			cut = nil
+			if until := time.Until(deadline); grace < until {
+				timer.Reset(grace)
+			}
+		}
 	}
 }

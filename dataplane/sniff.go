@@ -26,7 +26,39 @@ type trackedConn struct {
 	accepted time.Time
 	closed   sync.Once
 	sniffed  atomic.Bool // the first byte arrived
+	// kind is what the connection became (connPlain, connUpgraded,
+	// connH2C, connClosed); upgraded connections are counted in
+	// ep.upgraded while open, for the longer drain (shutdown.go).
+	kind atomic.Int32
 }
+
+// trackedConn kinds.
+const (
+	connPlain    = iota // served by h1 or h2, or not sniffed yet
+	connUpgraded        // hijacked by a handler (Upgrade), or TCP-routed
+	connH2C             // hijacked by h1 only to be handed to HTTP/2
+	connClosed          // closed
+)
+
+// markUpgraded records that c was hijacked or TCP-routed: it now belongs
+// to a tunnel (WebSocket, TCP stream), counted in ep.upgraded until it
+// closes.
+func (c *trackedConn) markUpgraded() {
+	if c.kind.CompareAndSwap(connPlain, connUpgraded) {
+		c.ep.upgraded.Add(1)
+	}
+}
+
+// markH2C undoes markUpgraded for a connection h1 handed to HTTP/2 (h1
+// reports that as a hijack too, just before the handover).
+func (c *trackedConn) markH2C() {
+	if c.kind.CompareAndSwap(connUpgraded, connH2C) {
+		c.ep.upgraded.Add(-1)
+	}
+}
+
+// upgradedNow reports whether c is an open upgraded connection.
+func (c *trackedConn) upgradedNow() bool { return c.kind.Load() == connUpgraded }
 
 // trackedOf returns the trackedConn under c (a TLS connection, or one
 // handed over by h1, expose theirs with NetConn), or nil.
@@ -69,6 +101,9 @@ func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 // Close closes the connection, forgets it and frees its slot.
 func (c *trackedConn) Close() error {
 	c.closed.Do(func() {
+		if c.kind.Swap(connClosed) == connUpgraded {
+			c.ep.upgraded.Add(-1)
+		}
 		c.ep.forget(c)
 		<-c.ep.slots
 	})

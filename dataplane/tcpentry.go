@@ -217,6 +217,7 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 		}
 		conn.Conn, conn.Peeked = tc, nil
 	}
+	c.markUpgraded() // a stream: the longer drain when a successor takes over
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	st := e.active.Stats().Router(r.Name) // the API's live counts (routestats)

@@ -432,7 +432,8 @@ wait:
 		in.ping.terminating.Store(true)
 	}
 	in.closeAPI() // dashboard WebSockets would otherwise hold the grace period; the OTLP push is deferred past the drain
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), maxGrace(rl.cfg)+shutdownMargin)
+	// After an upgrade, upgraded connections get upgradedGraceTimeOut.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), max(maxGrace(rl.cfg), srv.ShutdownBound())+shutdownMargin)
 	defer scancel()
 	wg.Go(func() { // a second SIGTERM/SIGINT (Ctrl-C again) cuts the grace period
 		for {

@@ -111,9 +111,16 @@ type RespondingTimeouts struct {
 }
 
 // LifeCycle controls graceful shutdown. GraceTimeOut defaults to 10s.
+// UpgradedGraceTimeOut (Gantry's own, default 5m) is how long upgraded
+// connections (WebSocket and other Upgrade tunnels, TCP-routed
+// connections) may keep running when a successor takes the entrypoint
+// over: its settings changed on a static reload, or a new binary serves
+// after SIGUSR2. It never shortens GraceTimeOut; a shutdown (SIGTERM)
+// closes them at GraceTimeOut as before.
 type LifeCycle struct {
 	RequestAcceptGraceTimeout config.Duration `json:"requestAcceptGraceTimeout,omitempty"`
 	GraceTimeOut              config.Duration `json:"graceTimeOut,omitempty"`
+	UpgradedGraceTimeOut      config.Duration `json:"upgradedGraceTimeOut,omitempty"`
 }
 
 // ForwardedHeaders says whose X-Forwarded-* headers are trusted.
