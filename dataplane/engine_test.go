@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -82,21 +84,24 @@ http:
 }
 
 // maxConnections: at the cap a new connection is not served (it waits in
-// the backlog, or parked unread) until an open one closes.
+// the backlog, or held unread) while every open one is busy (here in the
+// middle of a request head), until one closes; when open ones are idle
+// keep-alive connections, the one idle the longest is closed and the new
+// connection is served at once.
 func TestConnectionCap(t *testing.T) {
 	be := newCaptureBackend(t)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{MaxConnections: 2}}}, nil)
 	catchAll(h, be.URL, "")
 	addr := h.addr("web")
-	req := "GET / HTTP/1.1\r\nHost: app\r\n\r\n"
-	open := func() (net.Conn, *bufio.Reader) {
+	const head, end = "GET / HTTP/1.1\r\nHost: app\r\n", "\r\n"
+	open := func(s string) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		io.WriteString(c, req)
+		io.WriteString(c, s)
 		return c, bufio.NewReader(c)
 	}
 	served := func(c net.Conn, br *bufio.Reader, wait time.Duration) bool {
@@ -109,20 +114,38 @@ func TestConnectionCap(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	}
-	c1, br1 := open()
-	c2, br2 := open()
-	if !served(c1, br1, 5*time.Second) || !served(c2, br2, 5*time.Second) {
-		t.Fatal("the first two connections were not served")
-	}
-	c3, br3 := open()
+	c1, _ := open(head)
+	c2, br2 := open(head)
+	time.Sleep(200 * time.Millisecond) // both accepted, reading their heads
+	c3, br3 := open(head + end)
 	if served(c3, br3, 500*time.Millisecond) {
-		t.Fatal("a third connection was served past maxConnections: 2")
+		t.Fatal("a third connection was served past maxConnections: 2 with both open ones busy")
 	}
 	c1.Close()
 	if !served(c3, br3, 5*time.Second) {
 		t.Fatal("the waiting connection was not served after one closed")
 	}
-	_ = c2
+	// c3 goes idle first: its server goroutine, which marks the start
+	// of the idle wait after writing the response, gets time to do so
+	// before c2 is served (on a loaded machine it may lag behind).
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(c2, end)
+	if !served(c2, br2, 5*time.Second) {
+		t.Fatal("the second connection was not served")
+	}
+	// c3 and c2 are idle keep-alive connections now, c3 the longer.
+	c4, br4 := open(head + end)
+	if !served(c4, br4, 10*time.Second) {
+		t.Fatal("a new connection was not served at the cap with two idle ones open")
+	}
+	c3.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br3.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the connection idle the longest is still open (%v)", err)
+	}
+	io.WriteString(c2, head+end)
+	if !served(c2, br2, 5*time.Second) {
+		t.Error("the other idle connection was closed too")
+	}
 }
 
 // An invalid maxConnections names the option.

@@ -107,6 +107,12 @@ log:
 			t.Fatalf("client %d: status %d, %v", i, code, err)
 		}
 		idle[i] = k
+		if i == 0 {
+			// The first one is the oldest idle: its server goroutine marks
+			// the start of its idle wait after writing the response, and
+			// gets time to do so before the next client is served.
+			time.Sleep(300 * time.Millisecond)
+		}
 	}
 	// Every slot is held by an idle keep-alive connection: a new client is
 	// served, not left in the backlog until one of them times out.
