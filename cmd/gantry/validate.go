@@ -43,15 +43,34 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		fmt.Fprintln(stdout, "invalid: 1 error")
 		return 1
 	}
-	var errs, warns []string
-	warns = append(warns, l.Warnings...)
 	where := "flags and environment"
 	if l.File != "" {
 		where = l.File
 	}
 	fmt.Fprintf(stdout, "static configuration: %s\n", where)
-
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	errs, warns := dynamicProblems(ctx, l, stdout, log)
+	warns = append(slices.Clone(l.Warnings), warns...)
+	errs = append(errs, observabilityErrors(ctx, l.Config)...)
+	for _, w := range warns {
+		fmt.Fprintln(stdout, "warning:", w)
+	}
+	for _, e := range errs {
+		fmt.Fprintln(stdout, "error:", e)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(stdout, "invalid: %s, %s\n", count(len(errs), "error"), count(len(warns), "warning"))
+		return 1
+	}
+	fmt.Fprintf(stdout, "valid: %s\n", count(len(warns), "warning"))
+	return 0
+}
+
+// dynamicProblems checks the providers' options, the certificate
+// resolvers and the file provider's configuration as run would apply it
+// (merge, entrypoint TLS, compile), printing what it checked to stdout,
+// and returns the errors and warnings found.
+func dynamicProblems(ctx context.Context, l *loaded, stdout io.Writer, log *slog.Logger) (errs, warns []string) {
 	set, err := buildProviders(l.Config, log)
 	if err != nil {
 		errs = append(errs, err.Error())
@@ -141,19 +160,7 @@ func validateCmd(ctx context.Context, c cliArgs, environ []string, stdout, stder
 		warns = append(warns, w...)
 		fmt.Fprintf(stdout, "routers: %d, disabled: %d\n", t.Report().RouterCount(), t.Report().Count(router.StatusDisabled))
 	}
-	errs = append(errs, observabilityErrors(ctx, l.Config)...)
-	for _, w := range warns {
-		fmt.Fprintln(stdout, "warning:", w)
-	}
-	for _, e := range errs {
-		fmt.Fprintln(stdout, "error:", e)
-	}
-	if len(errs) > 0 {
-		fmt.Fprintf(stdout, "invalid: %s, %s\n", count(len(errs), "error"), count(len(warns), "warning"))
-		return 1
-	}
-	fmt.Fprintf(stdout, "valid: %s\n", count(len(warns), "warning"))
-	return 0
+	return errs, warns
 }
 
 // standInInternals are the internal services c enables, each a handler
