@@ -298,7 +298,7 @@ func (a *Aggregator) merged() (*Merged, error) {
 func (a *Aggregator) supervise(ctx context.Context, p Provider) {
 	name := p.Name()
 	log := a.log.With("provider", name)
-	backoff := MinBackoff
+	bo := Backoff{Min: MinBackoff, Max: MaxBackoff}
 	for {
 		started := time.Now()
 		err := a.runOnce(ctx, p)
@@ -308,9 +308,7 @@ func (a *Aggregator) supervise(ctx context.Context, p Provider) {
 		if err == nil {
 			err = errors.New("run returned before its context was done")
 		}
-		if time.Since(started) >= MaxBackoff {
-			backoff = MinBackoff
-		}
+		backoff := bo.Failed(started)
 		a.mu.Lock()
 		st := a.states[name]
 		st.State = StateError
@@ -320,14 +318,9 @@ func (a *Aggregator) supervise(ctx context.Context, p Provider) {
 		a.states[name] = st
 		a.mu.Unlock()
 		log.Warn("provider failed; its last configuration stays in effect", "error", err, "retry_in", backoff)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !Sleep(ctx, backoff) {
 			return
-		case <-t.C:
 		}
-		backoff = min(backoff*2, MaxBackoff)
 	}
 }
 

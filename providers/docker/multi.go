@@ -105,7 +105,7 @@ func (p *Provider) runMulti(ctx context.Context, publish func(providers.Snapshot
 	defer wg.Wait()
 	for _, e := range p.endpoints {
 		wg.Go(func() {
-			backoff := engineMinBackoff
+			bo := providers.Backoff{Min: engineMinBackoff, Max: engineMaxBackoff}
 			for {
 				started := time.Now()
 				w := &watcher{onList: func(cs []containerInfo) {
@@ -125,9 +125,7 @@ func (p *Provider) runMulti(ctx context.Context, publish func(providers.Snapshot
 				if err == nil {
 					err = errors.New("watch ended")
 				}
-				if time.Since(started) >= engineMaxBackoff {
-					backoff = engineMinBackoff
-				}
+				backoff := bo.Failed(started)
 				mu.Lock()
 				if _, ok := down[e.name]; !ok { // the outage's first error: one stable problem until it ends
 					down[e.name] = err.Error()
@@ -135,14 +133,9 @@ func (p *Provider) runMulti(ctx context.Context, publish func(providers.Snapshot
 				mu.Unlock()
 				notify()
 				p.log.Warn("docker endpoint failed; its last containers stay in effect", "endpoint", e.name, "error", err, "retry_in", backoff)
-				t := time.NewTimer(backoff)
-				select {
-				case <-ctx.Done():
-					t.Stop()
+				if !providers.Sleep(ctx, backoff) {
 					return
-				case <-t.C:
 				}
-				backoff = min(backoff*2, engineMaxBackoff)
 			}
 		})
 	}
