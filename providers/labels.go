@@ -18,3 +18,17 @@ func SkipErrors(kerrs []label.KeyError) []label.KeyError {
 	}
 	return out
 }
+
+// KeyErrorKind returns how a problem reports a label or tag error: a
+// warning for a key that is ignored (label.ErrIgnored), else an error;
+// and the object it names, if any ("service api").
+func KeyErrorKind(ke label.KeyError) (Severity, []string) {
+	sev := SeverityError
+	if errors.Is(ke.Err, label.ErrIgnored) {
+		sev = SeverityWarning
+	}
+	if ke.Object == "" {
+		return sev, nil
+	}
+	return sev, []string{ke.Object}
+}

@@ -143,13 +143,8 @@ func (b *builder) buildInstance(name string, e *api.ServiceEntry) (*item, []prov
 	declared := map[string]bool{} // kinds with an object left out by a bad tag
 	var failed []string           // services left out by a bad tag
 	for _, ke := range kerrs {
-		sev := providers.SeverityError
-		if errors.Is(ke.Err, label.ErrIgnored) {
-			sev = providers.SeverityWarning
-		}
-		var objs []string
+		sev, objs := providers.KeyErrorKind(ke)
 		if ke.Object != "" {
-			objs = []string{ke.Object}
 			kind, obj, _ := strings.Cut(ke.Object, " ")
 			declared[kind] = true
 			if kind == "tcp" || kind == "udp" {

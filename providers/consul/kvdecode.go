@@ -73,14 +73,7 @@ func DecodeKV(pairs map[string]string, rootKey string) (*config.Configuration, [
 		if key == "" {
 			key = ke.Key
 		}
-		sev := providers.SeverityError
-		if errors.Is(ke.Err, label.ErrIgnored) {
-			sev = providers.SeverityWarning
-		}
-		var objs []string
-		if ke.Object != "" {
-			objs = []string{ke.Object}
-		}
+		sev, objs := providers.KeyErrorKind(ke)
 		ps = append(ps, kvProblem(key, sev, objs, ke.Err.Error()))
 	}
 	if cfg == nil {

@@ -3,7 +3,6 @@ package docker
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -177,17 +176,11 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	}
 	broken := map[string]bool{} // objects disabled by decode errors ("service api")
 	for _, e := range kerrs {
-		sev := providers.SeverityError
+		sev, objs := providers.KeyErrorKind(e)
 		msg := e.Err.Error()
-		if errors.Is(e.Err, label.ErrIgnored) {
-			sev = providers.SeverityWarning
-		} else if e.Object != "" {
+		if sev == providers.SeverityError && e.Object != "" {
 			msg += "; " + e.Object + " left out"
 			broken[e.Object] = true
-		}
-		var objs []string
-		if e.Object != "" {
-			objs = []string{e.Object}
 		}
 		b.add(sev, src+" label "+e.Key, msg, objs...)
 	}
