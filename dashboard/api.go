@@ -93,6 +93,10 @@ type API struct {
 	mu     sync.Mutex // guards closed and wg.Add
 	closed bool
 	wg     sync.WaitGroup
+
+	cvMu    sync.Mutex // guards the content version cache (cluster.go)
+	cvTable Table
+	cv      string
 }
 
 // New builds the API. It returns an error naming the option when the

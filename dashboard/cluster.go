@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/consul"
 )
 
@@ -31,4 +32,22 @@ func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, cs)
+}
+
+// contentVersion is the hash of v's configuration alone (providers.Hash),
+// the version the cluster registration publishes for the same table, so
+// the header and the Cluster tab show one version; computed once per
+// table. "" when it does not encode.
+func (a *API) contentVersion(v *view) string {
+	a.cvMu.Lock()
+	defer a.cvMu.Unlock()
+	if a.cvTable == v.tbl {
+		return a.cv
+	}
+	h, err := providers.Hash(v.merged.Config)
+	if err != nil {
+		h = ""
+	}
+	a.cvTable, a.cv = v.tbl, h
+	return h
 }

@@ -178,10 +178,10 @@ func newFixture(t *testing.T, mutate func(*Options)) *fixture {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	f.db = db
-	if err := db.SaveApplied(context.Background(), f.m1, t0.Add(-time.Hour)); err != nil {
+	if err := db.SaveApplied(context.Background(), f.m1, t0.Add(-time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveApplied(context.Background(), f.m2, t0); err != nil {
+	if err := db.SaveApplied(context.Background(), f.m2, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.tables = newLiveTables(t, f.m2)

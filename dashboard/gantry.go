@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,11 +9,9 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
-	"github.com/gantry-proxy/gantry/store"
 )
 
 // providerItem is one provider in /api/providers.
@@ -79,10 +76,30 @@ func (a *API) providerList(v *view) []providerItem {
 	return items
 }
 
-// problems lists every problem: the providers' (inputs skipped, each with
-// its source) followed by the objects the compiled table reports in error
-// or warning (source "router web@file" etc.), sorted within each group.
+// problems lists every problem: the configuration's (configProblems),
+// then the live ones: failed ACME orders, file certificates near or past
+// their expiry, and backends down.
 func (a *API) problems(v *view) []providers.Problem {
+	out := v.configProblems()
+	if a.opts.Certificates != nil { // live: a failed order changes no configuration
+		out = append(out, a.opts.Certificates.Problems()...)
+	}
+	now := a.opts.Now() // live too: a file certificate nears its expiry
+	out = append(out, certificateProblems(a.certificates(now), now)...)
+	if a.opts.Backends != nil { // live too: a Redis down
+		b := a.opts.Backends()
+		for _, n := range sortedNames(b) {
+			out = append(out, backendProblems(n, b[n])...)
+		}
+	}
+	return out
+}
+
+// configProblems lists the problems of v's configuration: the providers'
+// (inputs skipped, each with its source) followed by the objects the
+// compiled table reports in error or warning (source "router web@file"
+// etc.), sorted within each group, then TLS and notFound errors.
+func (v *view) configProblems() []providers.Problem {
 	out := append([]providers.Problem{}, v.merged.Problems...)
 	add := func(kind, name, status string, errs []string) {
 		if status == StatusEnabled || status == "" {
@@ -152,15 +169,6 @@ func (a *API) problems(v *view) []providers.Problem {
 	for _, e := range v.status.NotFound { // entryPoints.<ep>.http.notFound
 		out = append(out, providers.Problem{Source: "notFound", Message: e, Severity: providers.SeverityError})
 	}
-	if a.opts.Certificates != nil { // live: a failed order changes no configuration
-		out = append(out, a.opts.Certificates.Problems()...)
-	}
-	if a.opts.Backends != nil { // live too: a Redis down
-		b := a.opts.Backends()
-		for _, n := range sortedNames(b) {
-			out = append(out, backendProblems(n, b[n])...)
-		}
-	}
 	return out
 }
 
@@ -179,85 +187,6 @@ func backendProblems(name string, st providers.SourceState) []providers.Problem 
 
 func (a *API) getProblems(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a.problems(a.view()))
-}
-
-// revisionSummary is one entry of /api/revisions (without the config body).
-type revisionSummary struct {
-	Version     string    `json:"version"`
-	At          time.Time `json:"at"`
-	Routers     int       `json:"routers"`
-	Services    int       `json:"services"`
-	Middlewares int       `json:"middlewares"`
-	Problems    int       `json:"problems"`
-	Current     bool      `json:"current"`
-}
-
-func (a *API) getRevisions(w http.ResponseWriter, r *http.Request) {
-	if a.opts.History == nil {
-		writeError(w, http.StatusServiceUnavailable, "no configuration store")
-		return
-	}
-	limit, err := intParam(r, "limit", 50)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	revs, err := a.opts.History.History(r.Context(), limit)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	cur := a.tables.Current().Version()
-	out := make([]revisionSummary, 0, len(revs))
-	for _, rv := range revs {
-		out = append(out, revisionSummary{
-			Version: rv.Version, At: rv.At, Routers: rv.Routers, Services: rv.Services,
-			Middlewares: rv.Middlewares, Problems: len(rv.Problems), Current: rv.Version == cur,
-		})
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-func (a *API) revision(w http.ResponseWriter, r *http.Request, version string) (*store.Revision, bool) {
-	if a.opts.History == nil {
-		writeError(w, http.StatusServiceUnavailable, "no configuration store")
-		return nil, false
-	}
-	rv, err := a.opts.History.Revision(r.Context(), version)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "revision not found: "+version)
-		return nil, false
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return nil, false
-	}
-	return rv, true
-}
-
-func (a *API) getRevision(w http.ResponseWriter, r *http.Request) {
-	if rv, ok := a.revision(w, r, r.PathValue("version")); ok {
-		writeJSON(w, http.StatusOK, rv)
-	}
-}
-
-// diffResponse is /api/revisions/{a}/diff/{b}: what changed from a to b.
-type diffResponse struct {
-	From    string        `json:"from"`
-	To      string        `json:"to"`
-	Changes store.Changes `json:"changes"`
-}
-
-func (a *API) getDiff(w http.ResponseWriter, r *http.Request) {
-	from, ok := a.revision(w, r, r.PathValue("a"))
-	if !ok {
-		return
-	}
-	to, ok := a.revision(w, r, r.PathValue("b"))
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, diffResponse{From: from.Version, To: to.Version, Changes: store.Diff(from.Config, to.Config)})
 }
 
 // SimulateRequest is the body of POST /api/simulate.

@@ -301,9 +301,14 @@ type overview struct {
 	Features  features       `json:"features"`
 	Providers []string       `json:"providers,omitempty"`
 	// Gantry's additions.
-	Version  string `json:"version,omitempty"`
-	Problems int    `json:"problems"`
-	Servers  *struct {
+	Version string `json:"version,omitempty"`
+	// ConfigVersion is the hash of the configuration served alone, as
+	// the cluster registration publishes it (configVersion in
+	// /api/cluster): the version instances compare. Version also hashes
+	// the problems and where objects come from.
+	ConfigVersion string `json:"configVersion,omitempty"`
+	Problems      int    `json:"problems"`
+	Servers       *struct {
 		Total int `json:"total"`
 		Down  int `json:"down"`
 	} `json:"servers,omitempty"`
@@ -325,13 +330,14 @@ func (a *API) overview(v *view) overview {
 		ms = append(ms, it.Status)
 	}
 	o := overview{
-		HTTP:      schemeOverview{Routers: count(rs), Services: count(ss), Middlewares: count(ms)},
-		TCP:       v.tcpOverview(),
-		UDP:       v.udpOverview(),
-		Features:  a.features(),
-		Providers: a.providerNames(),
-		Version:   v.tbl.Version(),
-		Problems:  len(a.problems(v)),
+		HTTP:          schemeOverview{Routers: count(rs), Services: count(ss), Middlewares: count(ms)},
+		TCP:           v.tcpOverview(),
+		UDP:           v.udpOverview(),
+		Features:      a.features(),
+		Providers:     a.providerNames(),
+		Version:       v.tbl.Version(),
+		ConfigVersion: a.contentVersion(v),
+		Problems:      len(a.problems(v)),
 	}
 	if a.health != nil {
 		o.Servers = &struct {

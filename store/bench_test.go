@@ -31,7 +31,7 @@ func BenchmarkSaveApplied(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := db.SaveApplied(b.Context(), ms[i%2], time.Now()); err != nil {
+		if err := db.SaveApplied(b.Context(), ms[i%2], time.Now(), nil); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -39,10 +39,26 @@ var (
 type record struct {
 	At     time.Time         `json:"at"`
 	Merged *providers.Merged `json:"merged"`
+	Counts *Counts           `json:"counts,omitempty"`
 }
 
-// Revision is one applied configuration.
+// Counts are the figures of an applied configuration as the dashboard's
+// overview shows them (dashboard.Counts): HTTP routers, services and
+// middlewares including the internal ones, and the problems of the
+// configuration (the providers' and the compiled table's).
+type Counts struct {
+	Routers     int `json:"routers"`
+	Services    int `json:"services"`
+	Middlewares int `json:"middlewares"`
+	Problems    int `json:"problems"`
+}
+
+// Revision is one application of a configuration: a version applied again
+// later (A, B, C, B) is a new revision with its own Seq.
 type Revision struct {
+	// Seq numbers the applications, increasing (the oldest kept need not
+	// be 1: older ones are trimmed).
+	Seq uint64 `json:"seq"`
 	// Version is the Merged Version (hex SHA-256 of the canonical config).
 	Version string `json:"version"`
 	// At is when the configuration was applied.
@@ -55,6 +71,8 @@ type Revision struct {
 	Routers     int `json:"routers"`
 	Services    int `json:"services"`
 	Middlewares int `json:"middlewares"`
+	// Counts are the figures given to SaveApplied; nil when none were.
+	Counts *Counts `json:"counts,omitempty"`
 }
 
 // DB is the bbolt-backed store. Create it with Open; it is safe for
@@ -191,18 +209,19 @@ func (d *DB) Close() error {
 
 func seqKey(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
-// SaveApplied records m, applied at time at, as the newest revision. Saving
-// the Version of the newest revision again is a no-op. Revisions beyond the
+// SaveApplied records m, applied at time at, with its figures (nil: none),
+// as the newest revision. Saving the Version of the newest revision again
+// is a no-op. Revisions beyond the
 // history bound are deleted, oldest first. Errors come from bbolt or from
 // encoding m.
-func (d *DB) SaveApplied(ctx context.Context, m *providers.Merged, at time.Time) error {
+func (d *DB) SaveApplied(ctx context.Context, m *providers.Merged, at time.Time, counts *Counts) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if m == nil || m.Config == nil {
 		return errors.New("store: save: nil configuration")
 	}
-	js, err := json.Marshal(record{At: at, Merged: m})
+	js, err := json.Marshal(record{At: at, Merged: m, Counts: counts})
 	if err != nil {
 		return fmt.Errorf("store: encode revision %s: %w", m.Version, err)
 	}
@@ -284,7 +303,7 @@ func (d *DB) decode(key, val []byte) (*Revision, *providers.Merged, error) {
 		return nil, nil, fmt.Errorf("store: revision %d: no configuration", binary.BigEndian.Uint64(key))
 	}
 	m := r.Merged
-	rev := &Revision{Version: m.Version, At: r.At, Sources: m.Sources, Problems: m.Problems, Config: m.Config}
+	rev := &Revision{Seq: binary.BigEndian.Uint64(key), Version: m.Version, At: r.At, Sources: m.Sources, Problems: m.Problems, Config: m.Config, Counts: r.Counts}
 	if h := m.Config.HTTP; h != nil {
 		rev.Routers, rev.Services, rev.Middlewares = len(h.Routers), len(h.Services), len(h.Middlewares)
 	}

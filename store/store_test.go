@@ -60,7 +60,7 @@ func TestSaveAndLastGoodSurviveReopen(t *testing.T) {
 	}
 	m := merged(t, "a", "b")
 	at := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
-	if err := db.SaveApplied(ctx, m, at); err != nil {
+	if err := db.SaveApplied(ctx, m, at, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -99,11 +99,11 @@ func TestHistoryIsBoundedNewestFirst(t *testing.T) {
 	for i, r := range []string{"a", "b", "c", "d", "e"} {
 		m := merged(t, r)
 		versions = append(versions, m.Version)
-		if err := db.SaveApplied(ctx, m, t0.Add(time.Duration(i)*time.Second)); err != nil {
+		if err := db.SaveApplied(ctx, m, t0.Add(time.Duration(i)*time.Second), nil); err != nil {
 			t.Fatal(err)
 		}
 		// Saving the newest version again adds nothing.
-		if err := db.SaveApplied(ctx, m, t0.Add(time.Hour)); err != nil {
+		if err := db.SaveApplied(ctx, m, t0.Add(time.Hour), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,12 +129,40 @@ func TestHistoryIsBoundedNewestFirst(t *testing.T) {
 		t.Errorf("trimmed revision: got %v, want ErrNotFound", err)
 	}
 	// A version applied again later becomes the newest revision.
-	if err := db.SaveApplied(ctx, merged(t, "c"), t0.Add(time.Minute)); err != nil {
+	if err := db.SaveApplied(ctx, merged(t, "c"), t0.Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	last, _ := db.LastGood(ctx)
 	if last.Version != versions[2] {
 		t.Errorf("last good %s, want re-applied %s", last.Version, versions[2])
+	}
+}
+
+// TestRecurringVersionIsEachApplication: A, B, C, B are four revisions,
+// newest first, each with its own increasing Seq and its figures.
+func TestRecurringVersionIsEachApplication(t *testing.T) {
+	ctx := t.Context()
+	db := open(t, filepath.Join(t.TempDir(), "g.db"), 10)
+	defer db.Close()
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	for i, r := range []string{"a", "b", "c", "b"} {
+		if err := db.SaveApplied(ctx, merged(t, r), t0.Add(time.Duration(i)*time.Second), &store.Counts{Routers: i + 1, Problems: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, err := db.History(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 4 {
+		t.Fatalf("history has %d revisions, want 4 (every application)", len(hist))
+	}
+	b := merged(t, "b").Version
+	if hist[0].Version != b || hist[2].Version != b || hist[0].Seq <= hist[1].Seq || hist[1].Seq <= hist[2].Seq || hist[2].Seq <= hist[3].Seq {
+		t.Errorf("history %+v, want b, c, b, a with decreasing seq", hist)
+	}
+	if c := hist[0].Counts; c == nil || c.Routers != 4 || c.Problems != 3 {
+		t.Errorf("newest counts %+v, want the ones saved", c)
 	}
 }
 
@@ -159,7 +187,7 @@ func TestCorruptDatabaseIsMovedAside(t *testing.T) {
 	if _, err := db.LastGood(t.Context()); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("LastGood after recovery: %v, want ErrNotFound", err)
 	}
-	if err := db.SaveApplied(t.Context(), merged(t, "a"), time.Now()); err != nil {
+	if err := db.SaveApplied(t.Context(), merged(t, "a"), time.Now(), nil); err != nil {
 		t.Errorf("save into the fresh store: %v", err)
 	}
 }
@@ -167,7 +195,7 @@ func TestCorruptDatabaseIsMovedAside(t *testing.T) {
 func TestTruncatedDatabaseIsMovedAside(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gantry.db")
 	db := open(t, path, 0)
-	if err := db.SaveApplied(t.Context(), merged(t, "a"), time.Now()); err != nil {
+	if err := db.SaveApplied(t.Context(), merged(t, "a"), time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -192,7 +220,7 @@ func TestUndecodableRevisionIsSkipped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gantry.db")
 	db := open(t, path, 0)
 	good := merged(t, "good")
-	if err := db.SaveApplied(ctx, good, time.Now()); err != nil {
+	if err := db.SaveApplied(ctx, good, time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -239,7 +267,7 @@ func TestContextCancelled(t *testing.T) {
 	defer db.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := db.SaveApplied(ctx, merged(t, "a"), time.Now()); !errors.Is(err, context.Canceled) {
+	if err := db.SaveApplied(ctx, merged(t, "a"), time.Now(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }

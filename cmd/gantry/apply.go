@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dashboard"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
@@ -18,11 +19,12 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/store"
 )
 
 // saver persists an applied configuration (store.DB).
 type saver interface {
-	SaveApplied(ctx context.Context, m *providers.Merged, at time.Time) error
+	SaveApplied(ctx context.Context, m *providers.Merged, at time.Time, counts *store.Counts) error
 }
 
 // applier turns merged configurations into live routing tables
@@ -195,7 +197,9 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	// Saved before anyone is told: a dashboard that hears of the new
 	// version and reads /api/revisions must find it there.
 	if save && a.store != nil {
-		if err := a.store.SaveApplied(ctx, saved, time.Now()); err != nil {
+		// With the figures the dashboard's overview shows for this table,
+		// so its Revisions tab counts as the overview does.
+		if err := a.store.SaveApplied(ctx, saved, time.Now(), dashboard.Counts(t)); err != nil {
 			a.log.Error("save applied configuration", "version", m.Version, "error", err)
 		}
 	}

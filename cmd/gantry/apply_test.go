@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/store"
 )
 
 // apply swaps in a new table, saves only when asked, and logs each problem
@@ -59,4 +60,7 @@ func TestApplyLogsProblemsOnce(t *testing.T) {
 
 type saverFunc func()
 
-func (f saverFunc) SaveApplied(context.Context, *providers.Merged, time.Time) error { f(); return nil }
+func (f saverFunc) SaveApplied(context.Context, *providers.Merged, time.Time, *store.Counts) error {
+	f()
+	return nil
+}

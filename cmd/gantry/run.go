@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -494,22 +495,11 @@ func accessLogWriter(c *static.AccessLog) (io.Writer, func(), error) {
 }
 
 // newRegistration fills cluster's defaults (instanceID "<hostname>-<port>",
-// port: the first TCP entrypoint's, by name) and builds the Consul
-// registration.
+// port: registrationPort's) and builds the Consul registration.
 func newRegistration(c *static.Configuration, log *slog.Logger) (*consul.Registration, error) {
 	cl := *c.Cluster
 	if cl.Port == 0 {
-		for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
-			ep := c.EntryPoints[name]
-			if isUDP(ep) {
-				continue
-			}
-			addr, _, _ := strings.Cut(ep.Address, "/")
-			if _, p, err := net.SplitHostPort(addr); err == nil {
-				cl.Port, _ = strconv.Atoi(p)
-				break
-			}
-		}
+		cl.Port = registrationPort(c)
 	}
 	if cl.InstanceID == "" {
 		h, err := os.Hostname()
@@ -519,6 +509,44 @@ func newRegistration(c *static.Configuration, log *slog.Logger) (*consul.Registr
 		cl.InstanceID = h + "-" + strconv.Itoa(cl.Port)
 	}
 	return consul.NewRegistration(&cl, log)
+}
+
+// registrationPort is the port clients of the instance are sent to (Consul
+// DNS, load balancers): the first TCP entrypoint by name that serves
+// traffic, not one that serves only Gantry itself: "traefik" (the API's)
+// and the entrypoints of ping and metrics.prometheus. With no other, the
+// first TCP entrypoint; 0 with none.
+func registrationPort(c *static.Configuration) int {
+	internal := map[string]bool{"traefik": true}
+	if c.Ping != nil {
+		internal[cmp.Or(c.Ping.EntryPoint, "traefik")] = true
+	}
+	if c.Metrics != nil && c.Metrics.Prometheus != nil {
+		internal[cmp.Or(c.Metrics.Prometheus.EntryPoint, "traefik")] = true
+	}
+	first := 0
+	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
+		ep := c.EntryPoints[name]
+		if ep == nil || isUDP(ep) {
+			continue
+		}
+		addr, _, _ := strings.Cut(ep.Address, "/")
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			continue
+		}
+		if !internal[name] {
+			return port
+		}
+		if first == 0 {
+			first = port
+		}
+	}
+	return first
 }
 
 // http01EntryPoints lists the entrypoints the ACME resolvers answer

@@ -13,7 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +27,13 @@ import (
 // now, signed by a CA named caName, and its key, into dir.
 func writeIssuedCert(t *testing.T, dir, host, caName string, validity time.Duration) (certFile, keyFile string) {
 	t.Helper()
+	return writeCertSpan(t, dir, host, caName, time.Now().Add(-time.Hour), time.Now().Add(validity))
+}
+
+// writeCertSpan is writeIssuedCert for a certificate valid from notBefore
+// to notAfter.
+func writeCertSpan(t *testing.T, dir, host, caName string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: caName}, IsCA: true, BasicConstraintsValid: true,
 		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour)}
@@ -37,7 +44,7 @@ func writeIssuedCert(t *testing.T, dir, host, caName string, validity time.Durat
 	caCert, _ := x509.ParseCertificate(caDER)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	leaf := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(validity)}
+		NotBefore: notBefore, NotAfter: notAfter}
 	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
@@ -53,18 +60,25 @@ func writeIssuedCert(t *testing.T, dir, host, caName string, validity time.Durat
 	return certFile, keyFile
 }
 
-// TestCertificatesPageWithRealCertificates: Pebble issues a.test (20-day
-// certificates) to resolver le over TLS-ALPN-01; resolver down asks a CA
-// that refuses connections for b.test; tls.certificates holds a file
-// certificate for c.test expiring in 5 days. The certificates page shows
-// each with its hosts, issuer, resolver ("file" for c.test), the days left
-// as a bar sized by them (amber 19 days, red 4 days), and the renewal
-// state: valid with its renewal date, failed with the CA's error, the file
-// one not renewed. Screenshot: certificates.png.
+// TestCertificatesPageWithRealCertificates (issue 28 item 4): Pebble
+// issues a.test 1-hour certificates to resolver le over TLS-ALPN-01;
+// resolver down asks a CA that refuses connections for b.test;
+// tls.certificates holds c.test, issued 88 days ago and expiring in 2
+// days, and e.test, fresh for 90 days. The certificates page shows each
+// with its hosts, issuer, resolver ("file" for the file ones), the time
+// left in hours and minutes under a day (a.test "59 min", never "0 days"),
+// days and hours above, a bar of the fraction of its lifetime left
+// coloured by it and by the renewal window (a.test green before its
+// renewal time, c.test red, e.test green), the renewal with its time of
+// day, failed with the CA's error, the file ones not renewed (c.test
+// "expiring", to replace before its expiry), and the routers each serves
+// (c@file, e@file; not "store default"). c.test near expiry is a warning
+// on the Problems page naming router c@file. Screenshots:
+// certificates.png, certificates-problem.png.
 func TestCertificatesPageWithRealCertificates(t *testing.T) {
 	ctx := browser(t)
 	securePort := harness.FreePort(t)
-	pb := harness.NewPebble(t, harness.FreePort(t), securePort, 20*24*time.Hour)
+	pb := harness.NewPebble(t, harness.FreePort(t), securePort, time.Hour)
 	pb.Start(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,7 +88,8 @@ func TestCertificatesPageWithRealCertificates(t *testing.T) {
 	l.Close()
 	be := harness.StartWhoami(t, "app")
 	dir := t.TempDir()
-	certFile, keyFile := writeIssuedCert(t, dir, "c.test", "Gantry Test File CA", 5*24*time.Hour)
+	certFile, keyFile := writeCertSpan(t, dir, "c.test", "Gantry Test File CA", time.Now().Add(-88*24*time.Hour), time.Now().Add(2*24*time.Hour))
+	eCert, eKey := writeIssuedCert(t, dir, "e.test", "Gantry Test File CA", 90*24*time.Hour)
 	harness.WriteFile(t, dir, "app.yml", fmt.Sprintf(`
 http:
   routers:
@@ -95,6 +110,11 @@ http:
       entryPoints: [websecure]
       service: app
       tls: {}
+    e:
+      rule: Host(`+"`e.test`"+`) && PathPrefix(`+"`/`"+`)
+      entryPoints: [websecure]
+      service: app
+      tls: {}
   services:
     app:
       loadBalancer:
@@ -103,7 +123,9 @@ tls:
   certificates:
     - certFile: %s
       keyFile: %s
-`, be, certFile, keyFile))
+    - certFile: %s
+      keyFile: %s
+`, be, certFile, keyFile, eCert, eKey))
 	g := harness.Start(t, fmt.Sprintf(`
 entryPoints:
   websecure:
@@ -138,11 +160,13 @@ certificatesResolvers:
 		return c.Close()
 	})
 	admin := g.URL(t, "traefik", "")
+	harness.TryGet(t, 15*time.Second, admin+"/api/problems", harness.StatusIs(200), harness.BodyContains("certificate c.test"), harness.BodyContains(`"router c@file"`))
 	step(t, ctx, "open the certificates page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#certificates"),
 		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="a.test"][data-state="valid"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="b.test"][data-state="failed"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="c.test"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="e.test"]`)),
 	)
 	read := func(host string) []string {
 		js := fmt.Sprintf(`Array.from(document.querySelectorAll('#cert-list tr[data-cert="%s"] td')).map((td) => td.innerText)`, host)
@@ -155,13 +179,7 @@ certificatesResolvers:
 	expiryClass := func(host string) string {
 		return textOf(t, ctx, "read the expiry class of "+host, `#cert-list tr[data-cert="`+host+`"] .expiry`, "className")
 	}
-	days := func(cell string) int {
-		n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cell), "days")))
-		if err != nil {
-			t.Errorf("expiry cell %q is not 'N days'", cell)
-		}
-		return n
-	}
+	timeOfDay := regexp.MustCompile(`\d{1,2}:\d{2}`)
 
 	a := read("a.test")
 	if len(a) != 6 {
@@ -170,16 +188,16 @@ certificatesResolvers:
 	if !strings.Contains(a[1], "Pebble") || a[2] != "le" {
 		t.Errorf("a.test issuer %q resolver %q, want Pebble's intermediate and le", a[1], a[2])
 	}
-	if d := days(a[3]); d < 18 || d > 20 {
-		t.Errorf("a.test expires in %d days, want about 19 (a 20-day Pebble certificate)", d)
+	if !regexp.MustCompile(`^(5\d min|1 h 0 min)$`).MatchString(strings.TrimSpace(a[3])) {
+		t.Errorf("a.test (a 1-hour certificate) expires in %q, want 50 min to 1 h 0 min", a[3])
 	}
-	if w := barWidth("a.test"); w < 19 || w > 23 || !strings.Contains(expiryClass("a.test"), "soon") {
-		t.Errorf("a.test bar %.1f%% class %q, want about 21%% (19/90) and soon (amber: under 30 days)", w, expiryClass("a.test"))
+	if w := barWidth("a.test"); w < 80 || !strings.Contains(expiryClass("a.test"), "fine") {
+		t.Errorf("a.test bar %.1f%% class %q, want over 80%% of its lifetime left and fine (before its renewal time)", w, expiryClass("a.test"))
 	}
-	if !strings.Contains(a[4], "valid") || !strings.Contains(a[4], "renews") {
-		t.Errorf("a.test state %q, want valid with its renewal date", a[4])
+	if !strings.Contains(a[4], "valid") || !strings.Contains(a[4], "renews") || !timeOfDay.MatchString(a[4]) || !strings.Contains(a[4], "min)") {
+		t.Errorf("a.test state %q, want valid with its renewal date and time of day, in minutes", a[4])
 	}
-	if !strings.Contains(a[5], "a@file") {
+	if strings.TrimSpace(a[5]) != "a@file" {
 		t.Errorf("a.test used by %q, want router a@file", a[5])
 	}
 
@@ -192,11 +210,29 @@ certificatesResolvers:
 	if len(c) != 6 || !strings.Contains(c[1], "Gantry Test File CA") || c[2] != "file" || !strings.Contains(c[4], "not renewed") {
 		t.Errorf("c.test row %q, want the file CA, resolver file, not renewed", c)
 	}
-	if d := days(c[3]); d < 4 || d > 5 {
-		t.Errorf("c.test expires in %d days, want 4 or 5", d)
+	if !regexp.MustCompile(`^(1 day|2 days) \d+ h$`).MatchString(strings.TrimSpace(c[3])) {
+		t.Errorf("c.test expires in %q, want about 2 days in days and hours", c[3])
 	}
-	if w := barWidth("c.test"); w < 3 || w > 7 || !strings.Contains(expiryClass("c.test"), "bad") {
-		t.Errorf("c.test bar %.1f%% class %q, want about 5%% and bad (red: under 7 days)", w, expiryClass("c.test"))
+	if w := barWidth("c.test"); w > 4 || !strings.Contains(expiryClass("c.test"), "bad") {
+		t.Errorf("c.test bar %.1f%% class %q, want about 2%% (2 of 90 days) and bad (red: under a tenth left)", w, expiryClass("c.test"))
+	}
+	if !strings.Contains(c[4], "expiring") || !strings.Contains(c[4], "replace before") || !timeOfDay.MatchString(c[4]) {
+		t.Errorf("c.test state %q, want expiring, replace before its expiry time", c[4])
+	}
+	if strings.TrimSpace(c[5]) != "c@file" {
+		t.Errorf("c.test used by %q, want the router it serves, c@file", c[5])
+	}
+	e := read("e.test")
+	if len(e) != 6 || !strings.Contains(e[4], "valid") || strings.TrimSpace(e[5]) != "e@file" || !strings.Contains(expiryClass("e.test"), "fine") {
+		t.Errorf("e.test row %q class %q, want valid, used by e@file, fine", e, expiryClass("e.test"))
 	}
 	shot(t, ctx, "certificates.png")
+
+	step(t, ctx, "see the file certificate on the problems page", 15*time.Second,
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`),
+		chromedp.WaitVisible(chromedp.CSS(`#problem-groups [data-source="tls.certificates"] li.warning`)))
+	if p := textOf(t, ctx, "read the certificate problem", `#problem-groups [data-source="tls.certificates"] li.warning`, "innerText"); !strings.Contains(p, "c.test") || !strings.Contains(p, "c@file") || !strings.Contains(p, "expires in") {
+		t.Errorf("certificate problem %q, want c.test, router c@file, expires in", p)
+	}
+	shot(t, ctx, "certificates-problem.png")
 }

@@ -112,3 +112,69 @@ cluster:
 	}
 	_ = three
 }
+
+// TestClusterHeaderAndRegistration (issue 28 item 9): with no
+// cluster.port, the instance registers the port of its first entrypoint
+// that serves traffic (web), not the API's (traefik, which sorts first),
+// so Consul DNS sends clients to the proxy; the header's version is the
+// one the Cluster tab lists for this instance; at 1400 px the header with
+// the Cluster tab stays on one line, every tab visible. Screenshot:
+// cluster-header.png.
+func TestClusterHeaderAndRegistration(t *testing.T) {
+	consul := harness.StartConsul(t, "gantry-dashboard-test")
+	ctx := browser(t)
+	backend := "http://" + harness.StartWhoami(t, "backend-1")
+	dir := t.TempDir()
+	harness.WriteFile(t, dir, "dynamic.yml", dynamicConfig(backend, "first"))
+	web := harness.FreeAddr(t)
+	g := harness.Start(t, fmt.Sprintf(`entryPoints:
+  web:
+    address: %q
+  traefik:
+    address: %q
+api:
+  insecure: true
+providers:
+  file:
+    directory: %q
+cluster:
+  consul:
+    address: %q
+  instanceID: gantry-solo
+  ttl: 2s
+`, web, harness.FreeAddr(t), dir, consul))
+	admin := g.URL(t, "traefik", "")
+	_, webPort, _ := strings.Cut(web, ":")
+	harness.TryGet(t, 20*time.Second, admin+"/api/cluster", harness.StatusIs(200),
+		harness.BodyContains(`"id":"gantry-solo"`), harness.BodyContains(`"port":`+webPort+`,`))
+	step(t, ctx, "open the cluster tab", 30*time.Second,
+		chromedp.Navigate(admin+"/dashboard/#cluster"),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-solo"][data-agree="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+	)
+	row := textOf(t, ctx, "read the instance's row", `#cluster-list tr[data-instance="gantry-solo"]`, "innerText")
+	if !strings.Contains(row, ":"+webPort) {
+		t.Errorf("instance row %q, want the web entrypoint's port %s", row, webPort)
+	}
+	var header, listed string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		header = textOf(t, ctx, "read the header's version", `#version`, "textContent")
+		listed = textOf(t, ctx, "read the listed version", `#cluster-list tr[data-instance="gantry-solo"] td:nth-child(3)`, "textContent")
+		if header == listed {
+			break
+		}
+	}
+	if header == "" || header != listed {
+		t.Errorf("header version %q, Cluster tab's for this instance %q: want the same", header, listed)
+	}
+	layout := value(t, ctx, "measure the header", 5*time.Second, chromedp.Evaluate[[]float64](`(() => {
+		const tabs = [...document.querySelectorAll('#tabs a')].filter((a) => !a.hidden);
+		const tops = new Set(tabs.map((a) => Math.round(a.getBoundingClientRect().top)));
+		const nav = document.getElementById('tabs'), v = document.getElementById('version').getBoundingClientRect(), h = document.querySelector('header').getBoundingClientRect();
+		return [tops.size, nav.scrollWidth - nav.clientWidth, h.height, v.bottom - h.bottom, v.right - window.innerWidth];
+	})()`))
+	if layout[0] != 1 || layout[1] > 0 || layout[2] > 60 || layout[3] > 0 || layout[4] > 0 {
+		t.Errorf("header at 1400 px: %v rows of tabs, %vpx of tabs hidden, %vpx high, version %vpx below and %vpx right of it: want one line, everything visible", layout[0], layout[1], layout[2], layout[3], layout[4])
+	}
+	shot(t, ctx, "cluster-header.png")
+}

@@ -19,10 +19,10 @@ import { renderRouters, renderRates, renderServices, renderInflight, renderMiddl
 import { renderDetail, closeDetail, pushDetail, refreshLive } from './detail.js';
 import { loadTCPUDP, refreshStreamCounters } from './tcpudp.js';
 import { fillEntryPoints, simulate } from './sim.js';
-import { renderChangelog, addChange, loadHistory } from './changes.js';
+import { addChange, loadChanges } from './changes.js';
 import { loadRevisions, initRevisions } from './revisions.js';
 import { loadCertificates } from './certificates.js';
-import { loadCluster } from './cluster.js';
+import { loadCluster, showVersion } from './cluster.js';
 import { staticCard, loadStatic } from './static.js';
 import { renderProblems, renderEntryPoints, renderProviders } from './lists.js';
 
@@ -103,7 +103,7 @@ async function loadAll() {
   loadCertificates();
   loadCluster().catch(console.error);
   loadMigration(api).catch(console.error);
-  if (ov.version) document.getElementById('version').textContent = ov.version.slice(0, 12);
+  showVersion(ov);
   document.body.dataset.version = ov.version || '';
 }
 
@@ -122,7 +122,7 @@ async function refreshHealth() {
 let reloadTimer = null;
 function scheduleReload() {
   clearTimeout(reloadTimer);
-  reloadTimer = setTimeout(() => { loadAll().catch(console.error); loadRevisions(); loadEntryPoints(); }, 50);
+  reloadTimer = setTimeout(() => { loadAll().catch(console.error); loadRevisions(); loadChanges(); loadEntryPoints(); }, 50);
 }
 
 function onStats(m) {
@@ -185,9 +185,8 @@ document.getElementById('sim-form').addEventListener('submit', (e) => simulate(e
 overviewCharts = new LiveCharts('overview', '');
 document.getElementById('overview-charts').append(overviewCharts.el);
 rangeButtons(document.querySelector('.ranges[data-for=overview]'), overviewCharts);
-renderChangelog();
 loadEntryPoints().then(showTab);
 loadAll().catch(console.error);
 loadRevisions();
-loadHistory();
+loadChanges();
 connect();

@@ -1,10 +1,15 @@
-// The overview's "Recent changes": each configuration change as the
-// WebSocket's "config" messages announce it, filled after a page load from
-// the stored revisions, with the objects it added, removed and changed.
+// The overview's "Recent changes": every application of a configuration,
+// newest first, in order, with the HTTP objects it added, removed and
+// changed against the application before it. A version applied again
+// (A→B→C→B) is listed each time it was applied. Read from the stored
+// revisions (GET /api/revisions, re-read on each "config" message);
+// without a store, the WebSocket's "config" messages since the page loaded.
 import { el } from './dom.js';
-import { getJSON, enc } from './common.js';
+import { getJSON } from './common.js';
 
-const changes = []; // {at, version, changes}, newest first
+const LIMIT = 20;
+let stored = null; // /api/revisions (newest first); null: no store
+const live = []; // {at, version, changes} from "config" messages, newest first
 
 function changeParts(ch) {
   const parts = [];
@@ -17,31 +22,29 @@ function changeParts(ch) {
   return parts;
 }
 
-export function renderChangelog() {
+function renderChangelog() {
   const ul = document.getElementById('changelog');
-  const seen = new Set();
-  const list = changes.filter((c) => !seen.has(c.version) && seen.add(c.version));
-  ul.replaceChildren(...(list.length ? list.slice(0, 20).map((c) => {
+  const list = stored || live;
+  ul.replaceChildren(...(list.length ? list.slice(0, LIMIT).map((c) => {
     const parts = changeParts(c.changes);
-    return el('li', { 'data-version': c.version }, el('span', { class: 'mono' }, new Date(c.at).toLocaleString() + ' ' + c.version.slice(0, 12) + ' '), parts.length ? parts : 'no object changes');
+    const none = c.changes ? 'same HTTP objects (TCP/UDP, TLS, problems or sources changed)' : 'oldest kept revision';
+    return el('li', { 'data-version': c.version, 'data-seq': c.seq ?? '', class: c.current ? 'current' : '' },
+      el('span', { class: 'mono' }, new Date(c.at).toLocaleString() + (c.seq ? ' #' + c.seq : '') + ' ' + c.version.slice(0, 12) + ' '),
+      parts.length ? parts : el('span', { class: 'meta' }, none));
   }) : [el('li', { class: 'empty' }, 'no changes recorded yet')]));
 }
 
-// addChange records a "config" message's change and re-renders.
+// addChange records a "config" message's change; shown only without a
+// store (with one, loadChanges re-reads the revisions).
 export function addChange(c) {
-  changes.unshift(c);
-  renderChangelog();
+  live.unshift(c);
+  if (live.length > LIMIT) live.pop();
+  if (!stored) renderChangelog();
 }
 
-// loadHistory fills the recent changes from the stored revisions, so the
-// list is not empty after a reload of the page or of Gantry.
-export async function loadHistory() {
-  let revs;
-  try { revs = await getJSON('revisions?limit=11'); } catch { return; }
-  const diffs = await Promise.all(revs.slice(0, -1).map((r, i) =>
-    getJSON(`revisions/${enc(revs[i + 1].version)}/diff/${enc(r.version)}`).then((d) => ({ at: r.at, version: r.version, changes: d.changes })).catch(() => null)));
-  const have = new Set(changes.map((c) => c.version));
-  for (const d of diffs) if (d && !have.has(d.version)) changes.push(d);
-  changes.sort((a, b) => new Date(b.at) - new Date(a.at));
+// loadChanges re-reads the stored revisions, so the list survives a
+// reload of the page or of Gantry and never drops an application.
+export async function loadChanges() {
+  try { stored = await getJSON('revisions?limit=' + LIMIT); } catch { stored = null; }
   renderChangelog();
 }

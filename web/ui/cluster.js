@@ -53,3 +53,16 @@ export async function loadCluster(minGapMs = 0) {
   const body = await r.json().catch(() => ({}));
   renderCluster(r.ok ? body : { error: body.message || r.status });
 }
+
+// showVersion puts the configuration version in the header: the content
+// version (/api/overview configVersion), the one the Cluster tab lists
+// for this instance, so both read the same; the revision version (which
+// also hashes problems and origins) is in its title.
+export function showVersion(ov) {
+  const v = ov.configVersion || ov.version;
+  if (!v) return;
+  const h = document.getElementById('version');
+  h.textContent = v.slice(0, 12);
+  h.dataset.version = v;
+  h.title = 'configuration ' + v + (ov.version && ov.version !== v ? '\nrevision ' + ov.version : '');
+}

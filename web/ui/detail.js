@@ -9,6 +9,7 @@ import { LiveCharts, rangeButtons } from './livecharts.js';
 import { routerState, serviceState, leaves, splitError, paint, refreshStates } from './health.js';
 import { tlsPanel } from './tls.js';
 import { statsBlock } from './tcpudp.js';
+import { redirectNote } from './lists.js';
 
 // detail is the object page being shown: {kind, name, charts}.
 let detail = null;
@@ -158,6 +159,7 @@ export function renderDetail() {
       parts = [header('entrypoint', it ? { status: 'enabled' } : null, r.name)];
       if (it) {
         parts.push(el('p', {}, 'Address: ', el('span', { class: 'mono' }, it.address || ''), ' · ', it.dynamic ? el('span', { class: 'tag dyn' }, 'dynamic') : 'static'));
+        parts.push(redirectNote(it));
         if (it.dynamic) parts.push(el('p', {}, 'Asked for by: ', (it.requestedBy || []).map((q) => [el('strong', {}, q.provider), q.source ? ' (' + q.source + ')' : '', ' ']), (it.requestedBy || []).length ? '' : 'no provider any more (draining)'));
         parts.push(el('p', {}, 'Routers: ', state.routers.filter((x) => (x.using || x.entryPoints || []).includes(r.name)).map((x) => [link('router', x.name), ' '])));
         parts.push(el('h3', {}, 'Definition'), definition(it));

@@ -90,6 +90,21 @@ function serviceTree(name, ctx, depth, label) {
   return el('div', { class: 'tree' }, node, kids.length ? el('div', { class: 'children' }, kids) : null);
 }
 
+// redirectBox draws where an entrypoint redirection sends requests: a
+// router on noop@internal whose redirectScheme middleware answers them
+// ("https :8443", permanent 301); null for any other router.
+function redirectBox(r, ctx) {
+  if (r.service !== 'noop@internal') return null;
+  for (const name of r.middlewares || []) {
+    const rs = (ctx.middlewares[name] || {}).redirectScheme;
+    if (rs) {
+      return box('redirect', (rs.scheme || 'https') + (rs.port ? ' :' + rs.port : ''), '#middleware/' + encodeURIComponent(name), 'enabled',
+        [rs.permanent ? 'permanent redirect (301)' : 'temporary redirect (302)']);
+    }
+  }
+  return null;
+}
+
 // routeFlow draws router r; ctx = {middlewares, services, live, proto}
 // where the first two map qualified names to API items, live maps server
 // URLs to their live state and proto is '' (HTTP), 'tcp' or 'udp' (the
@@ -109,7 +124,7 @@ export function routeFlow(r, ctx) {
     cols.push(column('mw', m ? box('middleware', name, href, m.status, [m.type || ''], m.error)
       : box('middleware', name, href, 'disabled', [], ['middleware does not exist'])));
   }
-  cols.push(column('svc', r.service ? serviceTree(r.service, ctx, 0, '') : box('service', 'none', '#services', 'disabled', [], ['no service'])));
+  cols.push(column('svc', redirectBox(r, ctx) || (r.service ? serviceTree(r.service, ctx, 0, '') : box('service', 'none', '#services', 'disabled', [], ['no service']))));
   return el('div', { class: 'flow', 'data-router': r.name }, cols);
 }
 

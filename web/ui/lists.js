@@ -64,3 +64,12 @@ export function renderProviders(list) {
     p.lastError ? el('div', { class: 'err' }, 'Last error: ', p.lastError) : null,
     (p.problemList || []).length ? el('p', {}, el('a', { href: '#problems' }, (p.problemList || []).length + ' problems')) : null)));
 }
+
+// redirectNote says where entrypoint ep redirects every request
+// (entryPoints.<name>.http.redirections); nothing ([]) when it does not.
+export function redirectNote(ep) {
+  const rd = ((ep.http || {}).redirections || {}).entryPoint;
+  if (!rd) return [];
+  return el('p', { class: 'redirects' }, 'Redirects every request to entrypoint ', link('entrypoint', rd.to), ' (', rd.scheme || 'https',
+    rd.permanent === false ? ', temporary' : ', permanent', ')');
+}

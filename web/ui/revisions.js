@@ -6,14 +6,19 @@ import { el } from './dom.js';
 import { getJSON, enc, fill } from './common.js';
 import { compare, lineDiff, hunks } from './diff.js';
 
+// loadRevisions lists every application of a configuration, newest
+// first: a version applied again is a new row (#seq), and only the newest
+// is "(current)". The counts are the overview's (/api/revisions).
 export async function loadRevisions() {
   let list;
   try { list = await getJSON('revisions?limit=50'); } catch { list = []; }
-  fill(document.querySelector('#revisions tbody'), list.map((r, i) => el('tr', { 'data-version': r.version },
+  fill(document.querySelector('#revisions tbody'), list.map((r, i) => el('tr', { 'data-version': r.version, 'data-seq': r.seq, class: r.current ? 'current' : '' },
     el('td', {}, el('input', { type: 'radio', name: 'rev-a', value: r.version, checked: i === 1 })),
     el('td', {}, el('input', { type: 'radio', name: 'rev-b', value: r.version, checked: i === 0 })),
+    el('td', { class: 'mono seq' }, '#' + r.seq),
     el('td', { class: 'mono' }, r.version.slice(0, 16), r.current ? ' (current)' : ''),
-    el('td', {}, new Date(r.at).toLocaleString()), el('td', {}, r.routers), el('td', {}, r.services), el('td', {}, r.middlewares), el('td', {}, r.problems))));
+    el('td', {}, new Date(r.at).toLocaleString()), el('td', { class: 'routers' }, r.routers), el('td', { class: 'services' }, r.services),
+    el('td', { class: 'middlewares' }, r.middlewares), el('td', { class: 'problems' + (r.problems ? ' error' : '') }, r.problems))));
 }
 
 async function showDiff() {
