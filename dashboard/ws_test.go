@@ -107,7 +107,7 @@ func TestWebSocketDiffAfterFileChange(t *testing.T) {
 	srv := httptest.NewServer(a.Handler())
 	defer srv.Close()
 	c := dialWS(t, srv)
-	hello := next(t, c, "config", time.Now().Add(5*time.Second))
+	hello := next(t, c, "config", time.Now().Add(30*time.Second))
 	if hello.Version != active.Load().Version() || hello.Changes != nil || hello.Overview.HTTP.Routers.Total != 1 {
 		t.Fatalf("hello: version %s changes %v routers %d; want the live version, no changes, 1 router", hello.Version, hello.Changes, hello.Overview.HTTP.Routers.Total)
 	}
@@ -118,7 +118,7 @@ func TestWebSocketDiffAfterFileChange(t *testing.T) {
 	if err := os.WriteFile(path, []byte(v2), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := next(t, c, "config", wrote.Add(time.Second))
+	m := next(t, c, "config", wrote.Add(30*time.Second))
 	if m.Changes == nil {
 		t.Fatalf("config message without changes: %+v", m)
 	}
@@ -137,10 +137,10 @@ func TestWebSocketHealthAndStats(t *testing.T) {
 	srv := httptest.NewServer(f.api.Handler())
 	defer srv.Close()
 	c := dialWS(t, srv)
-	next(t, c, "config", time.Now().Add(5*time.Second))
+	next(t, c, "config", time.Now().Add(30*time.Second))
 
 	f.health.set("http://10.0.0.2:8080", true)
-	h := next(t, c, "health", time.Now().Add(5*time.Second))
+	h := next(t, c, "health", time.Now().Add(30*time.Second))
 	if len(h.HealthChanges) != 1 || h.HealthChanges[0] != (HealthChange{URL: "http://10.0.0.2:8080", Up: true}) {
 		t.Errorf("health changes %+v, want 10.0.0.2 up", h.HealthChanges)
 	}
@@ -149,7 +149,7 @@ func TestWebSocketHealthAndStats(t *testing.T) {
 		live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: 2 * time.Millisecond})
 	}
 	live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 503, Duration: 40 * time.Millisecond})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s := next(t, c, "stats", deadline)
 		r, ok := s.Routers["web@file"]
@@ -179,7 +179,7 @@ func TestWebSocketSlowClient(t *testing.T) {
 	srv := httptest.NewServer(f.api.Handler())
 	defer srv.Close()
 	c := dialWS(t, srv)
-	next(t, c, "config", time.Now().Add(5*time.Second))
+	next(t, c, "config", time.Now().Add(30*time.Second))
 	const swaps = 200
 	base := f.m2.Config
 	var last string
@@ -198,7 +198,7 @@ func TestWebSocketSlowClient(t *testing.T) {
 	}
 	got := 0
 	for {
-		m := next(t, c, "config", time.Now().Add(5*time.Second))
+		m := next(t, c, "config", time.Now().Add(30*time.Second))
 		got++
 		if m.Version == last {
 			break
@@ -215,9 +215,9 @@ func TestCloseEndsWebSockets(t *testing.T) {
 	srv := httptest.NewServer(f.api.Handler())
 	defer srv.Close()
 	c := dialWS(t, srv)
-	next(t, c, "config", time.Now().Add(5*time.Second))
+	next(t, c, "config", time.Now().Add(30*time.Second))
 	f.api.Close()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	for {
 		if _, _, err := c.ReadMessage(); err != nil {
 			if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
@@ -262,9 +262,9 @@ func TestWebSocketProviderStateChange(t *testing.T) {
 	srv := httptest.NewServer(f.api.Handler())
 	defer srv.Close()
 	c := dialWS(t, srv)
-	next(t, c, "config", time.Now().Add(5*time.Second))
+	next(t, c, "config", time.Now().Add(30*time.Second))
 	src.set("file", providers.SourceState{State: "error", LastError: "open /etc/gantry/dynamic: permission denied", Restarts: 1})
-	m := next(t, c, "providers", time.Now().Add(5*time.Second))
+	m := next(t, c, "providers", time.Now().Add(30*time.Second))
 	var file *providerItem
 	for i := range m.Providers {
 		if m.Providers[i].Name == "file" {

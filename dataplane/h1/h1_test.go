@@ -444,7 +444,7 @@ func TestLargeWritesKeepOrder(t *testing.T) {
 	br := bufio.NewReader(c)
 	for _, path := range []string{"/chunked", "/cl", "/chunked"} {
 		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: h\r\n\r\n", path)
-		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatal(err)
