@@ -81,7 +81,7 @@ var fieldDocs = map[string]string{
 	"static.EntryPoint.ProxyProtocol":                            "ProxyProtocol reads PROXY protocol v1/v2 headers from trusted peers.",
 	"static.EntryPoint.UDP":                                      "UDP holds options of a UDP entrypoint (address \"…/udp\").",
 	"static.EntryTransport":                                      "EntryTransport holds an entrypoint's timeouts and connection cap.",
-	"static.EntryTransport.MaxConnections":                       "MaxConnections (Gantry's own) caps the entrypoint's open client connections; at the cap new ones wait in the kernel's backlog.",
+	"static.EntryTransport.MaxConnections":                       "MaxConnections (Gantry's own) caps the entrypoint's open client connections; at the cap a new one replaces the oldest idle keep-alive connection, or waits in the kernel's backlog when none is idle.",
 	"static.EntryUDP":                                            "EntryUDP is entryPoints.<ep>.udp.",
 	"static.Experimental":                                        "Experimental holds Traefik's experimental switches.",
 	"static.FieldHeaders":                                        "FieldHeaders is the header part of AccessLogFields.",
