@@ -81,7 +81,8 @@ func DecodeGeneric(ctx context.Context, data []byte, f Format) (any, error) {
 	switch f {
 	case YAML:
 		v, err := decodeYAML(ctx, data)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrExcessiveAliasing) {
+		// The YAML library's errors and YAMLError already read "yaml: ...".
+		if err != nil && ctx.Err() == nil && !strings.HasPrefix(err.Error(), "yaml: ") {
 			return nil, fmt.Errorf("yaml: %w", err)
 		}
 		return v, err

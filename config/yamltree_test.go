@@ -108,3 +108,15 @@ func TestDecodeYAMLCancelled(t *testing.T) {
 func itoa(i int) string { return fmt.Sprint(i) }
 
 func fmtKey(k any) string { return fmt.Sprint(k) }
+
+// A YAML syntax error reads "yaml: line N: ..." once (the static file
+// loader showed "gantry.yml: yaml: yaml: line 2: ...").
+func TestDecodeGenericYAMLErrorPrefixedOnce(t *testing.T) {
+	_, err := DecodeGeneric(context.Background(), []byte("a: 1\n  b: [\n"), YAML)
+	if err == nil {
+		t.Fatal("no error for invalid YAML")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "yaml: line ") || strings.Contains(msg, "yaml: yaml") {
+		t.Errorf("error %q, want one \"yaml: line N:\" prefix", msg)
+	}
+}
