@@ -194,6 +194,12 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 		a.gen.Close()
 	}
 	a.gen = gen
+	// Counted at the swap, when requests see the new table: a scrape that
+	// finds a route served finds its reload counted (the save below may
+	// take a while on a loaded disk).
+	if a.reloaded != nil {
+		a.reloaded(time.Now())
+	}
 	// Saved before anyone is told: a dashboard that hears of the new
 	// version and reads /api/revisions must find it there.
 	if save && a.store != nil {
@@ -208,9 +214,6 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	}
 	if a.certFiles != nil && m.Config != nil {
 		a.certFiles.Watch(certs.CertPaths(m.Config.TLS))
-	}
-	if a.reloaded != nil {
-		a.reloaded(time.Now())
 	}
 	if a.applied != nil {
 		// The cluster compares what instances route, not where it came
