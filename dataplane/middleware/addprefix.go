@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gantry-proxy/gantry/config"
@@ -12,16 +11,14 @@ import (
 // Source: https://doc.traefik.io/traefik/middlewares/http/addprefix/
 func newAddPrefix(c *config.AddPrefix) (Middleware, error) {
 	if c.Prefix == "" {
-		return nil, &fieldError{Field: "prefix", Err: errors.New("empty")}
+		return nil, errEmpty("prefix")
 	}
 	prefix := ensureLeadingSlash(c.Prefix)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			raw := r.URL.RawPath
-			if raw != "" {
-				raw = prefix + raw
-			}
-			next.ServeHTTP(w, withPath(r, prefix+r.URL.Path, raw))
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		raw := r.URL.RawPath
+		if raw != "" {
+			raw = prefix + raw
+		}
+		next.ServeHTTP(w, withPath(r, prefix+r.URL.Path, raw))
+	}), nil
 }

@@ -37,25 +37,23 @@ func newBasicAuth(c *config.BasicAuth) (Middleware, error) {
 	}
 	challenge := `Basic realm="` + strings.ReplaceAll(realm, `"`, `\"`) + `"`
 	headerField, remove := http.CanonicalHeaderKey(c.HeaderField), c.RemoveHeader
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			user, pass, ok := r.BasicAuth()
-			if ok {
-				h, known := users[user]
-				ok = known && h.match(pass)
-			}
-			if !ok {
-				w.Header().Set("WWW-Authenticate", challenge)
-				http.Error(w, "401 Unauthorized", http.StatusUnauthorized)
-				return
-			}
-			if headerField != "" {
-				r.Header.Set(headerField, user)
-			}
-			if remove {
-				r.Header.Del("Authorization")
-			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		if ok {
+			h, known := users[user]
+			ok = known && h.match(pass)
+		}
+		if !ok {
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, "401 Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if headerField != "" {
+			r.Header.Set(headerField, user)
+		}
+		if remove {
+			r.Header.Del("Authorization")
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }

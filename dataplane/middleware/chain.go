@@ -15,7 +15,7 @@ import (
 // Source: https://doc.traefik.io/traefik/middlewares/http/chain/
 func newChain(ctx context.Context, c *config.Chain, res Resolver) (Middleware, error) {
 	if len(c.Middlewares) == 0 {
-		return nil, &fieldError{Field: "middlewares", Err: errors.New("empty")}
+		return nil, errEmpty("middlewares")
 	}
 	if res == nil {
 		return nil, errors.New("no resolver to look up middlewares")

@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -40,7 +39,7 @@ const (
 // Source: https://doc.traefik.io/traefik/middlewares/http/circuitbreaker/
 func newCircuitBreaker(c *config.CircuitBreaker) (Middleware, error) {
 	if c.Expression == "" {
-		return nil, &fieldError{Field: "expression", Err: errors.New("empty")}
+		return nil, errEmpty("expression")
 	}
 	prog, err := expr.Compile(c.Expression, expr.Env(&cbEnv{}), expr.AsBool())
 	if err != nil {

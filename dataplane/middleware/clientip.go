@@ -38,12 +38,9 @@ func newIPStrategy(c *config.IPStrategy, field string) (*ipStrategy, error) {
 		return nil, errField(field+".depth", "%d is negative", c.Depth)
 	}
 	s.depth = c.Depth
-	for i, e := range c.ExcludedIPs {
-		p, err := parseRange(e)
-		if err != nil {
-			return nil, errField(fmt.Sprintf("%s.excludedIPs[%d]", field, i), "%w", err)
-		}
-		s.excluded = append(s.excluded, p)
+	var err error
+	if s.excluded, err = parseEach(field+".excludedIPs", c.ExcludedIPs, parseRange); err != nil {
+		return nil, err
 	}
 	if c.IPv6Subnet != nil {
 		if *c.IPv6Subnet < 0 || *c.IPv6Subnet > 128 {

@@ -14,20 +14,18 @@ import (
 // Source: https://doc.traefik.io/traefik/middlewares/http/contenttype/
 func newContentType(c *config.ContentType) (Middleware, error) {
 	auto := c.AutoDetect
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			hw := &hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
-				v, ok := h["Content-Type"]
-				switch {
-				case auto && ok && len(v) == 0:
-					delete(h, "Content-Type")
-				case !auto && !ok:
-					h["Content-Type"] = nil
-				}
-				return code
-			})}
-			next.ServeHTTP(hw, r)
-			hw.finish()
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		hw := &hookWriter{ResponseWriter: w, hook: hookFunc(func(h http.Header, code int) int {
+			v, ok := h["Content-Type"]
+			switch {
+			case auto && ok && len(v) == 0:
+				delete(h, "Content-Type")
+			case !auto && !ok:
+				h["Content-Type"] = nil
+			}
+			return code
+		})}
+		next.ServeHTTP(hw, r)
+		hw.finish()
+	}), nil
 }

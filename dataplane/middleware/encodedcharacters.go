@@ -26,28 +26,26 @@ func newEncodedCharacters(c *config.EncodedCharacters) (Middleware, error) {
 	add(c.AllowEncodedPercent, "25")
 	add(c.AllowEncodedQuestionMark, "3F")
 	add(c.AllowEncodedHash, "23")
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p := r.RequestURI
-			if i := strings.IndexByte(p, '?'); i >= 0 {
-				p = p[:i]
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		p := r.RequestURI
+		if i := strings.IndexByte(p, '?'); i >= 0 {
+			p = p[:i]
+		}
+		if p == "" {
+			p = r.URL.EscapedPath()
+		}
+		for i := 0; i+2 < len(p); i++ {
+			if p[i] != '%' {
+				continue
 			}
-			if p == "" {
-				p = r.URL.EscapedPath()
-			}
-			for i := 0; i+2 < len(p); i++ {
-				if p[i] != '%' {
-					continue
-				}
-				code := strings.ToUpper(p[i+1 : i+3])
-				for _, d := range deny {
-					if code == d {
-						http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
-						return
-					}
+			code := strings.ToUpper(p[i+1 : i+3])
+			for _, d := range deny {
+				if code == d {
+					http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
+					return
 				}
 			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }

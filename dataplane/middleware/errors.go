@@ -35,7 +35,7 @@ import (
 // pkg/middlewares/customerrors/custom_errors.go (v3.7).
 func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middleware, error) {
 	if len(c.Status) == 0 {
-		return nil, &fieldError{Field: "status", Err: errors.New("empty")}
+		return nil, errEmpty("status")
 	}
 	ranges, err := parseStatusList("status", c.Status)
 	if err != nil {
@@ -58,7 +58,7 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 		rewrites = append(rewrites, rewrite{sr, to})
 	}
 	if c.Service == "" {
-		return nil, &fieldError{Field: "service", Err: errors.New("empty")}
+		return nil, errEmpty("service")
 	}
 	if res == nil {
 		return nil, errors.New("no resolver to look up services")
@@ -75,63 +75,61 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 	if !strings.HasPrefix(query, "/") {
 		query = "/" + query
 	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			cw := &codeCatcher{w: w, ranges: ranges, header: http.Header{}}
-			next.ServeHTTP(cw, r)
-			if !cw.caught {
-				return
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		cw := &codeCatcher{w: w, ranges: ranges, header: http.Header{}}
+		next.ServeHTTP(cw, r)
+		if !cw.caught {
+			return
+		}
+		status := cw.code
+		for _, rw := range rewrites {
+			if rw.Contains(cw.code) {
+				status = rw.to
+				break
 			}
-			status := cw.code
-			for _, rw := range rewrites {
-				if rw.Contains(cw.code) {
-					status = rw.to
-					break
+		}
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		orig := &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
+		q := strings.NewReplacer(
+			"{status}", strconv.Itoa(status),
+			"{originalStatus}", strconv.Itoa(cw.code),
+			"{url}", url.QueryEscape(orig.String()),
+		).Replace(query)
+		pu, err := url.Parse(q)
+		if err != nil {
+			http.Error(w, http.StatusText(status), status)
+			return
+		}
+		pr := r.Clone(r.Context())
+		pr.Method = http.MethodGet
+		pr.Body = http.NoBody
+		pr.ContentLength = 0
+		if reqHeaders != nil {
+			pr.Header = http.Header{}
+			for _, k := range reqHeaders {
+				if v := r.Header.Values(k); len(v) > 0 {
+					pr.Header[http.CanonicalHeaderKey(k)] = slices.Clone(v)
 				}
 			}
-			scheme := "http"
-			if r.TLS != nil {
-				scheme = "https"
-			}
-			orig := &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
-			q := strings.NewReplacer(
-				"{status}", strconv.Itoa(status),
-				"{originalStatus}", strconv.Itoa(cw.code),
-				"{url}", url.QueryEscape(orig.String()),
-			).Replace(query)
-			pu, err := url.Parse(q)
-			if err != nil {
-				http.Error(w, http.StatusText(status), status)
-				return
-			}
-			pr := r.Clone(r.Context())
-			pr.Method = http.MethodGet
-			pr.Body = http.NoBody
-			pr.ContentLength = 0
-			if reqHeaders != nil {
-				pr.Header = http.Header{}
-				for _, k := range reqHeaders {
-					if v := r.Header.Values(k); len(v) > 0 {
-						pr.Header[http.CanonicalHeaderKey(k)] = slices.Clone(v)
-					}
-				}
-			}
-			pr.Header.Del("Content-Length")
-			pr.Header.Del("Transfer-Encoding")
-			pr.URL.Path, pr.URL.RawPath, pr.URL.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
-			pr.RequestURI = pr.URL.RequestURI()
-			rec := recorderOf(w)
-			if rec != nil {
-				rec.RecordOrigin(cw.code)
-			}
-			sw := &statusWriter{ResponseWriter: w, code: status}
-			start := time.Now()
-			svc.ServeHTTP(sw, pr)
-			if rec != nil {
-				rec.RecordServiceCall(c.Service, sw.got, time.Since(start), sw.bytes)
-			}
-		})
-	}, nil
+		}
+		pr.Header.Del("Content-Length")
+		pr.Header.Del("Transfer-Encoding")
+		pr.URL.Path, pr.URL.RawPath, pr.URL.RawQuery = pu.Path, pu.RawPath, pu.RawQuery
+		pr.RequestURI = pr.URL.RequestURI()
+		rec := recorderOf(w)
+		if rec != nil {
+			rec.RecordOrigin(cw.code)
+		}
+		sw := &statusWriter{ResponseWriter: w, code: status}
+		start := time.Now()
+		svc.ServeHTTP(sw, pr)
+		if rec != nil {
+			rec.RecordServiceCall(c.Service, sw.got, time.Since(start), sw.bytes)
+		}
+	}), nil
 }
 
 // codeCatcher passes a response through unless its status is in ranges,

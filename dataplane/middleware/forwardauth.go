@@ -50,7 +50,7 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer
 // Source: https://doc.traefik.io/traefik/middlewares/http/forwardauth/
 func newForwardAuth(c *config.ForwardAuth) (Middleware, error) {
 	if c.Address == "" {
-		return nil, &fieldError{Field: "address", Err: errors.New("empty")}
+		return nil, errEmpty("address")
 	}
 	u, err := url.Parse(c.Address)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -61,8 +61,8 @@ func newForwardAuth(c *config.ForwardAuth) (Middleware, error) {
 		fa.maxBody = *c.MaxBodySize
 	}
 	if c.AuthResponseHeadersRegex != "" {
-		if fa.respRegex, err = regexp.Compile(c.AuthResponseHeadersRegex); err != nil {
-			return nil, errField("authResponseHeadersRegex", "bad regexp %q: %w", c.AuthResponseHeadersRegex, err)
+		if fa.respRegex, err = compileRegexp(c.AuthResponseHeadersRegex); err != nil {
+			return nil, errField("authResponseHeadersRegex", "%w", err)
 		}
 	}
 	for _, h := range c.AuthResponseHeaders {

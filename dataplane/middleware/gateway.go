@@ -68,12 +68,10 @@ func newRequestHeaderModifier(c *config.HeaderModifier) (Middleware, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			o.apply(r.Header)
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		o.apply(r.Header)
+		next.ServeHTTP(w, r)
+	}), nil
 }
 
 // newResponseHeaderModifier edits the response headers sent to the client
@@ -88,13 +86,11 @@ func newResponseHeaderModifier(c *config.HeaderModifier) (Middleware, error) {
 		o.apply(h)
 		return code
 	})
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			hw := &hookWriter{ResponseWriter: w, hook: hook}
-			next.ServeHTTP(hw, r)
-			hw.finish()
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		hw := &hookWriter{ResponseWriter: w, hook: hook}
+		next.ServeHTTP(hw, r)
+		hw.finish()
+	}), nil
 }
 
 // replacePrefix replaces the leading prefix match of p (element-wise, as
@@ -179,19 +175,17 @@ func newURLRewrite(c *config.URLRewrite) (Middleware, error) {
 	if c.Path == nil && c.PathPrefix == nil && c.Hostname == "" {
 		return nil, fmt.Errorf("neither hostname nor path is set")
 	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if c.Hostname != "" {
-				r.Host = c.Hostname
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		if c.Hostname != "" {
+			r.Host = c.Hostname
+		}
+		if np, ok := rewritePath(r.URL.Path, c.Path, c.PathPrefix, c.PathMatch); ok {
+			raw := (&url.URL{Path: np}).EscapedPath()
+			if raw == np {
+				raw = ""
 			}
-			if np, ok := rewritePath(r.URL.Path, c.Path, c.PathPrefix, c.PathMatch); ok {
-				raw := (&url.URL{Path: np}).EscapedPath()
-				if raw == np {
-					raw = ""
-				}
-				r = withPath(r, np, raw)
-			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+			r = withPath(r, np, raw)
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }

@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -20,12 +19,9 @@ import (
 // Source: https://doc.traefik.io/traefik/middlewares/http/headers/
 func newHeaders(c *config.Headers) (Middleware, error) {
 	h := &headers{c: c}
-	for i, s := range c.AccessControlAllowOriginListRegex {
-		re, err := regexp.Compile(s)
-		if err != nil {
-			return nil, errField(fmt.Sprintf("accessControlAllowOriginListRegex[%d]", i), "bad regexp %q: %w", s, err)
-		}
-		h.originRegex = append(h.originRegex, re)
+	var err error
+	if h.originRegex, err = parseEach("accessControlAllowOriginListRegex", c.AccessControlAllowOriginListRegex, compileRegexp); err != nil {
+		return nil, err
 	}
 	if c.AccessControlMaxAge < 0 {
 		return nil, errField("accessControlMaxAge", "%d is negative", c.AccessControlMaxAge)

@@ -1,10 +1,7 @@
 package middleware
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
-	"net/netip"
 
 	"github.com/gantry-proxy/gantry/config"
 )
@@ -14,16 +11,9 @@ import (
 // A request whose client IP cannot be determined is rejected.
 // Source: https://doc.traefik.io/traefik/middlewares/http/ipallowlist/
 func newIPAllowList(c *config.IPAllowList) (Middleware, error) {
-	if len(c.SourceRange) == 0 {
-		return nil, &fieldError{Field: "sourceRange", Err: errors.New("empty")}
-	}
-	ranges := make([]netip.Prefix, len(c.SourceRange))
-	for i, s := range c.SourceRange {
-		p, err := parseRange(s)
-		if err != nil {
-			return nil, errField(fmt.Sprintf("sourceRange[%d]", i), "%w", err)
-		}
-		ranges[i] = p
+	ranges, err := parseRequired("sourceRange", c.SourceRange, parseRange)
+	if err != nil {
+		return nil, err
 	}
 	strat, err := newIPStrategy(c.IPStrategy, "ipStrategy")
 	if err != nil {
@@ -37,14 +27,12 @@ func newIPAllowList(c *config.IPAllowList) (Middleware, error) {
 		return nil, errField("rejectStatusCode", "%d is not an HTTP status", code)
 	}
 	body := http.StatusText(code)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			a := strat.clientIP(r)
-			if !a.IsValid() || !inRanges(a, ranges) {
-				http.Error(w, body, code)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		a := strat.clientIP(r)
+		if !a.IsValid() || !inRanges(a, ranges) {
+			http.Error(w, body, code)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }

@@ -2,9 +2,12 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 )
@@ -112,6 +115,15 @@ func New(ctx context.Context, name string, c *config.Middleware, res Resolver) (
 	return m, nil
 }
 
+// handle returns the Middleware whose handler calls serve with the next
+// handler and the request: the shape of every middleware here that does
+// its work per request in one function.
+func handle(serve func(next http.Handler, w http.ResponseWriter, r *http.Request)) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(next, w, r) })
+	}
+}
+
 // Chain composes ms around h, ms[0] outermost. Nil entries are skipped.
 func Chain(h http.Handler, ms ...Middleware) http.Handler {
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -135,6 +147,71 @@ func (e *fieldError) Unwrap() error { return e.Err }
 // errField returns a *fieldError for field with a formatted message.
 func errField(field, format string, a ...any) error {
 	return &fieldError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// errEmpty is the *fieldError of a required option left empty.
+func errEmpty(field string) error {
+	return &fieldError{Field: field, Err: errors.New("empty")}
+}
+
+// compileRegexp compiles a regexp option; the error quotes s.
+func compileRegexp(s string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil, fmt.Errorf("bad regexp %q: %w", s, err)
+	}
+	return re, nil
+}
+
+// requiredRegexp compiles the regexp s of option field, which must not be
+// empty; the error is a *fieldError naming field.
+func requiredRegexp(field, s string) (*regexp.Regexp, error) {
+	if s == "" {
+		return nil, errEmpty(field)
+	}
+	re, err := compileRegexp(s)
+	if err != nil {
+		return nil, errField(field, "%w", err)
+	}
+	return re, nil
+}
+
+// parseEach parses every entry of the list option field with parse, in
+// order; the error is a *fieldError naming the entry ("field[i]").
+func parseEach[T any](field string, list []string, parse func(string) (T, error)) ([]T, error) {
+	out := make([]T, len(list))
+	for i, s := range list {
+		v, err := parse(s)
+		if err != nil {
+			return nil, errField(fmt.Sprintf("%s[%d]", field, i), "%w", err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// parseRequired is parseEach for a list option that must not be empty.
+func parseRequired[T any](field string, list []string, parse func(string) (T, error)) ([]T, error) {
+	if len(list) == 0 {
+		return nil, errEmpty(field)
+	}
+	return parseEach(field, list, parse)
+}
+
+// sleep waits d (no wait when d <= 0) and reports whether it did, false
+// when ctx ended first (the client went away).
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // fieldPrefix returns "kind." when err is a *fieldError, so that the full

@@ -33,34 +33,32 @@ var oidDomainComponent = []int{0, 9, 2342, 19200300, 100, 1, 25}
 // Source: https://doc.traefik.io/traefik/middlewares/http/passtlsclientcert/
 func newPassTLSClientCert(c *config.PassTLSClientCert) (Middleware, error) {
 	pem, info := c.PEM, c.Info
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Del(headerClientCert)
-			r.Header.Del(headerClientCertInfo)
-			if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
-				certs := r.TLS.PeerCertificates
-				if pem {
-					parts := make([]string, len(certs))
-					for i, ct := range certs {
-						parts[i] = base64.StdEncoding.EncodeToString(ct.Raw)
-					}
-					r.Header.Set(headerClientCert, strings.Join(parts, ","))
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(headerClientCert)
+		r.Header.Del(headerClientCertInfo)
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+			certs := r.TLS.PeerCertificates
+			if pem {
+				parts := make([]string, len(certs))
+				for i, ct := range certs {
+					parts[i] = base64.StdEncoding.EncodeToString(ct.Raw)
 				}
-				if info != nil {
-					parts := make([]string, 0, len(certs))
-					for _, ct := range certs {
-						if s := certInfo(ct, info); s != "" {
-							parts = append(parts, s)
-						}
+				r.Header.Set(headerClientCert, strings.Join(parts, ","))
+			}
+			if info != nil {
+				parts := make([]string, 0, len(certs))
+				for _, ct := range certs {
+					if s := certInfo(ct, info); s != "" {
+						parts = append(parts, s)
 					}
-					if len(parts) > 0 {
-						r.Header.Set(headerClientCertInfo, url.QueryEscape(strings.Join(parts, ",")))
-					}
+				}
+				if len(parts) > 0 {
+					r.Header.Set(headerClientCertInfo, url.QueryEscape(strings.Join(parts, ",")))
 				}
 			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }
 
 func certInfo(ct *x509.Certificate, o *config.TLSClientCertificateInfo) string {

@@ -155,15 +155,9 @@ func (rl *rateLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, delay)
 			return
 		}
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				res.Cancel()
-				return
-			}
+		if !sleep(r.Context(), delay) {
+			res.Cancel()
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -176,14 +176,8 @@ func (l *redisLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, wait)
 			return
 		}
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			}
+		if !sleep(r.Context(), wait) {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

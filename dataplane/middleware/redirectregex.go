@@ -1,10 +1,8 @@
 package middleware
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
-	"regexp"
 
 	"github.com/gantry-proxy/gantry/config"
 )
@@ -15,34 +13,29 @@ import (
 // there (see redirect for the status codes).
 // Source: https://doc.traefik.io/traefik/middlewares/http/redirectregex/
 func newRedirectRegex(c *config.RedirectRegex) (Middleware, error) {
-	if c.Regex == "" {
-		return nil, &fieldError{Field: "regex", Err: errors.New("empty")}
-	}
-	re, err := regexp.Compile(c.Regex)
+	re, err := requiredRegexp("regex", c.Regex)
 	if err != nil {
-		return nil, errField("regex", "bad regexp %q: %w", c.Regex, err)
+		return nil, err
 	}
 	if c.Replacement == "" {
-		return nil, &fieldError{Field: "replacement", Err: errors.New("empty")}
+		return nil, errEmpty("replacement")
 	}
 	repl, permanent := c.Replacement, c.Permanent
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			old := requestScheme(r) + "://" + r.Host + requestURI(r)
-			if !re.MatchString(old) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			to := re.ReplaceAllString(old, repl)
-			if to == old {
-				next.ServeHTTP(w, r)
-				return
-			}
-			if _, err := url.Parse(to); err != nil {
-				http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-				return
-			}
-			redirect(w, r, to, permanent)
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		old := requestScheme(r) + "://" + r.Host + requestURI(r)
+		if !re.MatchString(old) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		to := re.ReplaceAllString(old, repl)
+		if to == old {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if _, err := url.Parse(to); err != nil {
+			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+			return
+		}
+		redirect(w, r, to, permanent)
+	}), nil
 }

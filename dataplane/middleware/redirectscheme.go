@@ -31,19 +31,17 @@ func newRedirectScheme(c *config.RedirectScheme) (Middleware, error) {
 		port = ":" + c.Port
 	}
 	permanent := c.Permanent
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			cur := requestScheme(r)
-			host, hostPort := splitHostPort(r.Host)
-			curPort := ""
-			if !defaultPort(cur, hostPort) {
-				curPort = ":" + hostPort
-			}
-			if cur == scheme && curPort == port {
-				next.ServeHTTP(w, r)
-				return
-			}
-			redirect(w, r, scheme+"://"+host+port+requestURI(r), permanent)
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		cur := requestScheme(r)
+		host, hostPort := splitHostPort(r.Host)
+		curPort := ""
+		if !defaultPort(cur, hostPort) {
+			curPort = ":" + hostPort
+		}
+		if cur == scheme && curPort == port {
+			next.ServeHTTP(w, r)
+			return
+		}
+		redirect(w, r, scheme+"://"+host+port+requestURI(r), permanent)
+	}), nil
 }

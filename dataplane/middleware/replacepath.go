@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 
@@ -13,7 +12,7 @@ import (
 // Source: https://doc.traefik.io/traefik/middlewares/http/replacepath/
 func newReplacePath(c *config.ReplacePath) (Middleware, error) {
 	if c.Path == "" {
-		return nil, &fieldError{Field: "path", Err: errors.New("empty")}
+		return nil, errEmpty("path")
 	}
 	path, err := url.PathUnescape(c.Path)
 	if err != nil {
@@ -23,10 +22,8 @@ func newReplacePath(c *config.ReplacePath) (Middleware, error) {
 	if raw == (&url.URL{Path: path}).EscapedPath() {
 		raw = ""
 	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Set(headerReplacedPath, r.URL.EscapedPath())
-			next.ServeHTTP(w, withPath(r, path, raw))
-		})
-	}, nil
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(headerReplacedPath, r.URL.EscapedPath())
+		next.ServeHTTP(w, withPath(r, path, raw))
+	}), nil
 }

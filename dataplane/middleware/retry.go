@@ -221,15 +221,9 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 		if !rw.discarded || rw.hijacked {
 			return
 		}
-		if d := rt.wait(try); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				w.WriteHeader(rw.code) // the client is gone; this is for the access log
-				return
-			}
+		if !sleep(r.Context(), rt.wait(try)) {
+			w.WriteHeader(rw.code) // the client is gone; this is for the access log
+			return
 		}
 	}
 }

@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -20,38 +19,33 @@ import (
 // forwarded, as by Traefik (case 025).
 // Source: https://doc.traefik.io/traefik/middlewares/http/stripprefix/
 func newStripPrefix(c *config.StripPrefix) (Middleware, error) {
-	if len(c.Prefixes) == 0 {
-		return nil, &fieldError{Field: "prefixes", Err: errors.New("empty")}
-	}
-	for i, p := range c.Prefixes {
-		if p == "" {
-			return nil, errField(fmt.Sprintf("prefixes[%d]", i), "empty prefix")
-		}
-	}
 	type prefix struct {
 		p      string
 		header []string // X-Forwarded-Prefix value, shared (see kv)
 	}
-	prefixes := make([]prefix, len(c.Prefixes))
-	for i, p := range c.Prefixes {
-		prefixes[i] = prefix{p, []string{p}[:1:1]}
+	prefixes, err := parseRequired("prefixes", c.Prefixes, func(p string) (prefix, error) {
+		if p == "" {
+			return prefix{}, errors.New("empty prefix")
+		}
+		return prefix{p, []string{p}[:1:1]}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			for _, p := range prefixes {
-				if !strings.HasPrefix(r.URL.Path, p.p) {
-					continue
-				}
-				r = stripPath(r, p.p, p.header)
-				if climbs(r.URL.EscapedPath()) {
-					badRewrite(w) // "/public../x" stripped to "/../x" (case 025)
-					return
-				}
-				break
+	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
+		for _, p := range prefixes {
+			if !strings.HasPrefix(r.URL.Path, p.p) {
+				continue
 			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+			r = stripPath(r, p.p, p.header)
+			if climbs(r.URL.EscapedPath()) {
+				badRewrite(w) // "/public../x" stripped to "/../x" (case 025)
+				return
+			}
+			break
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }
 
 // stripPath removes prefix (as found in the decoded path) from r's path and
