@@ -101,8 +101,8 @@ func entryPointNotFound(c *static.Configuration) map[string]*static.NotFoundPage
 	return out
 }
 
-// apply builds a generation for m, compiles its table, swaps it in, retires
-// the previous generation, saves m when save is true, and logs one
+// apply builds a generation for m, compiles its table, saves m when save is
+// true, swaps the table in, retires the previous generation, and logs one
 // "config applied" line plus the problems that appeared or went away.
 // Calls are serialized.
 func (a *applier) apply(ctx context.Context, m *providers.Merged, save bool) *router.Table {
@@ -186,6 +186,18 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	m := a.epTLS.apply(served, ropts.EntryPoints) // what is served; saved is what providers said
 	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
 	t := router.Compile(ctx, m, gen, ropts)
+	// Saved before the swap, because the swap is what tells the dashboard:
+	// each WebSocket loop wakes on the old table's Replaced channel, sends
+	// "config", and the page re-reads /api/revisions, which must list the
+	// new version (saved after the swap, a loaded disk left the page's
+	// "Recent changes" without it until the next change).
+	if save && a.store != nil {
+		// With the figures the dashboard's overview shows for this table,
+		// so its Revisions tab counts as the overview does.
+		if err := a.store.SaveApplied(ctx, saved, time.Now(), dashboard.Counts(t)); err != nil {
+			a.log.Error("save applied configuration", "version", m.Version, "error", err)
+		}
+	}
 	a.active.Swap(t)
 	if a.dyn != nil {
 		a.dyn.Retire() // after the swap: no route names them any more
@@ -195,19 +207,9 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	}
 	a.gen = gen
 	// Counted at the swap, when requests see the new table: a scrape that
-	// finds a route served finds its reload counted (the save below may
-	// take a while on a loaded disk).
+	// finds a route served finds its reload counted.
 	if a.reloaded != nil {
 		a.reloaded(time.Now())
-	}
-	// Saved before anyone is told: a dashboard that hears of the new
-	// version and reads /api/revisions must find it there.
-	if save && a.store != nil {
-		// With the figures the dashboard's overview shows for this table,
-		// so its Revisions tab counts as the overview does.
-		if err := a.store.SaveApplied(ctx, saved, time.Now(), dashboard.Counts(t)); err != nil {
-			a.log.Error("save applied configuration", "version", m.Version, "error", err)
-		}
 	}
 	if a.observe != nil {
 		a.observe(m)

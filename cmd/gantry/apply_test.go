@@ -64,3 +64,28 @@ func (f saverFunc) SaveApplied(context.Context, *providers.Merged, time.Time, *s
 	f()
 	return nil
 }
+
+// The configuration is saved before its table is swapped in: whoever wakes
+// on the old table's Replaced channel (the dashboard's WebSocket, whose
+// page then re-reads /api/revisions) finds the new version stored.
+func TestApplySavesBeforeTheSwap(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	pool := dataplane.NewPool(log, dataplane.PoolOptions{})
+	defer pool.Close()
+	c := &static.Configuration{EntryPoints: map[string]*static.EntryPoint{"web": {Address: ":80"}}}
+	active := router.NewActive()
+	var atSave []string // the live table's version at each save
+	a := &applier{log: log, pool: pool, active: active, ropts: routerOptions(c), store: saverFunc(func() {
+		v := "none"
+		if t := active.Load(); t != nil {
+			v = t.Version()
+		}
+		atSave = append(atSave, v)
+	})}
+	defer a.close()
+	a.apply(context.Background(), &providers.Merged{Version: "v1", Config: config.New()}, true)
+	a.apply(context.Background(), &providers.Merged{Version: "v2", Config: config.New()}, true)
+	if len(atSave) != 2 || atSave[0] == "v1" || atSave[1] != "v1" {
+		t.Errorf("live table at each save %q: want each version saved while the previous table still serves", atSave)
+	}
+}
