@@ -103,6 +103,8 @@ func (r *reloader) statusNow() static.ReloadStatus {
 	return s
 }
 
+// record adds rl to the reload status. Each outcome is recorded before its
+// log line is written, so /api/static lists a reload the log has reported.
 func (r *reloader) record(rl static.Reload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -148,9 +150,9 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 	at := time.Now()
 	l, err := r.load()
 	if err != nil {
-		r.log.Error("static configuration reload: invalid, nothing changed", "trigger", trigger, "error", err)
 		r.publishInternal(r.cfg, r.refused, err)
 		r.record(static.Reload{At: at, Trigger: trigger, Outcome: static.ReloadInvalid, Error: err.Error()})
+		r.log.Error("static configuration reload: invalid, nothing changed", "trigger", trigger, "error", err)
 		return
 	}
 	for _, w := range l.Warnings {
@@ -159,10 +161,10 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 	next := l.Config
 	changes := static.Diff(r.cfg, next)
 	if len(changes) == 0 {
-		r.log.Info("static configuration reload: unchanged", "trigger", trigger)
 		r.refused = nil
 		r.publishInternal(r.cfg, nil, nil)
 		r.record(static.Reload{At: at, Trigger: trigger, Outcome: static.ReloadUnchanged})
+		r.log.Info("static configuration reload: unchanged", "trigger", trigger)
 		return
 	}
 	apply, refused := r.plan(changes, next)
@@ -178,9 +180,9 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		p, reload, err := buildProvider(kind, next, r.log)
 		if err != nil {
 			err = fmt.Errorf("%s: %w", l.File, err)
-			r.log.Error("static configuration reload: invalid, nothing changed", "trigger", trigger, "error", err)
 			r.publishInternal(r.cfg, r.refused, err)
 			r.record(static.Reload{At: at, Trigger: trigger, Outcome: static.ReloadInvalid, Error: err.Error()})
+			r.log.Error("static configuration reload: invalid, nothing changed", "trigger", trigger, "error", err)
 			return
 		}
 		built[kind] = builtProvider{p, reload}
