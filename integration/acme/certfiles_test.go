@@ -45,7 +45,7 @@ func servedSerial(addr, sni string) (*big.Int, error) {
 
 func waitSerial(t *testing.T, addr, sni string, want *big.Int, what string) {
 	t.Helper()
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		got, err := servedSerial(addr, sni)
 		if err != nil {
 			return err
@@ -141,7 +141,7 @@ providers:
 	// Broken: garbage in the certificate file. The last good pair keeps
 	// serving; the problem names the file.
 	write(filepath.Join(certs, "plain.crt"), []byte("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"))
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		var ps []problem
 		if err := apiGet(g.EntryPoints["traefik"], "/api/problems", &ps); err != nil {
 			return err

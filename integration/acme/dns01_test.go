@@ -67,7 +67,7 @@ ns	IN A 127.0.0.1
 	}
 	harness.StartProcess(t, "named", dir, bin, []string{"-g", "-c", filepath.Join(dir, "named.conf")}, nil)
 	addr = "127.0.0.1:" + strconv.Itoa(port)
-	harness.WaitListening(t, 20*time.Second, addr)
+	harness.WaitListening(t, 60*time.Second, addr)
 	return addr, keyName, secret
 }
 

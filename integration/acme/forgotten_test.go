@@ -54,7 +54,7 @@ certificatesResolvers:
 	if !strings.Contains(g.Output(), "registering it again") {
 		t.Errorf("no log line for the re-registration:\n%s", g.Output())
 	}
-	harness.Try(t, 10*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		if after := accountURI(t, storage); after == "" || after == before {
 			return fmt.Errorf("acme.json account %q, want a new registration (was %q)", after, before)
 		}

@@ -55,7 +55,7 @@ certificatesResolvers:
 	work := t.TempDir()
 	g := harness.StartWith(t, harness.Options{Static: static, Dir: work})
 	waitSerial(t, g.EntryPoints["websecure"], "migrated.test", serial, "imported")
-	out := g.WaitOutput(t, 10*time.Second, "acme: imported Traefik storage")
+	out := g.WaitOutput(t, 60*time.Second, "acme: imported Traefik storage")
 	if strings.Contains(out, "ordering certificate") {
 		t.Errorf("an order was started for an imported valid certificate")
 	}

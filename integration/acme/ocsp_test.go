@@ -70,7 +70,7 @@ func TestOCSPStapledForFileCertificate(t *testing.T) {
 	g := harness.Start(t, fmt.Sprintf("entryPoints:\n  websecure: {address: \"127.0.0.1:%d\"}\nproviders:\n  file: {directory: %s}\n", freePort(t), dyn))
 	roots := x509.NewCertPool()
 	roots.AddCert(ca)
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		c, err := tls.Dial("tcp", g.EntryPoints["websecure"], &tls.Config{ServerName: "ocsp.test", RootCAs: roots})
 		if err != nil {
 			return err

@@ -92,7 +92,9 @@ certificatesResolvers:
 		harness.Try(t, 60*time.Second, func() error { _, err := served(g.EntryPoints["websecure"], sni, roots); return err })
 	}
 	want := "directory " + missing + " does not exist"
-	harness.TryGet(t, 10*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200), harness.BodyContains(want))
+	harness.TryGet(t, 60*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200), harness.BodyContains(want))
+	// The WARN line is written just after the problem is recorded.
+	g.WaitOutput(t, 60*time.Second, "update the Traefik storage file")
 	if n := strings.Count(g.Output(), "update the Traefik storage file"); n != 1 {
 		t.Errorf("%d WARN lines for the missing directory after 3 certificates, want 1:\n%s", n, g.Output())
 	}
@@ -102,7 +104,7 @@ certificatesResolvers:
 	}
 	harness.WriteFile(t, dyn, "d.yml", router("d"))
 	harness.Try(t, 60*time.Second, func() error { _, err := served(g.EntryPoints["websecure"], "d.test", roots); return err })
-	harness.Try(t, 10*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		if _, err := os.Stat(storage); err != nil {
 			return err
 		}
@@ -111,5 +113,5 @@ certificatesResolvers:
 		}
 		return nil
 	})
-	harness.TryGet(t, 10*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200), harness.BodyLacks(want))
+	harness.TryGet(t, 60*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200), harness.BodyLacks(want))
 }

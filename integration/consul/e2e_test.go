@@ -14,7 +14,7 @@ import (
 
 // e2eTimeout bounds how long a change in Consul may take to be routed by
 // the gantry binary (blocking query + debounce + compile + swap).
-const e2eTimeout = 20 * time.Second
+const e2eTimeout = 60 * time.Second
 
 // startGantry starts the gantry binary with both Consul providers pointed at
 // a and returns it with the address of its web entrypoint.

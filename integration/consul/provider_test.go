@@ -22,7 +22,7 @@ import (
 // changeTimeout bounds how long a change in Consul may take to show up in a
 // snapshot. Blocking queries make it a round trip; the margin is for a
 // loaded shared machine.
-const changeTimeout = 15 * time.Second
+const changeTimeout = 60 * time.Second
 
 // collector runs a provider and keeps what it publishes.
 type collector struct {

@@ -71,9 +71,9 @@ log:
 	if out, err := redisCLI(cli, backend, "GET", "k"); err != nil || out != "via-consul" {
 		t.Fatalf("GET from redis-server directly: %v %q", err, out)
 	}
-	harness.TryGet(t, 10*time.Second, "http://"+api+"/api/tcp/routers/cache@consulcatalog", harness.StatusIs(200),
+	harness.TryGet(t, 60*time.Second, "http://"+api+"/api/tcp/routers/cache@consulcatalog", harness.StatusIs(200),
 		harness.BodyContains(`"service":"cache@consulcatalog"`), harness.BodyContains(`"status":"enabled"`))
-	harness.TryGet(t, 10*time.Second, "http://"+api+"/api/tcp/services/cache@consulcatalog", harness.StatusIs(200),
+	harness.TryGet(t, 60*time.Second, "http://"+api+"/api/tcp/services/cache@consulcatalog", harness.StatusIs(200),
 		harness.BodyContains(`"address":"`+backend+`"`))
 
 	a.deregister(t, "cache-1")
@@ -83,5 +83,5 @@ log:
 		}
 		return nil
 	})
-	harness.TryGet(t, 10*time.Second, "http://"+api+"/api/tcp/routers/cache@consulcatalog", harness.StatusIs(404))
+	harness.TryGet(t, 60*time.Second, "http://"+api+"/api/tcp/routers/cache@consulcatalog", harness.StatusIs(404))
 }

@@ -57,7 +57,7 @@ providers:
 `, harness.FreeAddr(t), harness.FreeAddr(t), logPath, format, extra, dir)
 	g = harness.Start(t, static)
 	admin = g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"app@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"app@file"`))
 	return g, logPath, admin
 }
 
@@ -86,10 +86,10 @@ func readLines(t *testing.T, paths ...string) []string {
 // logged (addInternals defaults to false).
 func TestAccessLogCommonThroughGantry(t *testing.T) {
 	g, logPath, admin := accessLogGantry(t, "common", "")
-	harness.TryGet(t, 10*time.Second, g.URL(t, "web", "/ok?x=1"), harness.Host("app.example"), harness.Header("User-Agent", "probe/1"), harness.StatusIs(200))
-	harness.TryGet(t, 10*time.Second, g.URL(t, "web", "/nope"), harness.Host("nobody.example"), harness.StatusIs(404))
+	harness.TryGet(t, 60*time.Second, g.URL(t, "web", "/ok?x=1"), harness.Host("app.example"), harness.Header("User-Agent", "probe/1"), harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, g.URL(t, "web", "/nope"), harness.Host("nobody.example"), harness.StatusIs(404))
 	for range 3 {
-		harness.TryGet(t, 10*time.Second, admin+"/metrics", harness.StatusIs(200))
+		harness.TryGet(t, 60*time.Second, admin+"/metrics", harness.StatusIs(200))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	req, _ := http.NewRequestWithContext(ctx, "GET", g.URL(t, "web", "/slow?wait=3s"), nil)
@@ -101,10 +101,15 @@ func TestAccessLogCommonThroughGantry(t *testing.T) {
 	cancel()
 
 	var lines []string
-	harness.Try(t, 10*time.Second, func() error {
+	// Each line is written after its response (and the log is flushed
+	// about once a second): wait for the three.
+	harness.Try(t, 60*time.Second, func() error {
 		lines = readLines(t, logPath)
-		if !strings.Contains(strings.Join(lines, "\n"), "/slow?wait=3s") {
-			return fmt.Errorf("no line for the client that left yet: %q", lines)
+		all := strings.Join(lines, "\n")
+		for _, p := range []string{" /ok?x=1 ", " /nope ", " /slow?wait=3s "} {
+			if !strings.Contains(all, p) {
+				return fmt.Errorf("no line for %s yet: %q", p, lines)
+			}
 		}
 		return nil
 	})
@@ -169,7 +174,7 @@ func TestAccessLogJSONAndRotation(t *testing.T) {
 			t.Fatalf("request %d: %d", i, resp.StatusCode)
 		}
 	}
-	harness.TryGet(t, 10*time.Second, url, harness.Host("app.example"), harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, url, harness.Host("app.example"), harness.StatusIs(200))
 	const n = 300
 	for i := range n {
 		send(i)
@@ -193,7 +198,7 @@ func TestAccessLogJSONAndRotation(t *testing.T) {
 	}
 	seen := map[string]int{}
 	var sample map[string]any
-	harness.Try(t, 10*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		seen = map[string]int{}
 		for _, l := range readLines(t, files...) {
 			var m map[string]any
@@ -238,7 +243,7 @@ func TestAccessLogJSONAndRotation(t *testing.T) {
 func TestAccessLogFlushedOnShutdown(t *testing.T) {
 	g, logPath, _ := accessLogGantry(t, "json", "")
 	url := g.URL(t, "web", "/")
-	harness.TryGet(t, 10*time.Second, url, harness.Host("app.example"), harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, url, harness.Host("app.example"), harness.StatusIs(200))
 	const n = 40
 	for i := range n {
 		req, _ := http.NewRequest("GET", fmt.Sprintf("%sdown%d", url, i), nil)

@@ -44,16 +44,16 @@ func TestServerStatusFollowsHealthCheck(t *testing.T) {
 			return nil
 		}
 	}
-	harness.TryGet(t, 10*time.Second, svc, harness.StatusIs(200), status("UP"))
+	harness.TryGet(t, 60*time.Second, svc, harness.StatusIs(200), status("UP"))
 
 	setHealth(t, e.backend, 503)
-	harness.TryGet(t, 10*time.Second, svc, status("DOWN"))
-	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(503))
-	harness.TryGet(t, 10*time.Second, e.admin+"/api/overview", harness.BodyContains(`"servers":{"down":1,"total":1}`))
+	harness.TryGet(t, 60*time.Second, svc, status("DOWN"))
+	harness.TryGet(t, 60*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(503))
+	harness.TryGet(t, 60*time.Second, e.admin+"/api/overview", harness.BodyContains(`"servers":{"down":1,"total":1}`))
 
 	setHealth(t, e.backend, 200)
-	harness.TryGet(t, 10*time.Second, svc, status("UP"))
-	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, svc, status("UP"))
+	harness.TryGet(t, 60*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(200))
 }
 
 // TestRouterErrorsAreVisible is case 008's dashboard parity note: a router
@@ -62,15 +62,15 @@ func TestServerStatusFollowsHealthCheck(t *testing.T) {
 func TestRouterErrorsAreVisible(t *testing.T) {
 	e := start(t, "first")
 	harness.WriteFile(t, e.dir, "broken.yml", "http:\n  routers:\n    hub:\n      entryPoints: [web, ws]\n      rule: Host(`hub.example`)\n      service: hub-svc\n")
-	r := harness.TryGet(t, 10*time.Second, e.admin+"/api/http/routers/hub@file", harness.StatusIs(200))
+	r := harness.TryGet(t, 60*time.Second, e.admin+"/api/http/routers/hub@file", harness.StatusIs(200))
 	for _, want := range []string{`"status":"disabled"`, `service \"hub-svc@file\" does not exist`, `entrypoint \"ws\" does not exist`} {
 		if !strings.Contains(r.Body, want) {
 			t.Errorf("router hub@file lacks %s: %s", want, r.Body)
 		}
 	}
 	// The routing problem names where the router is defined (file:line:col).
-	harness.TryGet(t, 10*time.Second, e.admin+"/api/problems", harness.BodyContains(`broken.yml:3:5 (router hub@file)"`))
-	harness.TryGet(t, 10*time.Second, e.admin+"/api/overview", harness.BodyContains(`"routers":{"errors":1`))
-	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(200))
-	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("hub.example"), harness.StatusIs(404))
+	harness.TryGet(t, 60*time.Second, e.admin+"/api/problems", harness.BodyContains(`broken.yml:3:5 (router hub@file)"`))
+	harness.TryGet(t, 60*time.Second, e.admin+"/api/overview", harness.BodyContains(`"routers":{"errors":1`))
+	harness.TryGet(t, 60*time.Second, e.g.URL(t, "web", "/"), harness.Host("first.example"), harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, e.g.URL(t, "web", "/"), harness.Host("hub.example"), harness.StatusIs(404))
 }

@@ -82,9 +82,9 @@ func value[T any](t *testing.T, ctx context.Context, what string, timeout time.D
 func textOf(t *testing.T, ctx context.Context, what, sel, prop string) string {
 	t.Helper()
 	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.%s.trim() : "" })()`, sel, prop)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		v := value(t, ctx, what, 5*time.Second, chromedp.Evaluate[string](js))
+		v := value(t, ctx, what, 60*time.Second, chromedp.Evaluate[string](js))
 		if v != "" || time.Now().After(deadline) {
 			return v
 		}
@@ -110,12 +110,12 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("first@file rule shows %q", rule)
 	}
 	// A marker that survives only as long as the page is not reloaded.
-	step(t, ctx, "mark the page", 5*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
+	step(t, ctx, "mark the page", 60*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
 
 	harness.WriteFile(t, e.dir, "dynamic.yml", dynamicConfig(e.backend, "first", "second"))
-	step(t, ctx, "see router second@file appear live", 15*time.Second,
+	step(t, ctx, "see router second@file appear live", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
-	if marker := value(t, ctx, "read the marker", 5*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
+	if marker := value(t, ctx, "read the marker", 60*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
 		t.Errorf("the page was reloaded (marker %d): the new router must arrive over the WebSocket", marker)
 	}
 	changelog := textOf(t, ctx, "read the change log", `#changelog`, "textContent")
@@ -124,8 +124,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// Traffic through the proxy, then the simulator on the same page.
-	harness.TryGet(t, 10*time.Second, e.g.URL(t, "web", "/"), harness.Host("second.example"), harness.StatusIs(200))
-	step(t, ctx, "run the simulator", 15*time.Second,
+	harness.TryGet(t, 60*time.Second, e.g.URL(t, "web", "/"), harness.Host("second.example"), harness.StatusIs(200))
+	step(t, ctx, "run the simulator", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#simulator'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#sim-form`)),
 		chromedp.WaitReady(chromedp.CSS(`#sim-ep option[value="web"]`)),
@@ -138,12 +138,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if winner != "second@file" {
 		t.Errorf("simulator winner %q, want second@file", winner)
 	}
-	if rows := value(t, ctx, "count candidates", 5*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#sim-result tbody tr').length`)); rows < 1 {
+	if rows := value(t, ctx, "count candidates", 60*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#sim-result tbody tr').length`)); rows < 1 {
 		t.Errorf("simulator shows %d candidates", rows)
 	}
 
 	// The revision history holds both configurations; compare them.
-	step(t, ctx, "compare the last two revisions", 15*time.Second,
+	step(t, ctx, "compare the last two revisions", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
 		chromedp.Click(chromedp.CSS(`#diff-btn`)),
@@ -153,26 +153,26 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.Contains(diff, "added") || !strings.Contains(diff, "second@file") {
 		t.Errorf("diff view %q, want second@file added", diff)
 	}
-	step(t, ctx, "show the certificates", 10*time.Second,
+	step(t, ctx, "show the certificates", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#certificates'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#cert-list .empty`)))
 	if s := textOf(t, ctx, "read the certificates page", `#cert-list`, "innerText"); s != "No certificates: none in tls.certificates and no ACME resolver." {
 		t.Errorf("certificates page without resolvers says %q", s)
 	}
-	if hidden := value(t, ctx, "read the cluster tab", 5*time.Second, chromedp.Evaluate[bool](`document.getElementById('cluster-tab').hidden`)); !hidden {
+	if hidden := value(t, ctx, "read the cluster tab", 60*time.Second, chromedp.Evaluate[bool](`document.getElementById('cluster-tab').hidden`)); !hidden {
 		t.Error("a Cluster tab is shown without cluster.consul")
 	}
-	if hidden := value(t, ctx, "read the ingress-nginx tab", 5*time.Second, chromedp.Evaluate[bool](`document.getElementById('migration-tab').hidden`)); !hidden {
+	if hidden := value(t, ctx, "read the ingress-nginx tab", 60*time.Second, chromedp.Evaluate[bool](`document.getElementById('migration-tab').hidden`)); !hidden {
 		t.Error("an ingress-nginx tab is shown without providers.kubernetesIngressNGINX")
 	}
 	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
-		step(t, ctx, "show "+tab, 10*time.Second,
+		step(t, ctx, "show "+tab, 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#`+tab+`'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#`+tab+`.active`)))
 		shot(t, ctx, "dashboard-"+tab+".png")
 	}
 
-	step(t, ctx, "back to the routers", 10*time.Second,
+	step(t, ctx, "back to the routers", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
 	shot(t, ctx, "dashboard.png")
@@ -181,7 +181,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // shot saves a full-page PNG screenshot to integration/artifacts/name.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png := value(t, ctx, "screenshot "+name, 15*time.Second, chromedp.FullScreenshot(100))
+	png := value(t, ctx, "screenshot "+name, 60*time.Second, chromedp.FullScreenshot(100))
 	dir := filepath.Join("..", "artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -160,7 +160,7 @@ certificatesResolvers:
 		return c.Close()
 	})
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/problems", harness.StatusIs(200), harness.BodyContains("certificate c.test"), harness.BodyContains(`"router c@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/problems", harness.StatusIs(200), harness.BodyContains("certificate c.test"), harness.BodyContains(`"router c@file"`))
 	step(t, ctx, "open the certificates page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#certificates"),
 		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="a.test"][data-state="valid"]`)),
@@ -170,11 +170,11 @@ certificatesResolvers:
 	)
 	read := func(host string) []string {
 		js := fmt.Sprintf(`Array.from(document.querySelectorAll('#cert-list tr[data-cert="%s"] td')).map((td) => td.innerText)`, host)
-		return value(t, ctx, "read the row of "+host, 5*time.Second, chromedp.Evaluate[[]string](js))
+		return value(t, ctx, "read the row of "+host, 60*time.Second, chromedp.Evaluate[[]string](js))
 	}
 	barWidth := func(host string) float64 {
 		js := fmt.Sprintf(`parseFloat(document.querySelector('#cert-list tr[data-cert="%s"] .expiry .bar').style.width)`, host)
-		return value(t, ctx, "read the bar of "+host, 5*time.Second, chromedp.Evaluate[float64](js))
+		return value(t, ctx, "read the bar of "+host, 60*time.Second, chromedp.Evaluate[float64](js))
 	}
 	expiryClass := func(host string) string {
 		return textOf(t, ctx, "read the expiry class of "+host, `#cert-list tr[data-cert="`+host+`"] .expiry`, "className")
@@ -228,7 +228,7 @@ certificatesResolvers:
 	}
 	shot(t, ctx, "certificates.png")
 
-	step(t, ctx, "see the file certificate on the problems page", 15*time.Second,
+	step(t, ctx, "see the file certificate on the problems page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#problem-groups [data-source="tls.certificates"] li.warning`)))
 	if p := textOf(t, ctx, "read the certificate problem", `#problem-groups [data-source="tls.certificates"] li.warning`, "innerText"); !strings.Contains(p, "c.test") || !strings.Contains(p, "c@file") || !strings.Contains(p, "expires in") {

@@ -38,10 +38,10 @@ func TestChartsReadable(t *testing.T) {
 	if n := load(t, url, "load.example", 20, 4*time.Second); n < 60 {
 		t.Fatalf("load: %d of 80 answered 200", n)
 	}
-	time.Sleep(2500 * time.Millisecond) // the last samples reach the page
+	waitSampledAfter(t, ctx, "overview-rates", time.Now().UnixMilli())
 
 	labels := func(chart, axis string) []string {
-		return value(t, ctx, "read the "+chart+" chart's "+axis+" labels", 5*time.Second, chromedp.Evaluate[[]string](
+		return value(t, ctx, "read the "+chart+" chart's "+axis+" labels", 60*time.Second, chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll('[data-chart="`+chart+`"] svg text.axis.`+axis+`')].map(x => x.textContent)`))
 	}
 	ys := labels("overview-rates", "y")
@@ -72,7 +72,7 @@ func TestChartsReadable(t *testing.T) {
 	if ltop >= 1000 {
 		t.Errorf("the latency axis goes to %v ms: one 2 s request flattened every other sample", ltop)
 	}
-	marker := value(t, ctx, "read the clip marker", 5*time.Second, chromedp.Evaluate[string](
+	marker := value(t, ctx, "read the clip marker", 60*time.Second, chromedp.Evaluate[string](
 		`(() => { const m = document.querySelector('[data-chart="overview-latency"] svg .clipped[data-line="p99"] title'); return m ? m.textContent : '' })()`))
 	if !strings.Contains(marker, "p99") || !strings.Contains(marker, "above the axis") {
 		t.Errorf("the 2 s p99 has no marker at the top (got %q)", marker)
@@ -80,17 +80,17 @@ func TestChartsReadable(t *testing.T) {
 	shot(t, ctx, "chart-axes.png")
 
 	// Smoothing: the drawn line averages, the data stays the samples.
-	raw := value(t, ctx, "read the raw line", 5*time.Second, chromedp.Evaluate[string](
+	raw := value(t, ctx, "read the raw line", 60*time.Second, chromedp.Evaluate[string](
 		`document.querySelector('[data-chart="overview-rates"] polyline[data-line="rps"]').getAttribute('points')`))
-	step(t, ctx, "smooth over 15 s", 10*time.Second,
+	step(t, ctx, "smooth over 15 s", 60*time.Second,
 		chromedp.SetValue(chromedp.CSS(`.ranges[data-for=overview] select.smooth`), "15"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('.ranges[data-for=overview] select.smooth').dispatchEvent(new Event('change')); undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-chart="overview-rates"][data-smooth="15"]`)))
-	smoothed := value(t, ctx, "read the smoothed line", 5*time.Second, chromedp.Evaluate[[]float64](
+	smoothed := value(t, ctx, "read the smoothed line", 60*time.Second, chromedp.Evaluate[[]float64](
 		`(() => { const c = window.gantryCharts['overview-rates'];
 		  const pts = document.querySelector('[data-chart="overview-rates"] polyline[data-line="rps"]').getAttribute('points').trim().split(/\s+/);
 		  return [pts.length, c.t.length] })()`))
-	after := value(t, ctx, "read the line", 5*time.Second, chromedp.Evaluate[string](
+	after := value(t, ctx, "read the line", 60*time.Second, chromedp.Evaluate[string](
 		`document.querySelector('[data-chart="overview-rates"] polyline[data-line="rps"]').getAttribute('points')`))
 	if after == raw {
 		t.Error("smoothing did not change the drawn line")

@@ -54,6 +54,24 @@ func loadTimed(t *testing.T, url, host string, rate int, d time.Duration) (int, 
 	return ok, done
 }
 
+// waitSampledAfter waits until the page's chart has a sample taken two
+// intervals after at (Unix milliseconds; the last answer of a load): every
+// request answered by then has been counted (after its response was
+// written) and pushed to the page. On a loaded machine that can take longer
+// than the two seconds it takes on an idle one.
+func waitSampledAfter(t *testing.T, ctx context.Context, chart string, at int64) {
+	t.Helper()
+	var last float64
+	harness.Try(t, 60*time.Second, func() error {
+		last = value(t, ctx, "read the "+chart+" chart's last sample time", 30*time.Second, chromedp.Evaluate[float64](
+			`(() => { const t = window.gantryCharts['`+chart+`'].t; return t.length ? t[t.length - 1] : 0; })()`))
+		if int64(last) < at+2000 {
+			return fmt.Errorf("chart %s: last sample at %.0f, want one after %d", chart, last, at+2000)
+		}
+		return nil
+	})
+}
+
 // TestOverviewChartFollowsLoad: 500 requests paced at 50 per second are
 // plotted by the overview chart (the page's own samples, pushed over the
 // WebSocket each second) as what was answered in each sample's interval,
@@ -69,18 +87,18 @@ func TestOverviewChartFollowsLoad(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-charts="overview"][data-loaded="true"] figure.chart svg`)),
 	)
 	var before int
-	for deadline := time.Now().Add(10 * time.Second); before < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); before < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		// Two samples before the load: the one just before it starts the
 		// first interval of the load.
-		before = value(t, ctx, "count samples", 5*time.Second, chromedp.Evaluate[int](`window.gantryCharts['overview-rates'].t.length`))
+		before = value(t, ctx, "count samples", 60*time.Second, chromedp.Evaluate[int](`window.gantryCharts['overview-rates'].t.length`))
 	}
 	got, sent := loadTimed(t, e.g.URL(t, "web", "/"), "load.example", 50, 10*time.Second)
 	if got != 500 {
 		t.Fatalf("load: %d of 500 requests answered 200", got)
 	}
-	time.Sleep(2500 * time.Millisecond) // the last partial second reaches the page
-	from := before - 1                  // the last sample before the load: the first interval's start
-	data := value(t, ctx, "read the chart's data", 5*time.Second,
+	waitSampledAfter(t, ctx, "overview-rates", sent[len(sent)-1])
+	from := before - 1 // the last sample before the load: the first interval's start
+	data := value(t, ctx, "read the chart's data", 60*time.Second,
 		chromedp.Evaluate[[][]float64](`[window.gantryCharts['overview-rates'].t.slice(`+fmt.Sprint(from)+`), window.gantryCharts['overview-rates'].rps.slice(`+fmt.Sprint(from)+`)]`))
 	if len(data[0]) < 2 {
 		t.Fatalf("chart data %v: no samples since the load began", data)
@@ -129,7 +147,7 @@ func TestOverviewChartFollowsLoad(t *testing.T) {
 		t.Errorf("the samples (rate × interval) add up to %.0f requests, want 500", counted)
 	}
 
-	points := value(t, ctx, "count plotted points", 5*time.Second, chromedp.Evaluate[[]int](`[
+	points := value(t, ctx, "count plotted points", 60*time.Second, chromedp.Evaluate[[]int](`[
 		document.querySelector('[data-charts="overview"] polyline[data-line="rps"]').getAttribute('points').trim().split(/\s+/).length,
 		window.gantryCharts['overview-rates'].t.length]`))
 	if points[0] != points[1] {
@@ -193,7 +211,7 @@ func shopConfig(blue, green string) string {
 // classes".
 func boxes(t *testing.T, ctx context.Context) []string {
 	t.Helper()
-	return value(t, ctx, "list the boxes", 5*time.Second, chromedp.Evaluate[[]string](
+	return value(t, ctx, "list the boxes", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#detail-body .flow a.box')].map(b => b.dataset.kind + ' ' + b.dataset.name + ' ' + b.className + ' ' + b.getAttribute('href'))`))
 }
 
@@ -210,7 +228,7 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 	g := harness.Start(t, staticConfig(harness.FreeAddr(t), harness.FreeAddr(t), dir))
 	e := &env{g: g, dir: dir, admin: g.URL(t, "traefik", "")}
 	e.waitRouters(t, "shop")
-	harness.TryGet(t, 10*time.Second, g.URL(t, "web", "/shop/"), harness.Host("shop.example"), harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, g.URL(t, "web", "/shop/"), harness.Host("shop.example"), harness.StatusIs(200))
 	if n := load(t, g.URL(t, "web", "/shop/"), "shop.example", 20, 3*time.Second); n != 60 {
 		t.Fatalf("load: %d of 60 answered 200", n)
 	}
@@ -221,7 +239,7 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"][data-server="`+green.URL()+`"].up`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body [data-charts="router"][data-loaded="true"]`)),
 	)
-	if busy := value(t, ctx, "read the router's chart", 5*time.Second, chromedp.Evaluate[float64](
+	if busy := value(t, ctx, "read the router's chart", 60*time.Second, chromedp.Evaluate[float64](
 		`window.gantryCharts['router-rates'].rps.reduce((a, v) => a + v, 0)`)); busy < 45 || busy > 80 {
 		t.Errorf("the router's chart adds up to %.0f requests, want about 60", busy)
 	}
@@ -253,14 +271,14 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 	}
 	shot(t, ctx, "router-page.png")
 
-	step(t, ctx, "mark the page", 5*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
+	step(t, ctx, "mark the page", 60*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
 	green.Stop(t)
-	step(t, ctx, "see green's server box turn red", 15*time.Second,
+	step(t, ctx, "see green's server box turn red", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server="`+green.URL()+`"].down`)))
-	if marker := value(t, ctx, "read the marker", 5*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
+	if marker := value(t, ctx, "read the marker", 60*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
 		t.Errorf("the page was reloaded (marker %d): the server's state must arrive over the WebSocket", marker)
 	}
-	colour := value(t, ctx, "read the box colour", 5*time.Second, chromedp.Evaluate[string](
+	colour := value(t, ctx, "read the box colour", 60*time.Second, chromedp.Evaluate[string](
 		`getComputedStyle(document.querySelector('#detail-body a.box[data-server="`+green.URL()+`"]')).borderTopColor`))
 	if colour != "rgb(198, 40, 40)" { // --err
 		t.Errorf("down server's box border is %s, want red rgb(198, 40, 40)", colour)
@@ -270,7 +288,7 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 	}
 	shot(t, ctx, "router-page-server-down.png")
 
-	step(t, ctx, "the overview names the failing router", 15*time.Second,
+	step(t, ctx, "the overview names the failing router", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="shop@file"]`)))
 	why := textOf(t, ctx, "read why", `#failing li[data-router="shop@file"]`, "innerText")
@@ -295,27 +313,27 @@ func TestProblemsPage(t *testing.T) {
 	bad := strings.Replace(dynamicConfig(e.backend, "fine"), "  routers:\n", "  routers:\n    bad:\n      rule: Host(`bad.example`\n      service: whoami\n    lost:\n      rule: Host(`lost.example`)\n      service: missing\n", 1)
 	bad = strings.Replace(bad, "Host(`fine.example`)", "Host(`fine.example`) || Host(`www.fine.example`)", 1)
 	harness.WriteFile(t, e.dir, "dynamic.yml", bad)
-	step(t, ctx, "see the problems grouped", 15*time.Second,
+	step(t, ctx, "see the problems grouped", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#problem-groups .pgroup[data-provider="file"]`)))
 	badge := textOf(t, ctx, "read the badge", `#problem-badge`, "innerText")
-	n := value(t, ctx, "count problems", 5*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#problem-groups li').length`))
+	n := value(t, ctx, "count problems", 60*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#problem-groups li').length`))
 	if badge != fmt.Sprint(n) || n < 2 {
 		t.Errorf("badge %q, %d problems listed (want the same, at least 2)", badge, n)
 	}
-	sources := value(t, ctx, "list sources", 5*time.Second, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#problem-groups .psource')].map(s => s.dataset.source)`))
+	sources := value(t, ctx, "list sources", 60*time.Second, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#problem-groups .psource')].map(s => s.dataset.source)`))
 	if !sort.StringsAreSorted(sources) || len(sources) == 0 {
 		t.Errorf("sources %v, want sorted and not empty", sources)
 	}
 	for _, page := range []string{"routers", "revisions"} {
-		step(t, ctx, "show "+page, 10*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+page+`'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#`+page+`.active`)))
+		step(t, ctx, "show "+page, 60*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+page+`'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#`+page+`.active`)))
 		if b := textOf(t, ctx, "read the badge on "+page, `#problem-badge`, "innerText"); b != badge {
 			t.Errorf("badge on %s reads %q, want %q", page, b, badge)
 		}
 	}
-	step(t, ctx, "back to problems", 10*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#problems.active`)))
+	step(t, ctx, "back to problems", 60*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#problems.active`)))
 	shot(t, ctx, "problems.png")
 
-	step(t, ctx, "compare the two revisions", 15*time.Second,
+	step(t, ctx, "compare the two revisions", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
 		chromedp.Click(chromedp.CSS(`#diff-btn`)),
@@ -398,11 +416,11 @@ func TestOverviewTellsWhichRouterFails(t *testing.T) {
 		}
 	}()
 	<-done
-	step(t, ctx, "see the failing routers", 15*time.Second,
+	step(t, ctx, "see the failing routers", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="payments@file"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="search@file"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="admin@file"]`)))
-	items := value(t, ctx, "list the failing routers", 5*time.Second, chromedp.Evaluate[[]string](
+	items := value(t, ctx, "list the failing routers", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#failing li')].map(li => li.dataset.router + ' | ' + li.innerText)`))
 	t.Logf("failing now:\n%s", strings.Join(items, "\n"))
 	if len(items) != 3 {

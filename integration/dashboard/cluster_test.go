@@ -58,7 +58,7 @@ cluster:
 		return textOf(t, ctx, "read whether "+id+" agrees", `#cluster-list tr[data-instance="`+id+`"]`, "dataset.agree")
 	}
 
-	harness.TryGet(t, 20*time.Second, admin+"/api/cluster", harness.StatusIs(200), harness.BodyContains(`"id":"gantry-three"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/cluster", harness.StatusIs(200), harness.BodyContains(`"id":"gantry-three"`))
 	step(t, ctx, "open the cluster tab: three instances agreeing", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#cluster"),
 		chromedp.WaitVisible(chromedp.CSS(`#cluster-tab`)),
@@ -145,7 +145,7 @@ cluster:
 `, web, harness.FreeAddr(t), dir, consul))
 	admin := g.URL(t, "traefik", "")
 	_, webPort, _ := strings.Cut(web, ":")
-	harness.TryGet(t, 20*time.Second, admin+"/api/cluster", harness.StatusIs(200),
+	harness.TryGet(t, 60*time.Second, admin+"/api/cluster", harness.StatusIs(200),
 		harness.BodyContains(`"id":"gantry-solo"`), harness.BodyContains(`"port":`+webPort+`,`))
 	step(t, ctx, "open the cluster tab", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#cluster"),
@@ -157,7 +157,7 @@ cluster:
 		t.Errorf("instance row %q, want the web entrypoint's port %s", row, webPort)
 	}
 	var header, listed string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		header = textOf(t, ctx, "read the header's version", `#version`, "textContent")
 		listed = textOf(t, ctx, "read the listed version", `#cluster-list tr[data-instance="gantry-solo"] td:nth-child(3)`, "textContent")
 		if header == listed {
@@ -167,7 +167,7 @@ cluster:
 	if header == "" || header != listed {
 		t.Errorf("header version %q, Cluster tab's for this instance %q: want the same", header, listed)
 	}
-	layout := value(t, ctx, "measure the header", 5*time.Second, chromedp.Evaluate[[]float64](`(() => {
+	layout := value(t, ctx, "measure the header", 60*time.Second, chromedp.Evaluate[[]float64](`(() => {
 		const tabs = [...document.querySelectorAll('#tabs a')].filter((a) => !a.hidden);
 		const tops = new Set(tabs.map((a) => Math.round(a.getBoundingClientRect().top)));
 		const nav = document.getElementById('tabs'), v = document.getElementById('version').getBoundingClientRect(), h = document.querySelector('header').getBoundingClientRect();

@@ -41,7 +41,7 @@ func TestPrometheusHeaderLabels(t *testing.T) {
 	send("globex", 2)
 	send("", 1)
 	var body string
-	harness.Try(t, 10*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		r, err := harness.Get(e.admin + "/metrics")
 		if err != nil {
 			return err

@@ -152,7 +152,7 @@ providers:
     directory: "%s"
 `, harness.FreeAddr(t), harness.FreeAddr(t), appAddr, logPath, collector.URL, dir))
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"ok@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"ok@file"`))
 	web := g.URL(t, "web", "")
 	req, _ := http.NewRequest("GET", web+"/hello?x=1", nil)
 	req.Host = "ok.example"
@@ -167,7 +167,7 @@ providers:
 	}
 
 	var hello logRecord
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		rs := access.find(func(r logRecord) bool { return r.attrs["RequestPath"] == "/hello?x=1" })
 		if len(rs) != 1 {
 			return fmt.Errorf("%d access records for /hello", len(rs))
@@ -218,7 +218,7 @@ providers:
 		t.Errorf("access log file written without dualOutput: %q", b)
 	}
 
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		if len(app.find(func(r logRecord) bool { return r.body == "config applied" })) == 0 {
 			return fmt.Errorf("no 'config applied' application record")
 		}

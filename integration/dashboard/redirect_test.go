@@ -45,7 +45,7 @@ providers:
     directory: %q
 `, harness.FreeAddr(t), secure, harness.FreeAddr(t), dir))
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"app@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"app@file"`))
 	const redirect, mw = "web-to-websecure@internal", "redirect-web-to-websecure@internal"
 
 	step(t, ctx, "open the routers page", 30*time.Second,
@@ -57,20 +57,20 @@ providers:
 		t.Errorf("redirect router row %q, want entrypoint web and middleware %s", row, mw)
 	}
 	shot(t, ctx, "redirect-routers.png")
-	step(t, ctx, "open the middlewares page", 15*time.Second,
+	step(t, ctx, "open the middlewares page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#middlewares'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#middlewares tbody tr[data-name="`+mw+`"]`)))
 	if row := textOf(t, ctx, "read the middleware's row", `#middlewares tbody tr[data-name="`+mw+`"]`, "innerText"); !strings.Contains(row, "redirectscheme") || !strings.Contains(row, redirect) {
 		t.Errorf("redirect middleware row %q, want redirectscheme used by %s", row, redirect)
 	}
-	step(t, ctx, "open the web entrypoint's page", 15*time.Second,
+	step(t, ctx, "open the web entrypoint's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#entrypoint/web'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .redirects`)))
 	if p := textOf(t, ctx, "read the redirection", `#detail-body .redirects`, "innerText"); !strings.Contains(p, "websecure") || !strings.Contains(p, "https") {
 		t.Errorf("entrypoint web says %q, want it redirects to websecure (https)", p)
 	}
 
-	step(t, ctx, "open the redirect router's page", 15*time.Second,
+	step(t, ctx, "open the redirect router's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#router/`+redirect+`'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box.redirect`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-charts="router"][data-loaded="true"] figure.chart svg`)),
@@ -79,7 +79,7 @@ providers:
 	if !strings.Contains(box, "https") || !strings.Contains(box, securePort) || !strings.Contains(box, "301") {
 		t.Errorf("redirect box %q, want https, port %s and 301", box, securePort)
 	}
-	if n := value(t, ctx, "count red boxes", 5*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#detail-body .flow a.box.disabled').length`)); n != 0 {
+	if n := value(t, ctx, "count red boxes", 60*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#detail-body .flow a.box.disabled').length`)); n != 0 {
 		t.Errorf("the redirect's route picture has %d red boxes", n)
 	}
 	// The requests the charts' series hold (/api/series, what each chart is

@@ -54,13 +54,13 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 		} else {
 			want = append(want, harness.BodyContains(`"name":"second@file"`), harness.BodyLacks(`"name":"third@file"`))
 		}
-		harness.TryGet(t, 15*time.Second, e.admin+"/api/http/routers", want...)
+		harness.TryGet(t, 60*time.Second, e.admin+"/api/http/routers", want...)
 	}
 	check := func(when string) {
 		t.Helper()
 		var items []string
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			items = value(t, ctx, "read the recent changes", 5*time.Second, chromedp.Evaluate[[]string](
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			items = value(t, ctx, "read the recent changes", 60*time.Second, chromedp.Evaluate[[]string](
 				`[...document.querySelectorAll('#changelog li')].map((li) => li.textContent)`))
 			if len(items) >= 4 && strings.Contains(items[0], "removed router third@file") {
 				break
@@ -90,11 +90,11 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 	)
 	check("after a reload")
 
-	step(t, ctx, "open the revisions", 15*time.Second,
+	step(t, ctx, "open the revisions", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(4)`)),
 	)
-	rows := value(t, ctx, "read the revisions", 5*time.Second, chromedp.Evaluate[[]string](
+	rows := value(t, ctx, "read the revisions", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#revisions tbody tr')].map((r) => r.innerText)`))
 	if len(rows) < 4 {
 		t.Fatalf("revisions %q, want the 4 applications", rows)
@@ -111,12 +111,12 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 	if current != 1 {
 		t.Errorf("%d revisions marked current, want 1: %q", current, rows)
 	}
-	seqs := value(t, ctx, "read the seqs", 5*time.Second, chromedp.Evaluate[[]string](
+	seqs := value(t, ctx, "read the seqs", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#revisions tbody tr')].map((r) => r.dataset.seq)`))
 	if seqs[0] == seqs[2] || seqs[0] == "" {
 		t.Errorf("revision seqs %q: the recurring version must be two applications", seqs)
 	}
-	probs := value(t, ctx, "read the problems column", 5*time.Second, chromedp.Evaluate[[]string](
+	probs := value(t, ctx, "read the problems column", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#revisions tbody td.problems')].map((td) => td.textContent)`))
 	for i, p := range probs[:4] {
 		if p == "0" {
@@ -126,12 +126,12 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 	shot(t, ctx, "revisions-applications.png")
 
 	// The current revision counts as the overview does.
-	cur := value(t, ctx, "read the current revision", 5*time.Second, chromedp.Evaluate[[]string](
+	cur := value(t, ctx, "read the current revision", 60*time.Second, chromedp.Evaluate[[]string](
 		`['routers', 'services', 'middlewares', 'problems'].map((k) => document.querySelector('#revisions tbody tr.current td.' + k).textContent)`))
-	step(t, ctx, "open the overview", 10*time.Second,
+	step(t, ctx, "open the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#cards .card`)))
-	ov := value(t, ctx, "read the overview's cards", 5*time.Second, chromedp.Evaluate[[]string](
+	ov := value(t, ctx, "read the overview's cards", 60*time.Second, chromedp.Evaluate[[]string](
 		`['Routers', 'Services', 'Middlewares', 'Problems'].map((k) => [...document.querySelectorAll('#cards .card')].find((c) => c.firstChild.textContent === k).querySelector('.n').textContent)`))
 	if fmt.Sprint(cur) != fmt.Sprint(ov) {
 		t.Errorf("current revision counts routers/services/middlewares/problems %v, overview %v", cur, ov)

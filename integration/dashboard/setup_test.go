@@ -80,7 +80,7 @@ func (e *env) waitRouters(t *testing.T, names ...string) {
 	for _, n := range names {
 		conds = append(conds, harness.BodyContains(`"name":"`+n+`@file"`))
 	}
-	harness.TryGet(t, 15*time.Second, e.admin+"/api/http/routers", conds...)
+	harness.TryGet(t, 60*time.Second, e.admin+"/api/http/routers", conds...)
 }
 
 // metricValue is the value of series (a Prometheus series as exposed, e.g.

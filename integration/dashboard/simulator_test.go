@@ -82,8 +82,8 @@ providers:
 		chromedp.WaitVisible(chromedp.CSS(`#sim-form`)))
 	// The default is chosen once the routers are known.
 	var def string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if def = value(t, ctx, "read the default entrypoint", 5*time.Second, chromedp.Evaluate[string](`document.getElementById('sim-ep').value`)); def == "websecure" {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if def = value(t, ctx, "read the default entrypoint", 60*time.Second, chromedp.Evaluate[string](`document.getElementById('sim-ep').value`)); def == "websecure" {
 			break
 		}
 	}
@@ -93,7 +93,7 @@ providers:
 
 	run := func(ep, url string) {
 		t.Helper()
-		step(t, ctx, "simulate "+url+" on "+ep, 15*time.Second,
+		step(t, ctx, "simulate "+url+" on "+ep, 60*time.Second,
 			chromedp.SetValue(chromedp.CSS(`#sim-ep`), ep),
 			chromedp.SetValue(chromedp.CSS(`#sim-url`), url),
 			chromedp.Evaluate[chromedp.Void](`document.getElementById('sim-result').replaceChildren(); undefined`),
@@ -101,7 +101,7 @@ providers:
 			chromedp.WaitVisible(chromedp.CSS(`#sim-result .winner`)))
 	}
 	kinds := func() []string {
-		return value(t, ctx, "list what applies", 5*time.Second, chromedp.Evaluate[[]string](
+		return value(t, ctx, "list what applies", 60*time.Second, chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll('#sim-result .sim-applied .flow a.box')].map(b => b.dataset.kind + ' ' + b.dataset.name)`))
 	}
 

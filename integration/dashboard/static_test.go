@@ -38,7 +38,7 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	g := harness.Start(t, static(""))
 	e := &env{g: g, dir: dir, backend: backend, admin: g.URL(t, "traefik", "")}
 	e.waitRouters(t, "first", "shop")
-	harness.TryGet(t, 15*time.Second, "http://"+shop+"/", harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, "http://"+shop+"/", harness.StatusIs(200))
 
 	step(t, ctx, "open the entrypoints tab and see shop marked dynamic", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#entrypoints"),
@@ -57,7 +57,7 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	shot(t, ctx, "entrypoints.png")
 
 	// A reload that is refused: log.format needs a restart.
-	step(t, ctx, "open the overview", 10*time.Second,
+	step(t, ctx, "open the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#card-static`)),
 	)
@@ -68,7 +68,7 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 		t.Errorf("static badge at start: %q, want 0", n)
 	}
 	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), static("log:\n  format: json\n"))
-	step(t, ctx, "see the refused reload on the overview, live", 20*time.Second,
+	step(t, ctx, "see the refused reload on the overview, live", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#card-static.bad`)),
 		chromedp.WaitVisible(chromedp.CSS(`#static-badge.some`)),
 	)
@@ -84,12 +84,12 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 
 	// Then a file that does not load.
 	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), static("log:\n  format: json\nentryPoints: [\n"))
-	step(t, ctx, "see the invalid reload in the Static tab", 20*time.Second,
+	step(t, ctx, "see the invalid reload in the Static tab", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#static'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#static-reloads tr[data-outcome="invalid"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#static-problem`)),
 	)
-	rows := value(t, ctx, "read the reloads", 5*time.Second, chromedp.Evaluate[[]string](
+	rows := value(t, ctx, "read the reloads", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#static-reloads tbody tr')].map((r) => r.innerText)`))
 	if len(rows) != 2 {
 		t.Fatalf("reloads table: %q, want 2 rows", rows)
@@ -107,7 +107,7 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 		t.Errorf("static badge %q, want 1", n)
 	}
 	shot(t, ctx, "static-reloads.png")
-	step(t, ctx, "back to the overview", 10*time.Second,
+	step(t, ctx, "back to the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#card-static.bad`)),
 	)
@@ -139,7 +139,7 @@ func TestStaticChangeNamesTheOption(t *testing.T) {
 	)
 	next := strings.Replace(staticConfig(web, admin, dir), "  web:\n", "  web:\n    http:\n      sanitizePath: false\n", 1) + "log:\n  format: json\n  noColor: true\n"
 	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), next)
-	step(t, ctx, "see the reload", 20*time.Second,
+	step(t, ctx, "see the reload", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#static-reloads tbody tr`)))
 	row := textOf(t, ctx, "read the reload", `#static-reloads tbody tr`, "innerText")
 	for _, want := range []string{"log.format added", "log.noColor added", "entryPoints.web.http.sanitizePath added"} {
@@ -153,7 +153,7 @@ func TestStaticChangeNamesTheOption(t *testing.T) {
 		}
 	}
 	shot(t, ctx, "static-option-names.png")
-	step(t, ctx, "open the overview", 10*time.Second,
+	step(t, ctx, "open the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#card-static`)))
 	if c := textOf(t, ctx, "read the static card", `#card-static`, "innerText"); !strings.Contains(c, "log.format added") || strings.Contains(c, "log added") {

@@ -94,7 +94,7 @@ providers:
     directory: %q
 `, harness.FreeAddr(t), dbEP, udpEP+"/udp", dir))
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/tcp/routers", harness.StatusIs(200), harness.BodyContains(`"name":"db@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/tcp/routers", harness.StatusIs(200), harness.BodyContains(`"name":"db@file"`))
 	step(t, ctx, "open the TCP/UDP tab", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#tcpudp"),
 		chromedp.WaitVisible(chromedp.CSS(`#tcp-routers tr[data-name="db@file"]`)),
@@ -113,15 +113,15 @@ providers:
 	if _, err := conn.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	step(t, ctx, "see the open connection without a reload", 15*time.Second,
+	step(t, ctx, "see the open connection without a reload", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#tcp-routers tr[data-name="db@file"] td.open:not(:empty)`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#tcp-routers tr[data-name="db@file"] td.open').innerText === '1'`))
 	shot(t, ctx, "tcpudp.png")
 	conn.Close()
-	step(t, ctx, "see it closed, with its bytes", 15*time.Second,
+	step(t, ctx, "see it closed, with its bytes", 60*time.Second,
 		chromedp.Poll[chromedp.Void](`(() => { const r = document.querySelector('#tcp-routers tr[data-name="db@file"]');
 			return r.querySelector('td.open').innerText === '0' && r.querySelector('td.bytes').innerText.startsWith('5 B / 0 B'); })()`))
-	step(t, ctx, "open the TCP router's page", 15*time.Second,
+	step(t, ctx, "open the TCP router's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcprouter/db@file'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"]`)))
 	got := boxes(t, ctx)

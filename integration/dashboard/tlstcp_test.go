@@ -91,13 +91,13 @@ providers:
     directory: %q
 `, harness.FreeAddr(t), harness.FreeAddr(t), dbEP, dir))
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/tcp/routers", harness.StatusIs(200), harness.BodyContains(`"name":"db@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/tcp/routers", harness.StatusIs(200), harness.BodyContains(`"name":"db@file"`))
 
 	step(t, ctx, "open the HTTPS router's page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#router/shop@file"),
 		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .tlspanel[data-loaded="true"]`)))
-	rows := value(t, ctx, "read the TLS panel", 5*time.Second, chromedp.Evaluate[map[string]string](
+	rows := value(t, ctx, "read the TLS panel", 60*time.Second, chromedp.Evaluate[map[string]string](
 		`Object.fromEntries([...document.querySelectorAll('#detail-body .tlspanel tr')].map(r => [r.dataset.tls, r.querySelector('td').innerText]))`))
 	t.Logf("TLS panel: %v", rows)
 	for k, want := range map[string][]string{
@@ -115,7 +115,7 @@ providers:
 	}
 	shot(t, ctx, "router-tls-panel.png")
 
-	step(t, ctx, "open the TCP/UDP tab", 15*time.Second,
+	step(t, ctx, "open the TCP/UDP tab", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcpudp'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#tcp-services tr[data-name="pg@file"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tcp-middlewares tr[data-name="lan@file"]`)))
@@ -128,7 +128,7 @@ providers:
 	}
 	shot(t, ctx, "tcpudp-tables.png")
 
-	step(t, ctx, "open the TCP service's page", 15*time.Second,
+	step(t, ctx, "open the TCP service's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcpservice/pg@file'; undefined`),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body table.counters`)))
 	conn, err := net.Dial("tcp", dbEP)
@@ -139,7 +139,7 @@ providers:
 	if _, err := conn.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	step(t, ctx, "see the open connection on the service page without a reload", 20*time.Second,
+	step(t, ctx, "see the open connection on the service page without a reload", 60*time.Second,
 		chromedp.Poll[chromedp.Void](`(() => { const c = document.querySelector('#detail-body table.counters td.open'); return c && c.innerText === '1' })()`))
 	shot(t, ctx, "tcp-service-counters.png")
 }

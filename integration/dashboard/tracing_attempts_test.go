@@ -77,7 +77,7 @@ providers:
     directory: "%s"
 `, harness.FreeAddr(t), harness.FreeAddr(t), collector.URL, dir), "OTEL_BSP_SCHEDULE_DELAY=200")
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"retried@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"retried@file"`))
 
 	const unroutedTrace, retriedTrace, okTrace = "11111111111111111111111111111111", "22222222222222222222222222222222", "33333333333333333333333333333333"
 	const callerSpan = "00f067aa0ba902b7"
@@ -101,7 +101,7 @@ providers:
 	if c := call("ok.example", "/ok", okTrace); c != 200 {
 		t.Fatalf("ok: %d", c)
 	}
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		if len(rc.trace(unroutedTrace)) < 1 || len(rc.trace(retriedTrace)) < 4 || len(rc.trace(okTrace)) < 3 {
 			return fmt.Errorf("spans so far: unrouted %d, retried %d, ok %d", len(rc.trace(unroutedTrace)), len(rc.trace(retriedTrace)), len(rc.trace(okTrace)))
 		}

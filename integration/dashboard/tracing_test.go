@@ -161,7 +161,7 @@ providers:
     directory: "%s"
 `, harness.FreeAddr(t), harness.FreeAddr(t), tracing, dir), "OTEL_BSP_SCHEDULE_DELAY=200") // export batches every 200 ms, not 5 s
 	admin := g.URL(t, "traefik", "")
-	harness.TryGet(t, 15*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"traced@file"`))
+	harness.TryGet(t, 60*time.Second, admin+"/api/http/routers", harness.StatusIs(200), harness.BodyContains(`"name":"traced@file"`))
 	return g, admin
 }
 
@@ -205,11 +205,11 @@ func TestTracingOTLPHTTP(t *testing.T) {
       endpoint: "%s/v1/traces"`, collector.URL))
 
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	harness.TryGet(t, 10*time.Second, admin+"/metrics", harness.StatusIs(200))
+	harness.TryGet(t, 60*time.Second, admin+"/metrics", harness.StatusIs(200))
 	get(t, g.URL(t, "web", "/hello?token=secret"), "traced.example", "Traceparent", "00-"+callerTrace+"-"+callerSpan+"-01", "X-Request-Id", "req-42")
 
 	var spans []span
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		if spans = rc.trace(callerTrace); len(spans) < 3 {
 			return fmt.Errorf("%d spans of the caller's trace received", len(spans))
 		}
@@ -277,7 +277,7 @@ func TestTracingSamplingOTLPGRPC(t *testing.T) {
 	}
 	const sampledTrace = "0af7651916cd43dd8448eb211c80319c"
 	get(t, g.URL(t, "web", "/sampled"), "traced.example", "Traceparent", "00-"+sampledTrace+"-b7ad6b7169203331-01")
-	harness.Try(t, 20*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		if n := len(rc.trace(sampledTrace)); n < 3 {
 			return fmt.Errorf("%d spans of the sampled caller's trace", n)
 		}

@@ -99,20 +99,20 @@ func TestDashboardTellsWhy(t *testing.T) {
 		if !strings.Contains(txt, "connection refused") || !strings.Contains(txt, "last configuration keeps serving") {
 			t.Errorf("overview outage reads %q, want the reason (connection refused) and what keeps serving", txt)
 		}
-		top := value(t, ctx, "where the outage is", 5*time.Second, chromedp.Evaluate[bool](
+		top := value(t, ctx, "where the outage is", 60*time.Second, chromedp.Evaluate[bool](
 			`document.getElementById('deps').getBoundingClientRect().top < document.getElementById('cards').getBoundingClientRect().top`))
 		if !top {
 			t.Error("the outage is not above the overview's cards")
 		}
 		shot(t, ctx, "why-overview.png")
-		step(t, ctx, "see it atop Problems", 15*time.Second,
+		step(t, ctx, "see it atop Problems", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#problem-deps.bad li[data-dep="consulcatalog"]`)))
 		shot(t, ctx, "why-problems.png")
 	})
 
 	t.Run("item5-status-combines-health", func(t *testing.T) {
-		step(t, ctx, "open the routers", 15*time.Second,
+		step(t, ctx, "open the routers", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="search@file"] td.status.down`)))
 		for _, w := range []struct{ sel, want string }{
@@ -125,9 +125,9 @@ func TestDashboardTellsWhy(t *testing.T) {
 				t.Errorf("%s reads %q, want %q", w.sel, got, w.want)
 			}
 		}
-		step(t, ctx, "pay turns degraded (one server answers 500)", 20*time.Second,
+		step(t, ctx, "pay turns degraded (one server answers 500)", 60*time.Second,
 			chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="pay@file"] td.status.degraded`)))
-		heads := value(t, ctx, "read the table heads", 5*time.Second, chromedp.Evaluate[[]string](
+		heads := value(t, ctx, "read the table heads", 60*time.Second, chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll('#routers th, #services th')].map(th => th.textContent)`))
 		for _, h := range heads {
 			if h == "Errors" {
@@ -135,14 +135,14 @@ func TestDashboardTellsWhy(t *testing.T) {
 			}
 		}
 		shot(t, ctx, "why-routers.png")
-		step(t, ctx, "open search's page", 15*time.Second,
+		step(t, ctx, "open search's page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#router/search@file'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server].down`)))
 		if got := textOf(t, ctx, "read the header", `#detail-body .dhead h2 .status`, "textContent"); got != "down" {
 			t.Errorf("router header reads %q, want down", got)
 		}
 		for _, kind := range []string{"router", "service"} {
-			cls := value(t, ctx, "read the "+kind+" box", 5*time.Second, chromedp.Evaluate[string](
+			cls := value(t, ctx, "read the "+kind+" box", 60*time.Second, chromedp.Evaluate[string](
 				`document.querySelector('#detail-body .flow a.box[data-kind="`+kind+`"]').className`))
 			if !strings.Contains(cls, " down") || strings.Contains(cls, "enabled") {
 				t.Errorf("the route picture's %s box is %q, want down, not enabled", kind, cls)
@@ -151,10 +151,10 @@ func TestDashboardTellsWhy(t *testing.T) {
 	})
 
 	t.Run("item7-reason-first", func(t *testing.T) {
-		step(t, ctx, "open search's page", 15*time.Second,
+		step(t, ctx, "open search's page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#router/search@file'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server] .berr`)))
-		lines := value(t, ctx, "read the server box", 5*time.Second, chromedp.Evaluate[[]string](
+		lines := value(t, ctx, "read the server box", 60*time.Second, chromedp.Evaluate[[]string](
 			`(() => { const b = document.querySelector('#detail-body .flow a.box[data-server]');
 			  const r = b.querySelector('.berr'); const u = b.querySelector('.errurl');
 			  return [r.textContent, r.title, u ? u.textContent : '', String(r.getBoundingClientRect().top < (u ? u.getBoundingClientRect().top : 1e9))] })()`))
@@ -175,11 +175,11 @@ func TestDashboardTellsWhy(t *testing.T) {
 	})
 
 	t.Run("item6-which-server-fails", func(t *testing.T) {
-		step(t, ctx, "open pay's page", 15*time.Second,
+		step(t, ctx, "open pay's page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#router/pay@file'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#detail-body table.servers tr[data-row-server="`+bad.URL()+`"] td.share.err`)))
 		row := func(url string) []string {
-			return value(t, ctx, "read a server row", 5*time.Second, chromedp.Evaluate[[]string](
+			return value(t, ctx, "read a server row", 60*time.Second, chromedp.Evaluate[[]string](
 				`[...document.querySelectorAll('#detail-body table.servers tr[data-row-server="`+url+`"] td')].map(td => td.textContent)`))
 		}
 		b, a := row(bad.URL()), row(good.URL())
@@ -194,15 +194,15 @@ func TestDashboardTellsWhy(t *testing.T) {
 		if !strings.Contains(box, "5xx 100%") || !strings.Contains(box, "req/s") || !strings.Contains(box, "p99") {
 			t.Errorf("the failing server's box reads %q, want its rate, 5xx share and latency", box)
 		}
-		if n := value(t, ctx, "count failing boxes", 5*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#detail-body .flow a.box.failing').length`)); n != 1 {
+		if n := value(t, ctx, "count failing boxes", 60*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#detail-body .flow a.box.failing').length`)); n != 1 {
 			t.Errorf("%d server boxes marked failing, want exactly the one answering 500", n)
 		}
 		shot(t, ctx, "why-router-pay.png")
-		step(t, ctx, "open pay's service page", 15*time.Second,
+		step(t, ctx, "open pay's service page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#service/pay@file'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#detail-body table.servers tr[data-row-server="`+bad.URL()+`"] td.share.err`)))
 		shot(t, ctx, "why-service-pay.png")
-		step(t, ctx, "the overview names the server", 15*time.Second,
+		step(t, ctx, "the overview names the server", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
 			chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="pay@file"]`)))
 		txt := textOf(t, ctx, "read pay's entry", `#failing li[data-router="pay@file"]`, "innerText")

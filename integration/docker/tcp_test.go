@@ -56,7 +56,7 @@ func testTCPRedisByLabels(t *testing.T, e *env) {
 	if err != nil || strings.TrimSpace(string(out)) != "via-labels" {
 		t.Fatalf("GET: %v %q", err, out)
 	}
-	harness.Try(t, 10*time.Second, func() error {
+	harness.Try(t, 60*time.Second, func() error {
 		r, err := harness.Get("http://" + e.api + "/api/tcp/routers/cache@docker")
 		if err != nil {
 			return err
@@ -150,7 +150,7 @@ func TestComposeTCP(t *testing.T) {
 			t.Errorf("%s: certificate is not %q:\n%.600s", tc.host, tc.wantCN, out)
 		}
 	}
-	harness.TryGet(t, 10*time.Second, "http://"+api+"/api/tcp/routers", harness.StatusIs(200),
+	harness.TryGet(t, 60*time.Second, "http://"+api+"/api/tcp/routers", harness.StatusIs(200),
 		harness.BodyContains(`"name":"redis@docker"`), harness.BodyContains(`"name":"db@docker"`),
 		harness.BodyContains(`"name":"pg@docker"`))
 }

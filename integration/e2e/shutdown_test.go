@@ -102,7 +102,7 @@ http:
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	code := p.Wait(t, 20*time.Second) // graceTimeOut 10s + margin
+	code := p.Wait(t, 60*time.Second) // graceTimeOut 10s + margin
 	stop.Store(true)
 	wg.Wait()
 	if code != 0 {

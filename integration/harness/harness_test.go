@@ -13,7 +13,7 @@ func TestMain(m *testing.M) { Main(m) }
 
 func TestStartWhoami(t *testing.T) {
 	w := StartWhoamiProc(t, "h1")
-	r := TryGet(t, 10*time.Second, w.URL()+"/x", Host("a.test"), StatusIs(200), BodyContains("Name: h1"))
+	r := TryGet(t, 60*time.Second, w.URL()+"/x", Host("a.test"), StatusIs(200), BodyContains("Name: h1"))
 	if !strings.Contains(r.Body, "GET /x HTTP/1.1") || !strings.Contains(r.Body, "Host: a.test") {
 		t.Errorf("echo: %s", r.Body)
 	}
@@ -27,7 +27,7 @@ func TestStartWhoami(t *testing.T) {
 
 func TestPoll(t *testing.T) {
 	n := 0
-	if err := Poll(5*time.Second, func() error {
+	if err := Poll(60*time.Second, func() error {
 		n++
 		if n < 3 {
 			return errors.New("not yet")

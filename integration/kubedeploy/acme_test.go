@@ -87,6 +87,20 @@ func lines(out string, substrs ...string) int {
 	return n
 }
 
+// waitLines is lines of g's output once at least one line holds every
+// substring, or after a minute: "acme: certificate obtained" is logged once
+// the certificate is stored, which is after it serves.
+func waitLines(g *harness.Gantry, substrs ...string) int {
+	n := 0
+	_ = harness.Poll(time.Minute, func() error {
+		if n = lines(g.Output(), substrs...); n == 0 {
+			return fmt.Errorf("no line with %q yet", substrs)
+		}
+		return nil
+	})
+	return n
+}
+
 // Two replicas sharing the ACME storage kubernetes://gantry/gantry-acme,
 // connected with the example's service account token (its RBAC), and one
 // Pebble: each certificate is ordered once (Pebble's issued count) and both
@@ -231,7 +245,7 @@ certificatesResolvers:
 		_, err := served(b.g.EntryPoints["websecure"], "b.test", roots)
 		return err
 	})
-	if lines(b.g.Output(), "acme: certificate obtained", "domains=b.test") != 1 {
+	if waitLines(b.g, "acme: certificate obtained", "domains=b.test") != 1 {
 		t.Errorf("replica b did not order b.test itself")
 	}
 
@@ -249,7 +263,7 @@ certificatesResolvers:
 		_, err := served(a.g.EntryPoints["websecure"], "killed.test", roots)
 		return err
 	})
-	if lines(a.g.Output(), "acme: certificate obtained", "domains=killed.test") != 1 {
+	if waitLines(a.g, "acme: certificate obtained", "domains=killed.test") != 1 {
 		t.Errorf("replica a did not order killed.test itself after the holder died")
 	}
 	t.Logf("takeover after the holder was killed: %v", time.Since(killedAt).Round(time.Second))

@@ -151,7 +151,7 @@ func TestStoreReadableByOthersRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	g2 := harness.StartWith(t, harness.Options{Static: static, Dir: work, NoWait: true})
-	if code := g2.Wait(t, 10*time.Second); code == 0 {
+	if code := g2.Wait(t, 60*time.Second); code == 0 {
 		t.Fatalf("gantry started on a 0644 store")
 	}
 	if out := g2.Output(); !strings.Contains(out, "accessible to other users (mode 0644)") || !strings.Contains(out, "chmod 600 "+db) {

@@ -20,7 +20,7 @@ import (
 )
 
 // pollTimeout bounds each wait for a change to be served.
-const pollTimeout = 10 * time.Second
+const pollTimeout = 60 * time.Second
 
 // stack is the in-process reload path with real parts: the file provider
 // on real files, the aggregator, router.Compile with the dataplane

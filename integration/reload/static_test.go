@@ -382,8 +382,12 @@ func TestStaticReloadDeferredDuringUpgrade(t *testing.T) {
 	url := "http://" + web + "/"
 	harness.TryGet(t, pollTimeout, url, harness.Host("old.test"), harness.StatusIs(200))
 
-	slow := filepath.Join(work, "slow")
-	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 2\nexit 3\n"), 0o755); err != nil {
+	// The new binary fails once the test has seen the reload deferred (at
+	// most 20 s, within gantry's 30 s wait for it): a fixed delay could end
+	// before a loaded machine has noticed the edit.
+	slow, release := filepath.Join(work, "slow"), filepath.Join(work, "release")
+	script := fmt.Sprintf("#!/bin/sh\ni=0\nwhile [ ! -e %q ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done\nexit 3\n", release)
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	installBinary(t, slow, bin)
@@ -395,6 +399,9 @@ func TestStaticReloadDeferredDuringUpgrade(t *testing.T) {
 	g.WaitOutput(t, pollTimeout, "static configuration reload deferred: a binary upgrade is in progress")
 	if strings.Contains(g.Output(), "static configuration reloaded") {
 		t.Fatal("reloaded during the upgrade")
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	g.WaitOutput(t, pollTimeout, "upgrade failed; this process keeps serving")
 	g.WaitOutput(t, pollTimeout, "static configuration reloaded")

@@ -18,7 +18,7 @@ func TestTCPHealthCheck(t *testing.T) {
 	harness.StartRedis(t, good, redisSetup)
 	bad := harness.FreeAddr(t)
 	start(t, socat, "TCP-LISTEN:"+port(bad)+",bind=127.0.0.1,reuseaddr,fork", "SYSTEM:echo -ERR impostor")
-	harness.WaitListening(t, 5*time.Second, good, bad)
+	harness.WaitListening(t, 60*time.Second, good, bad)
 	ep := harness.FreeAddr(t)
 	_, _ = gantry(t, fmt.Sprintf("  redis:\n    address: %q", ep), fmt.Sprintf(`tcp:
   routers:

@@ -73,5 +73,5 @@ func TestCase062InFlightConnAcrossReload(t *testing.T) {
 	if err := closed(c); err != nil {
 		t.Errorf("ipWhiteList 192.0.2.1/32: 127.0.0.1 %v", err)
 	}
-	g.WaitOutput(t, 10*time.Second, "ipWhiteList is deprecated")
+	g.WaitOutput(t, 60*time.Second, "ipWhiteList is deprecated")
 }

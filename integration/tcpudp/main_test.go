@@ -18,7 +18,7 @@ import (
 
 func TestMain(m *testing.M) { harness.Main(m) }
 
-const poll = 15 * time.Second
+const poll = 60 * time.Second
 
 // redisSetup installs the Debian tools of this suite.
 const redisSetup = "scripts/setup/tcpudp.sh"

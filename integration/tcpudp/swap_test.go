@@ -17,7 +17,7 @@ func echoServer(t *testing.T) string {
 	socat := tool(t, "socat")
 	addr := harness.FreeAddr(t)
 	start(t, socat, "TCP-LISTEN:"+port(addr)+",bind=127.0.0.1,reuseaddr,fork", "EXEC:cat")
-	harness.WaitListening(t, 5*time.Second, addr)
+	harness.WaitListening(t, 60*time.Second, addr)
 	return addr
 }
 

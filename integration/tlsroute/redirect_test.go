@@ -2,7 +2,7 @@ package tlsroute
 
 import (
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,19 +21,21 @@ func TestEntryPointRedirectIsVisible(t *testing.T) {
 	dyn := t.TempDir()
 	logPath := filepath.Join(t.TempDir(), "access.log")
 	harness.WriteFile(t, dyn, "dynamic.yml", "http: {}\n")
+	secure := harness.FreeAddr(t) // a port of its own: a fixed one may be taken
+	_, securePort, _ := net.SplitHostPort(secure)
 	g := harness.Start(t, fmt.Sprintf(`
 entryPoints:
   web:
     address: %q
     http: {redirections: {entryPoint: {to: websecure, scheme: https}}}
-  websecure: {address: "127.0.0.1:8443"}
+  websecure: {address: %q}
   traefik: {address: %q}
 api: {insecure: true}
 metrics:
   prometheus: {addRoutersLabels: true}
 accessLog: {filePath: %q, format: json, bufferingSize: 0}
 providers: {file: {directory: %q}}
-`, harness.FreeAddr(t), harness.FreeAddr(t), logPath, dyn))
+`, harness.FreeAddr(t), secure, harness.FreeAddr(t), logPath, dyn))
 	g.WaitOutput(t, wait, "config applied")
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, _ := http.NewRequest("GET", "http://"+g.EntryPoints["web"]+"/x?y=1", nil)
@@ -43,7 +45,7 @@ providers: {file: {directory: %q}}
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 301 || resp.Header.Get("Location") != "https://app.example.com:8443/x?y=1" {
+	if resp.StatusCode != 301 || resp.Header.Get("Location") != "https://app.example.com:"+securePort+"/x?y=1" {
 		t.Fatalf("redirect: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 
@@ -84,24 +86,14 @@ providers: {file: {directory: %q}}
 		UsedBy []string `json:"usedBy"`
 	}
 	apiJSON(t, g.EntryPoints["traefik"], "/api/http/middlewares/redirect-web-to-websecure@internal", &mw)
-	if mw.RedirectScheme.Scheme != "https" || mw.RedirectScheme.Port != "8443" || !mw.RedirectScheme.Permanent || !slices.Equal(mw.UsedBy, []string{"web-to-websecure@internal"}) {
+	if mw.RedirectScheme.Scheme != "https" || mw.RedirectScheme.Port != securePort || !mw.RedirectScheme.Permanent || !slices.Equal(mw.UsedBy, []string{"web-to-websecure@internal"}) {
 		t.Errorf("redirect middleware: %+v", mw)
 	}
 
-	mresp, err := http.Get("http://" + g.EntryPoints["traefik"] + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(mresp.Body)
-	mresp.Body.Close()
-	for _, want := range []string{
-		`traefik_entrypoint_requests_total{code="301",entrypoint="web",method="GET",protocol="http"} 1`,
-		`router="web-to-websecure@internal"`,
-	} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	// The redirect is counted after its response is written: poll.
+	harness.TryGet(t, wait, "http://"+g.EntryPoints["traefik"]+"/metrics", harness.StatusIs(200),
+		harness.BodyContains(`traefik_entrypoint_requests_total{code="301",entrypoint="web",method="GET",protocol="http"} 1`),
+		harness.BodyContains(`router="web-to-websecure@internal"`))
 	harness.Try(t, wait, func() error {
 		log, _ := os.ReadFile(logPath)
 		if !strings.Contains(string(log), `"RouterName":"web-to-websecure@internal"`) || !strings.Contains(string(log), `"DownstreamStatus":301`) {

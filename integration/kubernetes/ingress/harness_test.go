@@ -20,7 +20,7 @@ func TestKubeHarness(t *testing.T) {
 	ns := k.Namespace(t, "harness")
 	ip := harness.PodIP(t, 1)
 	w := harness.StartWhoamiAt(t, "pod1", ip)
-	harness.TryGet(t, 10*time.Second, w.URL()+"/", harness.BodyContains("pod1"))
+	harness.TryGet(t, 60*time.Second, w.URL()+"/", harness.BodyContains("pod1"))
 
 	k.WriteService(t, ns, "web", nil, harness.ServicePort{Name: "http", Port: 80})
 	if err := k.SetEndpointsErr(ns, "web", "web-1", []harness.SlicePort{{Name: "http", Port: 80}}, harness.ReadyEndpoint("127.0.0.1")); err == nil ||

@@ -235,7 +235,7 @@ func TestAnnotations(t *testing.T) {
 		}()
 		// While the held request is open (20 s, so that a loaded machine
 		// still sees it in flight), a second connection is refused.
-		harness.TryGet(t, 15*time.Second, c.web(t, "/"), harness.Host("conn.test"), harness.StatusIs(429))
+		harness.TryGet(t, 60*time.Second, c.web(t, "/"), harness.Host("conn.test"), harness.StatusIs(429))
 		if code := <-held; code != 200 {
 			t.Errorf("the held request got %d", code)
 		}
