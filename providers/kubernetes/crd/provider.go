@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -114,7 +113,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 		return fmt.Errorf("dynamic client: %w", err)
 	}
 	crs := map[string][]cache.SharedIndexInformer{}
-	for _, ns := range p.namespaces() {
+	for _, ns := range p.scope.InformerNamespaces() {
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, func(o *metav1.ListOptions) {
 			o.LabelSelector = p.scope.LabelSelector
 		})
@@ -230,16 +229,6 @@ func usesConfigMaps(in *Input) bool {
 		}
 	}
 	return false
-}
-
-// namespaces are the namespaces to watch, "" meaning all.
-func (p *Provider) namespaces() []string {
-	if len(p.scope.Namespaces) == 0 {
-		return []string{metav1.NamespaceAll}
-	}
-	ns := slices.Clone(p.scope.Namespaces)
-	slices.Sort(ns)
-	return slices.Compact(ns)
 }
 
 // waitForCRDs returns once the API server serves every kind of Kinds,

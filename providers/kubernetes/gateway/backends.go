@@ -146,21 +146,24 @@ func (t *translator) l4Service(routeKind, routeNS string, ref gwv1.BackendObject
 	if udp {
 		u := t.conf.EnsureUDP()
 		if _, ok := u.Services[name]; !ok {
-			lb := &config.UDPServersLoadBalancer{}
-			for _, a := range b.Addresses {
-				lb.Servers = append(lb.Servers, config.UDPServer{Address: a})
-			}
-			u.Services[name] = &config.UDPService{LoadBalancer: lb}
+			servers := serversAt(b.Addresses, func(a string) config.UDPServer { return config.UDPServer{Address: a} })
+			u.Services[name] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: servers}}
 		}
 		return name, nil
 	}
 	tc := t.conf.EnsureTCP()
 	if _, ok := tc.Services[name]; !ok {
-		lb := &config.TCPServersLoadBalancer{}
-		for _, a := range b.Addresses {
-			lb.Servers = append(lb.Servers, config.TCPServer{Address: a})
-		}
-		tc.Services[name] = &config.TCPService{LoadBalancer: lb}
+		servers := serversAt(b.Addresses, func(a string) config.TCPServer { return config.TCPServer{Address: a} })
+		tc.Services[name] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: servers}}
 	}
 	return name, nil
+}
+
+// serversAt is one TCP or UDP server per address, in order.
+func serversAt[S any](addrs []string, server func(string) S) []S {
+	var out []S
+	for _, a := range addrs {
+		out = append(out, server(a))
+	}
+	return out
 }

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gantry-proxy/gantry/config"
 )
 
 // loadGRPCRoutes translates GRPCRoutes: a gRPC method is the HTTP/2 path
@@ -41,23 +38,17 @@ func (t *translator) loadGRPCRoutes() {
 			}
 			rules[ri] = built{service: svc, filters: grpcFilters(rule.Filters)}
 		}
-		var sts []gwv1.RouteParentStatus
-		for _, pm := range pms {
-			atts, accepted := t.attach(pm, m.kind, r.Namespace, r.Generation, r.Spec.Hostnames, true)
-			for _, a := range atts {
-				for ri, rule := range r.Spec.Rules {
-					matches := rule.Matches
-					if len(matches) == 0 {
-						matches = []gwv1.GRPCRouteMatch{{}}
-					}
-					for mi, match := range matches {
-						t.grpcRouter(m, pm, a, rules[ri].service, rules[ri].filters, match, ri, mi)
-					}
+		t.attachRoute(m, r.Generation, pms, r.Spec.Hostnames, first, func(pm parentMatch, a attachment) {
+			for ri, rule := range r.Spec.Rules {
+				matches := rule.Matches
+				if len(matches) == 0 {
+					matches = []gwv1.GRPCRouteMatch{{}}
+				}
+				for mi, match := range matches {
+					t.grpcRouter(m, pm, a, rules[ri].service, rules[ri].filters, match, ri, mi)
 				}
 			}
-			sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(first, r.Generation)))
-		}
-		t.status.Routes[m.key()] = sts
+		})
 	}
 }
 
@@ -108,33 +99,14 @@ func (t *translator) grpcRouter(m routeMeta, pm parentMatch, a attachment, servi
 		name := objName("grpcroute", m.obj.Namespace, m.obj.Name, "r"+strconv.Itoa(ri), "gw", pm.gw.obj.Namespace, pm.gw.obj.Name, string(a.listener.spec.Name), "m"+strconv.Itoa(mi), "h"+strconv.Itoa(gi))
 		parts := append(hostParts(hosts, a.listener.isolate), path)
 		for _, h := range match.Headers {
-			if ptrOr(h.Type, gwv1.GRPCHeaderMatchExact) == gwv1.GRPCHeaderMatchRegularExpression {
-				parts = append(parts, "HeaderRegexp("+quote(string(h.Name))+", "+quote(anchor(h.Value))+")")
-			} else {
-				parts = append(parts, "Header("+quote(string(h.Name))+", "+quote(h.Value)+")")
-			}
+			parts = append(parts, matchPart("Header", string(h.Name), h.Value, ptrOr(h.Type, gwv1.GRPCHeaderMatchExact) == gwv1.GRPCHeaderMatchRegularExpression))
 		}
-		router := &config.Router{EntryPoints: []string{a.listener.ep}, Rule: strings.Join(parts, " && "), Service: service}
-		if a.listener.spec.Protocol == gwv1.HTTPSProtocolType {
-			router.TLS = &config.RouterTLSConfig{}
-		}
-		mws, failed := t.filters(m, name, filters, "", "", int(a.listener.spec.Port), fmt.Sprintf("spec.rules[%d].filters", ri))
-		router.Middlewares = mws
-		if failed {
-			router.Service = t.statusService(500)
-		}
-		t.conf.HTTP.Routers[name] = router
-		key := precedence{
+		t.addHTTPRouter(m, a, name, parts, service, filters, "", "", ri, hosts, precedence{
 			exactPath: svc != "" && meth != "" && typ == gwv1.GRPCMethodMatchExact,
 			pathLen:   len(svc) + len(meth),
 			prefix:    typ == gwv1.GRPCMethodMatchExact,
 			headers:   len(match.Headers),
-			created:   m.obj.CreationTimestamp.Time,
-			ns:        m.obj.Namespace, name: m.obj.Name, rule: ri, match: mi,
-		}
-		if len(hosts) > 0 {
-			key.host = classOf(hosts[0])
-		}
-		t.routers = append(t.routers, rankedRouter{name: name, router: router, key: key})
+			match:     mi,
+		})
 	}
 }

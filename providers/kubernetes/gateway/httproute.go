@@ -54,18 +54,28 @@ func (t *translator) loadHTTPRoutes() {
 				firstErr = rules[ri].err
 			}
 		}
-		var sts []gwv1.RouteParentStatus
-		for _, pm := range pms {
-			atts, accepted := t.attach(pm, meta.kind, r.Namespace, r.Generation, r.Spec.Hostnames, true)
-			for _, a := range atts {
-				for ri, rule := range r.Spec.Rules {
-					t.httpRouters(meta, pm, a, rules[ri], rule.Matches, ri)
-				}
+		t.attachRoute(meta, r.Generation, pms, r.Spec.Hostnames, firstErr, func(pm parentMatch, a attachment) {
+			for ri, rule := range r.Spec.Rules {
+				t.httpRouters(meta, pm, a, rules[ri], rule.Matches, ri)
 			}
-			sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(firstErr, r.Generation)))
-		}
-		t.status.Routes[meta.key()] = sts
+		})
 	}
+}
+
+// attachRoute attaches one HTTPRoute or GRPCRoute (m, generation gen) to
+// each of its parents pms: routers adds its routers for one listener
+// attachment, and the route's status gets one entry per parent, with
+// Accepted and the ResolvedRefs of refErr (the first rule's backend error).
+func (t *translator) attachRoute(m routeMeta, gen int64, pms []parentMatch, hostnames []gwv1.Hostname, refErr *refError, routers func(parentMatch, attachment)) {
+	var sts []gwv1.RouteParentStatus
+	for _, pm := range pms {
+		atts, accepted := t.attach(pm, m.kind, m.obj.Namespace, gen, hostnames, true)
+		for _, a := range atts {
+			routers(pm, a)
+		}
+		sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(refErr, gen)))
+	}
+	t.status.Routes[m.key()] = sts
 }
 
 // httpRule is the parent-independent part of one rule: its service and
@@ -195,47 +205,20 @@ func (t *translator) httpRouters(m routeMeta, pm parentMatch, a attachment, hr h
 				parts = append(parts, "Method("+quote(string(*match.Method))+")")
 			}
 			for _, h := range match.Headers {
-				if ptrOr(h.Type, gwv1.HeaderMatchExact) == gwv1.HeaderMatchRegularExpression {
-					parts = append(parts, "HeaderRegexp("+quote(string(h.Name))+", "+quote(anchor(h.Value))+")")
-				} else {
-					parts = append(parts, "Header("+quote(string(h.Name))+", "+quote(h.Value)+")")
-				}
+				parts = append(parts, matchPart("Header", string(h.Name), h.Value, ptrOr(h.Type, gwv1.HeaderMatchExact) == gwv1.HeaderMatchRegularExpression))
 			}
 			for _, q := range match.QueryParams {
-				if ptrOr(q.Type, gwv1.QueryParamMatchExact) == gwv1.QueryParamMatchRegularExpression {
-					parts = append(parts, "QueryRegexp("+quote(string(q.Name))+", "+quote(anchor(q.Value))+")")
-				} else {
-					parts = append(parts, "Query("+quote(string(q.Name))+", "+quote(q.Value)+")")
-				}
+				parts = append(parts, matchPart("Query", string(q.Name), q.Value, ptrOr(q.Type, gwv1.QueryParamMatchExact) == gwv1.QueryParamMatchRegularExpression))
 			}
-			router := &config.Router{
-				EntryPoints: []string{a.listener.ep},
-				Rule:        strings.Join(parts, " && "),
-				Service:     hr.service,
-			}
-			if a.listener.spec.Protocol == gwv1.HTTPSProtocolType {
-				router.TLS = &config.RouterTLSConfig{}
-			}
-			mws, ferr := t.filters(m, name, hr.filters, ptype, pval, int(a.listener.spec.Port), fmt.Sprintf("spec.rules[%d].filters", ri))
-			router.Middlewares = mws
-			if ferr {
-				router.Service = t.statusService(500)
-			}
-			t.conf.HTTP.Routers[name] = router
-			key := precedence{
+			t.addHTTPRouter(m, a, name, parts, hr.service, hr.filters, ptype, pval, ri, hosts, precedence{
 				exactPath: ptype == gwv1.PathMatchExact,
 				pathLen:   len(strings.TrimSuffix(pval, "/")),
 				prefix:    ptype == gwv1.PathMatchPathPrefix,
 				method:    match.Method != nil,
 				headers:   len(match.Headers),
 				queries:   len(match.QueryParams),
-				created:   m.obj.CreationTimestamp.Time,
-				ns:        m.obj.Namespace, name: m.obj.Name, rule: ri, match: mi,
-			}
-			if len(hosts) > 0 {
-				key.host = classOf(hosts[0])
-			}
-			t.routers = append(t.routers, rankedRouter{name: name, router: router, key: key})
+				match:     mi,
+			})
 		}
 	}
 }
@@ -303,6 +286,40 @@ func pathRule(typ gwv1.PathMatchType, v string) string {
 
 // anchor makes a regular expression match whole values only.
 func anchor(re string) string { return "^(?:" + re + ")$" }
+
+// matchPart is the rule matcher of a header or query parameter match:
+// fn ("Header" or "Query") with the exact value, or fn+"Regexp" with the
+// value anchored when the match is a regular expression.
+func matchPart(fn, name, value string, regexp bool) string {
+	if regexp {
+		return fn + "Regexp(" + quote(name) + ", " + quote(anchor(value)) + ")"
+	}
+	return fn + "(" + quote(name) + ", " + quote(value) + ")"
+}
+
+// addHTTPRouter publishes one HTTPRoute or GRPCRoute router on the
+// listener attachment a: its rule is parts joined by "&&", its middlewares
+// the rule's filters (a filter that fails makes the router answer 500), TLS
+// on an HTTPS listener. key ranks it among the routers (Gateway API
+// precedence); the host class, the route's identity and rule index are
+// filled in here.
+func (t *translator) addHTTPRouter(m routeMeta, a attachment, name string, parts []string, service string, filters []gwv1.HTTPRouteFilter, ptype gwv1.PathMatchType, pval string, ri int, hosts []string, key precedence) {
+	router := &config.Router{EntryPoints: []string{a.listener.ep}, Rule: strings.Join(parts, " && "), Service: service}
+	if a.listener.spec.Protocol == gwv1.HTTPSProtocolType {
+		router.TLS = &config.RouterTLSConfig{}
+	}
+	mws, failed := t.filters(m, name, filters, ptype, pval, int(a.listener.spec.Port), fmt.Sprintf("spec.rules[%d].filters", ri))
+	router.Middlewares = mws
+	if failed {
+		router.Service = t.statusService(500)
+	}
+	t.conf.HTTP.Routers[name] = router
+	key.created, key.ns, key.name, key.rule = m.obj.CreationTimestamp.Time, m.obj.Namespace, m.obj.Name, ri
+	if len(hosts) > 0 {
+		key.host = classOf(hosts[0])
+	}
+	t.routers = append(t.routers, rankedRouter{name: name, router: router, key: key})
+}
 
 // statusService returns the weighted service answering status.
 func (t *translator) statusService(status int) string {

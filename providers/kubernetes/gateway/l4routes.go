@@ -24,32 +24,32 @@ type l4Route struct {
 
 func (t *translator) loadTLSRoutes() {
 	for _, r := range t.in.TLSRoutes {
-		lr := l4Route{meta: routeMeta{"TLSRoute", r.ObjectMeta}, gen: r.Generation, parents: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames, useHosts: true}
-		for _, rule := range r.Spec.Rules {
-			lr.refs = append(lr.refs, rule.BackendRefs)
-		}
-		t.loadL4(lr, false)
+		refs := ruleRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs })
+		t.loadL4(l4Route{meta: routeMeta{"TLSRoute", r.ObjectMeta}, gen: r.Generation, parents: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames, useHosts: true, refs: refs}, false)
 	}
 }
 
 func (t *translator) loadTCPRoutes() {
 	for _, r := range t.in.TCPRoutes {
-		lr := l4Route{meta: routeMeta{"TCPRoute", r.ObjectMeta}, gen: r.Generation, parents: r.Spec.ParentRefs}
-		for _, rule := range r.Spec.Rules {
-			lr.refs = append(lr.refs, rule.BackendRefs)
-		}
-		t.loadL4(lr, false)
+		refs := ruleRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs })
+		t.loadL4(l4Route{meta: routeMeta{"TCPRoute", r.ObjectMeta}, gen: r.Generation, parents: r.Spec.ParentRefs, refs: refs}, false)
 	}
 }
 
 func (t *translator) loadUDPRoutes() {
 	for _, r := range t.in.UDPRoutes {
-		lr := l4Route{meta: routeMeta{"UDPRoute", r.ObjectMeta}, gen: r.Generation, parents: r.Spec.ParentRefs}
-		for _, rule := range r.Spec.Rules {
-			lr.refs = append(lr.refs, rule.BackendRefs)
-		}
-		t.loadL4(lr, true)
+		refs := ruleRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs })
+		t.loadL4(l4Route{meta: routeMeta{"UDPRoute", r.ObjectMeta}, gen: r.Generation, parents: r.Spec.ParentRefs, refs: refs}, true)
 	}
+}
+
+// ruleRefs is each rule's backendRefs, in rule order (l4Route.refs).
+func ruleRefs[R any](rules []R, refs func(R) []gwv1.BackendRef) [][]gwv1.BackendRef {
+	out := make([][]gwv1.BackendRef, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, refs(r))
+	}
+	return out
 }
 
 // loadL4 translates one TLS, TCP or UDP route: a weighted service over

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -149,7 +148,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 	c.classes = k8s.NewLister[any](classInf)
 	kinds := map[string][]cache.SharedIndexInformer{}
-	for _, ns := range p.namespaces() {
+	for _, ns := range p.scope.InformerNamespaces() {
 		f := gwinformers.NewSharedInformerFactoryWithOptions(gwcs, 0, gwinformers.WithNamespace(ns), gwinformers.WithTransform(k8s.StripManagedFields))
 		v1 := f.Gateway().V1()
 		add := func(resource string, inf func() cache.SharedIndexInformer) {
@@ -196,16 +195,6 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 		return providers.Snapshot{Config: res.Config, Problems: res.Problems}
 	}
 	return w.Run(ctx, build, publish)
-}
-
-// namespaces are those to make informers for ("" for all).
-func (p *Provider) namespaces() []string {
-	if len(p.opts.Namespaces) == 0 {
-		return []string{metav1.NamespaceAll}
-	}
-	ns := slices.Clone(p.opts.Namespaces)
-	slices.Sort(ns)
-	return slices.Compact(ns)
 }
 
 // servedKinds asks the API server which Gateway API v1 resources it
@@ -260,48 +249,29 @@ func (p *Provider) addresses(services k8s.Lister[*corev1.Service]) []gwv1.Gatewa
 
 // input lists the caches into an Input.
 func (c *caches) input() *Input {
-	in := &Input{Namespaces: c.namespaces.List()}
-	for _, o := range c.classes.List() {
-		if x, ok := o.(*gwv1.GatewayClass); ok {
-			in.GatewayClasses = append(in.GatewayClasses, x)
+	return &Input{
+		Namespaces:      c.namespaces.List(),
+		GatewayClasses:  listOf[*gwv1.GatewayClass](c.classes),
+		Gateways:        listOf[*gwv1.Gateway](c.gateways),
+		HTTPRoutes:      listOf[*gwv1.HTTPRoute](c.httpRoutes),
+		GRPCRoutes:      listOf[*gwv1.GRPCRoute](c.grpcRoutes),
+		TLSRoutes:       listOf[*gwv1.TLSRoute](c.tlsRoutes),
+		TCPRoutes:       listOf[*gwv1.TCPRoute](c.tcpRoutes),
+		UDPRoutes:       listOf[*gwv1.UDPRoute](c.udpRoutes),
+		ReferenceGrants: listOf[*gwv1.ReferenceGrant](c.grants),
+	}
+}
+
+// listOf returns the objects of l's caches that are a T (each cache holds
+// one kind; the status writer reads the same caches untyped).
+func listOf[T any](l k8s.Lister[any]) []T {
+	var out []T
+	for _, o := range l.List() {
+		if x, ok := o.(T); ok {
+			out = append(out, x)
 		}
 	}
-	for _, o := range c.gateways.List() {
-		if x, ok := o.(*gwv1.Gateway); ok {
-			in.Gateways = append(in.Gateways, x)
-		}
-	}
-	for _, o := range c.httpRoutes.List() {
-		if x, ok := o.(*gwv1.HTTPRoute); ok {
-			in.HTTPRoutes = append(in.HTTPRoutes, x)
-		}
-	}
-	for _, o := range c.grpcRoutes.List() {
-		if x, ok := o.(*gwv1.GRPCRoute); ok {
-			in.GRPCRoutes = append(in.GRPCRoutes, x)
-		}
-	}
-	for _, o := range c.tlsRoutes.List() {
-		if x, ok := o.(*gwv1.TLSRoute); ok {
-			in.TLSRoutes = append(in.TLSRoutes, x)
-		}
-	}
-	for _, o := range c.tcpRoutes.List() {
-		if x, ok := o.(*gwv1.TCPRoute); ok {
-			in.TCPRoutes = append(in.TCPRoutes, x)
-		}
-	}
-	for _, o := range c.udpRoutes.List() {
-		if x, ok := o.(*gwv1.UDPRoute); ok {
-			in.UDPRoutes = append(in.UDPRoutes, x)
-		}
-	}
-	for _, o := range c.grants.List() {
-		if x, ok := o.(*gwv1.ReferenceGrant); ok {
-			in.ReferenceGrants = append(in.ReferenceGrants, x)
-		}
-	}
-	return in
+	return out
 }
 
 // backends adapts k8s.Backends and the Secret cache to Backends.

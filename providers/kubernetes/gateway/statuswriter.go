@@ -80,19 +80,17 @@ func (s *statusWriter) write(ctx context.Context, st Status) (failed int) {
 			s.log.Warn("status not written; retrying", "kind", kind, "namespace", ns, "name", name, "error", err)
 		}
 	}
+	gw := s.cs.GatewayV1()
 	for name, want := range st.GatewayClasses {
 		o, ok := s.c.classes.Get("", name)
 		gc, _ := o.(*gwv1.GatewayClass)
 		if !ok || gc == nil {
 			continue
 		}
-		merged, changed := mergeGatewayClass(gc.Status, want, now)
-		if !changed {
-			continue
+		merge := func(have gwv1.GatewayClassStatus) (gwv1.GatewayClassStatus, bool) {
+			return mergeGatewayClass(have, want, now)
 		}
-		cp := gc.DeepCopy()
-		cp.Status = merged
-		if _, err := s.cs.GatewayV1().GatewayClasses().UpdateStatus(ctx, cp, metav1.UpdateOptions{}); err != nil {
+		if err := writeStatus(ctx, gc, func(c *gwv1.GatewayClass) *gwv1.GatewayClassStatus { return &c.Status }, merge, gw.GatewayClasses().UpdateStatus); err != nil {
 			fail("GatewayClass", "", name, err)
 		}
 	}
@@ -102,13 +100,8 @@ func (s *statusWriter) write(ctx context.Context, st Status) (failed int) {
 		if !ok || g == nil {
 			continue
 		}
-		merged, changed := mergeGateway(g.Status, want, now)
-		if !changed {
-			continue
-		}
-		cp := g.DeepCopy()
-		cp.Status = merged
-		if _, err := s.cs.GatewayV1().Gateways(nn.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{}); err != nil {
+		merge := func(have gwv1.GatewayStatus) (gwv1.GatewayStatus, bool) { return mergeGateway(have, want, now) }
+		if err := writeStatus(ctx, g, func(g *gwv1.Gateway) *gwv1.GatewayStatus { return &g.Status }, merge, gw.Gateways(nn.Namespace).UpdateStatus); err != nil {
 			fail("Gateway", nn.Namespace, nn.Name, err)
 		}
 	}
@@ -146,46 +139,48 @@ func metaOf(o any) (metav1.ObjectMeta, bool) {
 	return metav1.ObjectMeta{}, false
 }
 
-// writeRoute writes one route's parents when they differ.
+// writeRoute writes one route's status.parents when they differ from
+// what st wants for it (our entries merged into the other controllers').
 func (s *statusWriter) writeRoute(ctx context.Context, kind string, o any, st Status, now metav1.Time) error {
 	m, ok := metaOf(o)
 	if !ok {
 		return nil
 	}
 	want := st.Routes[RouteKey{Kind: kind, NamespacedName: nsName(m)}]
-	var err error
+	merge := func(have []gwv1.RouteParentStatus) ([]gwv1.RouteParentStatus, bool) {
+		return mergeRouteParents(have, want, s.ctrl, now)
+	}
+	gw := s.cs.GatewayV1()
 	switch x := o.(type) {
 	case *gwv1.HTTPRoute:
-		if parents, changed := mergeRouteParents(x.Status.Parents, want, s.ctrl, now); changed {
-			cp := x.DeepCopy()
-			cp.Status.Parents = parents
-			_, err = s.cs.GatewayV1().HTTPRoutes(m.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		}
+		return writeStatus(ctx, x, func(r *gwv1.HTTPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.HTTPRoutes(m.Namespace).UpdateStatus)
 	case *gwv1.GRPCRoute:
-		if parents, changed := mergeRouteParents(x.Status.Parents, want, s.ctrl, now); changed {
-			cp := x.DeepCopy()
-			cp.Status.Parents = parents
-			_, err = s.cs.GatewayV1().GRPCRoutes(m.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		}
+		return writeStatus(ctx, x, func(r *gwv1.GRPCRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.GRPCRoutes(m.Namespace).UpdateStatus)
 	case *gwv1.TLSRoute:
-		if parents, changed := mergeRouteParents(x.Status.Parents, want, s.ctrl, now); changed {
-			cp := x.DeepCopy()
-			cp.Status.Parents = parents
-			_, err = s.cs.GatewayV1().TLSRoutes(m.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		}
+		return writeStatus(ctx, x, func(r *gwv1.TLSRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.TLSRoutes(m.Namespace).UpdateStatus)
 	case *gwv1.TCPRoute:
-		if parents, changed := mergeRouteParents(x.Status.Parents, want, s.ctrl, now); changed {
-			cp := x.DeepCopy()
-			cp.Status.Parents = parents
-			_, err = s.cs.GatewayV1().TCPRoutes(m.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		}
+		return writeStatus(ctx, x, func(r *gwv1.TCPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.TCPRoutes(m.Namespace).UpdateStatus)
 	case *gwv1.UDPRoute:
-		if parents, changed := mergeRouteParents(x.Status.Parents, want, s.ctrl, now); changed {
-			cp := x.DeepCopy()
-			cp.Status.Parents = parents
-			_, err = s.cs.GatewayV1().UDPRoutes(m.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		}
+		return writeStatus(ctx, x, func(r *gwv1.UDPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.UDPRoutes(m.Namespace).UpdateStatus)
 	}
+	return nil
+}
+
+// writeStatus writes one object's status (or the part of it status
+// locates) when merge, given the cached value, reports a change; update is
+// the kind's typed UpdateStatus. The cached object x is never modified:
+// the merged value goes on a deep copy.
+func writeStatus[R any, P interface {
+	*R
+	DeepCopy() *R
+}, S any](ctx context.Context, x P, status func(*R) *S, merge func(S) (S, bool), update func(context.Context, *R, metav1.UpdateOptions) (*R, error)) error {
+	merged, changed := merge(*status(x))
+	if !changed {
+		return nil
+	}
+	cp := x.DeepCopy()
+	*status(cp) = merged
+	_, err := update(ctx, cp, metav1.UpdateOptions{})
 	return err
 }
 

@@ -30,9 +30,9 @@ func (s Scope) Check() error {
 	return nil
 }
 
-// namespaces returns the namespaces to make informers for: "" (all) when
-// none is configured.
-func (s Scope) namespaces() []string {
+// InformerNamespaces returns the namespaces to make informers for, sorted
+// and without repeats: "" (all) when none is configured.
+func (s Scope) InformerNamespaces() []string {
 	if len(s.Namespaces) == 0 {
 		return []string{metav1.NamespaceAll}
 	}
@@ -53,7 +53,7 @@ func (s Scope) Watches(ns string) bool {
 // managedFields removed before it is cached.
 func (s Scope) Factories(cs kubernetes.Interface, selected bool, tweak func(*metav1.ListOptions)) []informers.SharedInformerFactory {
 	var fs []informers.SharedInformerFactory
-	for _, ns := range s.namespaces() {
+	for _, ns := range s.InformerNamespaces() {
 		opts := []informers.SharedInformerOption{informers.WithNamespace(ns), informers.WithTransform(StripManagedFields)}
 		if selected && s.LabelSelector != "" || tweak != nil {
 			sel := s.LabelSelector
