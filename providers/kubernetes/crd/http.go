@@ -22,13 +22,8 @@ const (
 // is every IngressRoute, for parentRefs.
 func (b *builder) ingressRoutes(objs, all []*IngressRoute) {
 	for _, o := range objs {
-		if !b.classMatches(o.Spec.IngressClassName, o.Annotations) {
-			continue
-		}
-		src := source("IngressRoute", o.Namespace, o.Name)
-		b.at = src
-		if len(o.Spec.Routes) > maxRoutes {
-			b.errorf(src, nil, "spec.routes", "%d routes, over the limit of %d: object ignored", len(o.Spec.Routes), maxRoutes)
+		src, ok := b.admitRoutes("IngressRoute", o.Namespace, o.Name, o.Spec.IngressClassName, o.Annotations, len(o.Spec.Routes))
+		if !ok {
 			continue
 		}
 		tls := o.Spec.TLS
@@ -60,6 +55,24 @@ func (b *builder) ingressRoutes(objs, all []*IngressRoute) {
 			b.origins["router "+rn] = src
 		}
 	}
+}
+
+// admitRoutes reports whether the IngressRoute, IngressRouteTCP or
+// IngressRouteUDP (kind) ns/name is translated: its ingress class
+// (classMatches) is ours and it has at most maxRoutes routes (more is an
+// error Problem naming spec.routes). src is the object's source, also made
+// the builder's current one.
+func (b *builder) admitRoutes(kind, ns, name string, class *string, annotations map[string]string, routes int) (src string, ok bool) {
+	if !b.classMatches(class, annotations) {
+		return "", false
+	}
+	src = source(kind, ns, name)
+	b.at = src
+	if routes > maxRoutes {
+		b.errorf(src, nil, "spec.routes", "%d routes, over the limit of %d: object ignored", routes, maxRoutes)
+		return src, false
+	}
+	return src, true
 }
 
 // route builds the router rn of route r; the returned field (".services[0]")
@@ -113,16 +126,22 @@ func (b *builder) route(o *IngressRoute, rn string, r Route, parents []string) (
 		rt.Service = rn
 	}
 	if t := o.Spec.TLS; t != nil {
-		rt.TLS = &config.RouterTLSConfig{CertResolver: t.CertResolver, Domains: t.Domains}
-		if t.Options != nil && t.Options.Name != "" {
-			name, err := b.resolveRef("TLSOption", o.Namespace, *t.Options)
-			if err != nil {
-				return nil, ".tls.options", err
-			}
-			rt.TLS.Options = name
+		opts, err := b.tlsOptionsName(o.Namespace, t.Options)
+		if err != nil {
+			return nil, ".tls.options", err
 		}
+		rt.TLS = &config.RouterTLSConfig{Options: opts, CertResolver: t.CertResolver, Domains: t.Domains}
 	}
 	return rt, "", nil
+}
+
+// tlsOptionsName is the TLS options a route's tls.options names ("" for
+// the default when unset).
+func (b *builder) tlsOptionsName(ns string, ref *ObjectRef) (string, error) {
+	if ref == nil || ref.Name == "" {
+		return "", nil
+	}
+	return b.resolveRef("TLSOption", ns, *ref)
 }
 
 // parentRouters returns the routers of the IngressRoutes o names in

@@ -125,25 +125,28 @@ func (b *builder) rootCAs(namespace string, refs []RootCA, secrets []string) ([]
 		}
 		out = append(out, ca)
 	}
-	for i, s := range secrets {
-		ca, err := b.caFromSecret(namespace, s)
-		if err != nil {
-			return nil, fmt.Errorf("rootCAsSecrets[%d]: %w", i, err)
-		}
-		out = append(out, ca)
+	more, err := fromSecrets(secrets, "rootCAsSecrets", func(s string) (string, error) { return b.caFromSecret(namespace, s) })
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return append(out, more...), nil
 }
 
 // clientCertificates resolves certificatesSecrets.
 func (b *builder) clientCertificates(namespace string, secrets []string) ([]config.Certificate, error) {
-	var out []config.Certificate
-	for i, s := range secrets {
-		c, err := b.certificate(namespace, s)
+	return fromSecrets(secrets, "certificatesSecrets", func(s string) (config.Certificate, error) { return b.certificate(namespace, s) })
+}
+
+// fromSecrets reads each Secret of names with read, in order; an error
+// names its place ("field[i]: ...").
+func fromSecrets[T any](names []string, field string, read func(string) (T, error)) ([]T, error) {
+	var out []T
+	for i, s := range names {
+		v, err := read(s)
 		if err != nil {
-			return nil, fmt.Errorf("certificatesSecrets[%d]: %w", i, err)
+			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
 		}
-		out = append(out, c)
+		out = append(out, v)
 	}
 	return out, nil
 }

@@ -14,13 +14,8 @@ import (
 // "<router>-<service>-<port>" children when the route lists several).
 func (b *builder) ingressRouteTCPs(objs []*IngressRouteTCP) {
 	for _, o := range objs {
-		if !b.classMatches(o.Spec.IngressClassName, o.Annotations) {
-			continue
-		}
-		src := source("IngressRouteTCP", o.Namespace, o.Name)
-		b.at = src
-		if len(o.Spec.Routes) > maxRoutes {
-			b.errorf(src, nil, "spec.routes", "%d routes, over the limit of %d: object ignored", len(o.Spec.Routes), maxRoutes)
+		src, ok := b.admitRoutes("IngressRouteTCP", o.Namespace, o.Name, o.Spec.IngressClassName, o.Annotations, len(o.Spec.Routes))
+		if !ok {
 			continue
 		}
 		tls := o.Spec.TLS
@@ -71,14 +66,11 @@ func (b *builder) routeTCP(o *IngressRouteTCP, rn string, r RouteTCP) (*config.T
 		rt.Middlewares = append(rt.Middlewares, name)
 	}
 	if t := o.Spec.TLS; t != nil {
-		rt.TLS = &config.RouterTCPTLSConfig{Passthrough: t.Passthrough, CertResolver: t.CertResolver, Domains: t.Domains}
-		if t.Options != nil && t.Options.Name != "" {
-			name, err := b.resolveRef("TLSOption", o.Namespace, *t.Options)
-			if err != nil {
-				return nil, ".tls.options", err
-			}
-			rt.TLS.Options = name
+		opts, err := b.tlsOptionsName(o.Namespace, t.Options)
+		if err != nil {
+			return nil, ".tls.options", err
 		}
+		rt.TLS = &config.RouterTCPTLSConfig{Passthrough: t.Passthrough, Options: opts, CertResolver: t.CertResolver, Domains: t.Domains}
 	}
 	services := map[string]*config.TCPService{}
 	if len(r.Services) == 1 {
@@ -157,13 +149,8 @@ func (b *builder) l4Addresses(ns, name string, port intstr.IntOrString, nativeLB
 // "<ns>-<name>-<index>", with its service of the same name.
 func (b *builder) ingressRouteUDPs(objs []*IngressRouteUDP) {
 	for _, o := range objs {
-		if !b.classMatches(o.Spec.IngressClassName, o.Annotations) {
-			continue
-		}
-		src := source("IngressRouteUDP", o.Namespace, o.Name)
-		b.at = src
-		if len(o.Spec.Routes) > maxRoutes {
-			b.errorf(src, nil, "spec.routes", "%d routes, over the limit of %d: object ignored", len(o.Spec.Routes), maxRoutes)
+		src, ok := b.admitRoutes("IngressRouteUDP", o.Namespace, o.Name, o.Spec.IngressClassName, o.Annotations, len(o.Spec.Routes))
+		if !ok {
 			continue
 		}
 		name := objectName(o.Name, o.GenerateName)

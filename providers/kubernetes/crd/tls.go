@@ -26,15 +26,8 @@ func (b *builder) tlsOptions(objs []*TLSOption) {
 			defaults = append(defaults, o.Namespace)
 		}
 		sp := o.Spec
-		opt := &config.TLSOptions{
-			MinVersion: sp.MinVersion, MaxVersion: sp.MaxVersion,
-			CipherSuites: sp.CipherSuites, CurvePreferences: sp.CurvePreferences,
-			ClientAuth:               config.ClientAuth{ClientAuthType: sp.ClientAuth.ClientAuthType},
-			SniStrict:                sp.SniStrict,
-			ALPNProtocols:            sp.ALPNProtocols,
-			DisableSessionTickets:    sp.DisableSessionTickets,
-			PreferServerCipherSuites: sp.PreferServerCipherSuites,
-		}
+		opt := new(sp.TLSOptions)
+		opt.ClientAuth = config.ClientAuth{ClientAuthType: sp.ClientAuth.ClientAuthType}
 		ok := true
 		for i, s := range sp.ClientAuth.SecretNames {
 			ca, err := b.caFromSecret(o.Namespace, s)

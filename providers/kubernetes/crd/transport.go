@@ -15,49 +15,65 @@ func (b *builder) serversTransports(objs []*ServersTransport) {
 		id := normalize(makeID(o.Namespace, o.Name))
 		obj := []string{"serversTransport " + id}
 		sp := o.Spec
-		if field := unsupportedTLS(sp.CipherSuites, sp.MinVersion, sp.MaxVersion, sp.PeerCertSANs, sp.Spiffe); field != "" {
-			b.problem(providers.SeverityError, src, obj, "spec."+field, errors.New("not supported by Gantry: transport left out"))
-			continue
-		}
-		cas, err := b.rootCAs(o.Namespace, sp.RootCAs, sp.RootCAsSecrets)
+		tc, field, err := b.serversTLS(o.Namespace, sp.TLSClientConfig, sp.CipherSuites, sp.MinVersion, sp.MaxVersion)
 		if err != nil {
-			b.problem(providers.SeverityError, src, obj, "spec", err)
-			continue
-		}
-		certs, err := b.clientCertificates(o.Namespace, sp.CertificatesSecrets)
-		if err != nil {
-			b.problem(providers.SeverityError, src, obj, "spec", err)
+			b.problem(providers.SeverityError, src, obj, fieldPath("spec", field), err)
 			continue
 		}
 		b.conf.HTTP.ServersTransports[id] = &config.ServersTransport{
-			ServerName:          sp.ServerName,
-			InsecureSkipVerify:  sp.InsecureSkipVerify,
-			RootCAs:             cas,
-			Certificates:        certs,
+			ServerName:          tc.ServerName,
+			InsecureSkipVerify:  tc.InsecureSkipVerify,
+			RootCAs:             tc.RootCAs,
+			Certificates:        tc.Certificates,
 			MaxIdleConnsPerHost: sp.MaxIdleConnsPerHost,
 			ForwardingTimeouts:  sp.ForwardingTimeouts,
 			DisableHTTP2:        sp.DisableHTTP2,
-			PeerCertURI:         sp.PeerCertURI,
+			PeerCertURI:         tc.PeerCertURI,
 		}
 		b.origins["serversTransport "+id] = src
 	}
 }
 
-// unsupportedTLS names the first set field Gantry's transports lack.
-func unsupportedTLS(ciphers []string, minV, maxV string, sans []SAN, spiffe *Spiffe) string {
+// errUnsupported is the error of a transport field Gantry lacks.
+var errUnsupported = errors.New("not supported by Gantry: transport left out")
+
+// serversTLS converts t, the TLS towards the servers of a ServersTransport
+// or ServersTransportTCP in namespace ns, into the dynamic configuration's
+// form: its CAs and client certificates read from Secrets and ConfigMaps.
+// ciphers, minV and maxV are a ServersTransport's own TLS fields. The
+// first field set that Gantry's transports lack is errUnsupported, named
+// by field (relative to t); a CA or certificate that cannot be read is an
+// error naming itself, with field "".
+func (b *builder) serversTLS(ns string, t TLSClientConfig, ciphers []string, minV, maxV string) (c config.TLSClientConfig, field string, err error) {
 	switch {
 	case len(ciphers) > 0:
-		return "cipherSuites"
+		return c, "cipherSuites", errUnsupported
 	case minV != "":
-		return "minVersion"
+		return c, "minVersion", errUnsupported
 	case maxV != "":
-		return "maxVersion"
-	case len(sans) > 0:
-		return "peerCertSANs"
-	case spiffe != nil:
-		return "spiffe"
+		return c, "maxVersion", errUnsupported
+	case len(t.PeerCertSANs) > 0:
+		return c, "peerCertSANs", errUnsupported
+	case t.Spiffe != nil:
+		return c, "spiffe", errUnsupported
 	}
-	return ""
+	cas, err := b.rootCAs(ns, t.RootCAs, t.RootCAsSecrets)
+	if err != nil {
+		return c, "", err
+	}
+	certs, err := b.clientCertificates(ns, t.CertificatesSecrets)
+	if err != nil {
+		return c, "", err
+	}
+	return config.TLSClientConfig{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, RootCAs: cas, Certificates: certs, PeerCertURI: t.PeerCertURI}, "", nil
+}
+
+// fieldPath is base, or base.field when field is not "".
+func fieldPath(base, field string) string {
+	if field == "" {
+		return base
+	}
+	return base + "." + field
 }
 
 // serversTransportTCPs publishes each ServersTransportTCP as "<ns>-<name>".
@@ -77,21 +93,12 @@ func (b *builder) serversTransportTCPs(objs []*ServersTransportTCP) {
 			}
 		}
 		if t := sp.TLS; t != nil {
-			if field := unsupportedTLS(nil, "", "", t.PeerCertSANs, t.Spiffe); field != "" {
-				b.problem(providers.SeverityError, src, obj, "spec.tls."+field, errors.New("not supported by Gantry: transport left out"))
-				continue
-			}
-			cas, err := b.rootCAs(o.Namespace, t.RootCAs, t.RootCAsSecrets)
+			tc, field, err := b.serversTLS(o.Namespace, *t, nil, "", "")
 			if err != nil {
-				b.problem(providers.SeverityError, src, obj, "spec.tls", err)
+				b.problem(providers.SeverityError, src, obj, fieldPath("spec.tls", field), err)
 				continue
 			}
-			certs, err := b.clientCertificates(o.Namespace, t.CertificatesSecrets)
-			if err != nil {
-				b.problem(providers.SeverityError, src, obj, "spec.tls", err)
-				continue
-			}
-			st.TLS = &config.TLSClientConfig{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, RootCAs: cas, Certificates: certs, PeerCertURI: t.PeerCertURI}
+			st.TLS = &tc
 		}
 		b.conf.EnsureTCP().ServersTransports[id] = st
 		b.origins[config.KindTCPServersTransport+" "+id] = src

@@ -126,15 +126,12 @@ type RouteTCP struct {
 	Middlewares []ObjectRef  `json:"middlewares,omitempty"`
 }
 
-// TLSTCP is an IngressRouteTCP's TLS block; Passthrough forwards the TLS
-// bytes untouched (no certificate needed).
+// TLSTCP is an IngressRouteTCP's TLS block: an IngressRoute's, and
+// Passthrough, which forwards the TLS bytes untouched (no certificate
+// needed).
 type TLSTCP struct {
-	SecretName   string          `json:"secretName,omitempty"`
-	Passthrough  bool            `json:"passthrough,omitempty"`
-	Options      *ObjectRef      `json:"options,omitempty"`
-	Store        *ObjectRef      `json:"store,omitempty"`
-	CertResolver string          `json:"certResolver,omitempty"`
-	Domains      []config.Domain `json:"domains,omitempty"`
+	TLS         `json:",inline"`
+	Passthrough bool `json:"passthrough,omitempty"`
 }
 
 // ServiceTCP is a Kubernetes Service port a TCP route forwards to.

@@ -51,20 +51,16 @@ type FailoverError struct {
 	MaxRequestBodyBytes *int64   `json:"maxRequestBodyBytes,omitempty"`
 }
 
-// TLSOptionSpec is a named set of TLS parameters; ClientAuth.SecretNames
-// are Secrets holding client CAs (key tls.ca or ca.crt). A TLSOption named
-// "default" (in one namespace only) replaces the default options.
+// TLSOptionSpec is a named set of TLS parameters: the dynamic
+// configuration's TLS options, except that ClientAuth.SecretNames are
+// Secrets holding client CAs (key tls.ca or ca.crt) where the file
+// provider has CA files (the ClientAuth declared here hides the embedded
+// one, for encoding/json as for the schema). A TLSOption named "default"
+// (in one namespace only) replaces the default options.
 // Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/tls/tlsoption/
 type TLSOptionSpec struct {
-	MinVersion               string     `json:"minVersion,omitempty"`
-	MaxVersion               string     `json:"maxVersion,omitempty"`
-	CipherSuites             []string   `json:"cipherSuites,omitempty"`
-	CurvePreferences         []string   `json:"curvePreferences,omitempty"`
-	ClientAuth               ClientAuth `json:"clientAuth,omitzero"`
-	SniStrict                bool       `json:"sniStrict,omitempty"`
-	ALPNProtocols            []string   `json:"alpnProtocols,omitempty"`
-	DisableSessionTickets    bool       `json:"disableSessionTickets,omitempty"`
-	PreferServerCipherSuites *bool      `json:"preferServerCipherSuites,omitempty"`
+	config.TLSOptions `json:",inline"`
+	ClientAuth        ClientAuth `json:"clientAuth,omitzero"`
 }
 
 // ClientAuth is a TLSOption's client certificate policy.
@@ -88,26 +84,20 @@ type SecretRef struct {
 	SecretName string `json:"secretName" crd:"required"`
 }
 
-// ServersTransportSpec is how Gantry connects to HTTP servers. CA and
-// client certificates come from Secrets and ConfigMaps of the same
-// namespace. CipherSuites, MinVersion, MaxVersion, PeerCertSANs and Spiffe
+// ServersTransportSpec is how Gantry connects to HTTP servers: the TLS
+// client fields a ServersTransportTCP has under tls (CA and client
+// certificates from Secrets and ConfigMaps of the same namespace), and the
+// HTTP ones. CipherSuites, MinVersion, MaxVersion, PeerCertSANs and Spiffe
 // are Traefik fields Gantry does not implement (a Problem when set).
 // Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/http/serverstransport/
 type ServersTransportSpec struct {
-	ServerName          string                     `json:"serverName,omitempty"`
-	InsecureSkipVerify  bool                       `json:"insecureSkipVerify,omitempty"`
-	RootCAs             []RootCA                   `json:"rootCAs,omitempty"`
-	RootCAsSecrets      []string                   `json:"rootCAsSecrets,omitempty"`
-	CertificatesSecrets []string                   `json:"certificatesSecrets,omitempty"`
+	TLSClientConfig     `json:",inline"`
 	CipherSuites        []string                   `json:"cipherSuites,omitempty"`
 	MinVersion          string                     `json:"minVersion,omitempty"`
 	MaxVersion          string                     `json:"maxVersion,omitempty"`
 	MaxIdleConnsPerHost int                        `json:"maxIdleConnsPerHost,omitempty" crd:"min=-1"`
 	ForwardingTimeouts  *config.ForwardingTimeouts `json:"forwardingTimeouts,omitempty"`
 	DisableHTTP2        bool                       `json:"disableHTTP2,omitempty"`
-	PeerCertURI         string                     `json:"peerCertURI,omitempty"`
-	PeerCertSANs        []SAN                      `json:"peerCertSANs,omitempty"`
-	Spiffe              *Spiffe                    `json:"spiffe,omitempty"`
 }
 
 // RootCA is a CA from a Secret or a ConfigMap (key tls.ca or ca.crt).
@@ -138,7 +128,8 @@ type ServersTransportTCPSpec struct {
 	TLS              *TLSClientConfig      `json:"tls,omitempty"`
 }
 
-// TLSClientConfig is a ServersTransportTCP's TLS towards the servers.
+// TLSClientConfig is the TLS towards the servers: a ServersTransportTCP's
+// tls, and the first fields of a ServersTransport.
 type TLSClientConfig struct {
 	ServerName          string   `json:"serverName,omitempty"`
 	InsecureSkipVerify  bool     `json:"insecureSkipVerify,omitempty"`
