@@ -301,12 +301,12 @@ func addServer(lb *config.ServersLoadBalancer, e *api.ServiceEntry) error {
 // own load balancer (Traefik's getName).
 func serviceName(name string, tags []string, canary bool) string {
 	if !canary {
-		return Normalize(name)
+		return providers.Normalize(name)
 	}
 	sorted := slices.Sorted(slices.Values(tags))
 	h := fnv.New64()
 	h.Write([]byte(strings.Join(sorted, "")))
-	return Normalize(fmt.Sprintf("%s-%d", name, h.Sum64()))
+	return providers.Normalize(fmt.Sprintf("%s-%d", name, h.Sum64()))
 }
 
 // tagLabels parses key=value tags into labels. Tags without "=" are not

@@ -98,19 +98,6 @@ func TestConstraints(t *testing.T) {
 	}
 }
 
-func TestNormalize(t *testing.T) {
-	for in, want := range map[string]string{
-		"web":             "web",
-		"my_api.v2":       "my-api-v2",
-		"--a..b--":        "a-b",
-		"Ünïcode Service": "Ünïcode-Service",
-	} {
-		if got := Normalize(in); got != want {
-			t.Errorf("Normalize(%q): got %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestCatalogCustomPrefix: a custom prefix replaces traefik; gantry is
 // always read too.
 func TestCatalogCustomPrefix(t *testing.T) {

@@ -5,23 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
-	"unicode"
 
 	"github.com/Masterminds/sprig/v3"
+
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // DefaultRule is the default router rule template of the catalog provider
 // (Traefik's default).
 const DefaultRule = "Host(`{{ normalize .Name }}`)"
-
-// Normalize replaces every run of characters other than letters and digits
-// with a single "-" and trims them at both ends ("my_api.v2" → "my-api-v2"),
-// as Traefik's provider.Normalize does.
-func Normalize(name string) string {
-	return strings.Join(strings.FieldsFunc(name, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	}), "-")
-}
 
 // ruleModel is the data a defaultRule template sees: .Name is the Consul
 // service name (not normalized) and .Labels the instance's tags parsed as
@@ -35,7 +27,7 @@ type ruleModel struct {
 // functions plus normalize.
 func parseRuleTemplate(text string) (*template.Template, error) {
 	funcs := sprig.TxtFuncMap()
-	funcs["normalize"] = Normalize
+	funcs["normalize"] = providers.Normalize
 	t, err := template.New("defaultRule").Funcs(funcs).Option("missingkey=zero").Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("defaultRule %q: %w", text, err)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
-	"unicode"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/label"
@@ -118,15 +117,7 @@ func serviceName(c containerInfo) string {
 	if c.Endpoint != "" { // several engines: qualified, so equal names on two hosts do not collide
 		name += "_" + c.Endpoint
 	}
-	return normalize(name)
-}
-
-// normalize replaces every run of characters that are neither letters nor
-// digits with "-" and trims them at both ends (Traefik's provider.Normalize).
-func normalize(name string) string {
-	return strings.Join(strings.FieldsFunc(name, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), "-")
+	return providers.Normalize(name)
 }
 
 func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool) {

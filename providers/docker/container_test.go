@@ -51,17 +51,3 @@ func TestFromInspect(t *testing.T) {
 		t.Errorf("fromInspect (-want +got):\n%s", d)
 	}
 }
-
-func TestNormalize(t *testing.T) {
-	for in, want := range map[string]string{
-		"web_stack":      "web-stack",
-		"/my..app--1/":   "my-app-1",
-		"Ünïcode_Náme":   "Ünïcode-Náme",
-		"___":            "",
-		"api_v2_project": "api-v2-project",
-	} {
-		if got := normalize(in); got != want {
-			t.Errorf("normalize(%q): got %q, want %q", in, got, want)
-		}
-	}
-}

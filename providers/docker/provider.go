@@ -93,7 +93,7 @@ func New(opts static.Docker, log *slog.Logger) (*Provider, error) {
 	if rule == "" {
 		rule = DefaultRule
 	}
-	tpl, err := template.New("defaultRule").Funcs(sprig.TxtFuncMap()).Funcs(template.FuncMap{"normalize": normalize}).Parse(rule)
+	tpl, err := template.New("defaultRule").Funcs(sprig.TxtFuncMap()).Funcs(template.FuncMap{"normalize": providers.Normalize}).Parse(rule)
 	if err != nil {
 		return nil, fmt.Errorf("docker: defaultRule: %w", err)
 	}

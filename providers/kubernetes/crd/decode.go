@@ -19,30 +19,7 @@ func Decode(objs map[string][]*unstructured.Unstructured) (*Input, []providers.P
 	var probs []providers.Problem
 	for _, k := range Kinds {
 		for _, u := range objs[k.Kind] {
-			var err error
-			switch k.Kind {
-			case "IngressRoute":
-				err = decodeInto(u, &in.IngressRoutes)
-			case "IngressRouteTCP":
-				err = decodeInto(u, &in.IngressRouteTCPs)
-			case "IngressRouteUDP":
-				err = decodeInto(u, &in.IngressRouteUDPs)
-			case "Middleware":
-				err = decodeInto(u, &in.Middlewares)
-			case "MiddlewareTCP":
-				err = decodeInto(u, &in.MiddlewareTCPs)
-			case "TraefikService":
-				err = decodeInto(u, &in.TraefikServices)
-			case "TLSOption":
-				err = decodeInto(u, &in.TLSOptions)
-			case "TLSStore":
-				err = decodeInto(u, &in.TLSStores)
-			case "ServersTransport":
-				err = decodeInto(u, &in.ServersTransports)
-			case "ServersTransportTCP":
-				err = decodeInto(u, &in.ServersTransportTCPs)
-			}
-			if err != nil {
+			if err := k.decode(u, in); err != nil {
 				probs = append(probs, providers.Problem{
 					Provider: ProviderName, Source: source(k.Kind, u.GetNamespace(), u.GetName()),
 					Message: err.Error() + ": object ignored", Severity: providers.SeverityError,

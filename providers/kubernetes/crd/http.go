@@ -75,18 +75,29 @@ func (b *builder) admitRoutes(kind, ns, name string, class *string, annotations 
 	return src, true
 }
 
+// checkRoute checks what HTTP and TCP routes share: a match of at most
+// maxMatchLength bytes, at most maxRefsPerRoute services and middlewares.
+// field (".match", or "" for the route) locates an error in the route.
+func checkRoute(match string, services, middlewares int) (field string, err error) {
+	switch {
+	case match == "":
+		return ".match", errors.New("empty match")
+	case len(match) > maxMatchLength:
+		return ".match", fmt.Errorf("%d bytes, over the limit of %d", len(match), maxMatchLength)
+	case services > maxRefsPerRoute || middlewares > maxRefsPerRoute:
+		return "", fmt.Errorf("more than %d services or middlewares", maxRefsPerRoute)
+	}
+	return "", nil
+}
+
 // route builds the router rn of route r; the returned field (".services[0]")
 // locates an error inside the route.
 func (b *builder) route(o *IngressRoute, rn string, r Route, parents []string) (*config.Router, string, error) {
-	switch {
-	case r.Kind != "" && r.Kind != "Rule":
+	if r.Kind != "" && r.Kind != "Rule" {
 		return nil, ".kind", fmt.Errorf("kind %q: only Rule is supported", r.Kind)
-	case r.Match == "":
-		return nil, ".match", errors.New("empty match")
-	case len(r.Match) > maxMatchLength:
-		return nil, ".match", fmt.Errorf("%d bytes, over the limit of %d", len(r.Match), maxMatchLength)
-	case len(r.Services) > maxRefsPerRoute || len(r.Middlewares) > maxRefsPerRoute:
-		return nil, "", fmt.Errorf("more than %d services or middlewares", maxRefsPerRoute)
+	}
+	if f, err := checkRoute(r.Match, len(r.Services), len(r.Middlewares)); err != nil {
+		return nil, f, err
 	}
 	rt := &config.Router{
 		EntryPoints:   o.Spec.EntryPoints,

@@ -16,9 +16,6 @@ func TestRouterNameIsTraefiks(t *testing.T) {
 	if want := "default-test-route-6b204d94623b3df4370c"; got != want {
 		t.Errorf("routerName = %q, want %q", got, want)
 	}
-	if got := normalize("apps/my.mw--x"); got != "apps-my-mw-x" {
-		t.Errorf("normalize = %q", got)
-	}
 }
 
 func TestIngressRouteHTTP(t *testing.T) {

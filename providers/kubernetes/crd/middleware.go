@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // middlewares publishes each Middleware as "<ns>-<name>".
@@ -13,7 +14,7 @@ func (b *builder) middlewares(objs []*Middleware) {
 	for _, o := range objs {
 		src := source("Middleware", o.Namespace, o.Name)
 		b.at = src
-		id := normalize(makeID(o.Namespace, o.Name))
+		id := providers.Normalize(makeID(o.Namespace, o.Name))
 		m, field, err := b.middleware(o, id)
 		if err != nil {
 			b.errorf(src, []string{"middleware " + id}, field, "%v", err)
@@ -209,7 +210,7 @@ func (b *builder) rateLimit(ns string, rl *RateLimit) (*config.RateLimit, error)
 // middlewareTCPs publishes each MiddlewareTCP as "<ns>-<name>".
 func (b *builder) middlewareTCPs(objs []*MiddlewareTCP) {
 	for _, o := range objs {
-		id := normalize(makeID(o.Namespace, o.Name))
+		id := providers.Normalize(makeID(o.Namespace, o.Name))
 		t := b.conf.EnsureTCP()
 		t.Middlewares[id] = &config.TCPMiddleware{
 			InFlightConn: o.Spec.InFlightConn,

@@ -6,21 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
+
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // ProviderName is the provider's name: its objects are "x@kubernetescrd",
 // as Traefik names them.
 const ProviderName = "kubernetescrd"
-
-// normalize replaces every run of characters other than letters and digits
-// by one "-" and trims them at both ends (Traefik's provider.Normalize), so
-// "default/my.mw" is "default-my-mw".
-func normalize(name string) string {
-	return strings.Join(strings.FieldsFunc(name, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	}), "-")
-}
 
 // makeID is "<namespace>-<name>" (just name without a namespace).
 func makeID(namespace, name string) string {
@@ -35,7 +27,7 @@ func makeID(namespace, name string) string {
 // of its match, normalized, as Traefik names it.
 func routerName(namespace, name, match string) string {
 	sum := sha256.Sum256([]byte(match))
-	return normalize(makeID(namespace, name+"-"+hex.EncodeToString(sum[:10])))
+	return providers.Normalize(makeID(namespace, name+"-"+hex.EncodeToString(sum[:10])))
 }
 
 // tcpRouterName is routerName without normalizing, as Traefik names TCP
@@ -81,7 +73,7 @@ func (b *builder) resolveRef(what, from string, ref ObjectRef) (string, error) {
 	if ns != from && !b.opts.AllowCrossNamespace {
 		return "", crossNamespaceError(what, ns, ref.Name, from)
 	}
-	return normalize(makeID(ns, ref.Name)), nil
+	return providers.Normalize(makeID(ns, ref.Name)), nil
 }
 
 // crossProvider checks a reference "x@provider" made from namespace from.

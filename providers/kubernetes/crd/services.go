@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // serviceName is the name a Service reference is published under:
@@ -14,16 +15,16 @@ import (
 // ("x@kubernetescrd" is this provider's x).
 func serviceName(ns string, s Service) string {
 	if s.Kind == "" || s.Kind == "Service" {
-		return normalize(fmt.Sprintf("%s-%s-%s", ns, s.Name, s.Port.String()))
+		return providers.Normalize(fmt.Sprintf("%s-%s-%s", ns, s.Name, s.Port.String()))
 	}
 	name, prov, ok := cutLast(s.Name, "@")
 	if !ok {
-		return normalize(makeID(ns, s.Name))
+		return providers.Normalize(makeID(ns, s.Name))
 	}
 	if prov == ProviderName {
-		return normalize(makeID(ns, name))
+		return providers.Normalize(makeID(ns, name))
 	}
-	return normalize(name) + "@" + prov
+	return providers.Normalize(name) + "@" + prov
 }
 
 func cutLast(s, sep string) (before, after string, ok bool) {
@@ -144,7 +145,7 @@ func (b *builder) traefikServices(objs []*TraefikService) {
 	for _, o := range objs {
 		src := source("TraefikService", o.Namespace, o.Name)
 		b.at = src
-		id := normalize(makeID(o.Namespace, o.Name))
+		id := providers.Normalize(makeID(o.Namespace, o.Name))
 		obj := []string{"service " + id}
 		svc, field, err := b.traefikService(o)
 		if err != nil {

@@ -47,14 +47,10 @@ func (b *builder) ingressRouteTCPs(objs []*IngressRouteTCP) {
 
 // routeTCP builds TCP router rn and its services.
 func (b *builder) routeTCP(o *IngressRouteTCP, rn string, r RouteTCP) (*config.TCPRouter, string, error) {
-	switch {
-	case r.Match == "":
-		return nil, ".match", errors.New("empty match")
-	case len(r.Match) > maxMatchLength:
-		return nil, ".match", fmt.Errorf("%d bytes, over the limit of %d", len(r.Match), maxMatchLength)
-	case len(r.Services) > maxRefsPerRoute || len(r.Middlewares) > maxRefsPerRoute:
-		return nil, "", fmt.Errorf("more than %d services or middlewares", maxRefsPerRoute)
-	case len(r.Services) == 0:
+	if f, err := checkRoute(r.Match, len(r.Services), len(r.Middlewares)); err != nil {
+		return nil, f, err
+	}
+	if len(r.Services) == 0 {
 		return nil, ".services", errors.New("a TCP route needs a service")
 	}
 	rt := &config.TCPRouter{EntryPoints: o.Spec.EntryPoints, Rule: r.Match, RuleSyntax: r.Syntax, Priority: r.Priority, Service: rn}

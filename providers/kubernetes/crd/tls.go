@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // defaultName is the name of the TLS options and store every router uses
@@ -20,11 +21,7 @@ func (b *builder) tlsOptions(objs []*TLSOption) {
 	var defaults []string
 	for _, o := range objs {
 		src := source("TLSOption", o.Namespace, o.Name)
-		id := normalize(makeID(o.Namespace, o.Name))
-		if o.Name == defaultName {
-			id = defaultName
-			defaults = append(defaults, o.Namespace)
-		}
+		id := tlsID(o.Namespace, o.Name, &defaults)
 		sp := o.Spec
 		opt := new(sp.TLSOptions)
 		opt.ClientAuth = config.ClientAuth{ClientAuthType: sp.ClientAuth.ClientAuthType}
@@ -43,11 +40,7 @@ func (b *builder) tlsOptions(objs []*TLSOption) {
 			b.origins["tlsOptions "+id] = src
 		}
 	}
-	if len(defaults) > 1 {
-		delete(b.conf.TLS.Options, defaultName)
-		b.errorf("TLSOption */default", []string{"tlsOptions default"}, "metadata.name",
-			"a TLSOption named default exists in several namespaces (%s): none of them is used", strings.Join(defaults, ", "))
-	}
+	dropDefault(b, "TLSOption", "tlsOptions", defaults, b.conf.TLS.Options)
 }
 
 // tlsStores publishes each TLSStore ("default", or "<ns>-<name>") and the
@@ -56,11 +49,7 @@ func (b *builder) tlsStores(objs []*TLSStore) {
 	var defaults []string
 	for _, o := range objs {
 		src := source("TLSStore", o.Namespace, o.Name)
-		id := normalize(makeID(o.Namespace, o.Name))
-		if o.Name == defaultName {
-			id = defaultName
-			defaults = append(defaults, o.Namespace)
-		}
+		id := tlsID(o.Namespace, o.Name, &defaults)
 		obj := []string{"tlsStore " + id}
 		store := &config.TLSStore{DefaultGeneratedCert: o.Spec.DefaultGeneratedCert}
 		if d := o.Spec.DefaultCertificate; d != nil {
@@ -79,9 +68,29 @@ func (b *builder) tlsStores(objs []*TLSStore) {
 		b.conf.TLS.Stores[id] = store
 		b.origins["tlsStore "+id] = src
 	}
-	if len(defaults) > 1 {
-		delete(b.conf.TLS.Stores, defaultName)
-		b.errorf("TLSStore */default", []string{"tlsStore default"}, "metadata.name",
-			"a TLSStore named default exists in several namespaces (%s): none of them is used", strings.Join(defaults, ", "))
+	dropDefault(b, "TLSStore", "tlsStore", defaults, b.conf.TLS.Stores)
+}
+
+// tlsID is the name the TLSOption or TLSStore ns/name is published
+// under: "default" for one named default (ns is then added to defaults),
+// else "<ns>-<name>".
+func tlsID(ns, name string, defaults *[]string) string {
+	if name == defaultName {
+		*defaults = append(*defaults, ns)
+		return defaultName
 	}
+	return providers.Normalize(makeID(ns, name))
+}
+
+// dropDefault leaves out the published default of kind (TLSOption or
+// TLSStore, named objKey+" default" in the configuration) when objects
+// named default exist in several namespaces (defaults), as Traefik does,
+// with an error naming those namespaces.
+func dropDefault[V any](b *builder, kind, objKey string, defaults []string, published map[string]V) {
+	if len(defaults) < 2 {
+		return
+	}
+	delete(published, defaultName)
+	b.errorf(kind+" */default", []string{objKey + " default"}, "metadata.name",
+		"a %s named default exists in several namespaces (%s): none of them is used", kind, strings.Join(defaults, ", "))
 }

@@ -12,7 +12,7 @@ import (
 func (b *builder) serversTransports(objs []*ServersTransport) {
 	for _, o := range objs {
 		src := source("ServersTransport", o.Namespace, o.Name)
-		id := normalize(makeID(o.Namespace, o.Name))
+		id := providers.Normalize(makeID(o.Namespace, o.Name))
 		obj := []string{"serversTransport " + id}
 		sp := o.Spec
 		tc, field, err := b.serversTLS(o.Namespace, sp.TLSClientConfig, sp.CipherSuites, sp.MinVersion, sp.MaxVersion)
@@ -80,7 +80,7 @@ func fieldPath(base, field string) string {
 func (b *builder) serversTransportTCPs(objs []*ServersTransportTCP) {
 	for _, o := range objs {
 		src := source("ServersTransportTCP", o.Namespace, o.Name)
-		id := normalize(makeID(o.Namespace, o.Name))
+		id := providers.Normalize(makeID(o.Namespace, o.Name))
 		obj := []string{config.KindTCPServersTransport + " " + id}
 		sp := o.Spec
 		st := &config.TCPServersTransport{ProxyProtocol: sp.ProxyProtocol}

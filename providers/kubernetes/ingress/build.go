@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	netv1 "k8s.io/api/networking/v1"
@@ -190,7 +189,7 @@ func (b *builder) ingress(ing *netv1.Ingress) {
 				b.problem(ing, providers.SeverityError, field, err.Error()+"; the path is left out")
 				continue
 			}
-			key := strings.TrimPrefix(normalize(ing.Namespace+"-"+ing.Name+"-"+rule.Host+p.Path), "-")
+			key := strings.TrimPrefix(providers.Normalize(ing.Namespace+"-"+ing.Name+"-"+rule.Host+p.Path), "-")
 			if _, ok := routers[key]; !ok {
 				order = append(order, key)
 			}
@@ -243,7 +242,7 @@ func (b *builder) service(ing *netv1.Ingress, be netv1.IngressBackend, field str
 		}
 		return "", false
 	}
-	name := normalize(ing.Namespace + "-" + be.Service.Name + "-" + portString(be.Service.Port))
+	name := providers.Normalize(ing.Namespace + "-" + be.Service.Name + "-" + portString(be.Service.Port))
 	if _, ok := b.conf.HTTP.Services[name]; ok {
 		return name, true
 	}
@@ -310,10 +309,4 @@ func (b *builder) router(host string, p netv1.HTTPIngressPath, ra routerAnn, ser
 // portString is a backend port's number, or its name.
 func portString(p netv1.ServiceBackendPort) string {
 	return k8s.PortRef{Name: p.Name, Number: p.Number}.String()
-}
-
-// normalize joins the runs of letters and digits of name with "-"
-// (Traefik's provider.Normalize).
-func normalize(name string) string {
-	return strings.Join(strings.FieldsFunc(name, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsNumber(c) }), "-")
 }
