@@ -27,11 +27,14 @@ var managedHeaders = []string{
 	"X-Real-Ip",
 }
 
+// isManaged reports whether canonical is one of managedHeaders (a switch:
+// it runs for every field of every request).
 func isManaged(canonical string) bool {
-	for _, h := range managedHeaders {
-		if h == canonical {
-			return true
-		}
+	switch canonical {
+	case "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Forwarded-Port",
+		"X-Forwarded-Server", "X-Forwarded-Prefix", "X-Forwarded-Uri", "X-Forwarded-Method",
+		"X-Forwarded-Tls-Client-Cert", "X-Forwarded-Tls-Client-Cert-Info", "X-Real-Ip":
+		return true
 	}
 	return false
 }
@@ -65,16 +68,15 @@ func isFraming(canonical string) bool {
 // X-Forwarded-For is completed by the proxy (peer appended, ", "-joined).
 func PrepareForwarded(r *http.Request, trusted bool, server string) {
 	h := r.Header
+	// One pass over the fields (a request has a few; deleting 11 absent
+	// names would hash each of them).
 	for k := range h {
-		if strings.IndexByte(k, '_') >= 0 {
+		if !trusted && isManaged(k) {
+			delete(h, k)
+		} else if strings.IndexByte(k, '_') >= 0 {
 			if d := http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-")); isManaged(d) || isFraming(d) {
 				delete(h, k)
 			}
-		}
-	}
-	if !trusted {
-		for _, k := range managedHeaders {
-			delete(h, k)
 		}
 	}
 	proto := "http"
@@ -87,27 +89,80 @@ func PrepareForwarded(r *http.Request, trusted bool, server string) {
 			proto = "wss"
 		}
 	}
-	// Shared one-element slices (see fwdValues): no allocation per request
-	// for values seen before.
-	if len(h["X-Forwarded-Proto"]) == 0 {
-		h["X-Forwarded-Proto"] = fwdValues.of(proto)
+	// From an untrusted peer the managed fields are gone: no lookups.
+	// Values are shared one-element slices (see fwdValues): no allocation
+	// per request for values seen before.
+	if v := fieldIf(trusted, h, "X-Forwarded-Proto"); len(v) == 0 {
+		h["X-Forwarded-Proto"] = protoValue(proto)
 	} else {
-		proto = h["X-Forwarded-Proto"][0]
+		proto = v[0]
 	}
-	if len(h["X-Forwarded-Host"]) == 0 && r.Host != "" {
+	if r.Host != "" && len(fieldIf(trusted, h, "X-Forwarded-Host")) == 0 {
 		h["X-Forwarded-Host"] = fwdValues.of(r.Host)
 	}
-	if len(h["X-Forwarded-Port"]) == 0 {
-		h["X-Forwarded-Port"] = fwdValues.of(forwardedPort(r.Host, proto))
+	if len(fieldIf(trusted, h, "X-Forwarded-Port")) == 0 {
+		h["X-Forwarded-Port"] = portValue(forwardedPort(r.Host, proto))
 	}
-	if len(h["X-Real-Ip"]) == 0 {
+	if len(fieldIf(trusted, h, "X-Real-Ip")) == 0 {
 		if ip := peerIP(r.RemoteAddr); ip != "" {
 			h["X-Real-Ip"] = fwdValues.of(ip)
 		}
 	}
 	if server != "" {
-		h["X-Forwarded-Server"] = fwdValues.of(server)
+		h["X-Forwarded-Server"] = serverValue(server)
 	}
+}
+
+// fieldIf returns h[k] when look is true, else nil (without hashing k).
+func fieldIf(look bool, h http.Header, k string) []string {
+	if !look {
+		return nil
+	}
+	return h[k]
+}
+
+// The shared values of the common X-Forwarded-Proto and X-Forwarded-Port
+// fields (capacity 1, like fwdValues'), and the last X-Forwarded-Server.
+var (
+	protoHTTP, protoHTTPS = []string{"http"}[:1:1], []string{"https"}[:1:1]
+	protoWS, protoWSS     = []string{"ws"}[:1:1], []string{"wss"}[:1:1]
+	port80, port443       = []string{"80"}[:1:1], []string{"443"}[:1:1]
+	lastServer            atomic.Pointer[[]string]
+)
+
+func protoValue(p string) []string {
+	switch p {
+	case "http":
+		return protoHTTP
+	case "https":
+		return protoHTTPS
+	case "ws":
+		return protoWS
+	case "wss":
+		return protoWSS
+	}
+	return fwdValues.of(p)
+}
+
+func portValue(p string) []string {
+	switch p {
+	case "80":
+		return port80
+	case "443":
+		return port443
+	}
+	return fwdValues.of(p)
+}
+
+// serverValue is fwdValues.of(s), remembering the last s: an entrypoint's
+// host name is the same on every request.
+func serverValue(s string) []string {
+	if p := lastServer.Load(); p != nil && (*p)[0] == s {
+		return *p
+	}
+	v := fwdValues.of(s)
+	lastServer.Store(&v)
+	return v
 }
 
 // fwdValues interns the forwarding headers' values.
@@ -189,7 +244,8 @@ func peerIP(remote string) string {
 // isWebSocket reports an HTTP/1.1 WebSocket upgrade request (RFC 6455 §4.1):
 // a Connection header with the "upgrade" token and Upgrade: websocket.
 func isWebSocket(r *http.Request) bool {
-	return headerHasToken(r.Header, "Connection", "upgrade") && strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket")
+	up := r.Header["Upgrade"] // canonical: no Get, which canonicalises the name again
+	return len(up) > 0 && strings.EqualFold(strings.TrimSpace(up[0]), "websocket") && headerHasToken(r.Header, "Connection", "upgrade")
 }
 
 // headerHasToken reports whether a comma-separated header has token
