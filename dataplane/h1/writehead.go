@@ -47,9 +47,10 @@ func trailerAllowed(k string) bool {
 	return httpwire.IsToken(k)
 }
 
-// statusLines holds the status lines of the common codes.
-var statusLines = func() map[int]string {
-	m := map[int]string{}
+// statusLines holds the status lines of the common codes, indexed by code
+// (an array: no map lookup per response).
+var statusLines = func() *[600]string {
+	m := new([600]string)
 	for _, c := range []int{100, 101, 102, 103, 200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308,
 		400, 401, 403, 404, 405, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 425, 426, 428, 429, 431, 451,
 		499, 500, 501, 502, 503, 504, 505} {
@@ -59,8 +60,8 @@ var statusLines = func() map[int]string {
 }()
 
 func (w *response) writeStatusLine(code int) {
-	if l, ok := statusLines[code]; ok {
-		w.bw.WriteString(l)
+	if code >= 0 && code < len(statusLines) && statusLines[code] != "" {
+		w.bw.WriteString(statusLines[code])
 		return
 	}
 	w.bw.WriteString("HTTP/1.1 ")
@@ -145,6 +146,17 @@ func (w *response) writeFields(final bool) {
 	}
 }
 
+// hasLineBreak reports CR, LF or NUL in v (strings.ContainsAny builds its
+// byte set on every call; this runs for every field of every response).
+func hasLineBreak(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= '\r' && (c == '\r' || c == '\n' || c == 0) {
+			return true
+		}
+	}
+	return false
+}
+
 var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ", "\x00", " ")
 
 // writeField writes "k: v\r\n"; CR, LF and NUL in v become spaces (net/http
@@ -152,7 +164,7 @@ var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ", "\x00", " ")
 func writeField(bw *bufio.Writer, k, v string) {
 	bw.WriteString(k)
 	bw.WriteString(": ")
-	if strings.ContainsAny(v, "\r\n\x00") {
+	if hasLineBreak(v) {
 		v = newlineToSpace.Replace(v)
 	}
 	bw.WriteString(v)
