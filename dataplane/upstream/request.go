@@ -184,7 +184,7 @@ func writeFraming(w *bufio.Writer, r *http.Request, method string, body bool) {
 	switch {
 	case body && r.ContentLength > 0:
 		w.WriteString("Content-Length: ")
-		w.WriteString(strconv.FormatInt(r.ContentLength, 10))
+		w.Write(strconv.AppendInt(w.AvailableBuffer(), r.ContentLength, 10)) // no string allocated
 		w.WriteString("\r\n")
 	case body:
 		w.WriteString("Transfer-Encoding: chunked\r\n")
