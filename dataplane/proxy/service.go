@@ -193,6 +193,7 @@ func (h *lbHandler) attempt(ex *Exchange, i int, w http.ResponseWriter, r *http.
 		}
 	}()
 	t.outbound(&ex.out, r)
+	ex.out.Start = start
 	ex.trace.Attempt(r, t.name) // the ReverseProxy span of this try; traceparent names it
 	res = t.host.Forward(w, &ex.out)
 	ex.out.Req = nil

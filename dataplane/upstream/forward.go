@@ -78,7 +78,10 @@ var errTooMany1xx = &ProtocolError{Msg: "more than 16 informational responses"}
 // starts a goroutine only to stream a request body of unknown or large
 // size, and joins it before returning.
 func (h *Host) Forward(w http.ResponseWriter, ob *Outbound) (res Result) {
-	start := time.Now()
+	start := ob.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
 	h.uses.Add(1)
 	r := ob.Req
 	up := isUpgrade(r)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 	"golang.org/x/net/http/httpguts"
@@ -37,6 +38,10 @@ type Outbound struct {
 	// ClientIP, when not "", is appended to X-Forwarded-For (the inbound
 	// values joined with ", ").
 	ClientIP string
+	// Start is when the caller began this attempt (its own clock reading,
+	// so the request costs one fewer); zero: Forward reads the clock.
+	// Result.TTFB and the response-header timeout run from it.
+	Start time.Time
 }
 
 var errInvalidHeader = errors.New("upstream: invalid request header")
