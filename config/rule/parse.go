@@ -61,40 +61,28 @@ func (p *parser) next() error {
 	return nil
 }
 
-func (p *parser) or(depth int) (*Tree, error) {
-	left, err := p.and(depth)
-	if err != nil {
-		return nil, err
-	}
-	for p.tok.kind == tOr {
-		pos := p.tok.pos
-		if err := p.next(); err != nil {
-			return nil, err
-		}
-		right, err := p.and(depth)
-		if err != nil {
-			return nil, err
-		}
-		left = &Tree{Op: Or, Left: left, Right: right, Pos: pos}
-	}
-	return left, nil
-}
+func (p *parser) or(depth int) (*Tree, error) { return p.binary(depth, tOr, Or, p.and) }
 
-func (p *parser) and(depth int) (*Tree, error) {
-	left, err := p.unary(depth)
+func (p *parser) and(depth int) (*Tree, error) { return p.binary(depth, tAnd, And, p.unary) }
+
+// binary parses operands (each by operand) joined by the operator token
+// tok into a left-associative chain of op nodes ("a || b || c" is
+// (a || b) || c), each at its operator's position.
+func (p *parser) binary(depth int, tok tokKind, op Op, operand func(int) (*Tree, error)) (*Tree, error) {
+	left, err := operand(depth)
 	if err != nil {
 		return nil, err
 	}
-	for p.tok.kind == tAnd {
+	for p.tok.kind == tok {
 		pos := p.tok.pos
 		if err := p.next(); err != nil {
 			return nil, err
 		}
-		right, err := p.unary(depth)
+		right, err := operand(depth)
 		if err != nil {
 			return nil, err
 		}
-		left = &Tree{Op: And, Left: left, Right: right, Pos: pos}
+		left = &Tree{Op: op, Left: left, Right: right, Pos: pos}
 	}
 	return left, nil
 }

@@ -48,24 +48,11 @@ type http01Provider struct {
 
 func (p http01Provider) Present(ctx context.Context, domain, token, keyAuth string) error {
 	t := httpToken{Domain: strings.ToLower(domain), KeyAuth: keyAuth, EntryPoint: p.entryPoint}
-	p.c.mu.Lock()
-	p.c.http[token] = t
-	p.c.mu.Unlock()
-	if p.shared != nil {
-		b, _ := json.Marshal(t)
-		return p.shared.Put(ctx, chalBucket, "http-"+token, b)
-	}
-	return nil
+	return publish(ctx, p.c, p.c.http, token, t, p.shared, "http-"+token, t)
 }
 
 func (p http01Provider) CleanUp(ctx context.Context, _, token, _ string) error {
-	p.c.mu.Lock()
-	delete(p.c.http, token)
-	p.c.mu.Unlock()
-	if p.shared != nil {
-		return p.shared.Delete(ctx, chalBucket, "http-"+token)
-	}
-	return nil
+	return withdraw(ctx, p.c, p.c.http, token, p.shared, "http-"+token)
 }
 
 // tlsALPN01 is a lego challenge.Provider publishing validation
@@ -81,23 +68,36 @@ func (p tlsALPN01) Present(ctx context.Context, domain, _, keyAuth string) error
 		return err
 	}
 	d := strings.ToLower(domain)
-	p.c.mu.Lock()
-	p.c.alpn[d] = cert
-	p.c.mu.Unlock()
-	if p.shared != nil {
-		b, _ := json.Marshal(httpToken{Domain: d, KeyAuth: keyAuth})
-		return p.shared.Put(ctx, chalBucket, "alpn-"+d, b)
-	}
-	return nil
+	return publish(ctx, p.c, p.c.alpn, d, cert, p.shared, "alpn-"+d, httpToken{Domain: d, KeyAuth: keyAuth})
 }
 
 func (p tlsALPN01) CleanUp(ctx context.Context, domain, _, _ string) error {
 	d := strings.ToLower(domain)
-	p.c.mu.Lock()
-	delete(p.c.alpn, d)
-	p.c.mu.Unlock()
-	if p.shared != nil {
-		return p.shared.Delete(ctx, chalBucket, "alpn-"+d)
+	return withdraw(ctx, p.c, p.c.alpn, d, p.shared, "alpn-"+d)
+}
+
+// publish makes this instance answer a challenge: v under key in local
+// (one of c's maps, guarded by c.mu) and, when shared is set, answer
+// (JSON) under sharedKey in the shared store, so that any instance
+// answers it.
+func publish[V any](ctx context.Context, c *challenges, local map[string]V, key string, v V, shared sharedKV, sharedKey string, answer any) error {
+	c.mu.Lock()
+	local[key] = v
+	c.mu.Unlock()
+	if shared != nil {
+		b, _ := json.Marshal(answer)
+		return shared.Put(ctx, chalBucket, sharedKey, b)
+	}
+	return nil
+}
+
+// withdraw undoes publish once the challenge is over.
+func withdraw[V any](ctx context.Context, c *challenges, local map[string]V, key string, shared sharedKV, sharedKey string) error {
+	c.mu.Lock()
+	delete(local, key)
+	c.mu.Unlock()
+	if shared != nil {
+		return shared.Delete(ctx, chalBucket, sharedKey)
 	}
 	return nil
 }

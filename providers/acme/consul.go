@@ -44,8 +44,7 @@ type consulStore struct {
 	addr   string
 	prefix string
 
-	mu      sync.Mutex
-	lastErr error // the last failed Consul call, nil after a success
+	callHealth // of the Consul calls
 }
 
 // newConsulStore parses a consul:// storage and builds the client.
@@ -208,24 +207,6 @@ func (s *consulStore) SetBackoff(ctx context.Context, name string, b orderBackof
 
 // String names the storage in messages.
 func (s *consulStore) String() string { return "consul://" + s.addr + "/" + s.prefix }
-
-// record keeps the outcome of a Consul call for Health.
-func (s *consulStore) record(err error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil && errors.Is(err, context.Canceled) {
-		return err
-	}
-	s.lastErr = err
-	return err
-}
-
-// Health is the last failed Consul call, nil once one succeeds again.
-func (s *consulStore) Health() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastErr
-}
 
 // Watch calls changed whenever the key changes (a Consul blocking query),
 // until ctx ends.

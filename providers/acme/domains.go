@@ -80,25 +80,30 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 	if c == nil {
 		return out, nil
 	}
+	// router adds what one HTTP or TCP router ordering from resolver
+	// needs: its tls.domains, else the hosts its rule names with matcher
+	// (Host or HostSNI).
+	router := func(user, resolver string, domains []config.Domain, matcher string, hosts func() []string) {
+		if len(domains) > 0 {
+			for _, d := range domains {
+				add(user, resolver, domainNames(d))
+			}
+			return
+		}
+		h := hosts()
+		if len(h) == 0 {
+			problem(user, fmt.Sprintf("tls.certResolver %s: the rule names no %s() and tls.domains is empty: no certificate to order", resolver, matcher))
+			return
+		}
+		add(user, resolver, h)
+	}
 	if c.HTTP != nil {
 		for _, name := range slices.Sorted(maps.Keys(c.HTTP.Routers)) {
 			r := c.HTTP.Routers[name]
 			if r == nil || r.TLS == nil || r.TLS.CertResolver == "" {
 				continue
 			}
-			user := "router " + name
-			if len(r.TLS.Domains) > 0 {
-				for _, d := range r.TLS.Domains {
-					add(user, r.TLS.CertResolver, domainNames(d))
-				}
-				continue
-			}
-			hosts := ruleHosts(r.Rule)
-			if len(hosts) == 0 {
-				problem(user, fmt.Sprintf("tls.certResolver %s: the rule names no Host() and tls.domains is empty: no certificate to order", r.TLS.CertResolver))
-				continue
-			}
-			add(user, r.TLS.CertResolver, hosts)
+			router("router "+name, r.TLS.CertResolver, r.TLS.Domains, "Host", func() []string { return ruleHosts(r.Rule) })
 		}
 	}
 	if c.TCP != nil {
@@ -107,20 +112,9 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 			if r == nil || r.TLS == nil || r.TLS.CertResolver == "" || r.TLS.Passthrough {
 				continue
 			}
-			user := "tcp router " + name
-			if len(r.TLS.Domains) > 0 {
-				for _, d := range r.TLS.Domains {
-					add(user, r.TLS.CertResolver, domainNames(d))
-				}
-				continue
-			}
-			hosts := ruleCalls(r.Rule, "HostSNI")
-			hosts = slices.DeleteFunc(hosts, func(h string) bool { return h == "*" })
-			if len(hosts) == 0 {
-				problem(user, fmt.Sprintf("tls.certResolver %s: the rule names no HostSNI() and tls.domains is empty: no certificate to order", r.TLS.CertResolver))
-				continue
-			}
-			add(user, r.TLS.CertResolver, hosts)
+			router("tcp router "+name, r.TLS.CertResolver, r.TLS.Domains, "HostSNI", func() []string {
+				return slices.DeleteFunc(ruleCalls(r.Rule, "HostSNI"), func(h string) bool { return h == "*" })
+			})
 		}
 	}
 	if c.TLS != nil {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,8 +78,7 @@ type kubeStore struct {
 	// Lease timing (leaseDuration, leaseRenew, leasePoll in production).
 	duration, renew, poll time.Duration
 
-	mu      sync.Mutex
-	lastErr error // the last failed API call, nil after a success
+	health callHealth // of the API calls (RBAC refusal, API server down, a Secret over its size)
 }
 
 // parseKubeStorage splits "kubernetes://[namespace]/<name>" and checks
@@ -150,29 +148,18 @@ func newKubeStoreFrom(storage string, c *static.Configuration) (*kubeStore, erro
 // String names the storage in messages.
 func (s *kubeStore) String() string { return s.storage }
 
-// record keeps the outcome of an API call for Health.
+// record keeps the outcome of an API call for Health, naming the Secret
+// and op in an error.
 func (s *kubeStore) record(op string, err error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil {
-		s.lastErr = nil
-		return nil
+	if err != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("kubernetes storage %s/%s: %s: %w", s.ns, s.name, op, err)
 	}
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	err = fmt.Errorf("kubernetes storage %s/%s: %s: %w", s.ns, s.name, op, err)
-	s.lastErr = err
-	return err
+	return s.health.record(err)
 }
 
 // Health is the last failed API call (RBAC refusal, API server down, a
 // Secret over its size), or nil once a call succeeds again.
-func (s *kubeStore) Health() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastErr
-}
+func (s *kubeStore) Health() error { return s.health.Health() }
 
 // hash16 is a short stable name part for key.
 func hash16(key string) string {

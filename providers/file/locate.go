@@ -49,6 +49,18 @@ func templatePos(err error) pos {
 	return pos{l, c}
 }
 
+// errorKey is the key a decoding error message names: the unknown field,
+// or the last element of the field path ("" when it names none).
+func errorKey(msg string) string {
+	if m := reUnknownField.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	if m := reFieldPath.FindStringSubmatch(msg); m != nil {
+		return m[1][strings.LastIndexByte(m[1], '.')+1:]
+	}
+	return ""
+}
+
 // decodeError locates err, returned by config.Decode(data, f), in data, and
 // returns a cleaned message.
 func decodeError(err error, data []byte, f config.Format) (pos, string) {
@@ -62,12 +74,7 @@ func decodeError(err error, data []byte, f config.Format) (pos, string) {
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return offsetPos(data, int(se.Offset)), msg
 	}
-	key := ""
-	if m := reUnknownField.FindStringSubmatch(msg); m != nil {
-		key = m[1]
-	} else if m := reFieldPath.FindStringSubmatch(msg); m != nil {
-		key = m[1][strings.LastIndexByte(m[1], '.')+1:]
-	}
+	key := errorKey(msg)
 	if key == "" {
 		if f == config.YAML {
 			if m := reYAMLLine.FindStringSubmatch(msg); m != nil {
@@ -220,32 +227,27 @@ func objectPositions(data []byte, f config.Format) map[string]pos {
 	return out
 }
 
+// sectionOf is where objects of kind stand in a dynamic configuration
+// file: section under parent ("routers" under "http"); "" for an unknown
+// kind.
 func sectionOf(kind string) (section, parent string) {
-	switch kind {
-	case "router":
-		return "routers", "http"
-	case "service":
-		return "services", "http"
-	case "middleware":
-		return "middlewares", "http"
-	case "serversTransport":
-		return "serversTransports", "http"
-	case "tls":
-		return "certificates", "tls"
-	case config.KindTCPRouter:
-		return "routers", "tcp"
-	case config.KindTCPService:
-		return "services", "tcp"
-	case config.KindTCPMiddleware:
-		return "middlewares", "tcp"
-	case config.KindTCPServersTransport:
-		return "serversTransports", "tcp"
-	case config.KindUDPRouter:
-		return "routers", "udp"
-	case config.KindUDPService:
-		return "services", "udp"
-	}
-	return "", ""
+	s := sections[kind]
+	return s[0], s[1]
+}
+
+// sections maps each kind to its section and parent (sectionOf).
+var sections = map[string][2]string{
+	"router":                       {"routers", "http"},
+	"service":                      {"services", "http"},
+	"middleware":                   {"middlewares", "http"},
+	"serversTransport":             {"serversTransports", "http"},
+	"tls":                          {"certificates", "tls"},
+	config.KindTCPRouter:           {"routers", "tcp"},
+	config.KindTCPService:          {"services", "tcp"},
+	config.KindTCPMiddleware:       {"middlewares", "tcp"},
+	config.KindTCPServersTransport: {"serversTransports", "tcp"},
+	config.KindUDPRouter:           {"routers", "udp"},
+	config.KindUDPService:          {"services", "udp"},
 }
 
 // child returns the value of key in mapping n (nil if absent).

@@ -128,12 +128,7 @@ func (l *locator) object(kind, name string) pos {
 func (l *locator) keyInObject(kind, name string, err error) pos {
 	obj := l.object(kind, name)
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	key := ""
-	if m := reUnknownField.FindStringSubmatch(msg); m != nil {
-		key = m[1]
-	} else if m := reFieldPath.FindStringSubmatch(msg); m != nil {
-		key = m[1][strings.LastIndexByte(m[1], '.')+1:]
-	}
+	key := errorKey(msg)
 	if key == "" {
 		return obj
 	}
