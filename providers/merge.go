@@ -108,22 +108,8 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 				out.TLS.Certificates = append(out.TLS.Certificates, cert)
 				m.TLSOrigins.Certificates = append(m.TLSOrigins.Certificates, pname)
 			}
-			for n, o := range t.Options {
-				if n == DefaultTLSName {
-					defOpts = append(defOpts, pname)
-					out.TLS.Options[n] = o
-				} else if !bad("tlsOptions", n) {
-					out.TLS.Options[n+"@"+pname] = o
-				}
-			}
-			for n, st := range t.Stores {
-				if n == DefaultTLSName {
-					defStores = append(defStores, pname)
-					out.TLS.Stores[n] = st
-				} else if !bad("tlsStore", n) {
-					out.TLS.Stores[n+"@"+pname] = st
-				}
-			}
+			qualifyTLSInto(out.TLS.Options, t.Options, "tlsOptions", pname, bad, &defOpts)
+			qualifyTLSInto(out.TLS.Stores, t.Stores, "tlsStore", pname, bad, &defStores)
 		}
 	}
 	if len(out.EntryPoints) == 0 {
@@ -235,49 +221,67 @@ func qualifyTLS[T any](tls *T, options func(*T) *string, p string) *T {
 	return &c
 }
 
-func qualifyRouter(r *config.Router, p string) *config.Router {
-	if r == nil {
+// qualifyTLSInto adds provider pname's TLS options or stores (kind) to
+// out, named "<name>@<pname>", except "default", which keeps its name
+// (the providers defining it are appended to defs); bad refuses a name
+// with "@".
+func qualifyTLSInto[V any](out, in map[string]V, kind, pname string, bad func(kind, name string) bool, defs *[]string) {
+	for n, v := range in {
+		if n == DefaultTLSName {
+			*defs = append(*defs, pname)
+			out[n] = v
+		} else if !bad(kind, n) {
+			out[n+"@"+pname] = v
+		}
+	}
+}
+
+// qualified returns a copy of v (nil: nil) with edit's changes: how each
+// object is copied before its references are qualified.
+func qualified[T any](v *T, edit func(*T)) *T {
+	if v == nil {
 		return nil
 	}
-	c := *r
-	c.Service = Qualify(r.Service, p)
-	c.Middlewares = qualifyAll(r.Middlewares, p)
-	c.ParentRefs = qualifyAll(r.ParentRefs, p)
-	c.TLS = qualifyTLS(r.TLS, func(t *config.RouterTLSConfig) *string { return &t.Options }, p)
+	c := *v
+	edit(&c)
 	return &c
 }
 
+func qualifyRouter(r *config.Router, p string) *config.Router {
+	return qualified(r, func(c *config.Router) {
+		c.Service = Qualify(c.Service, p)
+		c.Middlewares = qualifyAll(c.Middlewares, p)
+		c.ParentRefs = qualifyAll(c.ParentRefs, p)
+		c.TLS = qualifyTLS(c.TLS, func(t *config.RouterTLSConfig) *string { return &t.Options }, p)
+	})
+}
+
 func qualifyService(s *config.Service, p string) *config.Service {
-	if s == nil {
-		return nil
-	}
-	c := *s
-	c.Middlewares = qualifyAll(s.Middlewares, p)
-	switch {
-	case s.LoadBalancer != nil:
-		lb := *s.LoadBalancer
-		lb.ServersTransport = Qualify(lb.ServersTransport, p)
-		c.LoadBalancer = &lb
-	case s.HighestRandomWeight != nil:
-		w := *s.HighestRandomWeight
-		w.Services = qualifyNames(w.Services, func(h *config.HRWService) *string { return &h.Name }, p)
-		c.HighestRandomWeight = &w
-	case s.Weighted != nil:
-		w := *s.Weighted
-		w.Services = qualifyNames(w.Services, wrrName, p)
-		c.Weighted = &w
-	case s.Mirroring != nil:
-		m := *s.Mirroring
-		m.Service = Qualify(m.Service, p)
-		m.Mirrors = qualifyNames(m.Mirrors, func(m *config.MirrorService) *string { return &m.Name }, p)
-		c.Mirroring = &m
-	case s.Failover != nil:
-		f := *s.Failover
-		f.Service = Qualify(f.Service, p)
-		f.Fallback = Qualify(f.Fallback, p)
-		c.Failover = &f
-	}
-	return &c
+	return qualified(s, func(c *config.Service) {
+		c.Middlewares = qualifyAll(c.Middlewares, p)
+		switch {
+		case c.LoadBalancer != nil:
+			c.LoadBalancer = qualified(c.LoadBalancer, func(lb *config.ServersLoadBalancer) {
+				lb.ServersTransport = Qualify(lb.ServersTransport, p)
+			})
+		case c.HighestRandomWeight != nil:
+			c.HighestRandomWeight = qualified(c.HighestRandomWeight, func(w *config.HighestRandomWeight) {
+				w.Services = qualifyNames(w.Services, func(h *config.HRWService) *string { return &h.Name }, p)
+			})
+		case c.Weighted != nil:
+			c.Weighted = qualified(c.Weighted, func(w *config.WeightedRoundRobin) { w.Services = qualifyNames(w.Services, wrrName, p) })
+		case c.Mirroring != nil:
+			c.Mirroring = qualified(c.Mirroring, func(m *config.Mirroring) {
+				m.Service = Qualify(m.Service, p)
+				m.Mirrors = qualifyNames(m.Mirrors, func(m *config.MirrorService) *string { return &m.Name }, p)
+			})
+		case c.Failover != nil:
+			c.Failover = qualified(c.Failover, func(f *config.Failover) {
+				f.Service = Qualify(f.Service, p)
+				f.Fallback = Qualify(f.Fallback, p)
+			})
+		}
+	})
 }
 
 func qualifyMiddleware(m *config.Middleware, p string) *config.Middleware {

@@ -5,51 +5,37 @@ import (
 )
 
 func qualifyTCPRouter(r *config.TCPRouter, p string) *config.TCPRouter {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Service = Qualify(r.Service, p)
-	c.Middlewares = qualifyAll(r.Middlewares, p)
-	c.TLS = qualifyTLS(r.TLS, func(t *config.RouterTCPTLSConfig) *string { return &t.Options }, p)
-	return &c
+	return qualified(r, func(c *config.TCPRouter) {
+		c.Service = Qualify(c.Service, p)
+		c.Middlewares = qualifyAll(c.Middlewares, p)
+		c.TLS = qualifyTLS(c.TLS, func(t *config.RouterTCPTLSConfig) *string { return &t.Options }, p)
+	})
 }
 
 func qualifyTCPService(s *config.TCPService, p string) *config.TCPService {
-	if s == nil {
-		return nil
-	}
-	c := *s
-	switch {
-	case s.LoadBalancer != nil:
-		lb := *s.LoadBalancer
-		lb.ServersTransport = Qualify(lb.ServersTransport, p)
-		c.LoadBalancer = &lb
-	case s.Weighted != nil:
-		w := *s.Weighted
-		w.Services = qualifyNames(w.Services, wrrName, p)
-		c.Weighted = &w
-	}
-	return &c
+	return qualified(s, func(c *config.TCPService) {
+		switch {
+		case c.LoadBalancer != nil:
+			c.LoadBalancer = qualified(c.LoadBalancer, func(lb *config.TCPServersLoadBalancer) {
+				lb.ServersTransport = Qualify(lb.ServersTransport, p)
+			})
+		case c.Weighted != nil:
+			c.Weighted = qualified(c.Weighted, func(w *config.TCPWeightedRoundRobin) { w.Services = qualifyNames(w.Services, wrrName, p) })
+		}
+	})
 }
 
 func qualifyUDPRouter(r *config.UDPRouter, p string) *config.UDPRouter {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Service = Qualify(r.Service, p)
-	return &c
+	return qualified(r, func(c *config.UDPRouter) { c.Service = Qualify(c.Service, p) })
 }
 
 func qualifyUDPService(s *config.UDPService, p string) *config.UDPService {
 	if s == nil || s.Weighted == nil {
 		return s
 	}
-	c, w := *s, *s.Weighted
-	w.Services = qualifyNames(w.Services, wrrName, p)
-	c.Weighted = &w
-	return &c
+	return qualified(s, func(c *config.UDPService) {
+		c.Weighted = qualified(c.Weighted, func(w *config.UDPWeightedRoundRobin) { w.Services = qualifyNames(w.Services, wrrName, p) })
+	})
 }
 
 // splitTCP picks the TCP and UDP objects named "x@provider" (suffix
