@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/replay"
 	"github.com/gantry-proxy/gantry/dataplane/statusrange"
 )
 
@@ -34,7 +35,8 @@ import (
 type failoverHandler struct {
 	main, fallback http.Handler
 	status         statusrange.List
-	maxBody        int64 // < 0: unlimited
+	caught         func(code int) bool // status.Contains, made once
+	maxBody        int64               // < 0: unlimited
 }
 
 // NewFailover returns the failover service over main and fallback. An
@@ -46,7 +48,7 @@ func NewFailover(main, fallback http.Handler, c *config.Failover) (http.Handler,
 		if err != nil {
 			return nil, fmt.Errorf("failover.errors.status%w", err)
 		}
-		f.status = rs
+		f.status, f.caught = rs, rs.Contains
 		if e.MaxRequestBodyBytes != nil {
 			f.maxBody = *e.MaxRequestBodyBytes
 		}
@@ -59,8 +61,6 @@ func (h *failoverHandler) Available() bool {
 	return Available(h.main) || Available(h.fallback)
 }
 
-func (h *failoverHandler) caught(code int) bool { return h.status.Contains(code) }
-
 func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !Available(h.main) {
 		h.fallback.ServeHTTP(w, r)
@@ -72,32 +72,25 @@ func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
-		var buf bytes.Buffer
-		src := io.Reader(r.Body)
-		if h.maxBody >= 0 {
-			src = io.LimitReader(r.Body, h.maxBody+1)
-		}
-		if _, err := buf.ReadFrom(src); err != nil {
+		kept, rest, err := replay.ReadBody(r.Body, h.maxBody)
+		if err != nil {
 			http.Error(w, "bad request body", http.StatusBadRequest)
 			return
 		}
-		if h.maxBody >= 0 && int64(buf.Len()) > h.maxBody {
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(buf.Bytes()), r.Body), r.Body}
+		if rest != nil {
+			r.Body = rest
 			h.main.ServeHTTP(w, r)
 			return
 		}
-		body = buf.Bytes()
+		body = kept
 	}
 	mr := r.Clone(r.Context())
 	if body != nil {
 		mr.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	cw := &failoverWriter{w: w, header: http.Header{}, caught: h.caught}
+	cw := replay.NewWriter(w, h.caught, false)
 	h.main.ServeHTTP(cw, mr)
-	if !cw.fallback {
+	if !cw.Caught() {
 		return
 	}
 	fr := r.Clone(r.Context())
@@ -106,60 +99,3 @@ func (h *failoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.fallback.ServeHTTP(w, fr)
 }
-
-// failoverWriter passes main's answer through unless its status is caught;
-// then headers and body are dropped and fallback set. 1xx answers are
-// dropped (Traefik's failover responseWriter does the same).
-type failoverWriter struct {
-	w        http.ResponseWriter
-	header   http.Header
-	caught   func(int) bool
-	wrote    bool
-	fallback bool
-}
-
-func (c *failoverWriter) Header() http.Header {
-	if c.wrote && !c.fallback {
-		return c.w.Header()
-	}
-	return c.header
-}
-
-func (c *failoverWriter) WriteHeader(code int) {
-	if c.wrote || (code >= 100 && code < 200 && code != http.StatusSwitchingProtocols) {
-		return
-	}
-	c.wrote = true
-	if c.caught(code) {
-		c.fallback = true
-		return
-	}
-	dst := c.w.Header()
-	for k, v := range c.header {
-		dst[k] = v
-	}
-	c.w.WriteHeader(code)
-}
-
-func (c *failoverWriter) Write(b []byte) (int, error) {
-	if !c.wrote {
-		c.WriteHeader(http.StatusOK)
-	}
-	if c.fallback {
-		return len(b), nil
-	}
-	return c.w.Write(b)
-}
-
-func (c *failoverWriter) Flush() {
-	if !c.wrote {
-		c.WriteHeader(http.StatusOK)
-	}
-	if !c.fallback {
-		_ = http.NewResponseController(c.w).Flush()
-	}
-}
-
-// Unwrap exposes the client's writer (hijacking for upgrades, deadlines)
-// once main's answer is passed through.
-func (c *failoverWriter) Unwrap() http.ResponseWriter { return c.w }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/replay"
 	"github.com/gantry-proxy/gantry/dataplane/statusrange"
 )
 
@@ -75,15 +76,16 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 	if !strings.HasPrefix(query, "/") {
 		query = "/" + query
 	}
+	caught := ranges.Contains
 	return handle(func(next http.Handler, w http.ResponseWriter, r *http.Request) {
-		cw := &codeCatcher{w: w, ranges: ranges, header: http.Header{}}
+		cw := replay.NewWriter(w, caught, false)
 		next.ServeHTTP(cw, r)
-		if !cw.caught {
+		if !cw.Caught() {
 			return
 		}
-		status := cw.code
+		status := cw.Code()
 		for _, rw := range rewrites {
-			if rw.Contains(cw.code) {
+			if rw.Contains(cw.Code()) {
 				status = rw.to
 				break
 			}
@@ -95,7 +97,7 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 		orig := &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
 		q := strings.NewReplacer(
 			"{status}", strconv.Itoa(status),
-			"{originalStatus}", strconv.Itoa(cw.code),
+			"{originalStatus}", strconv.Itoa(cw.Code()),
 			"{url}", url.QueryEscape(orig.String()),
 		).Replace(query)
 		pu, err := url.Parse(q)
@@ -121,7 +123,7 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 		pr.RequestURI = pr.URL.RequestURI()
 		rec := recorderOf(w)
 		if rec != nil {
-			rec.RecordOrigin(cw.code)
+			rec.RecordOrigin(cw.Code())
 		}
 		sw := &statusWriter{ResponseWriter: w, code: status}
 		start := time.Now()
@@ -131,66 +133,6 @@ func newErrors(ctx context.Context, c *config.ErrorPage, res Resolver) (Middlewa
 		}
 	}), nil
 }
-
-// codeCatcher passes a response through unless its status is in ranges,
-// in which case it swallows headers and body and records the code. It
-// keeps headers in its own map until the status is known.
-type codeCatcher struct {
-	w      http.ResponseWriter
-	ranges statusrange.List
-	header http.Header
-	code   int
-	wrote  bool
-	caught bool
-}
-
-func (c *codeCatcher) Header() http.Header {
-	if c.wrote && !c.caught {
-		return c.w.Header()
-	}
-	return c.header
-}
-
-func (c *codeCatcher) WriteHeader(code int) {
-	if c.wrote {
-		return
-	}
-	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
-		return // informational responses are not forwarded
-	}
-	c.wrote, c.code = true, code
-	if c.ranges.Contains(code) {
-		c.caught = true
-		return
-	}
-	dst := c.w.Header()
-	for k, v := range c.header {
-		dst[k] = v
-	}
-	c.w.WriteHeader(code)
-}
-
-func (c *codeCatcher) Write(b []byte) (int, error) {
-	if !c.wrote {
-		c.WriteHeader(http.StatusOK)
-	}
-	if c.caught {
-		return len(b), nil
-	}
-	return c.w.Write(b)
-}
-
-func (c *codeCatcher) Flush() {
-	if !c.wrote {
-		c.WriteHeader(http.StatusOK)
-	}
-	if !c.caught {
-		_ = http.NewResponseController(c.w).Flush()
-	}
-}
-
-// Unwrap exposes the client's writer once the response is passed through.
-func (c *codeCatcher) Unwrap() http.ResponseWriter { return c.w }
 
 // statusWriter replaces the status code of the response written through
 // it, keeping the one the page service answered (got) and the body bytes.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/replay"
 	"github.com/gantry-proxy/gantry/dataplane/statusrange"
 )
 
@@ -171,23 +172,20 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 	if !rt.anyMeth && !idempotent(r.Method) {
 		status = nil
 	}
-	var replay []byte // the whole body, for status retries
+	var kept []byte // the whole body, for status retries
 	var stream *readTracker
 	if r.Body != nil && r.Body != http.NoBody {
 		if len(status) > 0 {
-			buf, whole, err := readUpTo(r.Body, rt.maxBody)
+			buf, rest, err := replay.ReadBody(r.Body, rt.maxBody)
 			if err != nil {
 				http.Error(w, "bad request body", http.StatusBadRequest)
 				return
 			}
-			if whole {
-				replay = buf
+			if rest == nil {
+				kept = buf
 			} else {
 				status = nil // too big to keep: streamed once
-				stream = &readTracker{rc: struct {
-					io.Reader
-					io.Closer
-				}{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}}
+				stream = &readTracker{rc: rest}
 			}
 		} else {
 			stream = &readTracker{rc: r.Body}
@@ -197,8 +195,8 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 	for try := 0; ; try++ {
 		req := r.Clone(r.Context())
 		switch {
-		case replay != nil:
-			req.Body = io.NopCloser(bytes.NewReader(replay))
+		case kept != nil:
+			req.Body = io.NopCloser(bytes.NewReader(kept))
 		case stream != nil:
 			req.Body = stream
 		}
@@ -207,22 +205,22 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 			next.ServeHTTP(&lastTry{ResponseWriter: w, a: a}, req)
 			return
 		}
-		rw := &retryWriter{w: w, header: http.Header{}, a: a}
-		rw.retry = func(code int) bool {
-			if rt.timeout > 0 && time.Since(start) >= rt.timeout {
+		rw := &retryWriter{a: a}
+		rw.Init(w, func(code int) bool {
+			if code == http.StatusSwitchingProtocols || rt.timeout > 0 && time.Since(start) >= rt.timeout {
 				return false
 			}
 			if rt.network && a.networkRetryable() && (stream == nil || !stream.read.Load()) {
 				return true
 			}
 			return status.Contains(code)
-		}
+		}, true)
 		next.ServeHTTP(rw, req)
-		if !rw.discarded || rw.hijacked {
+		if !rw.Caught() || rw.hijacked {
 			return
 		}
 		if !sleep(r.Context(), rt.wait(try)) {
-			w.WriteHeader(rw.code) // the client is gone; this is for the access log
+			w.WriteHeader(rw.Code()) // the client is gone; this is for the access log
 			return
 		}
 	}
@@ -235,21 +233,6 @@ func (rt *retrier) wait(try int) time.Duration {
 	}
 	nominal := float64(rt.initial) * math.Pow(2, float64(try)/float64(rt.attempts-1))
 	return time.Duration(nominal * (0.5 + rand.Float64()))
-}
-
-// readUpTo reads body up to limit bytes (limit < 0: all). whole reports
-// whether that was the entire body; when not, buf holds what was read.
-func readUpTo(body io.Reader, limit int64) (buf []byte, whole bool, err error) {
-	var b bytes.Buffer
-	if limit < 0 {
-		_, err = b.ReadFrom(body)
-		return b.Bytes(), err == nil, err
-	}
-	n, err := b.ReadFrom(io.LimitReader(body, limit+1))
-	if err != nil {
-		return nil, false, err
-	}
-	return b.Bytes(), n <= limit, nil
 }
 
 // readTracker records whether any byte of the body was read. Close does
@@ -271,81 +254,23 @@ func (t *readTracker) Read(p []byte) (int, error) {
 
 func (t *readTracker) Close() error { return nil }
 
-// retryWriter discards the response of a try that retry() says to repeat,
-// and passes any other response through. Headers stay in its own map until
-// the status is known.
+// retryWriter is a try's writer: it drops the answer of a try to repeat
+// (see replay.Writer; 1xx answers are forwarded) and carries the try's
+// Attempt.
 type retryWriter struct {
-	w         http.ResponseWriter
-	a         *Attempt
-	header    http.Header
-	retry     func(code int) bool
-	code      int
-	wrote     bool
-	discarded bool
-	hijacked  bool
-}
-
-func (rw *retryWriter) Header() http.Header {
-	if rw.wrote && !rw.discarded {
-		return rw.w.Header()
-	}
-	return rw.header
-}
-
-func (rw *retryWriter) WriteHeader(code int) {
-	if rw.wrote {
-		return
-	}
-	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
-		rw.w.WriteHeader(code)
-		return
-	}
-	rw.wrote, rw.code = true, code
-	if code != http.StatusSwitchingProtocols && rw.retry(code) {
-		rw.discarded = true
-		return
-	}
-	dst := rw.w.Header()
-	for k, v := range rw.header {
-		dst[k] = v
-	}
-	rw.w.WriteHeader(code)
-}
-
-func (rw *retryWriter) Write(b []byte) (int, error) {
-	if !rw.wrote {
-		rw.WriteHeader(http.StatusOK)
-	}
-	if rw.discarded {
-		return len(b), nil
-	}
-	return rw.w.Write(b)
-}
-
-func (rw *retryWriter) Flush() {
-	if !rw.wrote {
-		rw.WriteHeader(http.StatusOK)
-	}
-	if !rw.discarded {
-		_ = http.NewResponseController(rw.w).Flush()
-	}
+	replay.Writer
+	a        *Attempt
+	hijacked bool
 }
 
 // Hijack hands the connection over (an upgrade): retrying ends.
 func (rw *retryWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	if rw.discarded {
+	if rw.Caught() {
 		return nil, nil, errors.New("retry: hijack of a discarded attempt")
 	}
 	rw.hijacked = true
-	dst := rw.w.Header()
-	for k, v := range rw.header {
-		dst[k] = v
-	}
-	return http.NewResponseController(rw.w).Hijack()
+	return http.NewResponseController(rw.Handoff()).Hijack()
 }
-
-// Unwrap exposes the client's writer (deadlines).
-func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.w }
 
 // Attempt is the try's Attempt (see AttemptOf).
 func (rw *retryWriter) Attempt() *Attempt { return rw.a }
