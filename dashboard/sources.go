@@ -3,9 +3,9 @@ package dashboard
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/router/routestats"
@@ -55,14 +55,7 @@ type Health interface {
 }
 
 // Server is one upstream server as the pool sees it.
-type Server struct {
-	URL       string    `json:"url"`
-	Services  []string  `json:"services"`
-	Up        bool      `json:"up"`
-	InFlight  int64     `json:"inFlight"`
-	LastError string    `json:"lastError,omitempty"`
-	LastCheck time.Time `json:"lastCheck,omitzero"`
-}
+type Server = balance.BackendStatus
 
 // Sources gives each provider's state; *providers.Aggregator satisfies it.
 type Sources interface {
@@ -82,11 +75,4 @@ type poolHealth struct{ p *dataplane.Pool }
 
 func (h poolHealth) Changed() <-chan struct{} { return h.p.Changed() }
 
-func (h poolHealth) Servers() []Server {
-	st := h.p.Status()
-	out := make([]Server, len(st))
-	for i, b := range st {
-		out[i] = Server{URL: b.URL, Services: b.Services, Up: b.Up, InFlight: b.InFlight, LastError: b.LastError, LastCheck: b.LastCheck}
-	}
-	return out
-}
+func (h poolHealth) Servers() []Server { return h.p.Status() }

@@ -38,20 +38,7 @@ func (d *DB) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 // Put stores value under key in bucket (created on first use), durably
 // (bbolt syncs the file before Put returns).
 func (d *DB) Put(ctx context.Context, bucket, key string, value []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := d.db.Load().Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte(kvPrefix + bucket))
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(key), value)
-	})
-	if err != nil {
-		return fmt.Errorf("store: put %s/%s: %w", bucket, key, err)
-	}
-	return nil
+	return d.write(ctx, "put", bucket, key, func([]byte) ([]byte, error) { return value, nil })
 }
 
 // Update replaces the value under key in bucket with what fn returns for
@@ -59,6 +46,20 @@ func (d *DB) Put(ctx context.Context, bucket, key string, value []byte) error {
 // concurrent read-modify-writes do not lose each other's changes. fn's
 // error aborts the update and is returned.
 func (d *DB) Update(ctx context.Context, bucket, key string, fn func(old []byte) ([]byte, error)) error {
+	return d.write(ctx, "update", bucket, key, func(cur []byte) ([]byte, error) {
+		var old []byte
+		if cur != nil {
+			old = append([]byte(nil), cur...)
+		}
+		return fn(old)
+	})
+}
+
+// write stores under key in bucket (created on first use) what value
+// returns for the current value (bbolt's, valid only during the call; nil
+// when there is none), in one durable transaction. op names the operation
+// in the error; a done ctx writes nothing and returns ctx.Err().
+func (d *DB) write(ctx context.Context, op, bucket, key string, value func(cur []byte) ([]byte, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -67,18 +68,14 @@ func (d *DB) Update(ctx context.Context, bucket, key string, fn func(old []byte)
 		if err != nil {
 			return err
 		}
-		var old []byte
-		if v := b.Get([]byte(key)); v != nil {
-			old = append([]byte(nil), v...)
-		}
-		nv, err := fn(old)
+		v, err := value(b.Get([]byte(key)))
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte(key), nv)
+		return b.Put([]byte(key), v)
 	})
 	if err != nil {
-		return fmt.Errorf("store: update %s/%s: %w", bucket, key, err)
+		return fmt.Errorf("store: %s %s/%s: %w", op, bucket, key, err)
 	}
 	return nil
 }

@@ -47,24 +47,26 @@ const (
 //
 // Absent or dropped values print as "-"; redacted ones as REDACTED.
 func (a *AccessLog) appendCommon(b []byte, ev *RequestEvent, count int64) []byte {
-	str := func(b []byte, f int, val string) []byte {
+	// hidden appends what stands for field f when its mode drops or
+	// redacts it, and reports whether it did.
+	hidden := func(b []byte, f int) ([]byte, bool) {
 		switch a.clf[f] {
 		case ModeDrop:
-			return append(b, '-')
+			return append(b, '-'), true
 		case ModeRedact:
-			return append(b, Redacted...)
+			return append(b, Redacted...), true
 		}
-		if val == "" {
-			return append(b, '-')
+		return b, false
+	}
+	str := func(b []byte, f int, val string) []byte {
+		if b, ok := hidden(b, f); ok {
+			return b
 		}
-		return append(b, val...)
+		return append(b, orDash(val)...)
 	}
 	num := func(b []byte, f int, n int64) []byte {
-		switch a.clf[f] {
-		case ModeDrop:
-			return append(b, '-')
-		case ModeRedact:
-			return append(b, Redacted...)
+		if b, ok := hidden(b, f); ok {
+			return b
 		}
 		return strconv.AppendInt(b, n, 10)
 	}

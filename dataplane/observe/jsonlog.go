@@ -48,22 +48,8 @@ var jsonPool = sync.Pool{New: func() any { return &jsonScratch{fields: make([]jf
 func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
 	sc := jsonPool.Get().(*jsonScratch)
 	f := a.appendFields(sc.fields[:0], ev, count)
-	nfixed := len(f)
-	for i, x := range f {
-		if x.prefix != "" {
-			nfixed = i
-			break
-		}
-	}
-	fixed, hdrs := f[:nfixed], f[nfixed:]
-	nreq := len(hdrs)
-	for i, x := range hdrs {
-		if x.prefix != "request_" {
-			nreq = i
-			break
-		}
-	}
-	req, down := hdrs[:nreq], hdrs[nreq:]
+	fixed, hdrs := cutPrefixRun(f, "")
+	req, down := cutPrefixRun(hdrs, "request_")
 	slices.SortFunc(req, cmpKey)
 	slices.SortFunc(down, cmpKey)
 	var epn []jfield // entryPointName when kept: the one fixed key with a lower-case initial, last
@@ -304,4 +290,16 @@ func appendJSONText(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, s[start:]...)
+}
+
+// cutPrefixRun splits f after its leading fields whose prefix is prefix.
+func cutPrefixRun(f []jfield, prefix string) (run, rest []jfield) {
+	n := len(f)
+	for i, x := range f {
+		if x.prefix != prefix {
+			n = i
+			break
+		}
+	}
+	return f[:n], f[n:]
 }

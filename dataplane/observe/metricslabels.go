@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 )
 
 // connProtocolLabel is traefik_open_connections' protocol: "TCP" for HTTP
@@ -48,9 +50,9 @@ func protocolLabel(h http.Header) string {
 		return protoHTTP
 	}
 	switch ct := headerValue(h, "Content-Type"); {
-	case hasToken(h, "Connection", "upgrade") && hasToken(h, "Upgrade", "websocket"):
+	case httpwire.HasToken(h["Connection"], "upgrade") && httpwire.HasToken(h["Upgrade"], "websocket"):
 		return protoWebSocket
-	case hasToken(h, "Accept", "text/event-stream"):
+	case httpwire.HasToken(h["Accept"], "text/event-stream"):
 		return protoSSE
 	case strings.HasPrefix(ct, "application/grpc-web"):
 		return protoGRPCWeb
@@ -58,21 +60,6 @@ func protocolLabel(h http.Header) string {
 		return protoGRPC
 	}
 	return protoHTTP
-}
-
-// hasToken reports whether the comma-separated header name holds token
-// (case-insensitive), without allocating.
-func hasToken(h http.Header, name, token string) bool {
-	for _, v := range h[name] {
-		for v != "" {
-			var item string
-			item, v, _ = strings.Cut(v, ",")
-			if strings.EqualFold(strings.TrimSpace(item), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // grpcCode is the gRPC status of a response (Grpc-Status header or

@@ -176,20 +176,26 @@ func errorType(code int) (attribute.KeyValue, bool) {
 	return attribute.KeyValue{}, false
 }
 
+// responseAttrs appends the attributes the server and client durations
+// start with: error.type for a status ≥ 400, the status, and
+// network.protocol.name/version of proto ("HTTP/1.1").
+func responseAttrs(attrs []attribute.KeyValue, status int, proto string) []attribute.KeyValue {
+	if et, ok := errorType(status); ok {
+		attrs = append(attrs, et)
+	}
+	return append(attrs,
+		semconv.HTTPResponseStatusCode(status),
+		semconv.NetworkProtocolName(strings.ToLower(proto)),
+		semconv.NetworkProtocolVersion(protoVersion(proto)))
+}
+
 // serverDurationAttrs are Traefik's http.server.request.duration
 // attributes (pkg/middlewares/observability/semconv.go): error.type for a
 // status ≥ 400, the status, network.protocol.name/version, http.route for
 // a routed request, server.address and server.port (the Host's, else the
 // scheme's default), http.request.method and url.scheme (X-Forwarded-Proto).
 func serverDurationAttrs(ev *RequestEvent) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 9)
-	if et, ok := errorType(ev.Status); ok {
-		attrs = append(attrs, et)
-	}
-	attrs = append(attrs,
-		semconv.HTTPResponseStatusCode(ev.Status),
-		semconv.NetworkProtocolName(strings.ToLower(ev.Proto)),
-		semconv.NetworkProtocolVersion(protoVersion(ev.Proto)))
+	attrs := responseAttrs(make([]attribute.KeyValue, 0, 9), ev.Status, ev.Proto)
 	if ev.Rule != "" {
 		attrs = append(attrs, semconv.HTTPRoute(ev.Rule))
 	}
@@ -220,14 +226,7 @@ func serverDurationAttrs(ev *RequestEvent) []attribute.KeyValue {
 // attributes for one attempt (pkg/server/service/observability): as the
 // server's, with server.address the server URL's host:port and server.port.
 func clientDurationAttrs(ev *RequestEvent, a *Attempt) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 8)
-	if et, ok := errorType(a.Status); ok {
-		attrs = append(attrs, et)
-	}
-	attrs = append(attrs,
-		semconv.HTTPResponseStatusCode(a.Status),
-		semconv.NetworkProtocolName(strings.ToLower(ev.Proto)),
-		semconv.NetworkProtocolVersion(protoVersion(ev.Proto)))
+	attrs := responseAttrs(make([]attribute.KeyValue, 0, 8), a.Status, ev.Proto)
 	hostPort, port := "", 0
 	if u, err := url.Parse(a.Upstream); err == nil {
 		hostPort = u.Host

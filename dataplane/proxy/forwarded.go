@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gantry-proxy/gantry/dataplane/httpwire"
 )
 
 // managedHeaders are the forwarding headers Gantry sets. From an untrusted
@@ -245,20 +247,5 @@ func peerIP(remote string) string {
 // a Connection header with the "upgrade" token and Upgrade: websocket.
 func isWebSocket(r *http.Request) bool {
 	up := r.Header["Upgrade"] // canonical: no Get, which canonicalises the name again
-	return len(up) > 0 && strings.EqualFold(strings.TrimSpace(up[0]), "websocket") && headerHasToken(r.Header, "Connection", "upgrade")
-}
-
-// headerHasToken reports whether a comma-separated header has token
-// (case-insensitive).
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h[name] {
-		for v != "" {
-			var t string
-			t, v, _ = strings.Cut(v, ",")
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
+	return len(up) > 0 && strings.EqualFold(strings.TrimSpace(up[0]), "websocket") && httpwire.HasToken(r.Header["Connection"], "upgrade")
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,12 +147,7 @@ func (c *Client) reapEvery() time.Duration { return max(c.o.IdleConnTimeout/2, t
 // that served nothing since the last round and hold no connection (a
 // target still holding one keeps working: Host is created again on demand).
 func (c *Client) reap() {
-	c.mu.Lock()
-	hs := make([]*Host, 0, len(c.hosts))
-	for _, h := range c.hosts {
-		hs = append(hs, h)
-	}
-	c.mu.Unlock()
+	hs := c.hostList()
 	now := time.Now()
 	for _, h := range hs {
 		kept := 0
@@ -187,6 +184,13 @@ func (c *Client) reap() {
 	c.mu.Unlock()
 }
 
+// hostList returns the Hosts known now, for work done without c.mu.
+func (c *Client) hostList() []*Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Values(c.hosts))
+}
+
 // Close closes every idle connection and stops the idle reaper. Requests
 // still running finish normally.
 func (c *Client) Close() {
@@ -201,13 +205,7 @@ func (c *Client) Close() {
 
 // CloseIdleConnections closes every idle connection of every backend.
 func (c *Client) CloseIdleConnections() {
-	c.mu.Lock()
-	hs := make([]*Host, 0, len(c.hosts))
-	for _, h := range c.hosts {
-		hs = append(hs, h)
-	}
-	c.mu.Unlock()
-	for _, h := range hs {
+	for _, h := range c.hostList() {
 		h.closeIdle()
 	}
 	c.h2c.CloseIdleConnections()
