@@ -127,35 +127,44 @@ func TestSamplerForgetsRemovedObjects(t *testing.T) {
 	defer f.api.Close()
 	live.Request(&observe.RequestEvent{Router: "old@file", Service: "gone@file", Status: 200})
 	live.Request(&observe.RequestEvent{Router: "web@file", Service: "app@file", Status: 200})
-	time.Sleep(50 * time.Millisecond) // a few samples
+	history := func() (old, web bool) {
+		f.api.sampler.mu.Lock()
+		defer f.api.sampler.mu.Unlock()
+		_, old = f.api.sampler.fine.series[routerKey("old@file")]
+		_, web = f.api.sampler.fine.series[routerKey("web@file")]
+		return old, web
+	}
+	// Both routers sampled before the swap (a sleep was too short under
+	// the race detector on a loaded machine).
+	waitFor(t, "both routers in the chart history", func() bool { old, web := history(); return old && web })
 	if s := live.Snapshot(time.Now()); s.Routers["old@file"].Requests != 1 {
 		t.Fatalf("setup: old@file not counted: %v", s.Routers)
 	}
 	f.tables.swap(f.m1) // m1 has old@file as a router, not gone@file as a service
 	f.tables.swap(f.m2) // m2 has neither
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// The counters are forgotten, then the history: wait for both.
+	waitFor(t, "removed objects forgotten", func() bool {
 		s := live.Snapshot(time.Now())
 		_, oldR := s.Routers["old@file"]
 		_, goneS := s.Services["gone@file"]
-		_, webR := s.Routers["web@file"]
-		if !oldR && !goneS {
-			if !webR {
-				t.Fatal("web@file, still configured, was forgotten")
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("removed objects still counted after the swap: routers %v services %v", s.Routers, s.Services)
-		}
-		time.Sleep(10 * time.Millisecond)
+		old, _ := history()
+		return !oldR && !goneS && !old
+	})
+	if _, webR := live.Snapshot(time.Now()).Routers["web@file"]; !webR {
+		t.Error("web@file, still configured, was forgotten")
 	}
-	f.api.sampler.mu.Lock()
-	_, hasOld := f.api.sampler.fine.series[routerKey("old@file")]
-	_, hasWeb := f.api.sampler.fine.series[routerKey("web@file")]
-	f.api.sampler.mu.Unlock()
-	if hasOld || !hasWeb {
-		t.Errorf("chart history: old@file kept %v, web@file kept %v", hasOld, hasWeb)
+	if _, web := history(); !web {
+		t.Error("chart history of web@file, still configured, was dropped")
+	}
+}
+
+// waitFor polls cond every 10 ms, failing t after 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
+		}
 	}
 }
 
