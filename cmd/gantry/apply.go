@@ -184,6 +184,14 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 		}
 	}
 	m := a.epTLS.apply(served, ropts.EntryPoints) // what is served; saved is what providers said
+	// The certificate files' contents are taken as the watcher's reference
+	// before the generation reads them: a file replaced in between is then
+	// a change (one more generation), never the reference itself. Taken
+	// after the swap, a certificate rotated as it was applied kept the old
+	// one serving until the next change.
+	if a.certFiles != nil && m.Config != nil {
+		a.certFiles.Watch(certs.CertPaths(m.Config.TLS))
+	}
 	gen := dataplane.NewGeneration(a.pool, m, a.genOpts)
 	t := router.Compile(ctx, m, gen, ropts)
 	// Saved before the swap, because the swap is what tells the dashboard:
@@ -213,9 +221,6 @@ func (a *applier) applyLocked(ctx context.Context, saved *providers.Merged, save
 	}
 	if a.observe != nil {
 		a.observe(m)
-	}
-	if a.certFiles != nil && m.Config != nil {
-		a.certFiles.Watch(certs.CertPaths(m.Config.TLS))
 	}
 	if a.applied != nil {
 		// The cluster compares what instances route, not where it came

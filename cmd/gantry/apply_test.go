@@ -2,7 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +19,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/store"
@@ -87,5 +97,69 @@ func TestApplySavesBeforeTheSwap(t *testing.T) {
 	a.apply(context.Background(), &providers.Merged{Version: "v2", Config: config.New()}, true)
 	if len(atSave) != 2 || atSave[0] == "v1" || atSave[1] != "v1" {
 		t.Errorf("live table at each save %q: want each version saved while the previous table still serves", atSave)
+	}
+}
+
+// A certificate file replaced while its configuration is applied, after
+// the generation has read it (here: when it is saved, just before the
+// swap), is a change the certificate watcher reports: its reference is
+// what the generation read, not what is on disk once it serves.
+func TestApplyWatchesCertificatesFromWhatItRead(t *testing.T) {
+	dir := t.TempDir()
+	crt, key := filepath.Join(dir, "a.crt"), filepath.Join(dir, "a.key")
+	writePair(t, crt, key, "one.test")
+	log := slog.New(slog.DiscardHandler)
+	pool := dataplane.NewPool(log, dataplane.PoolOptions{})
+	defer pool.Close()
+	c := &static.Configuration{EntryPoints: map[string]*static.EntryPoint{"websecure": {Address: ":443"}}}
+	cf := certs.NewCertFiles(log)
+	a := &applier{log: log, pool: pool, active: router.NewActive(), ropts: routerOptions(c), certFiles: cf,
+		store: saverFunc(func() { writePair(t, crt, key, "two.test") })}
+	defer a.close()
+	changed := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cf.Run(ctx, func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	cfg := config.New()
+	cfg.TLS = &config.TLSConfiguration{Certificates: []*config.CertAndStores{{Certificate: config.Certificate{CertFile: crt, KeyFile: key}}}}
+	a.apply(ctx, &providers.Merged{Version: "v1", Config: cfg}, true)
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second): // the watcher polls every 5 s
+		t.Fatal("the certificate replaced during the apply was never reported as changed")
+	}
+}
+
+// writePair writes a self-signed certificate for cn and its key.
+func writePair(t *testing.T, crt, key, cn string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn}, DNSNames: []string{cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
