@@ -47,11 +47,12 @@ func composeRunner(compose []string, file, project string, e *env, vars ...strin
 	}
 }
 
-// composeUp starts run's project (up -d, at most 3 minutes) and takes it
-// down with its volumes when t ends.
+// composeUp starts run's project (up -d, at most 10 minutes: a bound for a
+// failure on a loaded machine) and takes it down with its volumes when t
+// ends.
 func composeUp(t *testing.T, run func(ctx context.Context, args ...string) (string, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
 		if out, err := run(context.Background(), "down", "--volumes", "--remove-orphans", "--timeout", "2"); err != nil {

@@ -98,7 +98,10 @@ func setup() (*env, error) {
 	if err := e.eng.start(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Bounds a failure only: four image builds (Debian's postgresql files
+	// among them) took over 3 minutes on a loaded CI machine, which killed
+	// docker build and failed every test of the package.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	images := map[string]string{whoamiImage: "whoami", gantryImage: "gantry"}
 	dockerfiles := map[string]string{}
@@ -233,7 +236,7 @@ func teardown() error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true})
 	if err != nil {
