@@ -204,13 +204,17 @@ type Server struct {
 	Port         string `json:"port,omitempty"`
 }
 
-// EffectiveWeight returns the weight, 1 when unset.
-func (s Server) EffectiveWeight() int {
-	if s.Weight == nil {
+// weightOr1 is *w, or 1 when w is nil (a server's or service's default
+// weight).
+func weightOr1(w *int) int {
+	if w == nil {
 		return 1
 	}
-	return *s.Weight
+	return *w
 }
+
+// EffectiveWeight returns the weight, 1 when unset.
+func (s Server) EffectiveWeight() int { return weightOr1(s.Weight) }
 
 // ServerHealthCheck is the active health check of a load balancer.
 // A server answering 2xx or 3xx (or Status, when set) is healthy.

@@ -67,12 +67,7 @@ type TCPServer struct {
 }
 
 // EffectiveWeight returns the weight, 1 when unset.
-func (s TCPServer) EffectiveWeight() int {
-	if s.Weight == nil {
-		return 1
-	}
-	return *s.Weight
-}
+func (s TCPServer) EffectiveWeight() int { return weightOr1(s.Weight) }
 
 // ProxyProtocol sends a PROXY protocol header (version 1 or 2, default 2)
 // to the server before any byte of the client.
@@ -170,12 +165,7 @@ type UDPServer struct {
 }
 
 // EffectiveWeight returns the weight, 1 when unset.
-func (s UDPServer) EffectiveWeight() int {
-	if s.Weight == nil {
-		return 1
-	}
-	return *s.Weight
-}
+func (s UDPServer) EffectiveWeight() int { return weightOr1(s.Weight) }
 
 // UDPWeightedRoundRobin splits sessions over other UDP services.
 type UDPWeightedRoundRobin struct {

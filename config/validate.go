@@ -162,23 +162,9 @@ func validateService(name string, s *Service) []ValidationError {
 	if s == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
-	var set []string
-	if s.LoadBalancer != nil {
-		set = append(set, "loadBalancer")
-	}
-	if s.HighestRandomWeight != nil {
-		set = append(set, "highestRandomWeight")
-	}
-	if s.Weighted != nil {
-		set = append(set, "weighted")
-	}
-	if s.Mirroring != nil {
-		set = append(set, "mirroring")
-	}
-	if s.Failover != nil {
-		set = append(set, "failover")
-	}
-	if errs := oneKind(e, "loadBalancer, highestRandomWeight, weighted, mirroring, failover", set); errs != nil {
+	if _, errs := oneKind(e, "loadBalancer, highestRandomWeight, weighted, mirroring, failover",
+		member{"loadBalancer", s.LoadBalancer != nil}, member{"highestRandomWeight", s.HighestRandomWeight != nil},
+		member{"weighted", s.Weighted != nil}, member{"mirroring", s.Mirroring != nil}, member{"failover", s.Failover != nil}); errs != nil {
 		return errs
 	}
 	var errs []ValidationError
@@ -299,16 +285,27 @@ func MiddlewareKinds(m *Middleware) []string {
 	return k
 }
 
-// oneKind checks that set (the names of the kinds an object sets) holds
-// exactly one; want lists the kinds for the "no kind set" error.
-func oneKind(e fieldErrorf, want string, set []string) []ValidationError {
+// member is one kind of a tagged union and whether an object sets it.
+type member struct {
+	name string
+	set  bool
+}
+
+// oneKind checks that exactly one of kinds is set; want lists the kinds
+// accepted, for the message. set are the names of the kinds set, in order.
+func oneKind(e fieldErrorf, want string, kinds ...member) (set []string, errs []ValidationError) {
+	for _, k := range kinds {
+		if k.set {
+			set = append(set, k.name)
+		}
+	}
 	switch len(set) {
 	case 0:
-		return []ValidationError{e("", "no kind set; want one of %s", want)}
+		return set, []ValidationError{e("", "no kind set; want one of %s", want)}
 	case 1:
-		return nil
+		return set, nil
 	default:
-		return []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(set, ", "))}
+		return set, []ValidationError{e("", "more than one kind set (%s); want exactly one", strings.Join(set, ", "))}
 	}
 }
 

@@ -141,20 +141,11 @@ func validateTCPMiddleware(name string, m *TCPMiddleware) []ValidationError {
 	if m == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
-	var kinds []string
-	if m.InFlightConn != nil {
-		kinds = append(kinds, "inFlightConn")
-	}
-	if m.IPAllowList != nil {
-		kinds = append(kinds, "ipAllowList")
-	}
-	if m.IPWhiteList != nil {
-		kinds = append(kinds, "ipWhiteList")
-	}
-	if errs := oneKind(e, "inFlightConn, ipAllowList", kinds); errs != nil {
+	kinds, errs := oneKind(e, "inFlightConn, ipAllowList",
+		member{"inFlightConn", m.InFlightConn != nil}, member{"ipAllowList", m.IPAllowList != nil}, member{"ipWhiteList", m.IPWhiteList != nil})
+	if errs != nil {
 		return errs
 	}
-	var errs []ValidationError
 	if c := m.InFlightConn; c != nil && c.Amount <= 0 {
 		errs = append(errs, e("inFlightConn.amount", "%d: want at least 1", c.Amount))
 	}
@@ -244,14 +235,7 @@ func (s UDPServer) addressWeight() (string, *int) { return s.Address, s.Weight }
 // address is host:port and its weight not negative, the weighted services
 // are valid. ok is false when the kind is wrong (nothing else checked).
 func validateL4Service[S l4Server](e fieldErrorf, lb bool, servers []S, weighted *[]WRRService) (errs []ValidationError, ok bool) {
-	var set []string
-	if lb {
-		set = append(set, "loadBalancer")
-	}
-	if weighted != nil {
-		set = append(set, "weighted")
-	}
-	if errs := oneKind(e, "loadBalancer, weighted", set); errs != nil {
+	if _, errs := oneKind(e, "loadBalancer, weighted", member{"loadBalancer", lb}, member{"weighted", weighted != nil}); errs != nil {
 		return errs, false
 	}
 	for i, srv := range servers {
