@@ -259,20 +259,13 @@ func (s *settings) parseCanary(get getter) {
 			s.canaryHeader = v
 		}
 	}
-	if v, ok := get("canary-by-header-value"); ok {
-		if strings.ContainsAny(v, "`\r\n") {
-			s.refuse("canary-by-header-value", "%q contains a backtick or a line break", shown(v))
-		} else {
-			s.canaryHeaderValue = v
-		}
-	}
-	if v, ok := get("canary-by-header-pattern"); ok {
-		if strings.ContainsAny(v, "`\r\n") {
-			s.refuse("canary-by-header-pattern", "%q contains a backtick or a line break", shown(v))
-		} else if _, err := regexp.Compile(v); err != nil {
+	s.parseText(get, "canary-by-header-value", "`\r\n", "a backtick or a line break", &s.canaryHeaderValue)
+	var pattern string
+	if s.parseText(get, "canary-by-header-pattern", "`\r\n", "a backtick or a line break", &pattern) {
+		if _, err := regexp.Compile(pattern); err != nil {
 			s.refuse("canary-by-header-pattern", "not a Go regular expression: %v", err)
 		} else {
-			s.canaryHeaderPattern = v
+			s.canaryHeaderPattern = pattern
 		}
 	}
 	if v, ok := get("canary-by-cookie"); ok {
@@ -353,6 +346,22 @@ func (s *settings) parseRouting(get getter) {
 			s.redirectURL, s.redirectPermanent = v, false
 		}
 	}
+}
+
+// parseText sets *dst to the value of annotation name unless it holds
+// one of the characters of forbidden (what names them in the refusal). ok
+// reports whether *dst was set.
+func (s *settings) parseText(get getter, name, forbidden, what string, dst *string) (ok bool) {
+	v, ok := get(name)
+	if !ok {
+		return false
+	}
+	if strings.ContainsAny(v, forbidden) {
+		s.refuse(name, "%q contains %s", shown(v), what)
+		return false
+	}
+	*dst = v
+	return true
 }
 
 // checkURL accepts an absolute redirect target without nginx variables.

@@ -77,13 +77,7 @@ func (s *settings) parseAuth(get getter) {
 			s.authSecretType = v
 		}
 	}
-	if v, ok := get("auth-realm"); ok {
-		if strings.ContainsAny(v, "\"\\\r\n") {
-			s.refuse("auth-realm", "%q contains a quote, a backslash or a line break", shown(v))
-		} else {
-			s.authRealm = v
-		}
-	}
+	s.parseText(get, "auth-realm", "\"\\\r\n", "a quote, a backslash or a line break", &s.authRealm)
 }
 
 var queryParam = regexp.MustCompile(`^[A-Za-z0-9_.~-]{1,64}$`)
