@@ -213,7 +213,11 @@ func (h *lbHandler) done(ex *Exchange, i int, r *http.Request, res *upstream.Res
 	ex.ttfb = res.TTFB
 	if n := len(ex.attempts); n > 0 {
 		a := &ex.attempts[n-1]
-		a.Duration, a.Status = time.Since(start), res.Status
+		end := res.End // Forward's clock reading at the end, when it made one
+		if end.IsZero() {
+			end = time.Now()
+		}
+		a.Duration, a.Status = end.Sub(start), res.Status
 		if res.Err != nil && (res.Status == 0 || !res.Sent) {
 			a.Status = statusForError(r, res.Err)
 		}

@@ -279,14 +279,14 @@ func (h *Host) get(now time.Time) *pconn {
 }
 
 // put returns pc to the idle pool, or closes it when the pool is full or
-// keep-alive is off.
-func (h *Host) put(pc *pconn) {
+// keep-alive is off; now is the current time.
+func (h *Host) put(pc *pconn, now time.Time) {
 	if pc.r != pc.w || h.c.o.MaxIdleConnsPerHost < 0 {
 		pc.c.Close() // bytes beyond the response: the framing cannot be trusted
 		return
 	}
 	pc.r, pc.w = 0, 0
-	pc.idleAt = time.Now()
+	pc.idleAt = now
 	select {
 	case h.idle <- pc:
 	default:

@@ -24,6 +24,10 @@ type Result struct {
 	// TTFB is the time from the start of Forward to the backend's first
 	// response head (a 1xx counts), 0 when none came.
 	TTFB time.Duration
+	// End is when the exchange ended, when its connection went back to
+	// the idle pool (that clock reading serves the caller too); zero
+	// otherwise.
+	End time.Time
 	// Err is nil when the exchange completed cleanly. Classify it with
 	// IsDialError (nothing was sent: another server may take the request),
 	// *ClientError (the client's body failed), *ClientWriteError (the
@@ -142,7 +146,8 @@ func (h *Host) exchange(pc *pconn, w http.ResponseWriter, ob *Outbound, start ti
 		pc.br.release()
 		ok := pc.end()
 		if reuse && ok {
-			h.put(pc)
+			res.End = time.Now()
+			h.put(pc, res.End)
 		} else {
 			pc.c.Close()
 		}
