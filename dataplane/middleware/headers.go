@@ -134,7 +134,7 @@ func (h *headers) wrap(next http.Handler) http.Handler {
 		}
 		origin := r.Header.Get("Origin")
 		if h.hasCORS && origin != "" && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.preflight(w, origin)
+			h.preflight(w, r, origin)
 			return
 		}
 		for _, d := range h.reqDel {
@@ -187,10 +187,15 @@ func (h *headers) isSSL(r *http.Request) bool {
 	return false
 }
 
-// allowOrigin returns the Access-Control-Allow-Origin value for origin, or "".
+// allowOrigin returns the Access-Control-Allow-Origin value for origin, or
+// "". A "*" in the list answers "*", or the origin itself when credentials
+// are allowed (the Fetch standard refuses "*" with credentials).
 func (h *headers) allowOrigin(origin string) string {
 	for _, o := range h.c.AccessControlAllowOriginList {
 		if o == "*" {
+			if h.c.AccessControlAllowCredentials {
+				return origin
+			}
 			return "*"
 		}
 		if o == origin {
@@ -205,18 +210,39 @@ func (h *headers) allowOrigin(origin string) string {
 	return ""
 }
 
+// wildcardWithCredentials reports whether list is the wildcard ["*"] while
+// credentials are allowed: then "*" is no wildcard to a browser
+// (https://fetch.spec.whatwg.org/#http-new-header-syntax) and the request's
+// own values are answered instead, as Traefik's headers middleware does.
+func (h *headers) wildcardWithCredentials(list []string) bool {
+	return h.c.AccessControlAllowCredentials && slices.Contains(list, "*")
+}
+
 // preflight answers a CORS preflight request itself with 200
-// (https://fetch.spec.whatwg.org/#cors-preflight-fetch).
-func (h *headers) preflight(w http.ResponseWriter, origin string) {
+// (https://fetch.spec.whatwg.org/#cors-preflight-fetch): credentials,
+// allowed headers and methods (with credentials, a "*" echoes the
+// request's Access-Control-Request-Headers / -Method), origin, max age and
+// the exposed headers (a "*" with credentials is left out), as Traefik's
+// headers middleware and the Gateway API's HTTPRouteCORS conformance test
+// expect.
+func (h *headers) preflight(w http.ResponseWriter, r *http.Request, origin string) {
 	c := h.c
 	rh := w.Header()
 	if c.AccessControlAllowCredentials {
 		rh.Set("Access-Control-Allow-Credentials", "true")
 	}
-	if len(c.AccessControlAllowHeaders) > 0 {
+	switch {
+	case h.wildcardWithCredentials(c.AccessControlAllowHeaders):
+		if v := r.Header.Get("Access-Control-Request-Headers"); v != "" {
+			rh.Set("Access-Control-Allow-Headers", v)
+		}
+	case len(c.AccessControlAllowHeaders) > 0:
 		rh.Set("Access-Control-Allow-Headers", strings.Join(c.AccessControlAllowHeaders, ","))
 	}
-	if len(c.AccessControlAllowMethods) > 0 {
+	switch {
+	case h.wildcardWithCredentials(c.AccessControlAllowMethods):
+		rh.Set("Access-Control-Allow-Methods", r.Header.Get("Access-Control-Request-Method"))
+	case len(c.AccessControlAllowMethods) > 0:
 		rh.Set("Access-Control-Allow-Methods", strings.Join(c.AccessControlAllowMethods, ","))
 	}
 	if o := h.allowOrigin(origin); o != "" {
@@ -225,7 +251,16 @@ func (h *headers) preflight(w http.ResponseWriter, origin string) {
 	if c.AccessControlMaxAge > 0 {
 		rh.Set("Access-Control-Max-Age", strconv.FormatInt(c.AccessControlMaxAge, 10))
 	}
+	h.exposeHeaders(rh)
 	w.WriteHeader(http.StatusOK)
+}
+
+// exposeHeaders sets Access-Control-Expose-Headers, except for a "*" with
+// credentials (which a browser would read as a header named "*").
+func (h *headers) exposeHeaders(rh http.Header) {
+	if e := h.c.AccessControlExposeHeaders; len(e) > 0 && !h.wildcardWithCredentials(e) {
+		rh.Set("Access-Control-Expose-Headers", strings.Join(e, ","))
+	}
 }
 
 // corsResponse adds the CORS headers of an actual (non-preflight) response.
@@ -241,9 +276,7 @@ func (h *headers) corsResponse(rh http.Header, origin string) {
 	if c.AccessControlAllowCredentials {
 		rh.Set("Access-Control-Allow-Credentials", "true")
 	}
-	if len(c.AccessControlExposeHeaders) > 0 {
-		rh.Set("Access-Control-Expose-Headers", strings.Join(c.AccessControlExposeHeaders, ","))
-	}
+	h.exposeHeaders(rh)
 }
 
 // headersWriter is the response side of headers: one allocation per

@@ -102,7 +102,8 @@ http:
 				t.Errorf("reached backend = %v, want %v", got, tt.wantBackend)
 			}
 			if tt.preflight {
-				if resp.Header.Get("Access-Control-Allow-Methods") != "GET,OPTIONS,PUT" || resp.Header.Get("Access-Control-Max-Age") != "100" || resp.Header.Get("Access-Control-Allow-Headers") != "X-Custom" {
+				if resp.Header.Get("Access-Control-Allow-Methods") != "GET,OPTIONS,PUT" || resp.Header.Get("Access-Control-Max-Age") != "100" || resp.Header.Get("Access-Control-Allow-Headers") != "X-Custom" ||
+					resp.Header.Get("Access-Control-Expose-Headers") != "X-Exposed" {
 					t.Errorf("preflight headers %v", resp.Header)
 				}
 			} else {
@@ -111,6 +112,73 @@ http:
 				}
 				if tt.wantOrigin != "" && resp.Header.Get("Vary") != "Origin" {
 					t.Errorf("Vary %q, want Origin", resp.Header.Get("Vary"))
+				}
+			}
+		})
+	}
+}
+
+// TestHeadersCORSWildcards: a "*" (origin, methods, headers, exposed
+// headers) means every value without credentials; with credentials a
+// browser takes "*" literally, so the origin, the requested method and
+// headers are echoed and a "*" expose list is left out (Fetch standard,
+// Gateway API HTTPCORSFilter, Traefik's headers middleware).
+func TestHeadersCORSWildcards(t *testing.T) {
+	res := resolverFrom(t, `
+http:
+  middlewares:
+    creds:
+      headers:
+        accessControlAllowOriginList: ["*"]
+        accessControlAllowMethods: ["*"]
+        accessControlAllowHeaders: ["*"]
+        accessControlExposeHeaders: ["*"]
+        accessControlAllowCredentials: true
+    open:
+      headers:
+        accessControlAllowOriginList: ["*"]
+        accessControlAllowMethods: ["*"]
+        accessControlAllowHeaders: ["*"]
+        accessControlExposeHeaders: ["*"]
+`)
+	be := echoBackend(t)
+	creds, open := front(t, res, be.URL, "creds"), front(t, res, be.URL, "open")
+	preflight := func(r *http.Request) {
+		r.Header.Set("Origin", "https://app.example:8443")
+		r.Header.Set("Access-Control-Request-Method", "PATCH")
+		r.Header.Set("Access-Control-Request-Headers", "x-a, x-b")
+	}
+	actual := func(r *http.Request) { r.Header.Set("Origin", "https://app.example:8443") }
+	tests := []struct {
+		name string
+		url  string
+		pre  bool
+		want map[string]string // "" is absent
+	}{
+		{"preflight with credentials", creds.URL, true, map[string]string{
+			"Access-Control-Allow-Origin": "https://app.example:8443", "Access-Control-Allow-Methods": "PATCH",
+			"Access-Control-Allow-Headers": "x-a, x-b", "Access-Control-Allow-Credentials": "true", "Access-Control-Expose-Headers": ""}},
+		{"actual with credentials", creds.URL, false, map[string]string{
+			"Access-Control-Allow-Origin": "https://app.example:8443", "Access-Control-Allow-Credentials": "true", "Access-Control-Expose-Headers": ""}},
+		{"preflight without credentials", open.URL, true, map[string]string{
+			"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "*", "Access-Control-Allow-Headers": "*",
+			"Access-Control-Allow-Credentials": "", "Access-Control-Expose-Headers": "*"}},
+		{"actual without credentials", open.URL, false, map[string]string{
+			"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Credentials": "", "Access-Control-Expose-Headers": "*"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			method, opt := http.MethodGet, actual
+			if tt.pre {
+				method, opt = http.MethodOptions, preflight
+			}
+			resp, _ := do(t, method, tt.url+"/", nil, opt)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			for k, v := range tt.want {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
 				}
 			}
 		})

@@ -182,11 +182,24 @@ func headerModifier(f *gwv1.HTTPHeaderFilter) *config.HeaderModifier {
 	return hm
 }
 
-// cors maps the CORS filter onto the headers middleware's CORS options;
-// an origin with a "*" becomes a regular expression so that the response
-// names the request's origin (as the conformance tests expect).
+// defaultCORSMaxAge is Access-Control-Max-Age when the CORS filter's
+// maxAge is unset (Gateway API v1 HTTPCORSFilter.MaxAge: 5 seconds).
+const defaultCORSMaxAge = 5
+
+// cors maps the CORS filter (Gateway API v1 HTTPCORSFilter) onto the
+// headers middleware's CORS options: an origin with a "*" becomes a
+// regular expression so that the response names the request's origin (as
+// the conformance tests expect); maxAge 0 (unset) is 5 s. The middleware
+// answers a preflight with every configured header including
+// Access-Control-Expose-Headers (HTTPRouteCORS conformance), and with
+// allowCredentials echoes the request for a "*" method or header list and
+// never sends a "*" expose list.
 func cors(f *gwv1.HTTPCORSFilter) *config.Headers {
-	h := &config.Headers{AccessControlAllowCredentials: ptrOr(f.AllowCredentials, false), AccessControlMaxAge: int64(f.MaxAge)}
+	maxAge := int64(f.MaxAge)
+	if maxAge <= 0 {
+		maxAge = defaultCORSMaxAge
+	}
+	h := &config.Headers{AccessControlAllowCredentials: ptrOr(f.AllowCredentials, false), AccessControlMaxAge: maxAge}
 	for _, o := range f.AllowOrigins {
 		s := string(o)
 		if pre, post, ok := strings.Cut(s, "*"); ok {

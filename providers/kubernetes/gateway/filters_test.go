@@ -130,3 +130,30 @@ func TestRedirectPortDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestCORSFilter: the CORS filter's fields reach the headers middleware
+// as the spec reads them: exact origins listed, wildcard origins as
+// anchored expressions (so the request's origin is answered), methods,
+// allowed and exposed headers, credentials, and maxAge 5 when unset.
+func TestCORSFilter(t *testing.T) {
+	h := cors(&gwv1.HTTPCORSFilter{
+		AllowOrigins:     []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"},
+		AllowMethods:     []gwv1.HTTPMethodWithWildcard{"GET", "OPTIONS"},
+		AllowHeaders:     []gwv1.HTTPHeaderName{"x-header-1", "x-header-2"},
+		ExposeHeaders:    []gwv1.HTTPHeaderName{"x-header-3", "x-header-4"},
+		AllowCredentials: new(true),
+		MaxAge:           3600,
+	})
+	if strings.Join(h.AccessControlAllowOriginList, ",") != "https://www.foo.com" ||
+		strings.Join(h.AccessControlAllowOriginListRegex, ",") != `^https://.*\.bar\.com$` ||
+		strings.Join(h.AccessControlAllowMethods, ",") != "GET,OPTIONS" ||
+		strings.Join(h.AccessControlAllowHeaders, ",") != "x-header-1,x-header-2" ||
+		strings.Join(h.AccessControlExposeHeaders, ",") != "x-header-3,x-header-4" ||
+		!h.AccessControlAllowCredentials || h.AccessControlMaxAge != 3600 {
+		t.Errorf("cors = %+v", h)
+	}
+	h = cors(&gwv1.HTTPCORSFilter{AllowOrigins: []gwv1.CORSOrigin{"*"}})
+	if h.AccessControlMaxAge != 5 || h.AccessControlAllowCredentials || strings.Join(h.AccessControlAllowOriginListRegex, ",") != "^.*$" {
+		t.Errorf("cors with defaults = %+v", h)
+	}
+}
