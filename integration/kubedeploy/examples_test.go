@@ -235,6 +235,7 @@ func TestExampleRBAC(t *testing.T) {
 		{"list", "", "services", "", ""}, {"watch", "", "services", "", ""},
 		{"list", "", "secrets", "", ""}, {"watch", "", "secrets", "", ""},
 		{"list", "", "configmaps", "", ""}, {"watch", "", "configmaps", "", ""},
+		{"list", "", "namespaces", "", ""}, {"watch", "", "namespaces", "", ""},
 		{"list", "discovery.k8s.io", "endpointslices", "", ""}, {"watch", "discovery.k8s.io", "endpointslices", "", ""},
 		{"list", "networking.k8s.io", "ingresses", "", ""}, {"watch", "networking.k8s.io", "ingresses", "", ""},
 		{"list", "networking.k8s.io", "ingressclasses", "", ""}, {"watch", "networking.k8s.io", "ingressclasses", "", ""},
@@ -249,17 +250,25 @@ func TestExampleRBAC(t *testing.T) {
 		"traefikservices", "tlsoptions", "tlsstores", "serverstransports", "serverstransporttcps"} {
 		allowed = append(allowed, access{"list", "traefik.io", r, "", ""}, access{"watch", "traefik.io", r, "", ""})
 	}
+	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants"} {
+		allowed = append(allowed, access{"list", "gateway.networking.k8s.io", r, "", ""}, access{"watch", "gateway.networking.k8s.io", r, "", ""})
+		if r != "referencegrants" {
+			allowed = append(allowed, access{"update", "gateway.networking.k8s.io", r, "status", "default"})
+		}
+	}
 	denied := []access{
 		{"get", "", "secrets", "", "default"}, {"create", "", "secrets", "", "default"},
 		{"update", "", "secrets", "", "kube-system"}, {"delete", "", "secrets", "", "default"},
 		{"create", "", "services", "", gantryNS}, {"update", "", "services", "", "default"},
 		{"list", "", "pods", "", ""}, {"create", "", "pods", "", gantryNS}, {"create", "", "pods", "exec", gantryNS},
-		{"update", "", "configmaps", "", gantryNS}, {"list", "", "nodes", "", ""}, {"list", "", "namespaces", "", ""},
+		{"update", "", "configmaps", "", gantryNS}, {"list", "", "nodes", "", ""}, {"update", "", "namespaces", "", ""},
 		{"update", "networking.k8s.io", "ingresses", "", "default"}, {"delete", "networking.k8s.io", "ingresses", "", "default"},
 		{"create", "discovery.k8s.io", "endpointslices", "", "default"},
 		{"create", "coordination.k8s.io", "leases", "", "kube-system"}, {"update", "coordination.k8s.io", "leases", "", "default"},
 		{"delete", "coordination.k8s.io", "leases", "", gantryNS},
 		{"create", "traefik.io", "ingressroutes", "", "default"},
+		{"update", "gateway.networking.k8s.io", "gateways", "", "default"}, {"update", "gateway.networking.k8s.io", "httproutes", "", "default"},
+		{"create", "gateway.networking.k8s.io", "referencegrants", "", "default"}, {"update", "gateway.networking.k8s.io", "gatewayclasses", "", ""},
 		{"create", "", "serviceaccounts", "token", gantryNS},
 		{"create", "rbac.authorization.k8s.io", "rolebindings", "", gantryNS},
 		{"escalate", "rbac.authorization.k8s.io", "clusterroles", "", ""},
