@@ -202,6 +202,12 @@ type Server struct {
 	PreservePath bool   `json:"preservePath,omitempty"`
 	Scheme       string `json:"scheme,omitempty"`
 	Port         string `json:"port,omitempty"`
+	// Fenced marks a server that gets no new sessions but keeps the
+	// clients its sticky cookie pins to it: the Kubernetes providers set
+	// it for a terminating endpoint that still serves (EndpointSlice
+	// conditions serving=true, terminating=true), as Traefik v3's
+	// dynamic.Server.Fenced.
+	Fenced bool `json:"fenced,omitempty"`
 }
 
 // weightOr1 is *w, or 1 when w is nil (a server's or service's default

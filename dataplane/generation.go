@@ -474,7 +474,7 @@ func (g *Generation) buildLB(name string, lb *config.ServersLoadBalancer) (http.
 		b := g.pool.servers.AcquireBackend(u, name)
 		g.onRelease(func() { g.pool.servers.ReleaseBackend(b, name) })
 		t := proxy.NewTarget(u, b, rt, lb.PassHost(), srv.PreservePath)
-		t.Weight, t.Passive = srv.EffectiveWeight(), passive
+		t.Weight, t.Passive, t.Fenced = srv.EffectiveWeight(), passive, srv.Fenced
 		if lb.HealthCheck != nil {
 			spec, err := balance.NewHealthSpec(b.URL, lb.HealthCheck)
 			if err != nil {

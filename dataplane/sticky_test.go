@@ -207,3 +207,56 @@ func traefikSHA(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:16]
 }
+
+// A fenced server (a Kubernetes endpoint that is terminating but still
+// serving) keeps the clients its cookie pins, gets no new client, and its
+// clients move with a new cookie once it is gone (Traefik v3's fenced
+// servers).
+func TestStickyFencedServer(t *testing.T) {
+	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
+	h := newHarness(t, nil, nil)
+	defer closeIdle()
+	cfg := `
+http:
+  routers: {app@kubernetes: {rule: "Host(` + "`app.example.com`" + `)", service: app@kubernetes}}
+  services:
+    app@kubernetes:
+      loadBalancer:
+        sticky: {cookie: {name: app_lb}}
+        servers: [%s]
+`
+	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}, {url: %q}", a.URL, b.URL, c.URL)), GenerationOptions{})
+	pinned := map[*stickyClient]string{}
+	for range 9 {
+		cl := newStickyClient(t, h, "app.example.com")
+		pinned[cl] = cl.get()
+	}
+	// b terminating: fenced.
+	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q, fenced: true}, {url: %q}", a.URL, b.URL, c.URL)), GenerationOptions{})
+	onB := 0
+	for cl, was := range pinned {
+		if was == "b" {
+			onB++
+		}
+		if got := cl.get(); got != was || len(cl.lastSet) != 0 {
+			t.Errorf("client of %s went to %s (Set-Cookie %v) once b was fenced, want it kept", was, got, cl.lastSet)
+		}
+	}
+	if onB == 0 {
+		t.Fatal("no client was pinned to b")
+	}
+	for i := range 12 {
+		cl := newStickyClient(t, h, "app.example.com")
+		if got := cl.get(); got == "b" {
+			t.Fatalf("new client %d was sent to the fenced server", i)
+		}
+	}
+	// b gone: its clients get another server and a new cookie.
+	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}", a.URL, c.URL)), GenerationOptions{})
+	for cl, was := range pinned {
+		got := cl.get()
+		if was == "b" && (got == "b" || len(cl.lastSet) != 1) {
+			t.Errorf("client of the removed server went to %s with Set-Cookie %v", got, cl.lastSet)
+		}
+	}
+}

@@ -115,7 +115,7 @@ func (p *LeastTime) Pick(*http.Request) (int, error) {
 	for k := range n {
 		i := (start + k) % n
 		srv := p.servers[i]
-		if !srv.Available() {
+		if !srv.Pickable() {
 			continue
 		}
 		s := p.stats[i]

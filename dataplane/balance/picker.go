@@ -110,7 +110,7 @@ func (p *wrrPicker) Pick(*http.Request) (int, error) {
 	// servers keep their relative weights.
 	for range n {
 		i := int(p.seq[(p.next.Add(1)-1)%n])
-		if p.servers[i].Available() {
+		if p.servers[i].Pickable() {
 			return i, nil
 		}
 	}
@@ -148,7 +148,7 @@ func (p *p2cPicker) randomAvailable(n, not int) int {
 	off := rand.IntN(n)
 	for i := range n {
 		j := (off + i) % n
-		if j != not && p.servers[j].Available() {
+		if j != not && p.servers[j].Pickable() {
 			return j
 		}
 	}
@@ -185,7 +185,7 @@ func (p *hrwPicker) Pick(r *http.Request) (int, error) {
 	}
 	best, bestScore := -1, math.Inf(-1)
 	for i, s := range p.servers {
-		if !s.Available() {
+		if !s.Pickable() {
 			continue
 		}
 		h := mix64(kh ^ p.seeds[i])

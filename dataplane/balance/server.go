@@ -15,7 +15,15 @@ type Server struct {
 	Check   *Checker
 	Weight  int
 	Passive *Passive
+	// Fenced: a terminating server (config.Server.Fenced) that no picker
+	// chooses; a sticky cookie naming it still reaches it while it is
+	// Available.
+	Fenced bool
 }
+
+// Pickable reports whether a picker may choose the server for a new
+// session: Available and not Fenced.
+func (s *Server) Pickable() bool { return !s.Fenced && s.Available() }
 
 // Available reports whether the server may take traffic now: its active
 // check (if any) passes and, when the service has a passiveHealthCheck,

@@ -30,7 +30,7 @@ func (b *builder) target(ns, name string, port intstr.IntOrString, nativeLB *boo
 	if err != nil {
 		return t, err
 	}
-	if len(t.Addrs) == 0 && !b.opts.AllowEmptyServices {
+	if t.Empty() && !b.opts.AllowEmptyServices {
 		return t, fmt.Errorf("service %s/%s has no ready endpoint on port %s (providers.kubernetesCRD.allowEmptyServices keeps it, answering 503)", ns, name, ref)
 	}
 	return t, nil

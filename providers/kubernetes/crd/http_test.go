@@ -40,11 +40,12 @@ func TestIngressRouteHTTP(t *testing.T) {
 		t.Errorf("routers (-want +got):\n%s", d)
 	}
 	// The route's single Kubernetes Service is published under the
-	// router's name; ready endpoints only (terminating and not-ready ones
-	// get no new request).
+	// router's name; ready endpoints, then the terminating one that still
+	// serves as a fenced server (its sticky sessions only); not-ready ones
+	// are left out.
 	lb := h.Services[r1].LoadBalancer
 	wantLB := &config.ServersLoadBalancer{
-		Servers:            []config.Server{{URL: "http://10.244.0.1:8080"}, {URL: "http://10.244.0.2:8080"}},
+		Servers:            []config.Server{{URL: "http://10.244.0.1:8080"}, {URL: "http://10.244.0.2:8080"}, {URL: "http://10.244.0.3:8080", Fenced: true}},
 		Strategy:           "p2c",
 		PassHostHeader:     &f,
 		Sticky:             &config.Sticky{Cookie: &config.Cookie{Name: "sticky", HTTPOnly: true, Secure: true}},

@@ -135,9 +135,15 @@ func (b *builder) l4Namespace(from, ns, name string, nodePortLB bool) (string, e
 	return ns, nil
 }
 
-// l4Addresses resolves a TCP or UDP Service port to "host:port" servers.
+// l4Addresses resolves a TCP or UDP Service port to "host:port" servers:
+// the routable endpoints only (a layer-4 service has no sticky session
+// for a fenced one to keep). A Service whose endpoints are all
+// terminating is refused as empty unless allowEmptyServices.
 func (b *builder) l4Addresses(ns, name string, port intstr.IntOrString, nativeLB *bool) ([]string, error) {
 	t, err := b.target(ns, name, port, nativeLB)
+	if err == nil && len(t.Addrs) == 0 && !b.opts.AllowEmptyServices {
+		err = fmt.Errorf("service %s/%s has no ready endpoint on port %s (providers.kubernetesCRD.allowEmptyServices keeps it)", ns, name, port.String())
+	}
 	return t.Addrs, err
 }
 

@@ -279,7 +279,7 @@ func (b *builder) serviceAs(ing *netv1.Ingress, be netv1.IngressBackend, field, 
 		b.problem(ing, providers.SeverityError, field+".service", err.Error()+"; left out", "service "+name)
 		return "", false
 	}
-	if len(t.Addrs) == 0 && !b.s.allowEmpty {
+	if t.Empty() && !b.s.allowEmpty {
 		b.problem(ing, providers.SeverityPending, field+".service",
 			fmt.Sprintf("service %s/%s port %s has no ready endpoint; not routed until one is (allowEmptyServices is false)", ing.Namespace, sref.Name, portString(sref.Port)),
 			"service "+name)

@@ -38,18 +38,24 @@ type Backends struct {
 	AllowExternalName bool
 }
 
-// Target is a resolved Service port: the Service, its port, and the
-// addresses ("host:port") requests may go to.
+// Target is a resolved Service port: the Service, its port, the
+// addresses ("host:port") new requests may go to, and Fenced: those of
+// terminating endpoints that still serve, which keep their sticky
+// sessions but get no new one (Servers marks them config.Server.Fenced).
 type Target struct {
 	Service *corev1.Service
 	Port    corev1.ServicePort
 	Addrs   []string
+	Fenced  []string
 }
+
+// Empty reports whether t has no address at all, fenced ones included.
+func (t Target) Empty() bool { return len(t.Addrs) == 0 && len(t.Fenced) == 0 }
 
 // Resolve finds Service ns/name and its port, and the addresses behind it
 // (see the package doc): with nativeLB the ClusterIP, for an ExternalName
 // Service its name, else every serving, non-terminating endpoint of its
-// EndpointSlices. No address is not an error (allowEmptyServices decides);
+// EndpointSlices (serving and terminating ones in Fenced). No address is not an error (allowEmptyServices decides);
 // an unknown Service or port, a refused ExternalName Service and a
 // headless or IP-less Service with nativeLB are.
 func (b Backends) Resolve(ns, name string, port PortRef, nativeLB bool) (Target, error) {
@@ -99,14 +105,20 @@ func (b Backends) Resolve(ns, name string, port PortRef, nativeLB bool) (Target,
 			continue
 		}
 		for _, ep := range es.Endpoints {
-			if !Routable(ep.Conditions) {
+			routable, fenced := Routable(ep.Conditions), Fenced(ep.Conditions)
+			if !routable && !fenced {
 				continue
 			}
 			for _, a := range ep.Addresses {
 				hp := net.JoinHostPort(a, strconv.Itoa(int(slicePort)))
-				if !seen[hp] {
-					seen[hp] = true
+				if seen[hp] {
+					continue
+				}
+				seen[hp] = true
+				if routable {
 					t.Addrs = append(t.Addrs, hp)
+				} else {
+					t.Fenced = append(t.Fenced, hp)
 				}
 			}
 		}
@@ -127,6 +139,14 @@ func Routable(c discoveryv1.EndpointConditions) bool {
 	return c.Ready == nil || *c.Ready
 }
 
+// Fenced reports whether an endpoint is terminating but still serving
+// (discovery.k8s.io/v1 conditions terminating=true, serving=true; nil
+// serving means true): it keeps the sticky sessions it has until it is
+// gone and gets no new one, as Traefik's kubernetes providers mark it.
+func Fenced(c discoveryv1.EndpointConditions) bool {
+	return c.Terminating != nil && *c.Terminating && (c.Serving == nil || *c.Serving)
+}
+
 // Scheme is Traefik's default server scheme for a Service port: "https"
 // for port 443 or a port name starting with "https", else "http".
 func Scheme(p corev1.ServicePort) string {
@@ -137,14 +157,17 @@ func Scheme(p corev1.ServicePort) string {
 }
 
 // Servers returns one server per address of t, with scheme ("" means
-// Scheme(t.Port)).
+// Scheme(t.Port)), then one fenced server per address of t.Fenced.
 func (t Target) Servers(scheme string) []config.Server {
 	if scheme == "" {
 		scheme = Scheme(t.Port)
 	}
-	out := make([]config.Server, 0, len(t.Addrs))
+	out := make([]config.Server, 0, len(t.Addrs)+len(t.Fenced))
 	for _, a := range t.Addrs {
 		out = append(out, config.Server{URL: scheme + "://" + a})
+	}
+	for _, a := range t.Fenced {
+		out = append(out, config.Server{URL: scheme + "://" + a, Fenced: true})
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/gantry-proxy/gantry/config"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -59,7 +61,8 @@ func TestResolveEndpointConditions(t *testing.T) {
 			corev1.ServicePort{Name: "https-alt", Port: 8443}),
 		slice("app", "web-a", "web", map[string]int32{"http": 8080, "https-alt": 9443},
 			ep("10.244.0.1", T, T, F),       // ready
-			ep("10.244.0.2", F, T, T),       // terminating, still serving: no new requests
+			ep("10.244.0.2", F, T, T),       // terminating, still serving: fenced (sticky sessions only)
+			ep("10.244.0.6", F, F, T),       // terminating, no longer serving: gone
 			ep("10.244.0.3", F, F, F),       // not ready
 			ep("10.244.0.4", nil, nil, nil), // conditions unknown: ready
 			ep("10.244.0.1", T, T, F),       // duplicate
@@ -76,14 +79,18 @@ func TestResolveEndpointConditions(t *testing.T) {
 	if !slices.Equal(got.Addrs, want) {
 		t.Errorf("addresses %v, want %v", got.Addrs, want)
 	}
-	if s := got.Servers(""); s[0].URL != "http://"+got.Addrs[0] {
-		t.Errorf("server URL %q", s[0].URL)
+	if !slices.Equal(got.Fenced, []string{"10.244.0.2:8080"}) {
+		t.Errorf("fenced %v, want the terminating endpoint that still serves", got.Fenced)
+	}
+	s := got.Servers("")
+	if len(s) != 4 || s[0].URL != "http://"+got.Addrs[0] || s[0].Fenced || s[3] != (config.Server{URL: "http://10.244.0.2:8080", Fenced: true}) {
+		t.Errorf("servers %+v, want the three ready ones then the fenced one", s)
 	}
 	tls, err := b.Resolve("app", "web", PortRef{Number: 8443}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := tls.Servers(""); len(s) != 2 || s[0].URL != "https://10.244.0.1:9443" {
+	if s := tls.Servers(""); len(s) != 3 || s[0].URL != "https://10.244.0.1:9443" || s[2] != (config.Server{URL: "https://10.244.0.2:9443", Fenced: true}) {
 		t.Errorf("https-alt servers %v", s)
 	}
 	native, err := b.Resolve("app", "web", PortRef{Number: 80}, true)

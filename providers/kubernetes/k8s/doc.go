@@ -34,13 +34,15 @@
 // Backends (Backends.Servers): a Service port (by number or name) of a
 // ClusterIP/NodePort/LoadBalancer Service becomes one server per address
 // of its EndpointSlices (label kubernetes.io/service-name) whose endpoint
-// is serving and not terminating, on the slice port whose name equals the
-// Service port's name (named target ports are resolved by the endpoint
-// slice controller this way); duplicates are dropped. Terminating
-// endpoints get no new requests (Traefik marks them fenced: sticky
-// sessions only; Gantry leaves them out, in-flight requests and open
-// connections finish). nativeLB gives one server, the ClusterIP and the
-// Service port (headless Services refused). ExternalName Services are
+// is serving, on the slice port whose name equals the Service port's name
+// (named target ports are resolved by the endpoint slice controller this
+// way); duplicates are dropped. A terminating endpoint that still serves
+// is a fenced server (config.Server.Fenced, as Traefik's): no new session
+// goes to it, clients its sticky cookie pins keep reaching it until the
+// endpoint is gone (kubernetesIngress and kubernetesCRD HTTP services);
+// the ingress-nginx, Gateway API and layer-4 backends leave it out.
+// nativeLB gives one server, the ClusterIP and the Service port (headless
+// Services refused). ExternalName Services are
 // refused unless allowExternalNameServices, else one server
 // externalName:port. The scheme is https for port 443 or a port name
 // starting with "https", else http (Traefik's getProtocol), unless the
