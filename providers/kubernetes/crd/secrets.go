@@ -23,6 +23,9 @@ func (b *builder) secret(namespace, name string) (*corev1.Secret, error) {
 	if !ok {
 		return nil, fmt.Errorf("secret %s/%s not found", namespace, name)
 	}
+	if err := k8s.CheckSecret(s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

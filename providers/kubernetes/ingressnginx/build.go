@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
 // maxPathBytes bounds an Ingress path (and so a regular expression).
@@ -93,12 +94,12 @@ func (t *translator) loadCerts(in *ingress) {
 			t.problem(in, providers.SeverityWarning, nil, "tls secret %s: %v (the default certificate is served)", k, err)
 			continue
 		}
-		crt, key := sec.Data["tls.crt"], sec.Data["tls.key"]
-		if len(crt) == 0 || len(key) == 0 {
-			t.problem(in, providers.SeverityWarning, nil, "tls secret %s has no tls.crt and tls.key (the default certificate is served)", k)
+		c, err := k8s.TLSFromSecret(sec)
+		if err != nil {
+			t.problem(in, providers.SeverityWarning, nil, "tls secret %s: %v (the default certificate is served)", k, err)
 			continue
 		}
-		t.conf.TLS.Certificates = append(t.conf.TLS.Certificates, &config.CertAndStores{Certificate: config.Certificate{CertFile: string(crt), KeyFile: string(key)}})
+		t.conf.TLS.Certificates = append(t.conf.TLS.Certificates, &config.CertAndStores{Certificate: c})
 	}
 }
 

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
 // Limits on the Secrets and ConfigMaps an annotation names.
 const (
-	maxSecretBytes   = 1 << 20
 	maxUsers         = 10000
 	maxCustomHeaders = 100
 )
@@ -171,12 +171,8 @@ func (t *translator) users(in *ingress) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret %s/%s: %w", ns, name, err)
 	}
-	size := 0
-	for k, v := range sec.Data {
-		size += len(k) + len(v)
-	}
-	if size > maxSecretBytes {
-		return nil, fmt.Errorf("secret %s/%s is %d bytes, over the %d-byte limit", ns, name, size, maxSecretBytes)
+	if err := k8s.CheckSecret(sec); err != nil {
+		return nil, err
 	}
 	var lines []string
 	if s.authSecretType == "auth-map" {

@@ -160,6 +160,9 @@ func (s *Source) Secret(ns, name string) (*corev1.Secret, error) {
 	if !ok {
 		return nil, fmt.Errorf("secret %s/%s not found", ns, name)
 	}
+	if err := k8s.CheckSecret(sec); err != nil {
+		return nil, err
+	}
 	return sec, nil
 }
 

@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -170,28 +169,4 @@ func (t Target) Servers(scheme string) []config.Server {
 		out = append(out, config.Server{URL: scheme + "://" + a, Fenced: true})
 	}
 	return out
-}
-
-// TLSSecret returns the certificate of Secret ns/name (keys tls.crt and
-// tls.key, PEM) as inline PEM, or an error naming the Secret and the key
-// that is missing, empty or does not parse.
-func TLSSecret(secrets Lister[*corev1.Secret], ns, name string) (config.Certificate, error) {
-	s, ok := secrets.Get(ns, name)
-	if !ok {
-		return config.Certificate{}, fmt.Errorf("secret %s/%s not found", ns, name)
-	}
-	var missing []string
-	for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-		if len(s.Data[k]) == 0 {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return config.Certificate{}, fmt.Errorf("secret %s/%s: %s missing or empty", ns, name, strings.Join(missing, " and "))
-	}
-	crt, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if _, err := tls.X509KeyPair(crt, key); err != nil {
-		return config.Certificate{}, fmt.Errorf("secret %s/%s: tls.crt/tls.key: %w", ns, name, err)
-	}
-	return config.Certificate{CertFile: string(crt), KeyFile: string(key)}, nil
 }

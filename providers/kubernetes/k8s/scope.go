@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,6 +78,9 @@ func (s Scope) Factories(cs kubernetes.Interface, selected bool, tweak func(*met
 func StripManagedFields(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
+	}
+	if s, ok := obj.(*corev1.Secret); ok {
+		dropOversizeSecret(s)
 	}
 	return obj, nil
 }
