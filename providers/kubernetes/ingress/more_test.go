@@ -2,14 +2,17 @@ package ingress
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	netv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
@@ -88,5 +91,43 @@ func TestDesiredStatus(t *testing.T) {
 	}
 	if _, err := New(static.KubernetesIngress{LabelSelector: "a in (("}, nil); err == nil || !strings.Contains(err.Error(), "labelSelector") {
 		t.Errorf("bad labelSelector: %v", err)
+	}
+}
+
+// Sticky sessions from a Service's annotations carry every cookie
+// attribute (Traefik issue 10009: the Kubernetes SameSite annotation was
+// ignored), and a rolling update's terminating endpoint that still serves
+// stays in the service as a fenced server: the sessions pinned to it
+// keep it, new ones go to the ready endpoints.
+func TestStickyAnnotationsAndTerminatingEndpoint(t *testing.T) {
+	f := newFixture()
+	f.svc("app", "web", map[string]string{
+		AnnotationPrefix + "service.sticky.cookie.name":     "sess",
+		AnnotationPrefix + "service.sticky.cookie.samesite": "none",
+		AnnotationPrefix + "service.sticky.cookie.secure":   "true",
+		AnnotationPrefix + "service.sticky.cookie.httponly": "true",
+		AnnotationPrefix + "service.sticky.cookie.maxage":   "3600",
+		AnnotationPrefix + "service.sticky.cookie.path":     "/shop",
+		AnnotationPrefix + "service.sticky.cookie.domain":   "example.com",
+	}, "10.244.0.1")
+	old, _, _ := f.slices.GetByKey("app/web-x")
+	es := old.(*discoveryv1.EndpointSlice).DeepCopy()
+	es.Endpoints = append(es.Endpoints,
+		discoveryv1.Endpoint{Addresses: []string{"10.244.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr(false), Serving: ptr(true), Terminating: ptr(true)}},
+		discoveryv1.Endpoint{Addresses: []string{"10.244.0.3"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr(false), Serving: ptr(false), Terminating: ptr(true)}})
+	_ = f.slices.Update(es)
+	_ = f.ings.Add(ingress("app", "shop", nil, nil, irule("shop.test", path("/", netv1.PathTypePrefix, "web"))))
+	snap, _ := build(settings{}, f.cluster())
+	if len(snap.Problems) != 0 {
+		t.Fatalf("problems: %v", snap.Problems)
+	}
+	lb := snap.Config.HTTP.Services["app-web-80"].LoadBalancer
+	c := lb.Sticky.Cookie
+	if c.Name != "sess" || c.SameSite != "none" || !c.Secure || !c.HTTPOnly || c.MaxAge != 3600 || c.Path == nil || *c.Path != "/shop" || c.Domain != "example.com" {
+		t.Errorf("cookie %+v, want every annotated attribute", c)
+	}
+	want := []config.Server{{URL: "http://10.244.0.1:8080"}, {URL: "http://10.244.0.2:8080", Fenced: true}}
+	if !slices.Equal(lb.Servers, want) {
+		t.Errorf("servers %+v, want the ready endpoint and the serving terminating one fenced (the stopped one left out)", lb.Servers)
 	}
 }

@@ -23,6 +23,7 @@ import (
 // fakeCluster serves Services (by "ns/name"), Secrets and ConfigMaps.
 type fakeCluster struct {
 	endpoints  map[string][]string
+	fenced     map[string][]string
 	secrets    map[string]*corev1.Secret
 	configMaps map[string]*corev1.ConfigMap
 }
@@ -35,12 +36,12 @@ func newCluster() *fakeCluster {
 	}, secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{}}
 }
 
-func (f *fakeCluster) Endpoints(ns, name string, _ netv1.ServiceBackendPort) ([]string, error) {
+func (f *fakeCluster) Endpoints(ns, name string, _ netv1.ServiceBackendPort) (ready, fenced []string, err error) {
 	e, ok := f.endpoints[ns+"/"+name]
 	if !ok {
-		return nil, errors.New("service not found")
+		return nil, nil, errors.New("service not found")
 	}
-	return e, nil
+	return e, f.fenced[ns+"/"+name], nil
 }
 
 func (f *fakeCluster) Secret(ns, name string) (*corev1.Secret, error) {

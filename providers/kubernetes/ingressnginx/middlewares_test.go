@@ -152,6 +152,14 @@ func TestAffinityCookie(t *testing.T) {
 	if c.Name != "route" || *c.Path != "/" || !c.Secure || c.SameSite != "strict" || c.MaxAge != 3600 || c.Domain != ".a.test" {
 		t.Fatalf("cookie %+v", c)
 	}
+	// A terminating pod that still serves keeps the sessions pinned to it
+	// and gets no new one (fenced).
+	cl := newCluster()
+	cl.fenced = map[string][]string{"default/app": {"10.244.0.9:8080"}}
+	res = translate(t, cl, Options{}, ing("x", "a.test", "/shop", "app", "affinity", "cookie"))
+	if s := res.Config.HTTP.Services[r0].LoadBalancer.Servers; len(s) != 2 || s[0].Fenced || s[1] != (config.Server{URL: "http://10.244.0.9:8080", Fenced: true}) {
+		t.Errorf("servers %+v, want the ready endpoint then the terminating one fenced", s)
+	}
 	res = one(t, nil, Options{}, "affinity", "ip")
 	problemWith(t, res, "affinity", `"ip" is not cookie`)
 	if res.Config.HTTP.Services[r0].LoadBalancer.Sticky != nil {

@@ -146,12 +146,12 @@ func (s *Source) Translate(o Options) Result {
 }
 
 // Endpoints implements Cluster with the Services and EndpointSlices.
-func (s *Source) Endpoints(ns, name string, port netv1.ServiceBackendPort) ([]string, error) {
+func (s *Source) Endpoints(ns, name string, port netv1.ServiceBackendPort) (ready, fenced []string, err error) {
 	t, err := s.backends.Resolve(ns, name, k8s.PortRef{Name: port.Name, Number: port.Number}, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return t.Addrs, nil
+	return t.Addrs, t.Fenced, nil
 }
 
 // Secret implements Cluster.

@@ -25,12 +25,15 @@ func portString(p netv1.ServiceBackendPort) string {
 func (t *translator) lb(loc *location, ns string, b netv1.IngressServiceBackend) *config.ServersLoadBalancer {
 	s := loc.in.s
 	lb := &config.ServersLoadBalancer{}
-	addrs, err := t.cl.Endpoints(ns, b.Name, b.Port)
+	addrs, fenced, err := t.cl.Endpoints(ns, b.Name, b.Port)
 	if err != nil {
 		t.problem(loc.in, providers.SeverityWarning, []string{"service " + loc.name}, "service %s/%s port %s: %v (answers 503)", ns, b.Name, portString(b.Port), err)
 	}
 	for _, a := range addrs {
 		lb.Servers = append(lb.Servers, config.Server{URL: s.scheme + "://" + a})
+	}
+	for _, a := range fenced { // affinity cookies pinned to them keep them
+		lb.Servers = append(lb.Servers, config.Server{URL: s.scheme + "://" + a, Fenced: true})
 	}
 	if st := t.transport(loc); st != "" {
 		lb.ServersTransport = st

@@ -73,8 +73,10 @@ func (o Options) withDefaults() Options {
 // Cluster is what Translate reads besides Ingresses.
 type Cluster interface {
 	// Endpoints returns the ready "ip:port" addresses behind port of the
-	// Service namespace/name (an error when the Service or port is missing).
-	Endpoints(namespace, name string, port netv1.ServiceBackendPort) ([]string, error)
+	// Service namespace/name, and the fenced ones (terminating endpoints
+	// that still serve: sticky sessions only), or an error when the
+	// Service or port is missing.
+	Endpoints(namespace, name string, port netv1.ServiceBackendPort) (ready, fenced []string, err error)
 	Secret(namespace, name string) (*corev1.Secret, error)
 	ConfigMap(namespace, name string) (*corev1.ConfigMap, error)
 }

@@ -39,8 +39,8 @@
 // way); duplicates are dropped. A terminating endpoint that still serves
 // is a fenced server (config.Server.Fenced, as Traefik's): no new session
 // goes to it, clients its sticky cookie pins keep reaching it until the
-// endpoint is gone (kubernetesIngress and kubernetesCRD HTTP services);
-// the ingress-nginx, Gateway API and layer-4 backends leave it out.
+// endpoint is gone (HTTP services of kubernetesIngress, kubernetesCRD and
+// kubernetesIngressNGINX; Gateway API and layer-4 backends leave it out).
 // nativeLB gives one server, the ClusterIP and the Service port (headless
 // Services refused). ExternalName Services are
 // refused unless allowExternalNameServices, else one server
