@@ -60,3 +60,29 @@ func TestIngressRouteTCPAndUDP(t *testing.T) {
 		t.Errorf("udp service = %+v", s)
 	}
 }
+
+// An IngressRouteTCP whose allow-list MiddlewareTCP cannot be used is not
+// published without it (that would open the route to everyone, case
+// 062): another namespace's middleware is refused unless
+// allowCrossNamespace, a missing one disables the router once it
+// compiles, and each is a problem naming the route.
+func TestTCPMiddlewareReferencesFailClosed(t *testing.T) {
+	b := tcpRouterName("team-b", "borrower", "HostSNI(`b.example.com`)")
+	typo := tcpRouterName("apps", "typo", "HostSNI(`t.example.com`)")
+	snap := translate(t, Options{}, "testdata/core.yaml", "testdata/tcp.yaml", "testdata/tcprefs.yaml")
+	if r := snap.Config.TCP.Routers[b]; r != nil {
+		t.Errorf("router with a refused cross-namespace allow-list published: %+v", r)
+	}
+	wantProblem(t, snap, "IngressRouteTCP team-b/borrower", "allowCrossNamespace")
+	if r := snap.Config.TCP.Routers[typo]; r != nil && (len(r.Middlewares) != 1 || r.Middlewares[0] != "apps-only-lann") {
+		t.Errorf("router naming a missing middleware lost the reference: %+v", r)
+	}
+	if _, ok := snap.Config.TCP.Middlewares["apps-only-lann"]; ok {
+		t.Error("a middleware that does not exist was published")
+	}
+
+	snap = translate(t, Options{AllowCrossNamespace: true}, "testdata/core.yaml", "testdata/tcp.yaml", "testdata/tcprefs.yaml")
+	if r := snap.Config.TCP.Routers[b]; r == nil || len(r.Middlewares) != 1 || r.Middlewares[0] != "apps-only-lan" {
+		t.Errorf("allowed cross-namespace allow-list: %+v", r)
+	}
+}
