@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -207,5 +208,35 @@ func TestServerStatusFollowsHealth(t *testing.T) {
 	}
 	if !versionRE.MatchString(f.m2.Version) {
 		t.Errorf("fixture version %q is not a hex SHA-256", f.m2.Version)
+	}
+}
+
+// TestServerDetailsBounded: a server shared by thousands of services is
+// listed in each one's serverDetails with at most 10 of them (the service
+// asked about first) and their total, so /api/http/services does not grow
+// with the square of the configuration.
+func TestServerDetailsBounded(t *testing.T) {
+	f := newFixture(t, nil)
+	f.health.mu.Lock()
+	shared := []string{}
+	for i := range 2999 {
+		shared = append(shared, fmt.Sprintf("s%04d@file", i))
+	}
+	f.health.servers[0].Services = append(shared, "app@file")
+	f.health.mu.Unlock()
+	rec := do(t, f.api.Handler(), "GET", "/api/http/services/app@file", nil)
+	var it struct {
+		ServerDetails []ServerDetail `json:"serverDetails"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &it); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %s: %v", rec.Code, rec.Body, err)
+	}
+	if len(it.ServerDetails) == 0 {
+		t.Fatalf("no serverDetails: %s", rec.Body)
+	}
+	d := it.ServerDetails[0]
+	if len(d.Services) != maxSharedServices || d.Services[0] != "app@file" || d.ServicesTotal != 3000 {
+		t.Errorf("serverDetails[0] names %d services (first %q), total %d; want %d, app@file first, total 3000",
+			len(d.Services), d.Services[0], d.ServicesTotal, maxSharedServices)
 	}
 }

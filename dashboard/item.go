@@ -33,7 +33,7 @@ type itemState struct {
 	Name          string            `json:"name,omitempty"`
 	Provider      string            `json:"provider,omitempty"`
 	Type          string            `json:"type,omitempty"`
-	ServerDetails []Server          `json:"serverDetails,omitempty"`
+	ServerDetails []ServerDetail    `json:"serverDetails,omitempty"`
 	Stats         *routestats.Stats `json:"stats,omitempty"`
 }
 

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,7 +27,9 @@ type view struct {
 	merged  *providers.Merged
 	status  *router.Report
 	servers []Server
-	stats   *routestats.Registry // TCP/UDP routers' live counters; nil without them (tcp.go)
+	// byOrigin indexes servers by origin (server), built on first use.
+	byOrigin map[string][]int
+	stats    *routestats.Registry // TCP/UDP routers' live counters; nil without them (tcp.go)
 	// tcpServiceStats and udpServiceStats are the services' sums, built
 	// on first use (tcp.go serviceStats).
 	tcpServiceStats, udpServiceStats map[string]routestats.Stats
@@ -185,29 +188,69 @@ func (v *view) service(name string, withName bool) (serviceItem, bool) {
 	return it, true
 }
 
+// maxSharedServices bounds the services one server names (Server.Services:
+// every service sharing that server): a server shared by thousands of
+// services would otherwise repeat them all in each of those services'
+// serverDetails, a response quadratic in the configuration's size.
+const maxSharedServices = 10
+
+// ServerDetail is one server of a service's serverDetails: the pool's
+// view of it with Services cut to maxSharedServices (the service asked
+// about first), and ServicesTotal, how many services share it, when cut.
+type ServerDetail struct {
+	Server
+	ServicesTotal int `json:"servicesTotal,omitempty"`
+}
+
 // server finds the pool's view of rawURL as used by service, matching by
-// origin (scheme://host:port) since the pool keys servers that way.
-func (v *view) server(service, rawURL string) (Server, bool) {
-	want := origin(rawURL)
-	var fallback *Server
-	for i := range v.servers {
-		s := &v.servers[i]
-		if origin(s.URL) != want {
-			continue
-		}
-		for _, svc := range s.Services {
-			if svc == service {
-				return *s, true
-			}
-		}
-		if fallback == nil {
-			fallback = s
+// origin (scheme://host:port) since the pool keys servers that way. The
+// servers are indexed by origin on first use (one pass per view, not one
+// per service's server).
+func (v *view) server(service, rawURL string) (ServerDetail, bool) {
+	if v.byOrigin == nil {
+		v.byOrigin = make(map[string][]int, len(v.servers))
+		for i := range v.servers {
+			o := origin(v.servers[i].URL)
+			v.byOrigin[o] = append(v.byOrigin[o], i)
 		}
 	}
-	if fallback != nil {
-		return *fallback, true
+	idx := v.byOrigin[origin(rawURL)]
+	if len(idx) == 0 {
+		return ServerDetail{}, false
 	}
-	return Server{}, false
+	found := v.servers[idx[0]]
+	for _, i := range idx {
+		if slices.Contains(v.servers[i].Services, service) {
+			found = v.servers[i]
+			break
+		}
+	}
+	d := ServerDetail{Server: found}
+	if len(found.Services) > maxSharedServices {
+		d.Services, d.ServicesTotal = sharedCut(found.Services, service), len(found.Services)
+	}
+	return d, true
+}
+
+// sharedCut returns at most maxSharedServices of services, first (the
+// one asking) first when services has it; services is not modified.
+func sharedCut(services []string, first string) []string {
+	if len(services) <= maxSharedServices {
+		return services
+	}
+	out := make([]string, 0, maxSharedServices)
+	if slices.Contains(services, first) {
+		out = append(out, first)
+	}
+	for _, n := range services {
+		if len(out) == maxSharedServices {
+			break
+		}
+		if n != first {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func origin(raw string) string {

@@ -111,9 +111,6 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	lastSources := a.sourcesKey()
-	if !send(a.configMessage(tbl, "", nil)) {
-		return
-	}
 	// With live statistics the loop wakes at each sample, so every client
 	// gets every sample once; without, on its own ticker.
 	var tick <-chan time.Time
@@ -125,6 +122,9 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		t := time.NewTicker(a.opts.StatsInterval)
 		defer t.Stop()
 		tick = t.C
+	}
+	if !send(a.configMessage(tbl, "", nil)) {
+		return
 	}
 	for {
 		var stats bool
@@ -167,7 +167,7 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			if a.opts.Live == nil && a.health == nil {
+			if a.sampler == nil && a.health == nil {
 				continue
 			}
 			m := WSMessage{Type: "stats", At: a.opts.Now(), Version: tbl.Version()}

@@ -278,3 +278,22 @@ func TestWebSocketProviderStateChange(t *testing.T) {
 		t.Errorf("file provider %+v, want state error with its last error and its problem", file)
 	}
 }
+
+// TestWebSocketStatsFromSamplerAlone: an API given a Sampler (what the
+// binary does: the process owns it) and no pool health still pushes each
+// sample (the loop checked Options.Live, which is nil then).
+func TestWebSocketStatsFromSamplerAlone(t *testing.T) {
+	live := observe.NewLive()
+	sampler := NewSampler(live, time.Hour, nil)
+	f := newFixture(t, func(o *Options) { o.Sampler = sampler; o.Health = nil })
+	srv := httptest.NewServer(f.api.Handler())
+	defer srv.Close()
+	c := dialWS(t, srv)
+	next(t, c, "config", time.Now().Add(30*time.Second))
+	live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: time.Millisecond})
+	sampler.sample()
+	s := next(t, c, "stats", time.Now().Add(30*time.Second))
+	if s.Stats == nil || s.Stats.Routers["web@file"].RequestsPerSecond == 0 {
+		t.Errorf("stats %+v, want web@file's request", s.Stats)
+	}
+}

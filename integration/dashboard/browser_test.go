@@ -192,3 +192,40 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", out, len(png))
 }
+
+// chartLast waits (up to 30 s) until chart id (window.gantryCharts) holds
+// a sample and returns the time of its last one (unix ms). A sample's rate
+// is over the time since the one before it, so requests made after this
+// time fall into samples that chartGrowth can count.
+func chartLast(t *testing.T, ctx context.Context, id string) float64 {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const d = window.gantryCharts[%q]; return d && d.t.length ? d.t[d.t.length - 1] : 0 })()`, id)
+	var last float64
+	for deadline := time.Now().Add(30 * time.Second); last == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		last = value(t, ctx, "read the last sample of "+id, 30*time.Second, chromedp.Evaluate[float64](js))
+	}
+	if last == 0 {
+		t.Fatalf("chart %s holds no sample after 30 s", id)
+	}
+	return last
+}
+
+// chartGrowth waits (up to 30 s) until chart id's samples after time
+// since (unix ms, from chartLast) count at least want requests (each
+// sample's rate times the time since the sample before it), and returns
+// what they count.
+func chartGrowth(t *testing.T, ctx context.Context, id string, since, want float64) float64 {
+	t.Helper()
+	js := fmt.Sprintf(`(() => {
+		const d = window.gantryCharts[%q]; let n = 0;
+		if (!d) return -1;
+		for (let i = 1; i < d.t.length; i++) if (d.t[i] > %f) n += d.rps[i] * (d.t[i] - d.t[i - 1]) / 1000;
+		return n; })()`, id, since)
+	var n float64
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		if n = value(t, ctx, "count the requests of "+id, 30*time.Second, chromedp.Evaluate[float64](js)); n >= want-0.5 {
+			break
+		}
+	}
+	return n
+}
