@@ -121,12 +121,19 @@ func serviceKey(name string) string { return "service:" + name }
 // message carries, and what one slot of the fine ring holds. Servers are
 // keyed by server URL (each attempt on it, observe.Live); they have no
 // chart history.
+//
+// Seq numbers the samples from 1: a client that sees one skipped fell
+// behind (a WebSocket loop sends the latest sample when it wakes) and
+// re-reads /api/series for what it missed. Omitted is set on a stats
+// message that left objects out (MaxStatsObjects).
 type Stats struct {
+	Seq      uint64                  `json:"seq"`
 	At       time.Time               `json:"at"`
 	Total    observe.Rate            `json:"total"`
 	Routers  map[string]observe.Rate `json:"routers"`
 	Services map[string]observe.Rate `json:"services"`
 	Servers  map[string]observe.Rate `json:"servers"`
+	Omitted  *Omitted                `json:"omitted,omitempty"`
 }
 
 // Sampler turns Live's counters into the chart rings: every interval it
@@ -150,6 +157,7 @@ type Sampler struct {
 	spare    observe.Snapshot // the one before, reused for the next
 	minute   observe.Snapshot // start of the current coarse step (its own copy)
 	latest   Stats
+	seq      uint64                  // samples taken
 	changed  chan struct{}           // closed and replaced at each sample
 	keys     map[string]observe.Rate // reused by ratesByKey
 	keyCache map[[2]string]string    // series keys, built once per object
@@ -246,6 +254,8 @@ func (s *Sampler) sample() {
 	s.live.SnapshotInto(cur, s.now())
 	keys, st := s.ratesByKey(cur.At.Sub(s.prev.At), s.prev, *cur)
 	s.fine.add(cur.At, keys)
+	s.seq++
+	st.Seq = s.seq
 	s.latest = st
 	if d := cur.At.Sub(s.minute.At); d >= coarseStep {
 		ck, _ := s.ratesByKey(d, s.minute, *cur)

@@ -27,8 +27,13 @@ const wsWriteTimeout = 10 * time.Second
 //     HealthChanges the servers whose up/down state flipped.
 //   - "stats": every StatsInterval, the rates of the last sample (Stats:
 //     the proxy total, each router and each service, as stored for the
-//     charts of /api/series), each router's rates again as Routers (for
-//     older clients) and each server's in-flight requests (Servers).
+//     charts of /api/series; beyond MaxStatsObjects per kind, the ones
+//     the client watches and the failing and busiest ones), each router's
+//     rates again as Routers (for older clients) and each server's
+//     in-flight requests (Servers).
+//
+// A client may send {"watch": {...}} (Watch): the routers, services and
+// servers its page shows, whose rates every later stats message carries.
 //   - "providers": a provider's state changed without a new configuration
 //     (its source failed, it restarted); Providers is the full list. Checked
 //     every StatsInterval.
@@ -73,13 +78,18 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(a.ctx)
 	readDone := make(chan struct{})
-	go func() { // control frames and close detection; client messages are ignored
+	var watching watchBox
+	go func() { // control frames, close detection and the client's watch messages
 		defer close(readDone)
 		defer cancel()
-		conn.SetReadLimit(4096)
+		conn.SetReadLimit(wsReadLimit)
 		for {
-			if _, _, err := conn.NextReader(); err != nil {
+			typ, data, err := conn.ReadMessage()
+			if err != nil {
 				return
+			}
+			if w, ok := readWatch(data); ok && typ == websocket.TextMessage {
+				watching.p.Store(w)
 			}
 		}
 	}()
@@ -171,12 +181,23 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			m := WSMessage{Type: "stats", At: a.opts.Now(), Version: tbl.Version()}
+			w := watching.p.Load()
+			var st Stats
 			if a.sampler != nil {
-				st := a.sampler.Latest()
+				st = boundStats(a.sampler.Latest(), w)
 				m.At, m.Stats, m.Routers = st.At, &st, st.Routers
 			}
 			if a.health != nil {
-				m.Servers = a.health.Servers()
+				var left int
+				m.Servers, left = boundServers(a.health.Servers(), w)
+				if left > 0 && m.Stats != nil {
+					om := Omitted{}
+					if st.Omitted != nil {
+						om = *st.Omitted
+					}
+					om.Servers = max(om.Servers, left)
+					st.Omitted = &om
+				}
 			}
 			if !send(m) {
 				return

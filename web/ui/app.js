@@ -9,14 +9,15 @@
 import { el } from './dom.js';
 import { updateServers } from './flow.js';
 import { loadMigration } from './migration.js';
-import { api, getJSON } from './common.js';
+import { api, getJSON, getAll } from './common.js';
+import { watchOn, scheduleWatch } from './watch.js';
 import { state, route } from './state.js';
 import { LiveCharts, rangeButtons } from './livecharts.js';
 import { renderFailing } from './failing.js';
 import { recordStats } from './health.js';
 import { renderDeps } from './deps.js';
-import { renderRouters, renderRates, renderServices, renderInflight, renderMiddlewares } from './objects.js';
-import { renderDetail, closeDetail, pushDetail, refreshLive } from './detail.js';
+import { renderRouters, renderRates, renderServices, renderInflight, renderMiddlewares, firstPage } from './objects.js';
+import { renderDetail, closeDetail, pushDetail, refreshLive, reloadDetailCharts } from './detail.js';
 import { loadTCPUDP, refreshStreamCounters } from './tcpudp.js';
 import { fillEntryPoints, simulate } from './sim.js';
 import { addChange, loadChanges } from './changes.js';
@@ -36,6 +37,7 @@ function showTab() {
   if (r.tab === 'detail') renderDetail();
   else closeDetail();
   if (r.tab === 'revisions') loadRevisions();
+  scheduleWatch();
 }
 window.addEventListener('hashchange', showTab);
 
@@ -78,8 +80,8 @@ let overviewCharts = null;
 // ---- loading ----
 async function loadAll() {
   const [ov, probs, rs, ss, ms, ps] = await Promise.all([
-    getJSON('overview'), getJSON('problems'), getJSON('http/routers?per_page=1000'),
-    getJSON('http/services?per_page=1000'), getJSON('http/middlewares?per_page=1000'), getJSON('providers'),
+    getJSON('overview'), getJSON('problems'), getAll('http/routers'),
+    getAll('http/services'), getAll('http/middlewares'), getJSON('providers'),
   ]);
   state.problems = probs;
   state.routers = rs;
@@ -105,10 +107,11 @@ async function loadAll() {
   loadMigration(api).catch(console.error);
   showVersion(ov);
   document.body.dataset.version = ov.version || '';
+  scheduleWatch();
 }
 
 async function refreshHealth() {
-  const [ov, probs, ss] = await Promise.all([getJSON('overview'), getJSON('problems'), getJSON('http/services?per_page=1000')]);
+  const [ov, probs, ss] = await Promise.all([getJSON('overview'), getJSON('problems'), getAll('http/services')]);
   state.problems = probs;
   state.services = ss;
   renderOverview(ov);
@@ -117,6 +120,7 @@ async function refreshHealth() {
   renderServices();
   renderFailing();
   refreshLive();
+  scheduleWatch();
 }
 
 let reloadTimer = null;
@@ -133,17 +137,24 @@ function onStats(m) {
   renderInflight();
   if (!st) return;
   const t = Date.parse(st.at);
+  // A sample skipped (this page or the server fell behind): the charts
+  // re-read what they missed from /api/series.
+  const gap = lastSeq && st.seq > lastSeq + 1;
+  lastSeq = st.seq;
+  if (gap) { overviewCharts.load(); reloadDetailCharts(); }
   overviewCharts.push(t, st.total);
   pushDetail(t, st);
   renderFailing();
+  scheduleWatch();
 }
+let lastSeq = 0;
 
 function connect() {
   const u = api('ws');
   u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const ws = new WebSocket(u);
   const badge = document.getElementById('live');
-  ws.onopen = () => { badge.textContent = 'live'; badge.className = 'badge on'; };
+  ws.onopen = () => { badge.textContent = 'live'; badge.className = 'badge on'; watchOn(ws); };
   ws.onclose = () => {
     badge.textContent = 'offline'; badge.className = 'badge off';
     setTimeout(connect, 2000);
@@ -179,7 +190,7 @@ function connect() {
   };
 }
 
-document.getElementById('router-search').addEventListener('input', renderRouters);
+document.getElementById('router-search').addEventListener('input', () => { firstPage('routers'); renderRouters(); });
 initRevisions();
 document.getElementById('sim-form').addEventListener('submit', (e) => simulate(e).catch((err) => { document.getElementById('sim-result').textContent = String(err); }));
 overviewCharts = new LiveCharts('overview', '');

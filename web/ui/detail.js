@@ -2,7 +2,7 @@
 // UDP), with its route picture, live charts and definition.
 
 import { el } from './dom.js';
-import { byName, enc, link } from './common.js';
+import { byName, enc, link, linkList } from './common.js';
 import { state, route } from './state.js';
 import { routeFlow, serviceFlow } from './flow.js';
 import { LiveCharts, rangeButtons } from './livecharts.js';
@@ -114,7 +114,7 @@ export function renderDetail() {
       parts = [stateHeader('service', it, r.name)];
       if (it) {
         newCharts = charts || new LiveCharts('service', 'service=' + enc(r.name));
-        parts.push(el('p', {}, 'Used by: ', (it.usedBy || []).map((n) => [link('router', n), ' '])));
+        parts.push(el('p', {}, 'Used by: ', linkList('router', it.usedBy)));
         parts.push(el('h3', {}, 'Sends to'), serviceFlow(r.name, ctx), el('h3', {}, 'Servers'), serversTable(r.name));
         parts.push(chartBlock(newCharts), el('h3', {}, 'Definition'), definition(it));
       }
@@ -123,7 +123,7 @@ export function renderDetail() {
     case 'middleware': {
       const it = ctx.middlewares[r.name];
       parts = [header('middleware', it, r.name)];
-      if (it) parts.push(el('p', {}, 'Type: ', it.type || '', ' · used by: ', (it.usedBy || []).map((n) => [link('router', n), ' '])), el('h3', {}, 'Definition'), definition(it));
+      if (it) parts.push(el('p', {}, 'Type: ', it.type || '', ' · used by: ', linkList('router', it.usedBy)), el('h3', {}, 'Definition'), definition(it));
       break;
     }
     case 'tcprouter': case 'udprouter': {
@@ -161,7 +161,7 @@ export function renderDetail() {
         parts.push(el('p', {}, 'Address: ', el('span', { class: 'mono' }, it.address || ''), ' · ', it.dynamic ? el('span', { class: 'tag dyn' }, 'dynamic') : 'static'));
         parts.push(redirectNote(it));
         if (it.dynamic) parts.push(el('p', {}, 'Asked for by: ', (it.requestedBy || []).map((q) => [el('strong', {}, q.provider), q.source ? ' (' + q.source + ')' : '', ' ']), (it.requestedBy || []).length ? '' : 'no provider any more (draining)'));
-        parts.push(el('p', {}, 'Routers: ', state.routers.filter((x) => (x.using || x.entryPoints || []).includes(r.name)).map((x) => [link('router', x.name), ' '])));
+        parts.push(el('p', {}, 'Routers: ', linkList('router', state.routers.filter((x) => (x.using || x.entryPoints || []).includes(r.name)).map((x) => x.name))));
         parts.push(el('h3', {}, 'Definition'), definition(it));
       }
       break;
@@ -173,6 +173,11 @@ export function renderDetail() {
 
 // closeDetail forgets the object page (another tab is shown).
 export function closeDetail() { detail = null; }
+
+// reloadDetailCharts re-reads the shown page's charts from /api/series.
+export function reloadDetailCharts() {
+  if (detail && detail.charts) detail.charts.load();
+}
 
 // pushDetail extends the shown object page's charts with one sample.
 export function pushDetail(t, st) {

@@ -4,15 +4,47 @@
 // the responses'.
 
 import { el } from './dom.js';
-import { fill, link } from './common.js';
+import { fill, link, linkList } from './common.js';
 import { state, statusCell, errorsCell } from './state.js';
 import { routerState, serviceState, serverFacts, splitError, paint, refreshStates, trafficText } from './health.js';
+
+// Lists show one page of PAGE rows (a table of 10 000 routers re-painted
+// every second is not usable); pager draws "1–100 of 10 001" with the
+// previous and next pages.
+export const PAGE = 100;
+const pages = { routers: 1, services: 1 };
+
+function pageOf(tab, list) {
+  const last = Math.max(1, Math.ceil(list.length / PAGE));
+  pages[tab] = Math.min(Math.max(1, pages[tab]), last);
+  const from = (pages[tab] - 1) * PAGE;
+  return { rows: list.slice(from, from + PAGE), from, last };
+}
+
+function pager(tab, total, from, last, redraw) {
+  const box = document.getElementById(tab + '-pager');
+  if (!box) return;
+  const go = (p) => el('button', { type: 'button', disabled: p < 1 || p > last, onclick: () => { pages[tab] = p; redraw(); } }, p < pages[tab] ? '‹ previous' : 'next ›');
+  box.replaceChildren(total ? `${(from + 1).toLocaleString()}–${Math.min(from + PAGE, total).toLocaleString()} of ${total.toLocaleString()}` : 'none',
+    ' ', go(pages[tab] - 1), ' ', go(pages[tab] + 1));
+}
+
+// firstPage shows the first page of tab's list (a new filter).
+export function firstPage(tab) { pages[tab] = 1; }
+
+// routerIndex finds a router by name once per list (a row asking
+// state.routers.find would make a page quadratic).
+let routerIdx = { list: null, map: new Map() };
+export function routerNamed(name) {
+  if (routerIdx.list !== state.routers) routerIdx = { list: state.routers, map: new Map(state.routers.map((r) => [r.name, r])) };
+  return routerIdx.map.get(name);
+}
 
 // stateCell is the combined status of a router or service, kept current by
 // refreshStates.
 function stateCell(kind, name) {
   const td = el('td', { class: 'status', ['data-state-' + kind]: name });
-  paint(td, kind === 'router' ? routerState(state.routers.find((r) => r.name === name)) : serviceState(name));
+  paint(td, kind === 'router' ? routerState(routerNamed(name)) : serviceState(name));
   return td;
 }
 
@@ -25,7 +57,9 @@ function priorityText(r) {
 
 export function renderRouters() {
   const q = document.getElementById('router-search').value.toLowerCase();
-  fill(document.querySelector('#routers tbody'), state.routers.filter((r) => !q || r.name.toLowerCase().includes(q) || (r.rule || '').toLowerCase().includes(q)).map((r) => el('tr', { 'data-name': r.name },
+  const list = state.routers.filter((r) => !q || r.name.toLowerCase().includes(q) || (r.rule || '').toLowerCase().includes(q));
+  const { rows, from, last } = pageOf('routers', list);
+  fill(document.querySelector('#routers tbody'), rows.map((r) => el('tr', { 'data-name': r.name },
     stateCell('router', r.name),
     el('td', { class: 'mono name' }, link('router', r.name), (r.error || []).map((e) => el('div', { class: 'err' }, e))),
     el('td', { class: 'mono rule' }, r.rule || ''),
@@ -34,6 +68,7 @@ export function renderRouters() {
     el('td', {}, r.service ? link('service', r.service) : ''),
     el('td', { class: 'priority' }, priorityText(r)),
     el('td', { class: 'rps' }), el('td', { class: 'errors' }), el('td', { class: 'latency' }))));
+  pager('routers', list.length, from, last, renderRouters);
   renderRates();
 }
 
@@ -61,13 +96,15 @@ function serverLine(service, url) {
 }
 
 export function renderServices() {
-  fill(document.querySelector('#services tbody'), state.services.map((s) => el('tr', { 'data-name': s.name },
+  const { rows, from, last } = pageOf('services', state.services);
+  fill(document.querySelector('#services tbody'), rows.map((s) => el('tr', { 'data-name': s.name },
     stateCell('service', s.name),
     el('td', {}, link('service', s.name)),
     el('td', {}, s.type || ''),
-    el('td', {}, Object.keys(s.serverStatus || {}).map((url) => serverLine(s.name, url))),
-    el('td', {}, (s.usedBy || []).map((n) => [link('router', n), ' '])),
+    el('td', {}, Object.keys(s.serverStatus || {}).slice(0, 20).map((url) => serverLine(s.name, url))),
+    el('td', {}, linkList('router', s.usedBy, 20)),
     errorsCell(s.error))));
+  pager('services', state.services.length, from, last, renderServices);
 }
 
 // renderInflight refreshes the services list's live parts in place.
@@ -80,5 +117,5 @@ export function renderInflight() {
 export function renderMiddlewares() {
   fill(document.querySelector('#middlewares tbody'), state.middlewares.map((m) => el('tr', { 'data-name': m.name },
     statusCell(m.status), el('td', {}, link('middleware', m.name)), el('td', {}, m.type || ''),
-    el('td', {}, (m.usedBy || []).map((n) => [link('router', n), ' '])), errorsCell(m.error))));
+    el('td', {}, linkList('router', m.usedBy, 20)), errorsCell(m.error))));
 }

@@ -1,7 +1,7 @@
 // The TCP/UDP tab.
 
 import { el } from './dom.js';
-import { getJSON, fill, link } from './common.js';
+import { getAll, fill, link } from './common.js';
 import { state, statusCell, errorsCell } from './state.js';
 
 // Each router row shows its live counts ("stats", Gantry's addition to
@@ -69,7 +69,7 @@ export async function refreshStreamCounters() {
 }
 
 export async function loadTCPUDP() {
-  const get = (p) => getJSON(p + '?per_page=1000').catch(() => []);
+  const get = (p) => getAll(p).catch(() => []);
   const [tr, ts, tm, ur, us] = await Promise.all([get('tcp/routers'), get('tcp/services'), get('tcp/middlewares'), get('udp/routers'), get('udp/services')]);
   state.tcp = { routers: tr, services: ts, middlewares: tm };
   state.udp = { routers: ur, services: us };
