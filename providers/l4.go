@@ -54,10 +54,8 @@ type L4Servers interface {
 func (d L4Defaults) Complete(cfg *config.Configuration) {
 	if cfg.TCP != nil || d.Failed("tcp") {
 		t := cfg.EnsureTCP()
-		if len(t.Services) == 0 && !d.Failed("tcp service") {
-			t.Services[d.Service] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
-		}
-		dropped := completeL4(d, "tcp", t.Services, func(s *config.TCPService) L4Servers {
+		empty := func() *config.TCPService { return &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}} }
+		dropped := completeL4(d, "tcp", t.Services, empty, func(s *config.TCPService) L4Servers {
 			if s.LoadBalancer == nil {
 				return nil
 			}
@@ -74,10 +72,8 @@ func (d L4Defaults) Complete(cfg *config.Configuration) {
 	}
 	if cfg.UDP != nil || d.Failed("udp") {
 		u := cfg.EnsureUDP()
-		if len(u.Services) == 0 && !d.Failed("udp service") {
-			u.Services[d.Service] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}}
-		}
-		dropped := completeL4(d, "udp", u.Services, func(s *config.UDPService) L4Servers {
+		empty := func() *config.UDPService { return &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{}} }
+		dropped := completeL4(d, "udp", u.Services, empty, func(s *config.UDPService) L4Servers {
 			if s.LoadBalancer == nil {
 				return nil
 			}
@@ -87,9 +83,14 @@ func (d L4Defaults) Complete(cfg *config.Configuration) {
 	}
 }
 
-// completeL4 runs d.Server on each load-balancer service (servers: nil
-// for another kind), deleting those it refuses; it returns their names.
-func completeL4[S any](d L4Defaults, proto string, services map[string]*S, servers func(*S) L4Servers) []string {
+// completeL4 adds the service d.Service (empty) when the protocol
+// declares none and none failed to decode, then runs d.Server on each
+// load-balancer service (servers: nil for another kind), deleting those it
+// refuses; it returns their names.
+func completeL4[S any](d L4Defaults, proto string, services map[string]*S, empty func() *S, servers func(*S) L4Servers) []string {
+	if len(services) == 0 && !d.Failed(proto+" service") {
+		services[d.Service] = empty()
+	}
 	var dropped []string
 	for _, sn := range slices.Sorted(maps.Keys(services)) {
 		if lb := servers(services[sn]); lb != nil && !d.Server(proto, sn, lb) {

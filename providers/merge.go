@@ -115,20 +115,8 @@ func Merge(snaps map[string]Snapshot) (*Merged, error) {
 	if len(out.EntryPoints) == 0 {
 		out.EntryPoints = nil
 	}
-	switch {
-	case len(defOpts) == 1:
-		m.TLSOrigins.DefaultOptions = defOpts[0]
-	case len(defOpts) > 1:
-		delete(out.TLS.Options, DefaultTLSName)
-		m.Problems = append(m.Problems, multiDefault("options", defOpts))
-	}
-	switch {
-	case len(defStores) == 1:
-		m.TLSOrigins.DefaultStore = defStores[0]
-	case len(defStores) > 1:
-		delete(out.TLS.Stores, DefaultTLSName)
-		m.Problems = append(m.Problems, multiDefault("store", defStores))
-	}
+	oneDefault(defOpts, out.TLS.Options, "options", &m.TLSOrigins.DefaultOptions, &m.Problems)
+	oneDefault(defStores, out.TLS.Stores, "store", &m.TLSOrigins.DefaultStore, &m.Problems)
 	v, err := VersionOf(out, m.Problems, m.Origins)
 	if err != nil {
 		return nil, err
@@ -233,6 +221,19 @@ func qualifyTLSInto[V any](out, in map[string]V, kind, pname string, bad func(ki
 		} else if !bad(kind, n) {
 			out[n+"@"+pname] = v
 		}
+	}
+}
+
+// oneDefault settles the default TLS options or store (what) that the
+// providers defs define: one provider's is used and recorded in origin;
+// several are a Problem (multiDefault) and none of them is used.
+func oneDefault[V any](defs []string, published map[string]V, what string, origin *string, problems *[]Problem) {
+	switch {
+	case len(defs) == 1:
+		*origin = defs[0]
+	case len(defs) > 1:
+		delete(published, DefaultTLSName)
+		*problems = append(*problems, multiDefault(what, defs))
 	}
 }
 
