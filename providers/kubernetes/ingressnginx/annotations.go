@@ -252,13 +252,7 @@ func (s *settings) parseCanary(get getter) {
 		}
 		return
 	}
-	if v, ok := get("canary-by-header"); ok {
-		if !headerName.MatchString(v) {
-			s.refuse("canary-by-header", "%q is not a header name", v)
-		} else {
-			s.canaryHeader = v
-		}
-	}
+	s.parseMatching(get, "canary-by-header", headerName, "a header name", &s.canaryHeader)
 	s.parseText(get, "canary-by-header-value", "`\r\n", "a backtick or a line break", &s.canaryHeaderValue)
 	var pattern string
 	if s.parseText(get, "canary-by-header-pattern", "`\r\n", "a backtick or a line break", &pattern) {
@@ -268,13 +262,7 @@ func (s *settings) parseCanary(get getter) {
 			s.canaryHeaderPattern = pattern
 		}
 	}
-	if v, ok := get("canary-by-cookie"); ok {
-		if !cookieName.MatchString(v) {
-			s.refuse("canary-by-cookie", "%q is not a cookie name", v)
-		} else {
-			s.canaryCookie = v
-		}
-	}
+	s.parseMatching(get, "canary-by-cookie", cookieName, "a cookie name", &s.canaryCookie)
 	if n, ok := s.parseInt(get, "canary-weight-total", 1, 1_000_000); ok {
 		s.canaryWeightTotal = n
 	}
@@ -344,6 +332,18 @@ func (s *settings) parseRouting(get getter) {
 		} else {
 			// ingress-nginx: temporal-redirect takes precedence.
 			s.redirectURL, s.redirectPermanent = v, false
+		}
+	}
+}
+
+// parseMatching sets *dst to the value of annotation name when re
+// matches it, else refuses it as not what ("a header name").
+func (s *settings) parseMatching(get getter, name string, re *regexp.Regexp, what string, dst *string) {
+	if v, ok := get(name); ok {
+		if !re.MatchString(v) {
+			s.refuse(name, "%q is not "+what, v)
+		} else {
+			*dst = v
 		}
 	}
 }

@@ -31,13 +31,7 @@ func (s *settings) parseAuth(get getter) {
 		}
 		s.authResponseHeaders = l
 	}
-	if v, ok := get("auth-signin-redirect-param"); ok {
-		if !queryParam.MatchString(v) {
-			s.refuse("auth-signin-redirect-param", "%q is not a query parameter name", v)
-		} else {
-			s.authRedirectParam = v
-		}
-	}
+	s.parseMatching(get, "auth-signin-redirect-param", queryParam, "a query parameter name", &s.authRedirectParam)
 	if v, ok := get("auth-signin"); ok {
 		u, err := url.Parse(v)
 		switch {
@@ -123,13 +117,7 @@ func (s *settings) parseAffinity(get getter) {
 	}
 	s.affinity = true
 	s.cookie.name = "INGRESSCOOKIE"
-	if v, ok := get("session-cookie-name"); ok {
-		if cookieName.MatchString(v) {
-			s.cookie.name = v
-		} else {
-			s.refuse("session-cookie-name", "%q is not a cookie name", v)
-		}
-	}
+	s.parseMatching(get, "session-cookie-name", cookieName, "a cookie name", &s.cookie.name)
 	if v, ok := get("session-cookie-path"); ok {
 		if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, "; \t\r\n") {
 			s.cookie.path = v
