@@ -11,7 +11,7 @@ import (
 
 // certSwitch stands for the ACME manager of the running certificate
 // resolvers, which a live reload replaces (reload.go): the dataplane
-// (challenges), the applier (Observe) and the API (certificates) hold the
+// (challenges), the instance's apply listeners (Observe) and the API (certificates) hold the
 // switch, not a manager. With no manager (no resolvers) it answers no
 // challenge and lists no certificate, but each router asking for a
 // resolver is a problem (acme.UndefinedResolverProblems).
@@ -38,7 +38,8 @@ func (s *certSwitch) TLSALPN01(serverName string) *tls.Certificate {
 	return nil
 }
 
-// Observe tells the manager the configuration applied (applier.observe).
+// Observe tells the manager the configuration applied (an
+// instance.Listener, applyListeners).
 func (s *certSwitch) Observe(mg *providers.Merged) {
 	if m := s.m.Load(); m != nil {
 		m.Observe(mg)

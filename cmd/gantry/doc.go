@@ -19,9 +19,12 @@
 // TRAEFIK_*, GANTRY_*, flags. Every option Gantry does not know or support
 // is reported as a warning naming it and where it came from.
 //
-// run (the default) serves traffic: it restores the last good dynamic
-// configuration from the store, starts the entrypoints and the providers,
-// and applies each new merged configuration atomically. SIGHUP, or a
+// run (the default) serves traffic through an instance.Instance (the
+// lifecycle: it restores the last good dynamic configuration from the
+// store, starts the entrypoints and the providers, and applies each new
+// merged configuration atomically); this package wires it to the
+// providers, the internal services and the telemetry, and follows the
+// signals (run.go). SIGHUP, or a
 // change of the static configuration file, reloads the static
 // configuration live (reload.go: what changed is applied, what needs a
 // restart is refused by field) and SIGHUP re-reads the file provider;

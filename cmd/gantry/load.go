@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/instance"
 )
 
 // defaultConfigFiles are searched, in order, when no --configFile is given
@@ -169,7 +170,7 @@ func unsupported(c *static.Configuration) []string {
 		case ep == nil || !ep.AsDefault:
 		case name == internalEntryPoint:
 			out = append(out, "entryPoints."+name+".asDefault is ignored: the API entrypoint is never a default entrypoint (routers without entryPoints are not served on it)")
-		case isUDP(ep):
+		case instance.IsUDP(ep):
 			out = append(out, "entryPoints."+name+".asDefault is ignored: UDP routers without entryPoints use every UDP entrypoint")
 		}
 	}

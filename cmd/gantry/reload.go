@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dashboard"
+	"github.com/gantry-proxy/gantry/instance"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/builtin"
@@ -21,17 +22,6 @@ import (
 
 // maxReloadsKept bounds the reloads /api/static lists.
 const maxReloadsKept = 20
-
-// entryPointSet is a running set of entrypoints (dataplane.Server for TCP,
-// udpproxy.Server for UDP):
-// added, replaced (new settings; the port never stops accepting) and
-// removed (draining within grace, 0 for the entrypoint's graceTimeOut)
-// while serving.
-type entryPointSet interface {
-	AddEntryPoint(ctx context.Context, name string, cfg *static.EntryPoint) error
-	ReplaceEntryPoint(ctx context.Context, name string, cfg *static.EntryPoint, grace time.Duration) (<-chan struct{}, error)
-	RemoveEntryPoint(name string, grace time.Duration) (<-chan struct{}, error)
-}
 
 // reloader applies a static configuration read again (SIGHUP, or its file
 // changed) to the running process (issue 18; Traefik #1188): it diffs the
@@ -74,9 +64,7 @@ type reloader struct {
 
 	cfg        *static.Configuration // what runs (refused changes left out)
 	agg        *providers.Aggregator
-	app        *applier
-	eps        entryPointSet // TCP entrypoints (dataplane.Server)
-	udp        entryPointSet // UDP entrypoints (udpproxy.Server)
+	inst       *instance.Instance
 	in         *internals
 	src        internalSources
 	certs      *certSwitch
@@ -171,26 +159,25 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 
 	// Everything that can fail is built first: a provider that cannot be
 	// built makes the whole file invalid, and nothing changes.
-	built := map[string]builtProvider{}
-	for _, ch := range apply {
-		kind, ok := strings.CutPrefix(ch.Path, "providers.")
-		if !ok || kind == "providersThrottleDuration" {
-			continue
-		}
-		p, reload, err := buildProvider(kind, next, r.log)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", l.File, err)
-			r.publishInternal(r.cfg, r.refused, err)
-			r.record(static.Reload{At: at, Trigger: trigger, Outcome: static.ReloadInvalid, Error: err.Error()})
-			r.log.Error("static configuration reload: invalid, nothing changed", "trigger", trigger, "error", err)
-			return
-		}
-		built[kind] = builtProvider{p, reload}
+	built, err := r.buildChanged(apply, next)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", l.File, err)
+		r.publishInternal(r.cfg, r.refused, err)
+		r.record(static.Reload{At: at, Trigger: trigger, Outcome: static.ReloadInvalid, Error: err.Error()})
+		r.log.Error("static configuration reload: invalid, nothing changed", "trigger", trigger, "error", err)
+		return
 	}
 
-	// Entrypoints: new and changed ones first (redirecting ones last, so
-	// their target exists), removed ones once the new table is in.
-	apply, refused, removed := r.openEntryPoints(ctx, apply, refused, next)
+	// Entrypoints: new and changed ones first, removed ones once the new
+	// table is in (ReloadStatic).
+	failed := r.inst.OpenEntryPoints(ctx, apply, r.cfg, next)
+	apply = slices.DeleteFunc(apply, func(ch static.Change) bool {
+		err := failed[ch.Path]
+		if err != nil {
+			refused = append(refused, static.Refusal{Change: ch, Reason: err.Error()})
+		}
+		return err != nil
+	})
 	eff := compose(next, r.cfg, refused)
 
 	var resolvers bool
@@ -219,9 +206,58 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		handlers, api = r.in.handlers, oldAPI
 	}
 	r.in.handlers, r.in.api = handlers, api
-	r.app.restatic(ctx, eff, handlers)
+	r.inst.ReloadStatic(ctx, eff, handlers)
 	r.publishInternal(eff, refused, nil)
 
+	r.swapProviders(apply, built, eff)
+	if lv := eff.Log; lv != nil {
+		level, _ := parseLevel(lv.Level) // checked by loadStatic
+		r.level.Set(level)
+	} else {
+		r.level.Set(slog.LevelInfo)
+	}
+	if oldAPI != nil && oldAPI != api {
+		oldAPI.Close()
+	}
+	r.cfg, r.refused = eff, refused
+	rl := static.Reload{At: at, Trigger: trigger, Applied: apply, Refused: refused, Outcome: static.ReloadApplied}
+	switch {
+	case len(apply) == 0:
+		rl.Outcome = static.ReloadRefused
+	case len(refused) > 0:
+		rl.Outcome = static.ReloadPartial
+	}
+	r.record(rl)
+	for _, f := range refused {
+		r.log.Warn("static configuration reload: change not applied live; the running value is kept", "field", f.Path, "change", f.Kind, "reason", f.Reason)
+	}
+	r.log.Info("static configuration reloaded", "trigger", trigger, "outcome", rl.Outcome, "revision", r.statusNow().Revision,
+		"applied", paths(apply), "refused", refusedPaths(refused), "took", time.Since(at).Round(time.Millisecond))
+}
+
+// buildChanged builds the provider of each providers.<kind> change of
+// apply, for next (nil for a removed section). An error names the
+// provider section.
+func (r *reloader) buildChanged(apply []static.Change, next *static.Configuration) (map[string]builtProvider, error) {
+	built := map[string]builtProvider{}
+	for _, ch := range apply {
+		kind, ok := strings.CutPrefix(ch.Path, "providers.")
+		if !ok || kind == "providersThrottleDuration" {
+			continue
+		}
+		p, reload, err := buildProvider(kind, next, r.log)
+		if err != nil {
+			return nil, err
+		}
+		built[kind] = builtProvider{p, reload}
+	}
+	return built, nil
+}
+
+// swapProviders applies the providers.* changes of apply: the aggregator
+// runs each built provider instead of the one of its section (or stops
+// it, the section gone), and takes eff's providersThrottleDuration.
+func (r *reloader) swapProviders(apply []static.Change, built map[string]builtProvider, eff *static.Configuration) {
 	for _, ch := range apply {
 		kind, ok := strings.CutPrefix(ch.Path, "providers.")
 		switch {
@@ -246,34 +282,6 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 			}
 		}
 	}
-	if lv := eff.Log; lv != nil {
-		level, _ := parseLevel(lv.Level) // checked by loadStatic
-		r.level.Set(level)
-	} else {
-		r.level.Set(slog.LevelInfo)
-	}
-	for _, rm := range removed {
-		if _, err := rm.set.RemoveEntryPoint(rm.name, 0); err != nil {
-			r.log.Warn("static configuration reload: remove entrypoint", "entrypoint", rm.name, "error", err)
-		}
-	}
-	if oldAPI != nil && oldAPI != api {
-		oldAPI.Close()
-	}
-	r.cfg, r.refused = eff, refused
-	rl := static.Reload{At: at, Trigger: trigger, Applied: apply, Refused: refused, Outcome: static.ReloadApplied}
-	switch {
-	case len(apply) == 0:
-		rl.Outcome = static.ReloadRefused
-	case len(refused) > 0:
-		rl.Outcome = static.ReloadPartial
-	}
-	r.record(rl)
-	for _, f := range refused {
-		r.log.Warn("static configuration reload: change not applied live; the running value is kept", "field", f.Path, "change", f.Kind, "reason", f.Reason)
-	}
-	r.log.Info("static configuration reloaded", "trigger", trigger, "outcome", rl.Outcome, "revision", r.statusNow().Revision,
-		"applied", paths(apply), "refused", refusedPaths(refused), "took", time.Since(at).Round(time.Millisecond))
 }
 
 // builtProvider is a provider built for a reload, with the file
@@ -292,78 +300,6 @@ func providerName(kind string) string {
 		}
 	}
 	return kind
-}
-
-// openEntryPoints adds the added TCP entrypoints of apply and replaces the
-// changed ones; one that fails (a bind error, an invalid option) moves to
-// refused with the error. It returns the entrypoints to remove once the new
-// table is in.
-func (r *reloader) openEntryPoints(ctx context.Context, apply []static.Change, refused []static.Refusal, next *static.Configuration) ([]static.Change, []static.Refusal, []removal) {
-	var eps []static.Change
-	for _, ch := range apply {
-		if strings.HasPrefix(ch.Path, "entryPoints.") {
-			eps = append(eps, ch)
-		}
-	}
-	redirects := func(ch static.Change) bool {
-		ep := next.EntryPoints[strings.TrimPrefix(ch.Path, "entryPoints.")]
-		return ep != nil && ep.HTTP != nil && ep.HTTP.Redirections != nil
-	}
-	slices.SortStableFunc(eps, func(a, b static.Change) int {
-		ra, rb := redirects(a), redirects(b)
-		switch {
-		case ra == rb:
-			return 0
-		case rb:
-			return -1
-		}
-		return 1
-	})
-	var removed []removal
-	failed := map[string]error{}
-	for _, ch := range eps {
-		name := strings.TrimPrefix(ch.Path, "entryPoints.")
-		old, nu := r.cfg.EntryPoints[name], next.EntryPoints[name]
-		var err error
-		switch {
-		case ch.Kind == static.Added:
-			err = r.setOf(nu).AddEntryPoint(ctx, name, nu)
-		case ch.Kind == static.Removed:
-			removed = append(removed, removal{r.setOf(old), name})
-		case isUDP(old) == isUDP(nu):
-			_, err = r.setOf(nu).ReplaceEntryPoint(ctx, name, nu, 0)
-		default: // TCP <-> UDP: the new one opened, the old one removed
-			if err = r.setOf(nu).AddEntryPoint(ctx, name, nu); err == nil {
-				removed = append(removed, removal{r.setOf(old), name})
-			}
-		}
-		if err != nil {
-			failed[ch.Path] = err
-		}
-	}
-	apply = slices.DeleteFunc(apply, func(ch static.Change) bool {
-		err := failed[ch.Path]
-		if err != nil {
-			refused = append(refused, static.Refusal{Change: ch, Reason: err.Error()})
-		}
-		return err != nil
-	})
-	return apply, refused, removed
-}
-
-// removal is an entrypoint to remove once the new table is in, and the
-// server (TCP or UDP) that serves it.
-type removal struct {
-	set  entryPointSet
-	name string
-}
-
-// setOf returns the server of ep: UDP ("…/udp") or TCP.
-func (r *reloader) setOf(ep *static.EntryPoint) entryPointSet {
-	if isUDP(ep) {
-		return r.udp
-	}
-	return r.eps
 }
 
 // compose returns next with every refused section set back to its value in
@@ -440,8 +376,8 @@ func (r *reloader) rebuildInternals(eff *static.Configuration) (map[string]http.
 		var err error
 		if r.in.startLive(r.src) {
 			// The first api section: the dataplane counts for it from the
-			// generation restatic builds next.
-			r.app.observeAlso(r.in.live)
+			// generation ReloadStatic builds next.
+			r.inst.ObserveAlso(r.in.live)
 		}
 		if api, err = newAPI(eff, r.log, r.src, r.in.sampler); err != nil {
 			return nil, nil, err

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,18 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
-	tlscerts "github.com/gantry-proxy/gantry/dataplane/certs"
-	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dashboard"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
-	"github.com/gantry-proxy/gantry/dataplane/observe"
-	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
-	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/instance"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/consul"
 	"github.com/gantry-proxy/gantry/router"
@@ -70,18 +64,19 @@ func runCmd(ctx context.Context, c cliArgs, environ []string, stderr io.Writer) 
 	return 0
 }
 
-// serve wires and runs everything (design.md §2.4): store, pool, the last
-// good configuration compiled and swapped in before any provider reports,
-// the entrypoints, then the providers through the aggregator. It returns
+// serve runs one Gantry process (design.md §2.4): it wires an
+// instance.Instance to the providers, the internal services and the
+// telemetry c configures, starts it (the last good configuration serves
+// before any provider reports), then follows the signals until it returns:
 // nil after a graceful shutdown on SIGTERM/SIGINT (or ctx's end), or after
 // draining once SIGUSR2 started a new binary that serves (upgrade.go).
 //
 // Started by an upgrade (handoff.EnvFDs set), it serves on the inherited
 // sockets and tells the old process it is ready once its entrypoints serve
-// and its first configuration is applied.
+// and its first configuration is applied (instance.Wiring.Inherited).
 //
 // SIGHUP, or a change of ro.file, reloads the static configuration live
-// (reload.go).
+// (reload.go); SIGUSR1 reopens the access log.
 func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro reloadOptions) error {
 	fb := ro.flush
 	if fb == nil {
@@ -96,9 +91,40 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	}
 	_ = os.Unsetenv(handoff.EnvFDs)
 	_ = os.Unsetenv(handoff.EnvReady)
-	defer inherited.Unused()       // sockets left when serve fails early
-	exe, exeErr := os.Executable() // the path: SIGUSR2 runs what is there then
+	defer inherited.Unused() // sockets left when serve fails early
 
+	p := &process{log: log, fb: fb, file: ro.file, sigs: sigs, staticChanged: make(chan struct{}, 1)}
+	p.exe, p.exeErr = os.Executable() // the path: SIGUSR2 runs what is there then
+	defer p.close()
+	if err := p.start(ctx, c, ro, inherited); err != nil {
+		return err
+	}
+	p.run(ctx)
+	return nil
+}
+
+// process is what serve holds while it runs.
+type process struct {
+	log           *slog.Logger
+	fb            *flushBudget // the shutdown's telemetry flush budget
+	file          string       // the static configuration file ("": none)
+	sigs          chan os.Signal
+	staticChanged chan struct{} // the static configuration file changed
+	exe           string        // for SIGUSR2
+	exeErr        error
+
+	db   *store.DB
+	inst *instance.Instance
+	in   *internals
+	tel  *telemetry
+	rl   *reloader
+}
+
+// start opens the store, builds the instance and what it is wired to (the
+// providers, the ACME manager, the internal services, the telemetry, the
+// cluster registration, the static file watcher), and starts it.
+func (p *process) start(ctx context.Context, c *static.Configuration, ro reloadOptions, inherited *handoff.Inherited) error {
+	log := p.log
 	path, history := defaultStorePath, 0
 	if c.Store != nil {
 		if c.Store.Path != "" {
@@ -110,10 +136,11 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	p.db = db
+	p.inst = instance.New(c, instance.Options{Log: log, Store: db,
+		Counts: func(t *router.Table) *store.Counts { return dashboard.Counts(t) }})
+	agg := p.inst.Providers()
 
-	pool := dataplane.NewPool(log.With("component", "pool"), dataplane.PoolOptions{ServersTransport: c.ServersTransport})
-	defer pool.Close()
 	set, err := buildProviders(c, log)
 	if err != nil {
 		return err
@@ -129,26 +156,15 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		certs.set(m)
 		set.list = append(set.list, m)
 	}
-	var debounce time.Duration
-	if c.Providers != nil && c.Providers.ProvidersThrottleDuration != nil {
-		debounce = c.Providers.ProvidersThrottleDuration.D()
-	}
-	agg := providers.NewAggregator(log, debounce, set.list...)
-	active := router.NewActive()
-	rl := &reloader{log: log, level: ro.level, load: ro.load, file: ro.file, cfg: c, agg: agg, certs: certs, kv: db, fileReload: set.fileReload}
+	rl := &reloader{log: log, level: ro.level, load: ro.load, file: ro.file, cfg: c, agg: agg, inst: p.inst, certs: certs, kv: db, fileReload: set.fileReload}
 	rl.status = static.ReloadStatus{Revision: 1, File: ro.file, Since: time.Now()}
-	var dynamic atomic.Pointer[entrypoints.Manager] // set once the entrypoints listen
+	p.rl = rl
 	mig := &migrationHolder{}
-	for _, p := range set.list {
-		mig.set(p)
+	for _, pr := range set.list {
+		mig.set(pr)
 	}
-	src := internalSources{active: active, pool: pool, sources: agg, history: db, certificates: certs, reloads: rl.statusNow, started: time.Now(), migration: mig,
-		dynamic: func() map[string]*static.EntryPoint {
-			if m := dynamic.Load(); m != nil {
-				return m.Serving()
-			}
-			return nil
-		}}
+	src := internalSources{active: p.inst.Active(), pool: p.inst.Pool(), sources: agg, history: db, certificates: certs,
+		reloads: rl.statusNow, started: time.Now(), migration: mig, dynamic: p.inst.DynamicEntryPoints}
 	var reg *consul.Registration
 	if c.Cluster != nil && c.Cluster.Consul != nil {
 		if reg, err = newRegistration(c, log); err != nil {
@@ -156,172 +172,82 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 		}
 		src.cluster = reg
 	}
-	in, err := newInternals(c, log, src)
-	if err != nil {
+	if p.in, err = newInternals(c, log, src); err != nil {
 		return err
 	}
-	in.flush = fb
-	defer in.close()
+	p.in.flush = p.fb
+	rl.in, rl.src = p.in, src
 
-	observers := in.observers()
-	var accessLog *observe.AccessLog
-	reopen := func() {} // SIGUSR1: reopen the access log file (logrotate)
-	if c.AccessLog != nil {
-		w, closeW, err := accessLogWriter(c.AccessLog)
-		if err != nil {
-			return err
-		}
-		defer closeW()
-		if _, ok := w.(*observe.File); ok {
-			reopen = func() { // the lines buffered so far go to the renamed file first
-				if err := accessLog.Reopen(); err != nil {
-					log.Error("SIGUSR1: reopen the access log", "error", err)
-					return
-				}
-				log.Info("SIGUSR1: reopened the access log", "path", c.AccessLog.FilePath)
-			}
-		}
-		if accessLog, err = observe.NewAccessLog(w, c.AccessLog); err != nil {
-			return err
-		}
-		if c.AccessLog.OTLP != nil {
-			l, err := observe.NewOTLPLogs(ctx, "accessLog.otlp", c.AccessLog.OTLP, versionString())
-			if err != nil {
-				return err
-			}
-			defer func() { // flush the records still queued, bounded
-				if err := l.Shutdown(fb.context()); err != nil {
-					log.Warn("accessLog.otlp: flush at shutdown", "error", err)
-				}
-			}()
-			accessLog.SetOTLP(l)
-		}
-		observers = append(observers, accessLog)
+	w := instance.Wiring{Providers: set.list, Inherited: inherited}
+	if p.tel, err = openTelemetry(ctx, c, log, p.in, p.fb, certs, &w); err != nil {
+		return err
 	}
-	obs := observe.Tee(observers...)
-	var tracing *observe.Tracing
-	if c.Tracing != nil {
-		if tracing, err = observe.NewTracing(ctx, c.Tracing); err != nil {
-			return err
-		}
-		defer func() { // flush the spans still queued, bounded
-			if err := tracing.Shutdown(fb.context()); err != nil {
-				log.Warn("tracing: flush at shutdown", "error", err)
-			}
-		}()
-	}
-
-	app := &applier{
-		log:    log,
-		pool:   pool,
-		active: active,
-		store:  db,
-		genOpts: dataplane.GenerationOptions{
-			Log:                   log,
-			Observer:              obs,
-			Tracing:               tracing,
-			Internal:              in.handlers,
-			EntryPointMiddlewares: entryPointMiddlewares(c),
-			NotFound:              entryPointNotFound(c),
-		},
-		ropts: routerOptions(c),
-		epTLS: entryPointTLS(c),
-	}
-	if in.metrics != nil || in.otlp != nil {
-		app.reloaded = func(at time.Time) {
-			in.reloaded(at)
-			if in.metrics == nil {
-				return
-			}
-			// Drop the series of routers and services that are gone.
-			if m := active.Load().Merged(); m != nil && m.Config != nil && m.Config.HTTP != nil {
-				c := m.Config
-				in.metrics.Keep(func(n string) bool { _, ok := c.HTTP.Routers[n]; return ok },
-					func(n string) bool { _, ok := c.HTTP.Services[n]; return ok })
-			} else {
-				in.metrics.Keep(func(string) bool { return false }, func(string) bool { return false })
-			}
-		}
-	}
-	app.certFiles = tlscerts.NewCertFiles(log.With("component", "certfiles"))
-	stapler := tlscerts.NewStapler(log.With("component", "ocsp"), nil)
-	app.genOpts.Stapler = stapler
-	app.genOpts.Challenges = certs
-	app.observe = certs.Observe
-	defer app.close()
+	w.Listeners = applyListeners(p.inst, p.in, certs, reg)
 	if reg != nil {
-		app.applied = reg.SetVersion
+		w.Components = append(w.Components, instance.Component{Name: "cluster registration", Run: reg.Run})
 	}
+	if p.file != "" {
+		if sw, err := newStaticWatcher(p.file, log); err == nil {
+			w.Components = append(w.Components, p.staticWatcher(sw))
+		} else {
+			log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
+		}
+	}
+	return p.inst.Start(ctx, w)
+}
 
-	first := make(chan struct{}) // closed at the first configuration applied
-	var firstOnce sync.Once
-	applied := func() { firstOnce.Do(func() { close(first) }) }
-	if len(set.list) == 0 {
-		applied() // no provider will ever report
-	}
-	switch m, err := db.LastGood(ctx); {
-	case err == nil:
-		agg.Seed(m)
-		app.apply(ctx, m, false)
-		applied()
-		log.Info("restored the last good configuration", "version", m.Version)
-	case errors.Is(err, store.ErrNotFound):
-	default:
-		log.Warn("read the last good configuration", "error", err)
-	}
+// staticWatcher is the component telling run that the static
+// configuration file changed (staticChanged).
+func (p *process) staticWatcher(sw *staticWatcher) instance.Component {
+	return instance.Component{Name: "static configuration watcher", Run: func(ctx context.Context) error {
+		err := sw.run(ctx, func() {
+			select {
+			case p.staticChanged <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			p.log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
+		}
+		return nil
+	}}
+}
 
-	tcpEPs, udpEPs := splitEntryPoints(c)
-	srv, err := dataplane.NewServer(log, active, tcpEPs, obs)
-	if err != nil {
-		return err
+// close releases what start opened, also after a failed start: the
+// telemetry's flushes, the internal services, then the instance (its
+// generation, pool and store; nothing left to drain after run).
+func (p *process) close() {
+	if p.tel != nil {
+		p.tel.close()
 	}
-	srv.SetChallenges(certs, http01EntryPoints(c)...)
-	srv.SetTracing(tracing) // spans for requests no router matches
-	srv.Inherit(inherited)
-	if err := srv.Start(ctx); err != nil {
-		return err
+	if p.in != nil {
+		p.in.close()
 	}
-	udpSrv := udpproxy.NewServer(log, active, udpEPs)
-	udpSrv.Inherit(inherited)
-	if err := udpSrv.Start(ctx); err != nil {
-		_ = srv.Shutdown(ctx)
-		return err
+	switch {
+	case p.inst != nil:
+		_ = p.inst.Shutdown(context.Background())
+	case p.db != nil:
+		_ = p.db.Close()
 	}
-	dyn, err := entrypoints.New(log.With("component", "entrypoints"), c, srv, udpSrv)
-	if err != nil {
-		_ = srv.Shutdown(ctx)
-		_ = udpSrv.Shutdown(ctx)
-		return err
-	}
-	dynamic.Store(dyn)
-	app.serveDynamic(ctx, dyn) // the stored configuration's dynamic entrypoints
-	if keys := inherited.Unused(); len(keys) > 0 {
-		log.Info("upgrade: inherited sockets this configuration does not use were closed", "sockets", keys)
-	}
-	rl.app, rl.in, rl.src, rl.eps, rl.udp = app, in, src, srv, udpSrv
+}
 
+// run follows the signals until the process is to stop, then shuts the
+// instance down (shutdown).
+//
+//   - SIGUSR1 reopens the access log; SIGHUP, or a change of the static
+//     file, reloads the static configuration (deferred while a binary
+//     upgrade runs), SIGHUP the file provider too.
+//   - SIGUSR2 starts a binary upgrade; once the new process serves, this
+//     one drains its connections (HandedOver) and stops. A failed upgrade
+//     keeps it serving.
+//   - SIGTERM, SIGINT or ctx's end stops it.
+func (p *process) run(ctx context.Context) {
+	log := p.log
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		_ = agg.Run(runCtx, func(ctx context.Context, m *providers.Merged) { app.apply(ctx, m, true); applied() })
-	})
-	if inherited != nil {
-		wg.Go(func() {
-			select {
-			case <-first:
-			case <-runCtx.Done():
-				return
-			}
-			if err := inherited.Ready(); err != nil {
-				log.Error("upgrade: tell the old process this one serves", "error", err)
-				return
-			}
-			log.Info("upgrade: serving; the old process drains", "pid", os.Getpid())
-		})
-	}
-	up := &upgrader{log: log, exe: exe, store: db, timeout: upgradeReadyTimeout,
-		sockets: []func() ([]handoff.Socket, error){srv.Sockets, udpSrv.Sockets}}
+	var wg sync.WaitGroup // the upgrade and the second signal's watch
+	defer wg.Wait()
+	up := &upgrader{log: log, exe: p.exe, store: p.db, timeout: upgradeReadyTimeout, sockets: p.inst.Sockets}
 	upCtx, upCancel := context.WithCancel(runCtx)
 	defer upCancel()
 	upgraded := make(chan error, 1)
@@ -336,59 +262,23 @@ func serve(ctx context.Context, c *static.Configuration, log *slog.Logger, ro re
 			deferred = trigger
 			return
 		}
-		rl.reload(runCtx, trigger)
+		p.rl.reload(runCtx, trigger)
 	}
-	wg.Go(func() {
-		_ = app.certFiles.Run(runCtx, func() { app.reapply(runCtx) })
-	})
-	wg.Go(func() { _ = stapler.Run(runCtx) })
-	if reg != nil {
-		wg.Go(func() { _ = reg.Run(runCtx) })
-	}
-	if accessLog != nil {
-		wg.Go(func() {
-			if err := accessLog.Run(runCtx); err != nil {
-				log.Error("access log stopped", "error", err)
-			}
-		})
-	}
-	staticChanged := make(chan struct{}, 1)
-	if ro.file != "" {
-		sw, err := newStaticWatcher(ro.file, log)
-		if err == nil {
-			wg.Go(func() {
-				err := sw.run(runCtx, func() {
-					select {
-					case staticChanged <- struct{}{}:
-					default:
-					}
-				})
-				if err != nil {
-					log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
-				}
-			})
-		} else {
-			log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
-		}
-	}
-
-wait:
 	for {
 		select {
-		case s := <-sigs:
-			if s == syscall.SIGUSR1 {
-				reopen()
-				continue
-			}
-			if s == syscall.SIGUSR2 {
+		case s := <-p.sigs:
+			switch s {
+			case syscall.SIGUSR1:
+				p.tel.reopen()
+			case syscall.SIGUSR2:
 				switch {
-				case exeErr != nil:
-					log.Error("SIGUSR2: binary upgrade impossible: executable path unknown", "error", exeErr)
+				case p.exeErr != nil:
+					log.Error("SIGUSR2: binary upgrade impossible: executable path unknown", "error", p.exeErr)
 				case upgrading:
 					log.Warn("SIGUSR2: a binary upgrade is already in progress")
 				default:
 					upgrading = true
-					log.Info("SIGUSR2: upgrading the binary", "executable", exe)
+					log.Info("SIGUSR2: upgrading the binary", "executable", p.exe)
 					wg.Go(func() {
 						pid, err := up.run(upCtx)
 						if err == nil {
@@ -397,26 +287,27 @@ wait:
 						upgraded <- err
 					})
 				}
-				continue
-			}
-			if s == syscall.SIGHUP {
+			case syscall.SIGHUP:
 				log.Info("SIGHUP: reloading the static configuration and the file provider")
 				reload(triggerSignal)
-				if rl.fileReload != nil {
-					rl.fileReload()
+				if p.rl.fileReload != nil {
+					p.rl.fileReload()
 				}
-				continue
+			default:
+				log.Info("shutting down", "signal", s.String())
+				upCancel() // an upgrade in progress is abandoned (its process killed)
+				p.shutdown(ctx, &wg)
+				return
 			}
-			log.Info("shutting down", "signal", s.String())
-			break wait
-		case <-staticChanged:
-			log.Info("static configuration file changed; reloading it", "file", ro.file)
+		case <-p.staticChanged:
+			log.Info("static configuration file changed; reloading it", "file", p.file)
 			reload(triggerFile)
 		case err := <-upgraded:
 			upgrading = false
 			if err == nil {
-				srv.HandedOver() // connections it accepted last are served
-				break wait
+				p.inst.HandedOver() // connections it accepted last are served
+				p.shutdown(ctx, &wg)
+				return
 			}
 			log.Error("upgrade failed; this process keeps serving", "error", err)
 			if deferred != "" {
@@ -425,25 +316,34 @@ wait:
 			}
 		case <-ctx.Done():
 			log.Info("shutting down", "reason", context.Cause(ctx))
-			break wait
+			upCancel()
+			p.shutdown(ctx, &wg)
+			return
 		}
 	}
-	upCancel() // an upgrade in progress is abandoned (its process killed)
-	if in.ping != nil {
-		in.ping.terminating.Store(true)
+}
+
+// shutdown drains the instance within the longest grace period of the
+// running entrypoints plus shutdownMargin; a second SIGTERM/SIGINT cuts
+// the grace period and the telemetry flush. The API is closed first: its
+// WebSockets would otherwise hold the grace period (the OTLP push waits
+// until after the drain, close).
+func (p *process) shutdown(ctx context.Context, wg *sync.WaitGroup) {
+	if p.in.ping != nil {
+		p.in.ping.terminating.Store(true)
 	}
-	in.closeAPI() // dashboard WebSockets would otherwise hold the grace period; the OTLP push is deferred past the drain
+	p.in.closeAPI()
 	// After an upgrade, upgraded connections get upgradedGraceTimeOut.
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), max(maxGrace(rl.cfg), srv.ShutdownBound())+shutdownMargin)
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), max(maxGrace(p.rl.cfg), p.inst.ShutdownBound())+shutdownMargin)
 	defer scancel()
 	wg.Go(func() { // a second SIGTERM/SIGINT (Ctrl-C again) cuts the grace period
 		for {
 			select {
-			case s := <-sigs:
+			case s := <-p.sigs:
 				if s != syscall.SIGHUP && s != syscall.SIGUSR1 && s != syscall.SIGUSR2 {
-					log.Warn("second signal: closing connections now", "signal", s.String())
+					p.log.Warn("second signal: closing connections now", "signal", s.String())
 					scancel()
-					fb.cut() // and no telemetry flush after the drain
+					p.fb.cut() // and no telemetry flush after the drain
 					return
 				}
 			case <-sctx.Done():
@@ -451,16 +351,9 @@ wait:
 			}
 		}
 	})
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("shutdown did not finish in time", "error", err)
+	if err := p.inst.Shutdown(sctx); err != nil {
+		p.log.Warn("shutdown did not finish in time", "error", err)
 	}
-	if err := udpSrv.Shutdown(sctx); err != nil {
-		log.Warn("udp shutdown did not finish in time", "error", err)
-	}
-	scancel()
-	cancel()
-	wg.Wait()
-	return nil
 }
 
 // maxGrace returns the longest requestAcceptGraceTimeout + graceTimeOut of
@@ -480,18 +373,6 @@ func maxGrace(c *static.Configuration) time.Duration {
 		longest = max(longest, g+accept)
 	}
 	return longest
-}
-
-// accessLogWriter opens accessLog.filePath for appending, or returns stdout.
-func accessLogWriter(c *static.AccessLog) (io.Writer, func(), error) {
-	if c.FilePath == "" {
-		return os.Stdout, func() {}, nil
-	}
-	f, err := observe.OpenFile(c.FilePath)
-	if err != nil {
-		return nil, nil, fmt.Errorf("accessLog.filePath: %w", err)
-	}
-	return f, func() { f.Close() }, nil
 }
 
 // newRegistration fills cluster's defaults (instanceID "<hostname>-<port>",
@@ -527,7 +408,7 @@ func registrationPort(c *static.Configuration) int {
 	first := 0
 	for _, name := range slices.Sorted(maps.Keys(c.EntryPoints)) {
 		ep := c.EntryPoints[name]
-		if ep == nil || isUDP(ep) {
+		if ep == nil || instance.IsUDP(ep) {
 			continue
 		}
 		addr, _, _ := strings.Cut(ep.Address, "/")
@@ -547,17 +428,4 @@ func registrationPort(c *static.Configuration) int {
 		}
 	}
 	return first
-}
-
-// http01EntryPoints lists the entrypoints the ACME resolvers answer
-// HTTP-01 challenges on (certificatesResolvers.<r>.acme.httpChallenge).
-func http01EntryPoints(c *static.Configuration) []string {
-	var out []string
-	for _, r := range c.CertificatesResolvers {
-		if r != nil && r.ACME != nil && r.ACME.HTTPChallenge != nil && r.ACME.HTTPChallenge.EntryPoint != "" {
-			out = append(out, r.ACME.HTTPChallenge.EntryPoint)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }

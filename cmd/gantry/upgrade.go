@@ -25,8 +25,8 @@ const upgradeReadyTimeout = 30 * time.Second
 // (package handoff); once it reports that it serves, the caller drains.
 type upgrader struct {
 	log     *slog.Logger
-	exe     string                             // resolved at start (os.Executable)
-	sockets []func() ([]handoff.Socket, error) // TCP/HTTP3 and UDP servers
+	exe     string                           // resolved at start (os.Executable)
+	sockets func() ([]handoff.Socket, error) // every listening socket (instance.Sockets)
 	// store is released for the new process (bbolt holds a file lock) and
 	// taken back when the upgrade fails.
 	store interface {
@@ -47,12 +47,9 @@ func (u *upgrader) run(ctx context.Context) (int, error) {
 			_ = s.File.Close()
 		}
 	}()
-	for _, f := range u.sockets {
-		s, err := f()
-		if err != nil {
-			return 0, fmt.Errorf("duplicate the listening sockets: %w", err)
-		}
-		socks = append(socks, s...)
+	socks, err := u.sockets()
+	if err != nil {
+		return 0, fmt.Errorf("duplicate the listening sockets: %w", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

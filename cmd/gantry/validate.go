@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/instance"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/builtin"
@@ -122,7 +123,7 @@ func dynamicProblems(ctx context.Context, l *loaded, stdout io.Writer, log *slog
 			errs = append(errs, err.Error())
 			in = standInInternals(l.Config)
 		}
-		ropts := routerOptions(l.Config)
+		ropts := instance.RouterOptions(l.Config)
 		if dyn, err := entrypoints.New(log, l.Config, nil, nil); err == nil {
 			// The dynamic entrypoints the files ask for, checked against
 			// dynamicEntryPoints.allowed (nothing is bound).
@@ -132,7 +133,7 @@ func dynamicProblems(ctx context.Context, l *loaded, stdout io.Writer, log *slog
 				errs = append(errs, p.String())
 			}
 		}
-		m = entryPointTLS(l.Config).apply(m, ropts.EntryPoints)
+		m = instance.EntryPointTLSOf(l.Config).Apply(m, ropts.EntryPoints)
 		if certs != nil {
 			_, probs := certs.Wants(m.Config)
 			for _, p := range probs {
@@ -148,8 +149,8 @@ func dynamicProblems(ctx context.Context, l *loaded, stdout io.Writer, log *slog
 		gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{
 			Log:                   log,
 			Internal:              in.handlers,
-			EntryPointMiddlewares: entryPointMiddlewares(l.Config),
-			NotFound:              entryPointNotFound(l.Config),
+			EntryPointMiddlewares: instance.EntryPointMiddlewares(l.Config),
+			NotFound:              instance.EntryPointNotFound(l.Config),
 		})
 		t := router.Compile(ctx, m, gen, ropts)
 		gen.Close()

@@ -38,7 +38,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
 // Manager keeps the dynamic entrypoints of a running Gantry in step with
 // the merged configuration. Open and Retire are called by one goroutine at
-// a time (the applier).
+// a time (instance.Instance.Apply).
 type Manager struct {
 	log      *slog.Logger
 	tcp, udp Listeners // udp may be nil: UDP requests are then problems

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/instance"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/file"
 )
@@ -23,14 +25,14 @@ import (
 const pollTimeout = 60 * time.Second
 
 // stack is the in-process reload path with real parts: the file provider
-// on real files, the aggregator, router.Compile with the dataplane
-// Generation, Active.Swap, and an HTTP front end serving the live table of
-// entrypoint "web" to real backends.
+// on real files, and the instance gantry runs (instance.Instance: the
+// aggregator, router.Compile with the dataplane Generation, the swap and
+// the retirement of the old generation), serving entrypoint "web" on a
+// real listener to real backends.
 type stack struct {
-	front    *httptest.Server
+	front    string                      // "http://<web's address>"
 	backends map[string]*httptest.Server // name -> backend answering "backend <name>"
-	mu       sync.Mutex
-	applied  int
+	applied  atomic.Int64                // configurations applied
 }
 
 func newStack(t *testing.T, opts static.File, backendNames ...string) *stack {
@@ -52,28 +54,24 @@ func newStackWith(t *testing.T, opts static.File, more []providers.Provider, bac
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := newSwapper()
-	s.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw.active.Load().Handler("web").ServeHTTP(w, r)
-	}))
-	agg := providers.NewAggregator(log, 10*time.Millisecond, append([]providers.Provider{fp}, more...)...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = agg.Run(ctx, func(ctx context.Context, m *providers.Merged) {
-			sw.apply(ctx, m)
-			s.mu.Lock()
-			s.applied++
-			s.mu.Unlock()
-		})
-	}()
+	debounce := config.Duration(10 * time.Millisecond)
+	c := &static.Configuration{
+		EntryPoints: map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}},
+		Providers:   &static.Providers{ProvidersThrottleDuration: &debounce},
+	}
+	inst := instance.New(c, instance.Options{Log: log})
 	t.Cleanup(func() {
-		cancel()
-		<-done
-		s.front.Close()
-		sw.close()
+		if err := inst.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
 	})
+	if err := inst.Start(context.Background(), instance.Wiring{
+		Providers: append([]providers.Provider{fp}, more...),
+		Listeners: []instance.Listener{instance.ListenerFunc(func(context.Context, *providers.Merged, time.Time) { s.applied.Add(1) })},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.front = "http://" + inst.Addrs("web")[0].String()
 	return s
 }
 
@@ -88,7 +86,7 @@ func (s *stack) get(host string) (int, string, error) {
 
 // getH is get returning the response headers too.
 func (s *stack) getH(host string) (int, string, http.Header, error) {
-	req, _ := http.NewRequest(http.MethodGet, s.front.URL+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, s.front+"/", nil)
 	req.Host = host
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -233,9 +231,7 @@ func TestServedConfigMapAndRecreatedDirectory(t *testing.T) {
 	if err := os.Rename(dir, filepath.Join(parent, "old")); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	before := s.applied
-	s.mu.Unlock()
+	before := s.applied.Load()
 	s.expect(t, "directory deleted: still served", "a.test", "two")
 	// Recreated with new content.
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -243,9 +239,7 @@ func TestServedConfigMapAndRecreatedDirectory(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "app.yml"), conf("a", s.url("three")))
 	s.expect(t, "directory recreated", "a.test", "three")
-	s.mu.Lock()
-	after := s.applied
-	s.mu.Unlock()
+	after := s.applied.Load()
 	if after <= before {
 		t.Errorf("no apply after recreation (%d, %d)", before, after)
 	}

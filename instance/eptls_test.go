@@ -1,4 +1,4 @@
-package main
+package instance
 
 import (
 	"reflect"
@@ -14,7 +14,7 @@ import (
 // without tls is split per entrypoint; the input is not modified.
 func TestEntryPointTLS(t *testing.T) {
 	le := &config.RouterTLSConfig{CertResolver: "le", Domains: []config.Domain{{Main: "example.com"}}}
-	e := epTLS{"websecure": le}
+	e := EntryPointTLS{"websecure": le}
 	eps := []router.EntryPoint{{Name: "web"}, {Name: "websecure", AsDefault: true}}
 	in := &providers.Merged{Version: "v1", Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
 		"plain@docker":   {Rule: "Host(`a`)", EntryPoints: []string{"web"}},
@@ -22,7 +22,7 @@ func TestEntryPointTLS(t *testing.T) {
 		"own@docker":     {Rule: "Host(`c`)", EntryPoints: []string{"websecure"}, TLS: &config.RouterTLSConfig{Options: "modern"}},
 		"both@docker":    {Rule: "Host(`d`)", EntryPoints: []string{"web", "websecure"}},
 	}}}, Origins: map[string]string{"router both@docker": "container d label x"}}
-	out := e.apply(in, eps)
+	out := e.Apply(in, eps)
 	rs := out.Config.HTTP.Routers
 	if rs["plain@docker"].TLS != nil {
 		t.Errorf("router on web only got tls %+v", rs["plain@docker"].TLS)
@@ -49,7 +49,7 @@ func TestEntryPointTLS(t *testing.T) {
 	if out.Version != "v1" {
 		t.Errorf("version %q", out.Version)
 	}
-	if got := (epTLS{}).apply(in, eps); got != in {
+	if got := (EntryPointTLS{}).Apply(in, eps); got != in {
 		t.Errorf("without entrypoint tls: a copy was made")
 	}
 }

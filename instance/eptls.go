@@ -1,4 +1,4 @@
-package main
+package instance
 
 import (
 	"maps"
@@ -11,12 +11,13 @@ import (
 	"github.com/gantry-proxy/gantry/router"
 )
 
-// epTLS is entryPoints.<ep>.http.tls per entrypoint name (only those set).
-type epTLS map[string]*config.RouterTLSConfig
+// EntryPointTLS is entryPoints.<ep>.http.tls per entrypoint name (only
+// those set).
+type EntryPointTLS map[string]*config.RouterTLSConfig
 
-// entryPointTLS collects entryPoints.<ep>.http.tls.
-func entryPointTLS(c *static.Configuration) epTLS {
-	out := epTLS{}
+// EntryPointTLSOf collects entryPoints.<ep>.http.tls of c.
+func EntryPointTLSOf(c *static.Configuration) EntryPointTLS {
+	out := EntryPointTLS{}
 	for name, ep := range c.EntryPoints {
 		if ep != nil && ep.HTTP != nil && ep.HTTP.TLS != nil {
 			out[name] = ep.HTTP.TLS
@@ -25,7 +26,7 @@ func entryPointTLS(c *static.Configuration) epTLS {
 	return out
 }
 
-// apply returns m with entryPoints.<ep>.http.tls given to every HTTP
+// Apply returns m with entryPoints.<ep>.http.tls given to every HTTP
 // router that has no tls section of its own, as Traefik does (a router's
 // own tls replaces the entrypoint's entirely): a router whose entrypoints
 // (explicit, else the default ones) all carry the same tls gets it; a
@@ -34,7 +35,7 @@ func entryPointTLS(c *static.Configuration) epTLS {
 // (Traefik's naming). m itself is not modified; without any entrypoint tls
 // m is returned as is.
 // Source: https://doc.traefik.io/traefik/reference/routing-configuration/http/tls/overview/
-func (e epTLS) apply(m *providers.Merged, eps []router.EntryPoint) *providers.Merged {
+func (e EntryPointTLS) Apply(m *providers.Merged, eps []router.EntryPoint) *providers.Merged {
 	if len(e) == 0 || m == nil || m.Config == nil || m.Config.HTTP == nil {
 		return m
 	}

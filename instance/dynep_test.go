@@ -1,4 +1,4 @@
-package main
+package instance
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (o *orderCheck) RemoveEntryPoint(name string, grace time.Duration) (<-chan 
 	return o.Server.RemoveEntryPoint(name, grace)
 }
 
-// Through the applier: a container's entrypoint is bound before the table
+// Through Apply: a container's entrypoint is bound before the table
 // routing it is swapped in, its router answers on it (and only on it, not
 // being a default entrypoint), a request outside the allow-list is a
 // problem of the served configuration and binds nothing, and once no
@@ -63,14 +63,14 @@ func TestApplyOpensDynamicEntryPointsFirst(t *testing.T) {
 	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "app") }))
 	defer be.Close()
 	log := slog.New(slog.DiscardHandler)
-	pool := dataplane.NewPool(log, dataplane.PoolOptions{})
-	defer pool.Close()
-	active := router.NewActive()
 	port, outside := freePort(t), freePort(t)
 	c := &static.Configuration{
 		EntryPoints:        map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}},
 		DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{"127.0.0.1:" + strconv.Itoa(port)}},
 	}
+	a := New(c, Options{Log: log})
+	defer a.Shutdown(context.Background())
+	active := a.Active()
 	srv, err := dataplane.NewServer(log, active, c.EntryPoints, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,6 @@ func TestApplyOpensDynamicEntryPointsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown(context.Background())
-	a := &applier{log: log, pool: pool, active: active, ropts: routerOptions(c)}
-	defer a.close()
 	oc := &orderCheck{Server: srv, active: active}
 	dyn, err := entrypoints.New(log, c, oc, nil)
 	if err != nil {
@@ -165,20 +163,20 @@ func get(t *testing.T, addr string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// A live static reload narrowing dynamicEntryPoints.allowed (restatic)
+// A live static reload narrowing dynamicEntryPoints.allowed (ReloadStatic)
 // closes, after the swap, the dynamic entrypoint it no longer permits, and
 // the served configuration says why.
 func TestRestaticNarrowsDynamicEntryPoints(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	pool := dataplane.NewPool(log, dataplane.PoolOptions{})
-	defer pool.Close()
-	active := router.NewActive()
 	port := freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	c := &static.Configuration{
 		EntryPoints:        map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}},
 		DynamicEntryPoints: &static.DynamicEntryPoints{Allowed: []string{addr}},
 	}
+	a := New(c, Options{Log: log})
+	defer a.Shutdown(context.Background())
+	active := a.Active()
 	srv, err := dataplane.NewServer(log, active, c.EntryPoints, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -187,8 +185,6 @@ func TestRestaticNarrowsDynamicEntryPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown(context.Background())
-	a := &applier{log: log, pool: pool, active: active, ropts: routerOptions(c)}
-	defer a.close()
 	dyn, err := entrypoints.New(log, c, srv, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +198,7 @@ func TestRestaticNarrowsDynamicEntryPoints(t *testing.T) {
 	}
 	narrowed := *c
 	narrowed.DynamicEntryPoints = &static.DynamicEntryPoints{Allowed: []string{"127.0.0.1:1"}}
-	a.restatic(context.Background(), &narrowed, nil)
+	a.ReloadStatic(context.Background(), &narrowed, nil)
 	if !refused(addr) {
 		t.Error("still listening after the allow-list no longer permits it")
 	}
