@@ -396,13 +396,8 @@ func getOne[T any](w http.ResponseWriter, r *http.Request, kind string, lookup f
 }
 
 func (a *API) getServices(w http.ResponseWriter, r *http.Request) {
-	v, c := a.view(), newCriterion(r)
-	items := []serviceItem{}
-	for _, n := range v.serviceNames() {
-		if it, _ := v.service(n, true); c.keep(it.Name, it.Status) {
-			items = append(items, it)
-		}
-	}
+	v := a.view()
+	items := list(v.serviceNames(), newCriterion(r), v.service, func(serviceItem) []string { return nil })
 	sortItems(r, items, func(it serviceItem) []string { return []string{it.Name, it.Type, it.Status, it.Provider} })
 	listResponse(w, r, items)
 }
@@ -412,13 +407,8 @@ func (a *API) getService(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getMiddlewares(w http.ResponseWriter, r *http.Request) {
-	v, c := a.view(), newCriterion(r)
-	items := []middlewareItem{}
-	for _, n := range sortedNames(v.http().Middlewares) {
-		if it, _ := v.middleware(n, true); c.keep(it.Name, it.Status) {
-			items = append(items, it)
-		}
-	}
+	v := a.view()
+	items := list(sortedNames(v.http().Middlewares), newCriterion(r), v.middleware, func(middlewareItem) []string { return nil })
 	sortItems(r, items, func(it middlewareItem) []string { return []string{it.Name, it.Type, it.Status, it.Provider} })
 	listResponse(w, r, items)
 }

@@ -126,37 +126,24 @@ func (v *view) configProblems() []providers.Problem {
 			Objects: []string{kind + " " + name}, Message: msg, Severity: sev,
 		})
 	}
-	for _, n := range sortedNames(v.status.Routers) {
-		s := v.status.Routers[n]
-		add("router", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.Services) {
-		s := v.status.Services[n]
-		add("service", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.Middlewares) {
-		s := v.status.Middlewares[n]
-		add("middleware", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.TCPRouters) {
-		s := v.status.TCPRouters[n]
-		add("tcp router", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.TCPServices) {
-		s := v.status.TCPServices[n]
-		add("tcp service", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.TCPMiddlewares) {
-		s := v.status.TCPMiddlewares[n]
-		add("tcp middleware", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.UDPRouters) {
-		s := v.status.UDPRouters[n]
-		add("udp router", n, s.Status, s.Errors)
-	}
-	for _, n := range sortedNames(v.status.UDPServices) {
-		s := v.status.UDPServices[n]
-		add("udp service", n, s.Status, s.Errors)
+	for _, p := range []struct {
+		prefix                string
+		routers               map[string]*router.RouterStatus
+		services, middlewares map[string]*router.ObjectStatus
+	}{
+		{"", v.status.Routers, v.status.Services, v.status.Middlewares},
+		{"tcp ", v.status.TCPRouters, v.status.TCPServices, v.status.TCPMiddlewares},
+		{"udp ", v.status.UDPRouters, v.status.UDPServices, nil},
+	} {
+		for _, n := range sortedNames(p.routers) {
+			add(p.prefix+"router", n, p.routers[n].Status, p.routers[n].Errors)
+		}
+		for _, n := range sortedNames(p.services) {
+			add(p.prefix+"service", n, p.services[n].Status, p.services[n].Errors)
+		}
+		for _, n := range sortedNames(p.middlewares) {
+			add(p.prefix+"middleware", n, p.middlewares[n].Status, p.middlewares[n].Errors)
+		}
 	}
 	// Certificates, TLS options and stores that failed to load (a missing
 	// certFile): the rest of TLS keeps working, the problem is shown here.

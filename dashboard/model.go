@@ -421,20 +421,16 @@ func (a *API) providerNames() []string {
 	}
 	p := st.Providers
 	var out []string
-	if p.File != nil {
-		out = append(out, "File")
-	}
-	if p.Docker != nil {
-		out = append(out, "Docker")
-	}
-	if p.ConsulCatalog != nil {
-		out = append(out, "ConsulCatalog")
-	}
-	if p.Consul != nil {
-		out = append(out, "Consul")
-	}
-	if p.KubernetesGateway != nil {
-		out = append(out, "KubernetesGateway")
+	for _, c := range []struct {
+		set  bool
+		name string
+	}{
+		{p.File != nil, "File"}, {p.Docker != nil, "Docker"}, {p.ConsulCatalog != nil, "ConsulCatalog"},
+		{p.Consul != nil, "Consul"}, {p.KubernetesGateway != nil, "KubernetesGateway"},
+	} {
+		if c.set {
+			out = append(out, c.name)
+		}
 	}
 	return out
 }

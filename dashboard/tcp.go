@@ -102,10 +102,14 @@ func objectStatus(m map[string]*router.ObjectStatus, name string) (string, []str
 	return StatusEnabled, nil, nil
 }
 
-// streamRouter is the item of TCP or UDP router name (rc its
-// configuration, eps its entrypoints): its status in m, the default
-// entrypoints it is on written in (Traefik writes them in), its counters.
-func streamRouter[C any](v *view, rc *C, eps func(*C) *[]string, m map[string]*router.RouterStatus, name string, withName bool) item[C] {
+// streamRouter is the item of TCP or UDP router name of routers (eps its
+// entrypoints): its status in m, the default entrypoints it is on written
+// in (Traefik writes them in), its counters; false when routers has none.
+func streamRouter[C any](v *view, routers map[string]*C, eps func(*C) *[]string, m map[string]*router.RouterStatus, name string, withName bool) (item[C], bool) {
+	rc := routers[name]
+	if rc == nil {
+		return item[C]{}, false
+	}
 	it := item[C]{Conf: rc}
 	it.Stats = v.routerStats(name)
 	it.Status, it.Err, it.Using = routerStatus(m, name)
@@ -117,7 +121,7 @@ func streamRouter[C any](v *view, rc *C, eps func(*C) *[]string, m map[string]*r
 	if withName {
 		it.Name, it.Provider = name, providers.ProviderOf(name)
 	}
-	return it
+	return it, true
 }
 
 // streamService is the item of TCP or UDP service name: its status in m,
@@ -136,21 +140,13 @@ func streamService[C any](sc *C, weighted bool, st *routestats.Stats, m map[stri
 }
 
 func (v *view) tcpRouter(name string, withName bool) (tcpRouterItem, bool) {
-	rc, ok := v.tcp().Routers[name]
-	if !ok || rc == nil {
-		return tcpRouterItem{}, false
-	}
 	eps := func(r *config.TCPRouter) *[]string { return &r.EntryPoints }
-	return streamRouter(v, rc, eps, v.status.TCPRouters, name, withName), true
+	return streamRouter(v, v.tcp().Routers, eps, v.status.TCPRouters, name, withName)
 }
 
 func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
-	rc, ok := v.udp().Routers[name]
-	if !ok || rc == nil {
-		return udpRouterItem{}, false
-	}
 	eps := func(r *config.UDPRouter) *[]string { return &r.EntryPoints }
-	return streamRouter(v, rc, eps, v.status.UDPRouters, name, withName), true
+	return streamRouter(v, v.udp().Routers, eps, v.status.UDPRouters, name, withName)
 }
 
 func (v *view) tcpService(name string, withName bool) (tcpServiceItem, bool) {

@@ -165,25 +165,22 @@ func CheckTemplate(t *static.EntryPoint) error {
 	if t == nil {
 		return nil
 	}
+	h := t.HTTP
+	if h == nil {
+		h = &static.EntryHTTP{}
+	}
 	var bad []string
-	if t.Address != "" {
-		bad = append(bad, "address (each provider's request gives it)")
-	}
-	if t.AsDefault {
-		bad = append(bad, "asDefault (a dynamic entrypoint only serves the routers that name it)")
-	}
-	if h := t.HTTP; h != nil {
-		if len(h.Middlewares) > 0 {
-			bad = append(bad, "http.middlewares")
-		}
-		if h.TLS != nil {
-			bad = append(bad, "http.tls")
-		}
-		if h.Redirections != nil {
-			bad = append(bad, "http.redirections")
-		}
-		if h.NotFound != nil {
-			bad = append(bad, "http.notFound")
+	for _, o := range []struct {
+		set  bool
+		name string
+	}{
+		{t.Address != "", "address (each provider's request gives it)"},
+		{t.AsDefault, "asDefault (a dynamic entrypoint only serves the routers that name it)"},
+		{len(h.Middlewares) > 0, "http.middlewares"}, {h.TLS != nil, "http.tls"},
+		{h.Redirections != nil, "http.redirections"}, {h.NotFound != nil, "http.notFound"},
+	} {
+		if o.set {
+			bad = append(bad, o.name)
 		}
 	}
 	if len(bad) > 0 {
