@@ -23,8 +23,8 @@ type Writer struct {
 	w       http.ResponseWriter
 	header  http.Header
 	catch   func(code int) bool
-	pass1xx bool
 	code    int
+	pass1xx bool
 	wrote   bool
 	caught  bool
 }
