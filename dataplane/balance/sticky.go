@@ -182,13 +182,12 @@ func CookieTemplate(c *config.Cookie) http.Cookie {
 	if c.Path != nil {
 		hc.Path = *c.Path
 	}
-	switch strings.ToLower(c.SameSite) {
-	case "none":
-		hc.SameSite = http.SameSiteNoneMode
-	case "lax":
-		hc.SameSite = http.SameSiteLaxMode
-	case "strict":
-		hc.SameSite = http.SameSiteStrictMode
-	}
+	hc.SameSite = sameSiteByName[strings.ToLower(c.SameSite)] // unknown: unset
 	return hc
+}
+
+// sameSiteByName maps the cookie's sameSite option (lower-cased) to the
+// attribute; any other value leaves it unset.
+var sameSiteByName = map[string]http.SameSite{
+	"none": http.SameSiteNoneMode, "lax": http.SameSiteLaxMode, "strict": http.SameSiteStrictMode,
 }

@@ -117,19 +117,11 @@ func newPolicy(name string, o *config.TLSOptions, conn ConnOf) (p *Policy, warni
 		}
 		p.curves = append(p.curves, id)
 	}
-	switch o.ClientAuth.ClientAuthType {
-	case "", "NoClientCert":
-	case "RequestClientCert":
-		p.clientAuth = tls.RequestClientCert
-	case "RequireAnyClientCert":
-		p.clientAuth = tls.RequireAnyClientCert
-	case "VerifyClientCertIfGiven":
-		p.clientAuth = tls.VerifyClientCertIfGiven
-	case "RequireAndVerifyClientCert":
-		p.clientAuth = tls.RequireAndVerifyClientCert
-	default:
+	ca, ok := clientAuthByName[o.ClientAuth.ClientAuthType]
+	if !ok {
 		return nil, nil, fmt.Errorf("clientAuth.clientAuthType: unknown type %q", o.ClientAuth.ClientAuthType)
 	}
+	p.clientAuth = ca
 	if len(o.ClientAuth.CAFiles) > 0 {
 		p.clientCAs = x509.NewCertPool()
 		for i, f := range o.ClientAuth.CAFiles {
@@ -148,6 +140,14 @@ func newPolicy(name string, o *config.TLSOptions, conn ConnOf) (p *Policy, warni
 	}
 	p.noTickets = o.DisableSessionTickets
 	return p, warnings, nil
+}
+
+// clientAuthByName maps Traefik's clientAuthType names (crypto/tls's
+// constant names; "" is NoClientCert) to their values.
+var clientAuthByName = map[string]tls.ClientAuthType{
+	"": tls.NoClientCert, "NoClientCert": tls.NoClientCert,
+	"RequestClientCert": tls.RequestClientCert, "RequireAnyClientCert": tls.RequireAnyClientCert,
+	"VerifyClientCertIfGiven": tls.VerifyClientCertIfGiven, "RequireAndVerifyClientCert": tls.RequireAndVerifyClientCert,
 }
 
 var curveByName = map[string]tls.CurveID{
