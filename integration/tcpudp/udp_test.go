@@ -144,7 +144,8 @@ func startPidEcho(t *testing.T, socat, addr string) {
 }
 
 // udpSession dials ep and returns ask (one "x\n" datagram sent, the reply
-// read within 1 s, trimmed) and the first answer, waited for (poll).
+// read within 10 s, trimmed: a new session forks a socat child and a shell,
+// slow on a loaded machine) and the first answer, waited for (poll).
 func udpSession(t *testing.T, ep string) (ask func() (string, error), first string) {
 	t.Helper()
 	c, err := net.Dial("udp", ep)
@@ -154,7 +155,7 @@ func udpSession(t *testing.T, ep string) (ask func() (string, error), first stri
 	t.Cleanup(func() { c.Close() })
 	buf := make([]byte, 64)
 	ask = func() (string, error) {
-		_ = c.SetDeadline(time.Now().Add(time.Second))
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 		if _, err := c.Write([]byte("x\n")); err != nil {
 			return "", err
 		}
@@ -178,20 +179,22 @@ func TestUDPSessionIdleTimeout(t *testing.T) {
 	backend := freeUDP(t)
 	startPidEcho(t, socat, backend)
 	ep := freeUDP(t)
-	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 1s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
+	// Seconds, not fractions: a reply on a loaded machine can take a good
+	// part of one, and the pauses must stay well short of the timeout.
+	_, _ = gantry(t, fmt.Sprintf("  web:\n    address: %q\n  udp:\n    address: %q\n    udp:\n      timeout: 3s", harness.FreeAddr(t), ep+"/udp"), udpRouter("udp", backend))
 	ask, first := udpSession(t, ep)
-	for range 4 { // 4 × 400ms: well past the timeout in total, never idle for it
-		time.Sleep(400 * time.Millisecond)
+	for range 4 { // 4 × 1s: past the timeout in total, never idle for it
+		time.Sleep(time.Second)
 		if got, err := ask(); err != nil || got != first {
 			t.Fatalf("within the timeout: %q %v, want the same session %q", got, err, first)
 		}
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(4500 * time.Millisecond)
 	got, err := ask()
 	if err != nil {
 		t.Fatalf("after the timeout: %v (the first datagram of a new session must be answered)", err)
 	}
 	if got == first {
-		t.Fatalf("after 1.5s idle with a 1s timeout the session was kept (%s)", got)
+		t.Fatalf("after 4.5s idle with a 3s timeout the session was kept (%s)", got)
 	}
 }
