@@ -272,12 +272,12 @@ func (s *settings) parseCanary(get getter) {
 }
 
 var (
-	headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]{1,128}$`)
-	cookieName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]{1,128}$`)
+	headerName = lazy(`^[A-Za-z0-9!#$%&'*+.^_|~-]{1,128}$`)
+	cookieName = lazy(`^[A-Za-z0-9!#$%&'*+.^_|~-]{1,128}$`)
 	// targetVar finds nginx variables in a rewrite target.
-	targetVar = regexp.MustCompile(`\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9])`)
-	groupRef  = regexp.MustCompile(`\$\{[0-9]\}`)
-	hostName  = regexp.MustCompile(`^(\*\.)?[a-z0-9]([a-z0-9-]{0,62})?(\.[a-z0-9]([a-z0-9-]{0,62})?)*$`)
+	targetVar = lazy(`\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9])`)
+	groupRef  = lazy(`\$\{[0-9]\}`)
+	hostName  = lazy(`^(\*\.)?[a-z0-9]([a-z0-9-]{0,62})?(\.[a-z0-9]([a-z0-9-]{0,62})?)*$`)
 )
 
 func (s *settings) parseRouting(get getter) {
@@ -338,7 +338,7 @@ func (s *settings) parseRouting(get getter) {
 
 // parseMatching sets *dst to the value of annotation name when re
 // matches it, else refuses it as not what ("a header name").
-func (s *settings) parseMatching(get getter, name string, re *regexp.Regexp, what string, dst *string) {
+func (s *settings) parseMatching(get getter, name string, re *lazyRegexp, what string, dst *string) {
 	if v, ok := get(name); ok {
 		if !re.MatchString(v) {
 			s.refuse(name, "%q is not "+what, v)
@@ -452,7 +452,7 @@ func (s *settings) parseBackend(get getter) {
 	}
 }
 
-var hostPort = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,252})?(:[0-9]{1,5})?$`)
+var hostPort = lazy(`^[a-z0-9]([a-z0-9.-]{0,252})?(:[0-9]{1,5})?$`)
 
 // nginxSize parses an nginx size ("8m", "512k", "1g", "100"), in bytes.
 // Source: https://nginx.org/en/docs/syntax.html
@@ -472,4 +472,4 @@ func nginxSize(v string) (int64, error) {
 	return n * mul, nil
 }
 
-var sizeRe = regexp.MustCompile(`^([0-9]{1,18})([kKmMgG]?)$`)
+var sizeRe = lazy(`^([0-9]{1,18})([kKmMgG]?)$`)

@@ -74,7 +74,7 @@ func (s *settings) parseAuth(get getter) {
 	s.parseText(get, "auth-realm", "\"\\\r\n", "a quote, a backslash or a line break", &s.authRealm)
 }
 
-var queryParam = regexp.MustCompile(`^[A-Za-z0-9_.~-]{1,64}$`)
+var queryParam = lazy(`^[A-Za-z0-9_.~-]{1,64}$`)
 
 func (s *settings) parseAccess(get getter) {
 	name := "whitelist-source-range"
@@ -156,9 +156,10 @@ func (s *settings) parseAffinity(get getter) {
 var (
 	corsDefaultMethods = []string{"GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"}
 	corsDefaultHeaders = []string{"DNT", "Keep-Alive", "User-Agent", "X-Requested-With", "If-Modified-Since", "Cache-Control", "Content-Type", "Range", "Authorization"}
-	corsOrigin         = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
-	corsMethod         = regexp.MustCompile(`^[A-Za-z]{1,32}$`)
-	corsHeader         = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+	corsOrigin         = lazy(`^[a-z][a-z0-9+.-]*://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+	corsMethod         = lazy(`^[A-Za-z]{1,32}$`)
+	corsHeader         = lazy(`^[A-Za-z0-9_-]{1,128}$`)
+	corsExpose         = lazy(`^(\*|[A-Za-z0-9_-]{1,128})$`)
 )
 
 func (s *settings) parseCORS(get getter) {
@@ -195,9 +196,9 @@ func (s *settings) parseCORS(get getter) {
 	}
 	for _, f := range []struct {
 		name string
-		re   *regexp.Regexp
+		re   *lazyRegexp
 		dst  *[]string
-	}{{"cors-allow-methods", corsMethod, &c.methods}, {"cors-allow-headers", corsHeader, &c.headers}, {"cors-expose-headers", regexp.MustCompile(`^(\*|[A-Za-z0-9_-]{1,128})$`), &c.expose}} {
+	}{{"cors-allow-methods", corsMethod, &c.methods}, {"cors-allow-headers", corsHeader, &c.headers}, {"cors-expose-headers", corsExpose, &c.expose}} {
 		l, ok := s.parseList(get, f.name)
 		if !ok {
 			continue
