@@ -66,7 +66,10 @@ func (c criterion) keepRouter(it routerItem) bool {
 
 // paginate returns items[start:end] for the page and per_page query
 // parameters (defaults 1 and 100) and sets X-Next-Page. A bad value, or a
-// page past the end, is an error (answered 400, as Traefik does).
+// page past the end, is an error (answered 400, as Traefik does). Any
+// positive page and per_page are accepted: the page is checked against the
+// item count before (page-1)*per_page is computed, so a client's huge
+// values never overflow it.
 func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) ([]T, error) {
 	perPage, err := intParam(r, "per_page", defaultPerPage)
 	if err != nil {
@@ -76,13 +79,15 @@ func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) ([]T, er
 	if err != nil {
 		return nil, err
 	}
-	start := (page - 1) * perPage
-	if start != 0 && start >= len(items) {
+	// The last page that has items is (len-1)/perPage + 1 (page 1 always
+	// answers, empty or not).
+	if page > 1 && page-1 > (len(items)-1)/perPage {
 		return nil, fmt.Errorf("invalid request: page: %d, per_page: %d", page, perPage)
 	}
-	end := min(start+perPage, len(items))
+	start := (page - 1) * perPage // <= len(items)-1 when page > 1
+	end := start + min(perPage, len(items)-start)
 	next := 1
-	if page*perPage < len(items) {
+	if end < len(items) {
 		next = page + 1
 	}
 	w.Header().Set(nextPageHeader, strconv.Itoa(next))
