@@ -49,6 +49,14 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 	if uc == nil {
 		uc = &config.UDPConfiguration{}
 	}
+	c.tcpDeprecations(tc)
+	c.tcpRoutes(t, perEP, tc, tb)
+	c.udpRoutes(t, uc, tb)
+}
+
+// tcpDeprecations warns on the TCP services and middlewares that use a
+// deprecated field Traefik v3.7 still applies.
+func (c *compiler) tcpDeprecations(tc *config.TCPConfiguration) {
 	for name, s := range tc.Services {
 		// Traefik v3.7 warns about the deprecated load-balancer fields and
 		// ignores them beside a serversTransport (pkg/tcp/dialer.go).
@@ -78,7 +86,13 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 			st.Errors = append(st.Errors, "ipWhiteList is deprecated (Traefik v2 name): it still filters; rename it ipAllowList")
 		}
 	}
+}
 
+// tcpRoutes builds the TCP routers of tc with tb and installs, per TCP
+// entrypoint with any, their plain and TLS muxes in t, with the HTTPS
+// hosts of the HTTP routers placed there (perEP): those decide which of
+// HTTP and TCP a TLS connection goes to.
+func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCPConfiguration, tb TCPBuilder) {
 	plain, secure := map[string][]*tcpmux.Route{}, map[string][]*tcpmux.Route{}
 	for _, name := range slices.Sorted(maps.Keys(tc.Routers)) {
 		r := tc.Routers[name]
@@ -125,10 +139,13 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		c.shadowWarnings(ep.Name, e, httpsBy, plainHTTP, tc.Routers)
 		t.tcp[ep.Name] = e
 	}
+}
 
-	// UDP: one router per entrypoint. Traefik silently keeps the one with
-	// the greatest name (case 046); Gantry keeps the smallest name and
-	// disables the others, saying which router holds the entrypoint.
+// udpRoutes builds the UDP routers of uc with tb: one router per UDP
+// entrypoint. Traefik silently keeps the one with the greatest name (case
+// 046); Gantry keeps the smallest name and disables the others, saying
+// which router holds the entrypoint.
+func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration, tb TCPBuilder) {
 	for _, name := range slices.Sorted(maps.Keys(uc.Routers)) {
 		r := uc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
@@ -154,44 +171,6 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		case len(st.Errors) > 0:
 			st.Status = StatusWarning
 		}
-	}
-}
-
-// entryPointsOf resolves a router's entrypoints (eps; none: the
-// defaults) among those of its protocol, proto "" (HTTP), "TCP" or "UDP":
-// st.EntryPoints gets eps, st.Using the entrypoints served, sorted. An
-// unknown entrypoint or one of the other protocol is an error on st; none
-// left fails the router.
-func (c *compiler) entryPointsOf(eps []string, proto string, st *RouterStatus, fail func(string, ...any)) {
-	udp := proto == "UDP"
-	st.EntryPoints = slices.Clone(eps)
-	if len(eps) == 0 {
-		st.Using = c.defaultEntryPoints(udp)
-		switch {
-		case len(st.Using) > 0:
-		case proto == "":
-			fail("no entrypoint configured")
-		default:
-			fail("no %s entrypoint configured", proto)
-		}
-		return
-	}
-	for _, ep := range eps {
-		i := slices.IndexFunc(c.opts.EntryPoints, func(e EntryPoint) bool { return e.Name == ep })
-		switch {
-		case i < 0:
-			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q does not exist", ep))
-		case c.opts.EntryPoints[i].UDP != udp && proto == "":
-			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is a UDP entrypoint", ep))
-		case c.opts.EntryPoints[i].UDP != udp:
-			st.Errors = append(st.Errors, fmt.Sprintf("entrypoint %q is not a %s entrypoint", ep, proto))
-		case !slices.Contains(st.Using, ep):
-			st.Using = append(st.Using, ep)
-		}
-	}
-	slices.Sort(st.Using)
-	if len(st.Using) == 0 {
-		fail("no valid entrypoint")
 	}
 }
 
