@@ -11,14 +11,24 @@ const LIMIT = 20;
 let stored = null; // /api/revisions (newest first); null: no store
 const live = []; // {at, version, changes} from "config" messages, newest first
 
+// SHOWN is the most objects one change names: a change adding 10 000
+// routers says the first ones and how many more (the Revisions tab
+// compares the two whole configurations).
+const SHOWN = 20;
+
 function changeParts(ch) {
   const parts = [];
+  let more = 0;
   for (const kind of ['routers', 'services', 'middlewares']) {
     const c = (ch || {})[kind] || {};
     for (const what of ['added', 'removed', 'changed']) {
-      for (const n of c[what] || []) parts.push(el('span', { class: what }, `${what} ${kind.slice(0, -1)} ${n}; `));
+      for (const n of c[what] || []) {
+        if (parts.length < SHOWN) parts.push(el('span', { class: what }, `${what} ${kind.slice(0, -1)} ${n}; `));
+        else more++;
+      }
     }
   }
+  if (more) parts.push(el('a', { class: 'meta more', href: '#revisions' }, `and ${more.toLocaleString()} more changes (Revisions compares them)`));
   return parts;
 }
 

@@ -3,7 +3,7 @@
 // problem linking the objects it names; the static and dynamic
 // entrypoints with who asked for them; each provider's state.
 import { el } from './dom.js';
-import { fill, link } from './common.js';
+import { fill, link, linkList } from './common.js';
 
 export function renderProblems(ps) {
   ps = ps || [];
@@ -52,7 +52,7 @@ export function renderEntryPoints(entrypoints, routers) {
     el('td', {}, link('entrypoint', e.name)), el('td', { class: 'mono' }, e.address || ''),
     el('td', {}, e.dynamic ? el('span', { class: 'tag dyn' }, 'dynamic') : el('span', { class: 'tag' }, 'static')),
     el('td', {}, (e.requestedBy || []).map((q) => el('div', {}, el('strong', {}, q.provider), q.source ? [' ', el('span', { class: 'meta' }, q.source)] : null))),
-    el('td', {}, using(e.name).map((x) => [link('router', x.name), ' '])))));
+    el('td', {}, linkList('router', using(e.name).map((x) => x.name), 20)))));
 }
 
 // renderProviders shows each provider's state, last update, restarts,
