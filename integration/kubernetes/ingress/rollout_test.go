@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -79,12 +80,30 @@ func TestRollingUpdateLosesNothing(t *testing.T) {
 		})
 		fresh = append(fresh, n)
 		k.SetEndpoints(t, ns, svc, svc+"-"+o.name, slicePorts(t, o.w), harness.TerminatingEndpoint(o.ip))
+		// A terminating endpoint that still serves stays listed, fenced: it
+		// keeps the sticky clients pinned to it and takes no new request.
 		harness.Try(t, timeout, func() error {
 			s, err := servers(g, "default-web-80@kubernetes")
-			if err == nil && strings.Contains(s, o.w.Addr) {
-				err = fmt.Errorf("terminating %s still a server: %s", o.w.Addr, s)
+			if err != nil {
+				return err
 			}
-			return err
+			var svc struct {
+				LoadBalancer struct {
+					Servers []struct {
+						URL    string `json:"url"`
+						Fenced bool   `json:"fenced"`
+					} `json:"servers"`
+				} `json:"loadBalancer"`
+			}
+			if err := json.Unmarshal([]byte(s), &svc); err != nil {
+				return fmt.Errorf("service: %w: %s", err, s)
+			}
+			for _, sv := range svc.LoadBalancer.Servers {
+				if strings.Contains(sv.URL, o.w.Addr) && !sv.Fenced {
+					return fmt.Errorf("terminating %s still takes new requests: %s", o.w.Addr, s)
+				}
+			}
+			return nil
 		})
 		// From here on the terminating pod gets nothing new.
 		before := l.count(o.name)
