@@ -66,22 +66,28 @@ pids+=("$gantry")
 
 # Wait (at most 30 s) until the route answers through the proxy.
 url="http://127.0.0.1:$WEB_PORT/"
+ready=
 for _ in $(seq 1 150); do
 	if ! kill -0 "$gantry" 2>/dev/null; then
 		echo "quickstart: gantry exited; see its log above" >&2
 		exit 1
 	fi
 	if command -v curl >/dev/null 2>&1; then
-		curl -fsS -o /dev/null -H 'Host: whoami.localhost' "$url" 2>/dev/null && break
+		curl -fsS -o /dev/null -H 'Host: whoami.localhost' "$url" 2>/dev/null && ready=1 && break
 	elif listening "$WEB_PORT"; then
-		break
+		ready=1 && break
 	fi
 	sleep 0.2
 done
 
+headline="Gantry is running. Try:"
+if [ -z "$ready" ]; then
+	echo "quickstart: gantry is running but $url did not answer 200 within 30 s; see its log above" >&2
+	headline="Gantry is running but not answering yet (see above). Once it does, try:"
+fi
 cat <<MSG
 
-  Gantry is running. Try:
+  $headline
 
     curl -H 'Host: whoami.localhost' http://127.0.0.1:$WEB_PORT/
     curl -H 'Host: whoami.localhost' http://127.0.0.1:$WEB_PORT/two/hello

@@ -30,6 +30,10 @@ func TestQuickstartScript(t *testing.T) {
 	if want := "curl -H 'Host: whoami.localhost' " + web + "/"; !strings.Contains(out, want) {
 		t.Fatalf("the script does not print %q:\n%s", want, out)
 	}
+	// It says it works only when its route answered (it waited at most 30 s).
+	if !strings.Contains(out, "Gantry is running. Try:") {
+		t.Errorf("the script does not say its route answered:\n%s", out)
+	}
 	// It says what it is doing while it builds (issue 15: minutes of silence).
 	for _, want := range []string{"quickstart: building gantry and whoami (the first build", "quickstart: built in "} {
 		if !strings.Contains(out, want) {
