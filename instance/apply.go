@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
@@ -225,7 +226,11 @@ func (i *Instance) logProblems(ctx context.Context, m *providers.Merged, rep *ro
 	for _, p := range rep.Problems() {
 		now[p] = true
 		if !i.problems[p] {
-			i.log.Warn("routing problem", "problem", p)
+			if src := problemSource(m.Origins, p); src != "" {
+				i.log.Warn("routing problem", "problem", p, "source", src)
+			} else {
+				i.log.Warn("routing problem", "problem", p)
+			}
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(i.problems)) {
@@ -234,4 +239,19 @@ func (i *Instance) logProblems(ctx context.Context, m *providers.Merged, rep *ro
 		}
 	}
 	i.problems = now
+}
+
+// problemSource is where the object a routing problem names was defined
+// ("dynamic.yml:12:5"), from the providers' origins; for a rule error, the
+// rule's own position. p is one of router.Report.Problems' lines,
+// "<kind> <name>: <error>". "" when the provider recorded no position.
+func problemSource(origins map[string]string, p string) string {
+	obj, msg, ok := strings.Cut(p, ": ")
+	if !ok {
+		return ""
+	}
+	if ro := origins["rule "+obj]; ro != "" && strings.HasPrefix(msg, "rule") {
+		return ro
+	}
+	return origins[obj]
 }

@@ -50,7 +50,7 @@ func TestApplyLogsProblemsOnce(t *testing.T) {
 		cfg.HTTP.Routers["r@file"] = &config.Router{Rule: "Host(`a`, `b`)", Service: "s@file"}
 		return &providers.Merged{Version: version, Config: cfg, Problems: []providers.Problem{
 			{Provider: "file", Source: "/x.yml:3", Message: "bad thing", Severity: providers.SeverityError},
-		}}
+		}, Origins: map[string]string{"router r@file": "/x.yml:5:5", "rule router r@file": "/x.yml:6:13"}}
 	}
 	t1 := a.Apply(context.Background(), bad("v1"))
 	if a.active.Load() != t1 || t1.Report().Count(router.StatusDisabled) != 1 {
@@ -66,6 +66,10 @@ func TestApplyLogsProblemsOnce(t *testing.T) {
 	// Two routing problems (the rule, the missing service), each logged once.
 	if n := strings.Count(logs.String(), `msg="routing problem"`); n != 2 {
 		t.Errorf("routing problems logged %d times, want 2:\n%s", n, logs.String())
+	}
+	// Each names where it is defined: the rule error the rule's line.
+	if !strings.Contains(logs.String(), `source=/x.yml:6:13`) || !strings.Contains(logs.String(), `source=/x.yml:5:5`) {
+		t.Errorf("routing problems do not name the file and line:\n%s", logs.String())
 	}
 	a.Apply(context.Background(), &providers.Merged{Version: "v3", Config: config.New()})
 	if n := saved(); n != 2 {
