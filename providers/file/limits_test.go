@@ -40,6 +40,9 @@ func TestTemplateBombsStopAtALimit(t *testing.T) {
 			if len(s.Problems) != 1 || !strings.HasPrefix(s.Problems[0].Source, "bomb.yml") || !strings.Contains(s.Problems[0].Message, "template limit") {
 				t.Fatalf("problems %v; want one on bomb.yml naming the template limit", problems(s))
 			}
+			if strings.Contains(s.Problems[0].Message, tickFunc) {
+				t.Errorf("the problem names the internal step function the user never wrote: %v", problems(s))
+			}
 			if strings.Contains(s.Problems[0].Message, "templateTimeout") {
 				t.Errorf("stopped by the timeout, not by a limit: %v", problems(s))
 			}

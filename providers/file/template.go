@@ -420,10 +420,27 @@ func render(ctx context.Context, name string, data []byte, maxBytes int) ([]byte
 	}
 	out := &limitedBuffer{g: g}
 	if err := t.Execute(out, nil); err != nil {
+		if errors.Is(err, errRenderLimit) {
+			// A limit hit by a tick reads "at <gantry_tick>: error calling
+			// gantry_tick": the position is the user's range, the function
+			// is ours.
+			msg := strings.Replace(err.Error(), " at <"+tickFunc+">: error calling "+tickFunc, "", 1)
+			return nil, &renderError{msg: msg, err: err}
+		}
 		return nil, err
 	}
 	return out.Bytes(), nil
 }
+
+// renderError is an execution error with its text rewritten; errors.Is and
+// errors.As still reach the original.
+type renderError struct {
+	msg string
+	err error
+}
+
+func (e *renderError) Error() string { return e.msg }
+func (e *renderError) Unwrap() error { return e.err }
 
 // instrument inserts a tick at the start of every range body under n.
 func instrument(tree *parse.Tree, n parse.Node) {
