@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -102,6 +103,30 @@ func freeUDP(t *testing.T) string {
 	}
 	defer c.Close()
 	return c.LocalAddr().String()
+}
+
+// freeUDPAndTCP is a 127.0.0.1 address whose port is free for both UDP
+// and TCP, below the kernel's ephemeral range (32768-60999 here): for a
+// server that binds both (dnsmasq), where a UDP-only pick can find the TCP
+// port taken by another test's outgoing connection.
+func freeUDPAndTCP(t *testing.T) string {
+	t.Helper()
+	for range 1000 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		u, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			continue
+		}
+		l, err := net.Listen("tcp", addr)
+		u.Close()
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return addr
+	}
+	t.Fatal("no port free for both UDP and TCP in 20000-31999")
+	return ""
 }
 
 func port(addr string) string {

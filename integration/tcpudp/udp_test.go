@@ -79,7 +79,7 @@ func TestUDPEchoThroughRouter(t *testing.T) {
 // dnsmasq answers dig through a UDP router.
 func TestDNSThroughUDPRouter(t *testing.T) {
 	dnsmasq, dig := tool(t, "dnsmasq"), tool(t, "dig")
-	backend := freeUDP(t)
+	backend := freeUDPAndTCP(t) // dnsmasq listens on both
 	start(t, dnsmasq, "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=127.0.0.1",
 		"--port="+port(backend), "--address=/gantry.test/192.0.2.77", "--user=root", "--pid-file=")
 	ep := freeUDP(t)
