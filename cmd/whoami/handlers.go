@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gantry-proxy/gantry/internal/ctxtime"
 	"github.com/gorilla/websocket"
 )
 
@@ -70,14 +71,7 @@ func wait(r *http.Request) bool {
 	if err != nil || d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
-	}
+	return ctxtime.Sleep(r.Context(), d)
 }
 
 // echo writes the traefik/whoami text echo.

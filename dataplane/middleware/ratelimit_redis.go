@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/internal/ctxtime"
 	"github.com/gantry-proxy/gantry/providers"
 )
 
@@ -176,7 +177,7 @@ func (l *redisLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, wait)
 			return
 		}
-		if !sleep(r.Context(), wait) {
+		if !ctxtime.Sleep(r.Context(), wait) {
 			return
 		}
 		next.ServeHTTP(w, r)
