@@ -84,6 +84,11 @@ func (e *entryPoint) adopt(ctx context.Context) (bool, error) {
 		}
 		return false, nil
 	}
+	for _, l := range ls {
+		if err := inheritKeepAlive(l); err != nil { // its connections go without probes
+			e.log.Warn("upgrade: inherited socket", "address", l.Addr().String(), "error", err)
+		}
+	}
 	e.mu.Lock()
 	e.listeners = append(e.listeners, ls...)
 	e.mu.Unlock()
