@@ -63,8 +63,9 @@ func (e *entryPoint) closeListeners() {
 	}
 }
 
-// serve starts, per listener, its accept loop and its HTTP/2 server. Every
-// goroutine joins wg.
+// serve starts, per listener, its accept loop and its HTTP/2 server, and
+// the watcher of TCP-routed connections (watchTCP). Every goroutine joins
+// wg.
 func (e *entryPoint) serve(wg *sync.WaitGroup) {
 	e.tlsConf = &tls.Config{
 		MinVersion:         tls.VersionTLS12,
@@ -84,6 +85,7 @@ func (e *entryPoint) serve(wg *sync.WaitGroup) {
 		e.h1s = append(e.h1s, h1s)
 		wg.Go(func() { e.acceptLoop(l, h2, h1s, wg) })
 	}
+	wg.Go(e.watchTCP)
 	e.serveH3(wg)
 }
 

@@ -71,6 +71,7 @@ type entryPoint struct {
 	tracing *atomic.Pointer[observe.Tracing] // the Server's; see SetTracing
 
 	inflight atomic.Int64
+	tcpLive  tcpLive // TCP-routed connections, for watchTCP (tcpwatch.go)
 	// slots holds one token per open connection (maxConnections); stop
 	// ends accept loops waiting for a slot.
 	slots    chan struct{}
@@ -145,6 +146,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxHeaderBytes:    defaultMaxHeaderBytes,
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
+		tcpLive:           tcpLive{kick: make(chan struct{}, 1)},
 		fallbackTLS:       certs.DefaultPolicy(helloHandshake),
 		acmeBypass:        c.AllowACMEByPass,
 		stop:              make(chan struct{}),

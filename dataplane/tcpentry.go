@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
@@ -193,8 +192,9 @@ func (e *entryPoint) servePostgres(t *router.Table, tep *tcpmux.EntryPoint, c *t
 
 // serveTCP serves c with route r: TLS termination when the route asks for
 // it, then r's handler, counted in flight (so shutdown waits for it within
-// the grace period). While it runs, a watcher closes the connection once
-// the router has been gone from the live table for the grace period.
+// the grace period). While it runs, it is registered with the
+// entrypoint's watcher (watchTCP), which closes it once the router has been
+// gone from the live table for the grace period.
 // dropProxy asks the byte copy to drop an untrusted peer's PROXY header
 // (tcpmux.Conn.DropProxyHeader).
 func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn, r *tcpmux.Route, peeked []byte, client netip.AddrPort, postgres, dropProxy bool) {
@@ -228,40 +228,9 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 		e.obs.Conn(e.name, "tcp", 1)
 		defer e.obs.Conn(e.name, "tcp", -1)
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { e.closeWhenRemoved(t, r.Name, raw, done) })
+	live := e.tcpLive.add(t, r.Name, raw)
+	defer e.tcpLive.remove(live)
 	r.Handler.ServeTCP(conn)
-	close(done)
-	wg.Wait()
-}
-
-// closeWhenRemoved waits for swaps; when a new table no longer routes
-// router on this entrypoint, the connection is closed after the
-// entrypoint's grace period (graceTimeOut), unless it ended before.
-// Connections whose router stays are never touched by a swap.
-func (e *entryPoint) closeWhenRemoved(t *router.Table, name string, raw net.Conn, done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.Replaced():
-			t = e.active.Load()
-			if t.TCP(e.name).Has(name) {
-				continue
-			}
-			timer := time.NewTimer(e.grace)
-			select {
-			case <-done:
-				timer.Stop()
-				return
-			case <-timer.C:
-				e.log.Info("tcp router removed; closing its connection after the grace period", "router", name)
-				_ = raw.Close()
-				return
-			}
-		}
-	}
 }
 
 // peekPostgres reports whether br starts with a Postgres SSLRequest,

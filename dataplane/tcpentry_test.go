@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -151,7 +152,7 @@ http:
 	removed := time.Now()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	_, err = c.Read(make([]byte, 1))
-	if err == nil || time.Since(removed) < 250*time.Millisecond {
+	if ne, ok := errors.AsType[net.Error](err); err == nil || ok && ne.Timeout() || time.Since(removed) < 250*time.Millisecond {
 		t.Fatalf("removed router's connection: err %v after %v, want closed after the 300ms grace", err, time.Since(removed))
 	}
 	c2, err := net.Dial("tcp", h.addr("raw"))
@@ -207,5 +208,43 @@ tcp:
 		if d := time.Since(start); d < 150*time.Millisecond {
 			t.Errorf("partial hello %q: closed after %v, before the header timeout", partial, d)
 		}
+	}
+}
+
+// A connection routed by a table that was replaced (its router removed)
+// before the connection reached the entrypoint's watcher is closed after
+// the grace period all the same: the watcher saw that swap before the
+// connection was registered.
+func TestTCPConnRoutedByReplacedTableIsClosed(t *testing.T) {
+	eps := map[string]*static.EntryPoint{"raw": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: 100 * 1e6}}}}
+	h := newHarness(t, eps, nil)
+	conf := func(router string) string {
+		return fmt.Sprintf(`
+tcp:
+  routers:
+    %s:
+      entryPoints: [raw]
+      rule: HostSNI(`+"`*`"+`)
+      service: a
+  services:
+    a:
+      loadBalancer:
+        servers: [{address: "127.0.0.1:9"}]
+`, router)
+	}
+	old := h.apply(conf("r1"), GenerationOptions{})
+	h.apply(conf("r2"), GenerationOptions{}) // r1 removed
+	ep := h.srv.eps["raw"]
+	if !ep.tcpLive.empty() {
+		t.Fatal("connections registered before any was served")
+	}
+	time.Sleep(50 * time.Millisecond) // let the watcher see the swap first (the race this covers)
+	server, client := net.Pipe()
+	defer client.Close()
+	live := ep.tcpLive.add(old, "r1", server)
+	defer ep.tcpLive.remove(live)
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := client.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("connection of the removed router: read %v, want EOF (closed after the grace period)", err)
 	}
 }
