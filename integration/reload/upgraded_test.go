@@ -131,6 +131,9 @@ func TestStaticReloadKeepsUpgradedConnections(t *testing.T) {
 		t.Errorf("the WebSocket closed %v after the reload, before upgradedGraceTimeOut (%v)", d, upUpgraded)
 	}
 	t.Logf("%d echoes during the drain; closed %v after the reload", echoes, closedAt.Sub(changed))
+	// The line is logged before the close the client saw; it may still be
+	// in the output pipe.
+	g.WaitOutput(t, pollTimeout, "upgradedGraceTimeOut over; closing connections")
 	if n := g.CountOutput("upgradedGraceTimeOut over; closing connections"); n != 1 {
 		t.Errorf("the drain's end logged %d times, want 1", n)
 	}
