@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -59,11 +58,38 @@ const (
 	saNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 )
 
-// dnsSubdomain is an RFC 1123 subdomain as Kubernetes names objects.
-var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+// isDNSSubdomain reports whether s is an RFC 1123 subdomain as Kubernetes
+// names objects (the length aside): dot-separated labels of a-z, 0-9 and
+// '-', each starting and ending with a letter or digit. A function, not a
+// regexp: nothing is compiled at start for a feature few configure.
+func isDNSSubdomain(s string) bool {
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := range len(label) {
+			if c := label[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
 
-// secretKey is a valid Secret data key.
-var secretKey = regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
+// isSecretKey reports whether s is a valid Secret data key: 1 to 253 of
+// a-z, A-Z, 0-9, '-', '.' and '_'.
+func isSecretKey(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '.' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // kubeStore keeps resolver data in a Kubernetes Secret so that several
 // Gantry replicas share accounts, certificates and challenge answers, and
@@ -103,10 +129,10 @@ func parseKubeStorage(storage string) (ns, name string, err error) {
 		}
 		ns = strings.TrimSpace(string(b))
 	}
-	if len(ns) > 63 || !dnsSubdomain.MatchString(ns) || strings.Contains(ns, ".") {
+	if len(ns) > 63 || !isDNSSubdomain(ns) || strings.Contains(ns, ".") {
 		return "", "", fmt.Errorf("storage %q: namespace %q is not a valid namespace name", storage, ns)
 	}
-	if len(name) > maxStorageName || !dnsSubdomain.MatchString(name) {
+	if len(name) > maxStorageName || !isDNSSubdomain(name) {
 		return "", "", fmt.Errorf("storage %q: secret name %q: want lowercase letters, digits, '-' and '.', at most %d characters", storage, name, maxStorageName)
 	}
 	return ns, name, nil
@@ -171,7 +197,7 @@ func hash16(key string) string {
 // object names the Secret and its data key holding bucket/key.
 func (s *kubeStore) object(bucket, key string) (secret, dataKey string) {
 	if bucket == kvBucket {
-		if !secretKey.MatchString(key) {
+		if !isSecretKey(key) {
 			key = "resolver-" + hash16(key)
 		}
 		return s.name, key

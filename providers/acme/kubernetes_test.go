@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -306,4 +307,19 @@ func TestKubeStore(t *testing.T) {
 			t.Errorf("%d extra change reports for one write of le", n)
 		}
 	})
+}
+
+// isDNSSubdomain and isSecretKey accept what Kubernetes' patterns accept.
+func TestKubeNamePatterns(t *testing.T) {
+	subdomain := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	key := regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
+	for _, s := range []string{"", "a", "A", "-", "a-", "-a", "a-b", "a.b", "a..b", ".a", "a.", "gantry-acme", "acme.json", "x_y", "1", "a.b-c.d9",
+		"é", "a b", "a/b", "tls.crt", "UPPER", strings.Repeat("k", 253), strings.Repeat("k", 254), "a\n", "a\x00"} {
+		if got, want := isDNSSubdomain(s), subdomain.MatchString(s); got != want {
+			t.Errorf("isDNSSubdomain(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := isSecretKey(s), key.MatchString(s); got != want {
+			t.Errorf("isSecretKey(%q) = %v, want %v", s, got, want)
+		}
+	}
 }
