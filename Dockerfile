@@ -18,10 +18,15 @@ ARG VERSION=""
 RUN CGO_ENABLED=0 go build -trimpath \
       -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/gantry ./cmd/gantry \
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+      -o /out/gantry-dns ./cmd/gantry-dns \
  && mkdir -p /out/data
 
 FROM scratch
 COPY --from=build /out/gantry /gantry
+# lego's DNS-01 providers, which gantry runs from its own directory only
+# while it solves a dnsChallenge.
+COPY --from=build /out/gantry-dns /gantry-dns
 # CA roots, so https:// servers and forwardAuth with public certificates
 # verify.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

@@ -20,9 +20,11 @@ ca=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/gantry-image.XXXXXX")
 trap 'rm -rf "$ctx"' EXIT
-echo "image.sh: building static gantry and whoami binaries (about 10 minutes of CPU from an empty build cache; seconds after scripts/quickstart.sh, which builds with the same flags)..." >&2
+echo "image.sh: building static gantry, gantry-dns and whoami binaries (about 10 minutes of CPU from an empty build cache; seconds after scripts/quickstart.sh, which builds with the same flags)..." >&2
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$ctx/gantry" ./cmd/gantry
+# lego's DNS-01 providers: gantry runs gantry-dns from its own directory.
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$ctx/gantry-dns" ./cmd/gantry-dns
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$ctx/whoami" ./cmd/whoami
 cp "$ca" "$ctx/ca-certificates.crt"
 mkdir -p "$ctx/data"

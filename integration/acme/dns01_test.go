@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,7 @@ func TestDNS01WildcardRFC2136(t *testing.T) {
 	pb.DNSServer = ns
 	pb.Start(t)
 	roots := pb.Roots(t)
+	harness.GantryDNSBin(t)
 	dyn := t.TempDir()
 	harness.WriteFile(t, dyn, "r.yml", "http:\n  routers:\n    w:\n      rule: HostRegexp(`^.+\\.wild\\.test$`)\n      service: noop@internal\n      tls:\n        certResolver: dns\n        domains:\n          - main: \"*.wild.test\"\n            sans: [wild.test]\n")
 	g := harness.StartWith(t, harness.Options{Static: fmt.Sprintf(`
@@ -111,4 +113,76 @@ certificatesResolvers:
 			return err
 		})
 	}
+	// The helper ran only for the order: once it is done, gantry has no
+	// gantry-dns child left.
+	harness.Try(t, 60*time.Second, func() error {
+		if kids := children(t, g.Pid(), "gantry-dns"); len(kids) > 0 {
+			return fmt.Errorf("gantry-dns still runs after the order: pids %v", kids)
+		}
+		return nil
+	})
+}
+
+// children returns the pids of pid's child processes whose command name
+// (/proc/<pid>/comm) is comm.
+func children(t *testing.T, pid int, comm string) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids []int
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(s[end+1:])
+		if len(fields) < 2 || s[open+1:end] != comm || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if k, err := strconv.Atoi(strings.TrimSpace(s[:open])); err == nil {
+			kids = append(kids, k)
+		}
+	}
+	return kids
+}
+
+// A gantry installed without gantry-dns serves everything else and lists
+// the resolver whose dnsChallenge names a provider in /api/problems,
+// naming the field and where the helper was looked for.
+func TestDNSChallengeWithoutHelper(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "gantry")
+	if err := os.Link(harness.GantryBin(t), bin); err != nil {
+		t.Skipf("cannot link the gantry binary into %s: %v", dir, err)
+	}
+	adm := harness.FreeAddr(t)
+	cfg := harness.WriteFile(t, dir, "gantry.yml", fmt.Sprintf(`
+entryPoints:
+  traefik: {address: %q}
+api: {insecure: true}
+ping: {}
+certificatesResolvers:
+  dns:
+    acme:
+      caServer: https://127.0.0.1:1/dir
+      dnsChallenge: {provider: rfc2136}
+  tls:
+    acme:
+      caServer: https://127.0.0.1:1/dir
+      tlsChallenge: {}
+`, adm))
+	harness.StartProcess(t, "gantry", dir, bin, []string{"--configFile=" + cfg}, []string{"RFC2136_NAMESERVER=127.0.0.1:1"})
+	harness.TryGet(t, 30*time.Second, "http://"+adm+"/ping", harness.StatusIs(200))
+	harness.TryGet(t, 30*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200),
+		harness.BodyContains(`certificatesResolvers.dns.acme.dnsChallenge.provider: DNS provider \"rfc2136\": the DNS-01 helper is not installed: `+filepath.Join(dir, "gantry-dns")))
+	harness.TryGet(t, 30*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200),
+		harness.BodyLacks(`certificatesResolvers.tls`))
 }

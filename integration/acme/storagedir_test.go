@@ -38,6 +38,7 @@ certificatesResolvers:
       storage: %s
       dnsChallenge: {provider: exec}
 `, freePort(t), adm, dyn, storage)
+	harness.GantryDNSBin(t)
 	g := harness.StartWith(t, harness.Options{Static: static, Env: []string{"EXEC_PATH=/bin/true"}})
 	harness.TryGet(t, 30*time.Second, "http://"+adm+"/api/problems", harness.StatusIs(200),
 		harness.BodyContains(storage+` is a directory, not an acme.json file: left alone`),

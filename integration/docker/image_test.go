@@ -34,6 +34,10 @@ func TestImageScriptNeedsNoRegistry(t *testing.T) {
 	if err != nil || !strings.Contains(v, "Version:") {
 		t.Errorf("gantry:imagescript version: %v %q", err, v)
 	}
+	// lego's DNS-01 providers ship beside /gantry, where it runs them.
+	if v, err := e.eng.docker(ctx, "run", "--rm", "--entrypoint", "/gantry-dns", "gantry:imagescript", "names"); err != nil || !strings.Contains(v, "\ncloudflare\n") || !strings.Contains(v, "\nroute53\n") {
+		t.Errorf("gantry:imagescript /gantry-dns names: %v %q", err, v)
+	}
 	if v, err := e.eng.docker(ctx, "image", "inspect", "--format", "{{.Config.Entrypoint}}", "whoami:imagescript"); err != nil || !strings.Contains(v, "/whoami") {
 		t.Errorf("whoami:imagescript entrypoint: %v %q", err, v)
 	}

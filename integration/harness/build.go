@@ -12,8 +12,9 @@ import (
 
 // Import paths of the binaries the harness builds.
 const (
-	gantryPkg = "github.com/gantry-proxy/gantry/cmd/gantry"
-	whoamiPkg = "github.com/gantry-proxy/gantry/cmd/whoami"
+	gantryPkg    = "github.com/gantry-proxy/gantry/cmd/gantry"
+	gantryDNSPkg = "github.com/gantry-proxy/gantry/cmd/gantry-dns"
+	whoamiPkg    = "github.com/gantry-proxy/gantry/cmd/whoami"
 )
 
 var (
@@ -38,6 +39,13 @@ func Main(m *testing.M) {
 // GantryBin returns the path of the gantry binary, building it on first use
 // in this test process. A build failure fails t with the compiler output.
 func GantryBin(t testing.TB) string { return binary(t, gantryPkg) }
+
+// GantryDNSBin builds gantry-dns, the program holding lego's DNS-01
+// providers, beside the gantry binary (where gantry looks for it) and
+// returns its path. Call it before starting a gantry whose static
+// configuration has a dnsChallenge; without it, gantry refuses the
+// challenge as a gantry installed without gantry-dns does.
+func GantryDNSBin(t testing.TB) string { return binary(t, gantryDNSPkg) }
 
 // WhoamiBin returns the path of the whoami binary, building it on first use.
 func WhoamiBin(t testing.TB) string { return binary(t, whoamiPkg) }

@@ -1,48 +1,69 @@
 package acme
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-acme/lego/v5/challenge"
+
+	"github.com/gantry-proxy/gantry/providers/acme/dnshelper"
 )
 
-// The DNS-01 providers live in providers/acme/dnsproviders, which only
-// cmd/gantry imports: their SDKs are linked and initialised only in the
-// binary, and the binary registers them here before it builds a Manager.
+// DNSHelper is the file name of the program holding lego's DNS-01 providers
+// (cmd/gantry-dns), looked for in the directory of the running executable:
+// gantry links none of their SDKs (package dnshelper).
+const DNSHelper = "gantry-dns"
 
-// dnsRegistry is what RegisterDNSProviders set; zero: no DNS provider.
-var dnsRegistry struct {
-	lookup func(name string) (func() (challenge.Provider, error), bool)
-	names  func() []string
+// dnsHelperPath returns the helper's path: DNSHelper beside the running
+// executable. Tests point it at their own helper.
+var dnsHelperPath = func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locate %s: %w", DNSHelper, err)
+	}
+	return filepath.Join(filepath.Dir(exe), DNSHelper), nil
 }
 
-// RegisterDNSProviders makes dnsChallenge.provider names resolve through
-// lookup (a constructor per name, ok false when unknown) and names (the
-// names to list when one is unknown). Call it once, before New (cmd/gantry
-// does, from an init function, with dnsproviders.Lookup and Names).
-func RegisterDNSProviders(lookup func(name string) (func() (challenge.Provider, error), bool), names func() []string) {
-	dnsRegistry.lookup, dnsRegistry.names = lookup, names
-}
+// errNoDNSHelper: the helper program is not installed.
+var errNoDNSHelper = errors.New("the DNS-01 helper is not installed")
 
-// errNoDNSProviders: no registry was registered (a program that embeds
-// providers/acme without dnsproviders).
-var errNoDNSProviders = errors.New("this program has no DNS providers (providers/acme/dnsproviders is not registered)")
-
-// newDNSProvider builds the named provider from its environment variables.
-// An unknown name is an error listing the available ones.
-func newDNSProvider(name string) (challenge.Provider, error) {
-	if dnsRegistry.lookup == nil {
-		return nil, fmt.Errorf("DNS provider %q: %w", name, errNoDNSProviders)
+// newDNSProvider checks the named provider in the helper (its name, its
+// environment variables) and returns it; resolvers is
+// dnsChallenge.resolvers. An unknown name is an error listing the
+// available ones; a missing helper is errNoDNSHelper, naming where it was
+// looked for.
+func newDNSProvider(name string, resolvers []string, log *slog.Logger) (challenge.Provider, error) {
+	path, err := dnsHelperPath()
+	if err != nil {
+		return nil, fmt.Errorf("DNS provider %q: %w", name, err)
 	}
-	mk, ok := dnsRegistry.lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("unknown DNS provider %q (available in this build: %s)", name, strings.Join(dnsRegistry.names(), ", "))
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("DNS provider %q: %w: %s (install %s, built from cmd/gantry-dns, beside gantry)", name, errNoDNSHelper, path, DNSHelper)
 	}
-	p, err := mk()
+	p, err := dnshelper.New(context.Background(), path, name, resolvers, log)
+	if errors.Is(err, dnshelper.ErrUnknownProvider) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("DNS provider %s: %w", strings.ToLower(name), err)
 	}
 	return p, nil
+}
+
+// closeDNS ends the DNS-01 helper processes of m's resolvers (one runs only
+// while a challenge is being solved).
+func (m *Manager) closeDNS() {
+	for name, r := range m.resolvers {
+		if c, ok := r.dns.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				m.log.Warn("DNS-01 helper exited with an error", "resolver", name, "error", err)
+			}
+		}
+	}
 }

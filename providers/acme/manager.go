@@ -124,7 +124,7 @@ func New(c *static.Configuration, kv KV, log *slog.Logger, version string) (*Man
 			skip(name, fmt.Errorf("certificatesResolvers.%s: only acme resolvers are supported", name))
 			continue
 		}
-		r, err := newResolver(name, cr.ACME, c.EntryPoints)
+		r, err := newResolver(name, cr.ACME, c.EntryPoints, log)
 		if err != nil {
 			skip(name, err)
 			continue
@@ -178,6 +178,8 @@ func (m *Manager) Run(ctx context.Context, publish func(providers.Snapshot)) err
 	m.loadAll(ctx)
 	published := m.snapshot()
 	publish(published)
+	// After the orders (wg), end the DNS-01 helpers still running.
+	defer m.closeDNS()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, name := range slices.Sorted(maps.Keys(m.resolvers)) {

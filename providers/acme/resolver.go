@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -64,7 +65,7 @@ type resolver struct {
 }
 
 // newResolver checks c and prepares the resolver. Errors name the option.
-func newResolver(name string, c *static.ACME, entryPoints map[string]*static.EntryPoint) (*resolver, error) {
+func newResolver(name string, c *static.ACME, entryPoints map[string]*static.EntryPoint, log *slog.Logger) (*resolver, error) {
 	p := "certificatesResolvers." + name + ".acme"
 	r := &resolver{name: name, cfg: c, caServer: c.CAServer, keyType: DefaultKeyType}
 	if r.caServer == "" {
@@ -92,7 +93,7 @@ func newResolver(name string, c *static.ACME, entryPoints map[string]*static.Ent
 		}
 	}
 	if d := c.DNSChallenge; d != nil {
-		dp, err := newDNSProvider(d.Provider)
+		dp, err := newDNSProvider(d.Provider, d.Resolvers, log.With("resolver", name))
 		if err != nil {
 			return nil, fmt.Errorf("%s.dnsChallenge.provider: %w", p, err)
 		}

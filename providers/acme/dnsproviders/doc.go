@@ -1,10 +1,11 @@
 // Package dnsproviders is the registry of lego's DNS-01 providers
 // (certificatesResolvers.<name>.acme.dnsChallenge.provider) with every SDK
-// they pull in. Only cmd/gantry imports it and hands Lookup and Names to
-// providers/acme (acme.RegisterDNSProviders), so the packages and tests that
-// need no DNS provider (the dataplane, the dashboard, providers/acme's own
-// tests) neither link nor initialise those SDKs (one, bce-sdk-go, starts a
-// goroutine at init).
+// they pull in. Only cmd/gantry-dns imports it and serves Lookup and Names
+// to gantry through package dnshelper's protocol, so gantry itself and the
+// packages and tests that need no DNS provider (the dataplane, the
+// dashboard, providers/acme's own tests) neither link nor initialise those
+// SDKs (hundreds of package initialisers; one, bce-sdk-go, starts a
+// goroutine).
 //
 // providers.go is generated from lego v5.6.0's provider list: every provider
 // whose dependencies the module proxy serves and that builds with Go 1.26

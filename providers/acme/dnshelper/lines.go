@@ -1,0 +1,92 @@
+package dnshelper
+
+import (
+	"bufio"
+	"io"
+	"sync"
+)
+
+// lineReader reads lines of at most max bytes; a longer line is cut at max
+// (the rest is dropped).
+type lineReader struct {
+	r   io.Reader
+	br  *bufio.Reader
+	max int
+}
+
+// next returns the next line without its newline; ok is false at the end
+// of the input or on a read error.
+func (l *lineReader) next() (line []byte, ok bool) {
+	if l.br == nil {
+		l.br = bufio.NewReaderSize(l.r, 4096)
+	}
+	var buf []byte
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		if len(buf) < l.max {
+			buf = append(buf, frag[:min(len(frag), l.max-len(buf))]...)
+		}
+		switch err {
+		case nil:
+			return trimNewline(buf), true
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			if len(buf) > 0 {
+				return trimNewline(buf), true
+			}
+			return nil, false
+		}
+	}
+}
+
+func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// tail is an io.Writer keeping the last max bytes written. Safe for
+// concurrent use.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// limited writes the first n bytes to w and drops the rest.
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		l.n -= k
+	}
+	return len(p), nil
+}
