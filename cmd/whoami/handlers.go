@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -218,27 +219,35 @@ func (s *server) ws(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// intParam is query parameter name as a whole number from 0 to hi, def
+// when absent. The error, for a 400, reads "count must be 0-10000, got
+// \"x\"" (unit after the range, e.g. " (ms)").
+func intParam(q url.Values, name string, def, hi int, unit string) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > hi {
+		return 0, fmt.Errorf("%s must be 0-%d%s, got %q", name, hi, unit, v)
+	}
+	return n, nil
+}
+
 // events streams Server-Sent Events (https://html.spec.whatwg.org/multipage/server-sent-events.html):
 // ?count= events (default 5, at most 10000), one every ?interval=
 // milliseconds (default 100), each flushed when written.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	count, interval := 5, 100
-	if v := q.Get("count"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 10000 {
-			http.Error(w, fmt.Sprintf("count must be 0-10000, got %q", v), http.StatusBadRequest)
-			return
-		}
-		count = n
+	count, err := intParam(q, "count", 5, 10000, "")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
-	if v := q.Get("interval"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 60000 {
-			http.Error(w, fmt.Sprintf("interval must be 0-60000 (ms), got %q", v), http.StatusBadRequest)
-			return
-		}
-		interval = n
+	interval, err := intParam(q, "interval", 100, 60000, " (ms)")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -169,8 +169,16 @@ func TestEventsOneByOne(t *testing.T) {
 	if strings.Join(ids, ",") != "0,1,2" {
 		t.Errorf("got ids %v, want 0,1,2", ids)
 	}
-	if resp, _ := get(t, ts.URL+"/events?count=-1"); resp.StatusCode != 400 {
-		t.Errorf("bad count: got %d, want 400", resp.StatusCode)
+	for q, want := range map[string]string{
+		"count=-1":               `count must be 0-10000, got "-1"`,
+		"count=10001":            `count must be 0-10000, got "10001"`,
+		"interval=x":             `interval must be 0-60000 (ms), got "x"`,
+		"count=1&interval=60001": `interval must be 0-60000 (ms), got "60001"`,
+	} {
+		resp, body := get(t, ts.URL+"/events?"+q)
+		if resp.StatusCode != 400 || strings.TrimSpace(body) != want {
+			t.Errorf("?%s: got %d %q, want 400 %q", q, resp.StatusCode, body, want)
+		}
 	}
 }
 
