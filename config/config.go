@@ -87,23 +87,35 @@ func New() *Configuration {
 	}
 }
 
-// Router binds a rule on some entrypoints to a service through middlewares.
-// Source: https://doc.traefik.io/traefik/routing/routers/
-type Router struct {
+// RouterCommon is what HTTP and TCP routers share: the entrypoints they
+// listen on, their middlewares, service, rule and priority. Router and
+// TCPRouter embed it first, so its fields encode in their place, as the
+// router's own (JSON, YAML, TOML, labels, tags).
+type RouterCommon struct {
 	// EntryPoints lists the entrypoints the router listens on; empty means
 	// every entrypoint marked asDefault (or all of them when none is),
 	// never the API's "traefik" entrypoint nor a UDP one.
 	EntryPoints []string `json:"entryPoints,omitempty"`
 	// Middlewares are applied in order, the first outermost.
 	Middlewares []string `json:"middlewares,omitempty"`
-	// Service is the name of the service that handles matched requests.
+	// Service is the name of the service that handles what matches.
 	Service string `json:"service,omitempty"`
-	// Rule is a rule in Traefik's v3 syntax (or v2 with RuleSyntax "v2").
+	// Rule is a rule in Traefik's v3 syntax (or v2 with RuleSyntax "v2"):
+	// request matchers for HTTP, HostSNI, HostSNIRegexp, ClientIP and ALPN
+	// for TCP.
 	Rule string `json:"rule,omitempty"`
 	// RuleSyntax is "", "v3" or "v2" (deprecated in Traefik, kept for migration).
 	RuleSyntax string `json:"ruleSyntax,omitempty"`
-	// Priority orders routers, higher first; 0 means len(Rule).
+	// Priority orders routers, higher first; 0 means len(Rule), and for
+	// TCP a lone HostSNI(`*`) gets -1 so that it is tried last (Traefik
+	// pkg/muxer/tcp).
 	Priority int `json:"priority,omitempty"`
+}
+
+// Router binds a rule on some entrypoints to a service through middlewares.
+// Source: https://doc.traefik.io/traefik/routing/routers/
+type Router struct {
+	RouterCommon
 	// TLS, when set, makes the router serve TLS entrypoints only.
 	TLS *RouterTLSConfig `json:"tls,omitempty"`
 	// Observability toggles access logs, metrics and tracing for the router.

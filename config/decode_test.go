@@ -34,12 +34,14 @@ func TestDecodeTraefikFile(t *testing.T) {
 	c := decodeFile(t, "traefik-dynamic.yml")
 	web := c.HTTP.Routers["web"]
 	wantWeb := &Router{
-		EntryPoints: []string{"web", "websecure"},
-		Middlewares: []string{"strip", "secure-headers"},
-		Service:     "app",
-		Rule:        "Host(`example.com`) && PathPrefix(`/app`)",
-		RuleSyntax:  "v3",
-		Priority:    42,
+		RouterCommon: RouterCommon{
+			EntryPoints: []string{"web", "websecure"},
+			Middlewares: []string{"strip", "secure-headers"},
+			Service:     "app",
+			Rule:        "Host(`example.com`) && PathPrefix(`/app`)",
+			RuleSyntax:  "v3",
+			Priority:    42,
+		},
 		TLS: &RouterTLSConfig{Options: "modern", CertResolver: "le", Domains: []Domain{
 			{Main: "example.com", SANs: []string{"www.example.com", "api.example.com"}},
 		}},

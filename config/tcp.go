@@ -13,27 +13,18 @@ type TCPConfiguration struct {
 // TCPRouter routes connections whose rule matches (HostSNI, HostSNIRegexp,
 // ClientIP, ALPN) to a TCP service.
 type TCPRouter struct {
-	EntryPoints []string `json:"entryPoints,omitempty"`
-	Middlewares []string `json:"middlewares,omitempty"`
-	Service     string   `json:"service,omitempty"`
-	Rule        string   `json:"rule,omitempty"`
-	// RuleSyntax is "", "v3" or "v2".
-	RuleSyntax string `json:"ruleSyntax,omitempty"`
-	// Priority orders routers, higher first; 0 means len(Rule), and a lone
-	// HostSNI(`*`) gets -1 so that it is tried last (Traefik pkg/muxer/tcp).
-	Priority int `json:"priority,omitempty"`
+	RouterCommon
 	// TLS, when set, makes the router match TLS connections only: with
 	// Passthrough the encrypted bytes are forwarded as they are, else Gantry
 	// terminates TLS with the HTTP certificate machinery.
 	TLS *RouterTCPTLSConfig `json:"tls,omitempty"`
 }
 
-// RouterTCPTLSConfig is a TCP router's TLS block.
+// RouterTCPTLSConfig is a TCP router's TLS block: Passthrough, then the
+// fields of an HTTP router's.
 type RouterTCPTLSConfig struct {
-	Passthrough  bool     `json:"passthrough,omitempty"`
-	Options      string   `json:"options,omitempty"`
-	CertResolver string   `json:"certResolver,omitempty"`
-	Domains      []Domain `json:"domains,omitempty"`
+	Passthrough bool `json:"passthrough,omitempty"`
+	RouterTLSConfig
 }
 
 // TCPService is a tagged union: exactly one field is set (Validate checks).

@@ -122,23 +122,24 @@ func validateRouter(name string, r *Router, parents map[string]bool) []Validatio
 			}
 		}
 	}
-	return append(errs, validateRouterTail(e, r.Priority, r.RuleSyntax, r.Middlewares)...)
+	return append(errs, validateRouterCommon(e, &r.RouterCommon)...)
 }
 
-// validateRouterTail checks what HTTP and TCP routers share after their
-// rule and service: the priority (at most MaxPriority), the rule syntax
-// ("", "v2" or "v3") and the middleware names (none empty).
-func validateRouterTail(e fieldErrorf, priority int, ruleSyntax string, middlewares []string) []ValidationError {
+// validateRouterCommon checks the RouterCommon fields of an HTTP or TCP
+// router beyond its rule and service (whose rules differ): the priority
+// (at most MaxPriority), the rule syntax ("", "v2" or "v3") and the
+// middleware names (none empty).
+func validateRouterCommon(e fieldErrorf, r *RouterCommon) []ValidationError {
 	var errs []ValidationError
-	if priority > MaxPriority {
-		errs = append(errs, e("priority", "%d is above the maximum %d", priority, MaxPriority))
+	if r.Priority > MaxPriority {
+		errs = append(errs, e("priority", "%d is above the maximum %d", r.Priority, MaxPriority))
 	}
-	switch ruleSyntax {
+	switch r.RuleSyntax {
 	case "", "v2", "v3":
 	default:
-		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", ruleSyntax))
+		errs = append(errs, e("ruleSyntax", "%q is not one of v2, v3", r.RuleSyntax))
 	}
-	for i, m := range middlewares {
+	for i, m := range r.Middlewares {
 		if m == "" {
 			errs = append(errs, e(fmt.Sprintf("middlewares[%d]", i), "empty name"))
 		}

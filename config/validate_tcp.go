@@ -56,7 +56,7 @@ func validateTCPRouter(name string, r *TCPRouter) []ValidationError {
 	if r.Service == "" {
 		errs = append(errs, e("service", "empty; a router needs a service"))
 	}
-	return append(errs, validateRouterTail(e, r.Priority, r.RuleSyntax, r.Middlewares)...)
+	return append(errs, validateRouterCommon(e, &r.RouterCommon)...)
 }
 
 // validHostPort checks "host:port" with a numeric port in 1-65535.

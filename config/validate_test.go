@@ -11,9 +11,9 @@ import (
 // object, the field and what is wrong.
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := New()
-	c.HTTP.Routers["b"] = &Router{Rule: " ", Priority: MaxPriority + 1, RuleSyntax: "v4", Middlewares: []string{"ok", ""}}
+	c.HTTP.Routers["b"] = &Router{RouterCommon: RouterCommon{Rule: " ", Priority: MaxPriority + 1, RuleSyntax: "v4", Middlewares: []string{"ok", ""}}}
 	c.HTTP.Routers["a"] = nil
-	c.HTTP.Routers["good"] = &Router{Rule: "Host(`a`)", Service: "s"}
+	c.HTTP.Routers["good"] = &Router{RouterCommon: RouterCommon{Rule: "Host(`a`)", Service: "s"}}
 	c.HTTP.Services["none"] = &Service{}
 	c.HTTP.Services["two"] = &Service{LoadBalancer: &ServersLoadBalancer{}, Failover: &Failover{Service: "a", Fallback: "b"}}
 	c.HTTP.Services["lb"] = &Service{LoadBalancer: &ServersLoadBalancer{
@@ -36,7 +36,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c.HTTP.Middlewares["plug"] = &Middleware{Plugin: map[string]any{"x": nil}}
 	c.HTTP.Middlewares["fine"] = &Middleware{StripPrefix: &StripPrefix{Prefixes: []string{"/a"}}}
 	tc := c.EnsureTCP()
-	tc.Routers["r"] = &TCPRouter{Priority: MaxPriority + 1}
+	tc.Routers["r"] = &TCPRouter{RouterCommon: RouterCommon{Priority: MaxPriority + 1}}
 	tc.Services["s"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{Servers: []TCPServer{{Address: "db"}, {Address: "db:0"}, {}}}}
 	tc.Services["w"] = &TCPService{Weighted: &TCPWeightedRoundRobin{}}
 	tc.Services["none"] = &TCPService{}

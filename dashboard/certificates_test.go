@@ -78,13 +78,13 @@ func TestFileCertificateUsersAndExpiry(t *testing.T) {
 	now := t0
 	c := &config.Configuration{
 		HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-			"shop@file":  {Rule: "Host(`shop.example.com`) && PathPrefix(`/`)", TLS: &config.RouterTLSConfig{}},
-			"deep@file":  {Rule: "Host(`a.b.example.com`)", TLS: &config.RouterTLSConfig{}},
-			"plain@file": {Rule: "Host(`shop.example.com`)"},
-			"acme@file":  {Rule: "Host(`shop.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+			"shop@file":  {RouterCommon: config.RouterCommon{Rule: "Host(`shop.example.com`) && PathPrefix(`/`)"}, TLS: &config.RouterTLSConfig{}},
+			"deep@file":  {RouterCommon: config.RouterCommon{Rule: "Host(`a.b.example.com`)"}, TLS: &config.RouterTLSConfig{}},
+			"plain@file": {RouterCommon: config.RouterCommon{Rule: "Host(`shop.example.com`)"}},
+			"acme@file":  {RouterCommon: config.RouterCommon{Rule: "Host(`shop.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 		}},
 		TCP: &config.TCPConfiguration{Routers: map[string]*config.TCPRouter{
-			"db@file": {Rule: "HostSNI(`db.example.com`)", TLS: &config.RouterTCPTLSConfig{}},
+			"db@file": {RouterCommon: config.RouterCommon{Rule: "HostSNI(`db.example.com`)"}, TLS: &config.RouterTCPTLSConfig{}},
 		}},
 		TLS: &config.TLSConfiguration{Certificates: []*config.CertAndStores{
 			{Certificate: config.Certificate{CertFile: pemCert(t, now.Add(-88*24*time.Hour), now.Add(2*24*time.Hour), "*.example.com")}},

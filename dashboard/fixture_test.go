@@ -16,7 +16,6 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
-	"github.com/gantry-proxy/gantry/router/routertest"
 	"github.com/gantry-proxy/gantry/store"
 )
 
@@ -25,7 +24,7 @@ var t0 = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 
 // testBuilder builds trivial handlers and fails, like the real dataplane
 // would, for the forwardAuth middleware whose TLS key is not a key.
-type testBuilder struct{ routertest.Base }
+type testBuilder struct{}
 
 func (testBuilder) Build(_ context.Context, name string, r *config.Router) (http.Handler, error) {
 	for _, m := range r.Middlewares {
@@ -170,8 +169,8 @@ func newFixture(t *testing.T, mutate func(*Options)) *fixture {
 	f.m1 = loadMerged(t, "merged.yml")
 	delete(f.m1.Config.HTTP.Routers, "gated@file")
 	delete(f.m1.Config.HTTP.Middlewares, "hdr@file")
-	f.m1.Config.HTTP.Routers["old@file"] = &config.Router{Rule: "Path(`/old`)", Service: "app@file"}
-	f.m1.Config.HTTP.Routers["web@file"] = &config.Router{EntryPoints: []string{"web"}, Rule: "Host(`example.com`)", Service: "app@file"}
+	f.m1.Config.HTTP.Routers["old@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/old`)", Service: "app@file"}}
+	f.m1.Config.HTTP.Routers["web@file"] = &config.Router{RouterCommon: config.RouterCommon{EntryPoints: []string{"web"}, Rule: "Host(`example.com`)", Service: "app@file"}}
 	f.m1 = merged(t, f.m1.Config)
 	db, err := store.Open(filepath.Join(t.TempDir(), "gantry.db"), 10, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // where its object is defined when the provider said so.
 func TestRoutingProblemNamesOrigin(t *testing.T) {
 	c := config.New()
-	c.HTTP.Routers["web@file"] = &config.Router{Rule: "Host(`a`, `b`)", Service: "s@file"}
+	c.HTTP.Routers["web@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`a`, `b`)", Service: "s@file"}}
 	m := &providers.Merged{Version: "v1", Config: c, Origins: map[string]string{"router web@file": "/etc/gantry/app.yml:4:5"}}
 	active := router.NewActive()
 	active.Swap(router.Compile(context.Background(), m, tlsErrBuilder{}, compileOpts))

@@ -12,11 +12,10 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
-	"github.com/gantry-proxy/gantry/router/routertest"
 )
 
 // tlsErrBuilder builds every router and fails one certificate.
-type tlsErrBuilder struct{ routertest.Base }
+type tlsErrBuilder struct{}
 
 func (tlsErrBuilder) Build(context.Context, string, *config.Router) (http.Handler, error) {
 	return http.NotFoundHandler(), nil

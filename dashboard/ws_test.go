@@ -193,7 +193,7 @@ func TestWebSocketSlowClient(t *testing.T) {
 		for k, v := range base.HTTP.Routers {
 			h.Routers[k] = v
 		}
-		h.Routers[fmt.Sprintf("r%03d@file", i)] = &config.Router{Rule: fmt.Sprintf("Path(`/%d`)", i), Service: "app@file"}
+		h.Routers[fmt.Sprintf("r%03d@file", i)] = &config.Router{RouterCommon: config.RouterCommon{Rule: fmt.Sprintf("Path(`/%d`)", i), Service: "app@file"}}
 		cfg.HTTP = &h
 		m := merged(t, &cfg)
 		f.tables.swap(m) // must never block on the client

@@ -47,7 +47,7 @@ func TestApplyLogsProblemsOnce(t *testing.T) {
 
 	bad := func(version string) *providers.Merged {
 		cfg := config.New()
-		cfg.HTTP.Routers["r@file"] = &config.Router{Rule: "Host(`a`, `b`)", Service: "s@file"}
+		cfg.HTTP.Routers["r@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`a`, `b`)", Service: "s@file"}}
 		return &providers.Merged{Version: version, Config: cfg, Problems: []providers.Problem{
 			{Provider: "file", Source: "/x.yml:3", Message: "bad thing", Severity: providers.SeverityError},
 		}, Origins: map[string]string{"router r@file": "/x.yml:5:5", "rule router r@file": "/x.yml:6:13"}}

@@ -88,8 +88,8 @@ func TestApplyOpensDynamicEntryPointsFirst(t *testing.T) {
 
 	ask := func(version string, eps map[string]string) *providers.Merged {
 		cfg := config.New()
-		cfg.HTTP.Routers["app@docker"] = &config.Router{Rule: "PathPrefix(`/`)", Service: "app@docker", EntryPoints: []string{"app"}}
-		cfg.HTTP.Routers["all@docker"] = &config.Router{Rule: "PathPrefix(`/`)", Service: "app@docker"}
+		cfg.HTTP.Routers["app@docker"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "PathPrefix(`/`)", Service: "app@docker", EntryPoints: []string{"app"}}}
+		cfg.HTTP.Routers["all@docker"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "PathPrefix(`/`)", Service: "app@docker"}}
 		cfg.HTTP.Services["app@docker"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: be.URL}}}}
 		cfg.EntryPoints = map[string]*config.DynamicEntryPoint{}
 		for n, addr := range eps {

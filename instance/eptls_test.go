@@ -17,10 +17,10 @@ func TestEntryPointTLS(t *testing.T) {
 	e := EntryPointTLS{"websecure": le}
 	eps := []router.EntryPoint{{Name: "web"}, {Name: "websecure", AsDefault: true}}
 	in := &providers.Merged{Version: "v1", Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-		"plain@docker":   {Rule: "Host(`a`)", EntryPoints: []string{"web"}},
-		"default@docker": {Rule: "Host(`b`)"},
-		"own@docker":     {Rule: "Host(`c`)", EntryPoints: []string{"websecure"}, TLS: &config.RouterTLSConfig{Options: "modern"}},
-		"both@docker":    {Rule: "Host(`d`)", EntryPoints: []string{"web", "websecure"}},
+		"plain@docker":   {RouterCommon: config.RouterCommon{Rule: "Host(`a`)", EntryPoints: []string{"web"}}},
+		"default@docker": {RouterCommon: config.RouterCommon{Rule: "Host(`b`)"}},
+		"own@docker":     {RouterCommon: config.RouterCommon{Rule: "Host(`c`)", EntryPoints: []string{"websecure"}}, TLS: &config.RouterTLSConfig{Options: "modern"}},
+		"both@docker":    {RouterCommon: config.RouterCommon{Rule: "Host(`d`)", EntryPoints: []string{"web", "websecure"}}},
 	}}}, Origins: map[string]string{"router both@docker": "container d label x"}}
 	out := e.Apply(in, eps)
 	rs := out.Config.HTTP.Routers

@@ -51,7 +51,7 @@ func waitChecks(t *testing.T, what string, b *checkedBackend, n int64) {
 func checkedRoutes(version string, backends map[string]*checkedBackend) *providers.Merged {
 	cfg := config.New()
 	for name, b := range backends {
-		cfg.HTTP.Routers[name+"@file"] = &config.Router{Rule: "Host(`" + name + ".test`)", Service: name + "@file"}
+		cfg.HTTP.Routers[name+"@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`" + name + ".test`)", Service: name + "@file"}}
 		cfg.HTTP.Services[name+"@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{
 			Servers:     []config.Server{{URL: b.URL}},
 			HealthCheck: &config.ServerHealthCheck{Path: "/health", Interval: config.Duration(20 * time.Millisecond), Timeout: config.Duration(time.Second)},

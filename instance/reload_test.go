@@ -31,7 +31,7 @@ func TestStaticReloadOpensThenRemovesEntryPoints(t *testing.T) {
 	}
 	defer inst.Shutdown(context.Background())
 	cfg := config.New()
-	cfg.HTTP.Routers["app@file"] = &config.Router{Rule: "PathPrefix(`/`)", Service: "app@file"}
+	cfg.HTTP.Routers["app@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "PathPrefix(`/`)", Service: "app@file"}}
 	cfg.HTTP.Services["app@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: be.URL}}}}
 	inst.Apply(ctx, &providers.Merged{Version: "v1", Config: cfg})
 

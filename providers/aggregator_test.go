@@ -28,7 +28,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 func routers(names ...string) providers.Snapshot {
 	c := config.New()
 	for _, n := range names {
-		c.HTTP.Routers[n] = &config.Router{Rule: "Host(`" + n + "`)", Service: "s"}
+		c.HTTP.Routers[n] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`" + n + "`)", Service: "s"}}
 	}
 	return providers.Snapshot{Config: c}
 }

@@ -16,7 +16,7 @@ func TestL4Defaults(t *testing.T) {
 		cfg := &config.Configuration{}
 		tc := cfg.EnsureTCP()
 		tc.Routers["norule"] = &config.TCPRouter{}
-		tc.Routers["db"] = &config.TCPRouter{Rule: "HostSNI(`*`)"}
+		tc.Routers["db"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)"}}
 		tc.Services["good"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Port: "5432"}, {Address: "x:1"}}}}
 		tc.Services["bad"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{}}
 		cfg.EnsureUDP().Routers["dns"] = &config.UDPRouter{}

@@ -16,7 +16,7 @@ import (
 func case011() map[string]providers.Snapshot {
 	file := config.New()
 	file.HTTP.Middlewares["headers-std"] = &config.Middleware{Headers: &config.Headers{CustomResponseHeaders: map[string]string{"X-Std": "1"}}}
-	file.HTTP.Routers["nas"] = &config.Router{Rule: "Host(`nas.example.com`)", Service: "nas", Middlewares: []string{"sso@docker"}}
+	file.HTTP.Routers["nas"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`nas.example.com`)", Service: "nas", Middlewares: []string{"sso@docker"}}}
 	file.HTTP.Services["nas"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: "http://192.0.2.20:5000"}}}}
 	file.TLS.Options["default"] = &config.TLSOptions{MinVersion: "VersionTLS12"}
 	file.TLS.Options["modern"] = &config.TLSOptions{MinVersion: "VersionTLS13"}
@@ -24,11 +24,14 @@ func case011() map[string]providers.Snapshot {
 
 	docker := config.New()
 	docker.HTTP.Routers["app"] = &config.Router{
-		Rule: "Host(`app.example.com`)", Service: "app",
-		Middlewares: []string{"headers-std@file", "auth@file", "local-chain"},
-		TLS:         &config.RouterTLSConfig{Options: "modern@file"},
+		RouterCommon: config.RouterCommon{
+			Rule:        "Host(`app.example.com`)",
+			Service:     "app",
+			Middlewares: []string{"headers-std@file", "auth@file", "local-chain"},
+		},
+		TLS: &config.RouterTLSConfig{Options: "modern@file"},
 	}
-	docker.HTTP.Routers["sso"] = &config.Router{Rule: "Host(`sso`)", Service: "sso", TLS: &config.RouterTLSConfig{Options: "strict"}}
+	docker.HTTP.Routers["sso"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`sso`)", Service: "sso"}, TLS: &config.RouterTLSConfig{Options: "strict"}}
 	docker.HTTP.Middlewares["local-chain"] = &config.Middleware{Chain: &config.Chain{Middlewares: []string{"strip@docker", "errs"}}}
 	docker.HTTP.Middlewares["strip"] = &config.Middleware{StripPrefix: &config.StripPrefix{Prefixes: []string{"/x"}}}
 	docker.HTTP.Middlewares["errs"] = &config.Middleware{Errors: &config.ErrorPage{Service: "pages", Status: []string{"500-599"}}}
@@ -93,8 +96,8 @@ func TestMergeProblems(t *testing.T) {
 	a, b := config.New(), config.New()
 	a.TLS.Options["default"] = &config.TLSOptions{}
 	b.TLS.Options["default"] = &config.TLSOptions{}
-	b.HTTP.Routers["bad@name"] = &config.Router{Rule: "Path(`/`)", Service: "s"}
-	b.HTTP.Routers["ok"] = &config.Router{Rule: "Path(`/`)", Service: "s"}
+	b.HTTP.Routers["bad@name"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/`)", Service: "s"}}
+	b.HTTP.Routers["ok"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/`)", Service: "s"}}
 	m, err := providers.Merge(map[string]providers.Snapshot{"a": {Config: a}, "b": {Config: b}})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +128,7 @@ func TestHashIsCanonical(t *testing.T) {
 	build := func(order []string) *config.Configuration {
 		c := config.New()
 		for _, n := range order {
-			c.HTTP.Routers[n] = &config.Router{Rule: "Host(`" + n + "`)", Service: "s"}
+			c.HTTP.Routers[n] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`" + n + "`)", Service: "s"}}
 		}
 		return c
 	}

@@ -18,9 +18,9 @@ func TestMergePartsEveryProtocol(t *testing.T) {
 	part := func(from, httpURL, tcpAddr, udpAddr, rule string) Part[string] {
 		c := config.New()
 		c.HTTP.Services["web"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: httpURL}}}}
-		c.HTTP.Routers["web"] = &config.Router{Rule: rule, Service: "web"}
+		c.HTTP.Routers["web"] = &config.Router{RouterCommon: config.RouterCommon{Rule: rule, Service: "web"}}
 		c.EnsureTCP().Services["db"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: tcpAddr}}}}
-		c.TCP.Routers["db"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db"}
+		c.TCP.Routers["db"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "db"}}
 		c.EnsureUDP().Services["dns"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: udpAddr}}}}
 		c.EntryPoints = map[string]*config.DynamicEntryPoint{"redis": {Address: ":6379"}}
 		return Part[string]{From: from, Config: c, EntryPoints: map[string]string{"redis": from + " label x"}}

@@ -16,10 +16,10 @@ import (
 func TestDefaultEntryPointsSkipAPIAndUDP(t *testing.T) {
 	c := config.New()
 	c.HTTP.Services["s@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
-	c.HTTP.Routers["app@file"] = &config.Router{Rule: "Host(`app.example.com`)", Service: "s@file"}
+	c.HTTP.Routers["app@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`app.example.com`)", Service: "s@file"}}
 	tc := c.EnsureTCP()
 	tc.Services["t@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:1"}}}}
-	tc.Routers["db@file"] = &config.TCPRouter{Rule: "HostSNI(`db.example.com`)", Service: "t@file", TLS: &config.RouterTCPTLSConfig{Passthrough: true}}
+	tc.Routers["db@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`db.example.com`)", Service: "t@file"}, TLS: &config.RouterTCPTLSConfig{Passthrough: true}}
 	uc := c.EnsureUDP()
 	uc.Services["u@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: "127.0.0.1:53"}}}}
 	uc.Routers["dns@file"] = &config.UDPRouter{Service: "u@file"}

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +11,16 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
+
+// TCPBuilder is an optional capability of a HandlerBuilder: when the
+// builder implements it, Compile builds the TCP and UDP routers of the
+// same generation with it, so that HTTP, TCP and UDP swap in one step.
+// Errors disable the router only; an error wrapping *ObjectError marks the
+// named "tcp service", "tcp middleware" or "udp service" too.
+type TCPBuilder interface {
+	BuildTCP(ctx context.Context, name string, r *config.TCPRouter) (tcpmux.Handler, error)
+	BuildUDP(ctx context.Context, name string, r *config.UDPRouter) (UDPHandler, error)
+}
 
 // UDPHandler chooses the server of a new UDP session: it returns a
 // "host:port" (weighted round robin over the service's servers), or an
@@ -29,6 +40,7 @@ type UDPRoute struct {
 // hosts decide precedence on an entrypoint shared with TCP).
 func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 	cfg := c.m.Config
+	tb, _ := c.b.(TCPBuilder)
 	tc := cfg.TCP
 	if tc == nil {
 		tc = &config.TCPConfiguration{}
@@ -38,8 +50,8 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		uc = &config.UDPConfiguration{}
 	}
 	c.tcpDeprecations(tc)
-	c.tcpRoutes(t, perEP, tc)
-	c.udpRoutes(t, uc)
+	c.tcpRoutes(t, perEP, tc, tb)
+	c.udpRoutes(t, uc, tb)
 }
 
 // tcpDeprecations warns on the TCP services and middlewares that use a
@@ -76,17 +88,17 @@ func (c *compiler) tcpDeprecations(tc *config.TCPConfiguration) {
 	}
 }
 
-// tcpRoutes builds the TCP routers of tc (Builder.BuildTCP) and installs, per TCP
+// tcpRoutes builds the TCP routers of tc with tb and installs, per TCP
 // entrypoint with any, their plain and TLS muxes in t, with the HTTPS
 // hosts of the HTTP routers placed there (perEP): those decide which of
 // HTTP and TCP a TLS connection goes to.
-func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCPConfiguration) {
+func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCPConfiguration, tb TCPBuilder) {
 	plain, secure := map[string][]*tcpmux.Route{}, map[string][]*tcpmux.Route{}
 	for _, name := range slices.Sorted(maps.Keys(tc.Routers)) {
 		r := tc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.TCPRouters[name] = st
-		rt := c.tcpRouter(name, r, st)
+		rt := c.tcpRouter(name, r, st, tb)
 		if !settle(st, rt != nil) {
 			continue
 		}
@@ -129,16 +141,16 @@ func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCP
 	}
 }
 
-// udpRoutes builds the UDP routers of uc (Builder.BuildUDP): one router per UDP
+// udpRoutes builds the UDP routers of uc with tb: one router per UDP
 // entrypoint. Traefik silently keeps the one with the greatest name (case
 // 046); Gantry keeps the smallest name and disables the others, saying
 // which router holds the entrypoint.
-func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration) {
+func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration, tb TCPBuilder) {
 	for _, name := range slices.Sorted(maps.Keys(uc.Routers)) {
 		r := uc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.UDPRouters[name] = st
-		h := c.udpRouter(name, r, st)
+		h := c.udpRouter(name, r, st, tb)
 		if h == nil {
 			st.Status = StatusDisabled
 			continue
@@ -162,7 +174,7 @@ func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration) {
 	}
 }
 
-func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus) *tcpmux.Route {
+func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus, tb TCPBuilder) *tcpmux.Route {
 	if r == nil {
 		st.Errors = append(st.Errors, "empty definition")
 		return nil
@@ -195,14 +207,14 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus)
 		}
 	}
 	var h tcpmux.Handler
-	build := func(b Builder) (err error) { h, err = b.BuildTCP(c.ctx, name, r); return err }
-	if !c.buildL4(k, build, func() bool { return h == nil }) {
+	build := func(tb TCPBuilder) (err error) { h, err = tb.BuildTCP(c.ctx, name, r); return err }
+	if !c.buildL4(k, "TCP", tb, build, func() bool { return h == nil }) {
 		return nil
 	}
 	return &tcpmux.Route{Name: name, Priority: st.Priority, CatchAll: catchAll, Terminate: r.TLS != nil && !r.TLS.Passthrough, Match: m, Handler: h}
 }
 
-func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus) UDPHandler {
+func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus, tb TCPBuilder) UDPHandler {
 	if r == nil {
 		st.Errors = append(st.Errors, "empty definition")
 		return nil
@@ -213,25 +225,25 @@ func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus)
 		fail("udp service %q does not exist", r.Service)
 	}
 	var h UDPHandler
-	build := func(b Builder) (err error) { h, err = b.BuildUDP(c.ctx, name, r); return err }
-	if !c.buildL4(k, build, func() bool { return h == nil }) {
+	build := func(tb TCPBuilder) (err error) { h, err = tb.BuildUDP(c.ctx, name, r); return err }
+	if !c.buildL4(k, "UDP", tb, build, func() bool { return h == nil }) {
 		return nil
 	}
 	return h
 }
 
-// buildL4 builds a TCP or UDP router's handler with build, unless its
-// checks failed (k) or there is no builder; ok when build gave a handler
-// (none: noHandler reports true afterwards).
-func (c *compiler) buildL4(k *routerCheck, build func(Builder) error, noHandler func() bool) bool {
+// buildL4 builds a TCP or UDP (proto) router's handler with build, unless
+// its checks failed (k) or there is no builder; ok when build gave a
+// handler (none: noHandler reports true afterwards).
+func (c *compiler) buildL4(k *routerCheck, proto string, tb TCPBuilder, build func(TCPBuilder) error, noHandler func() bool) bool {
 	if k.failed {
 		return false
 	}
-	if c.b == nil {
-		k.st.Errors = append(k.st.Errors, "no handler builder")
+	if tb == nil {
+		k.st.Errors = append(k.st.Errors, "no "+proto+" handler builder")
 		return false
 	}
-	err := build(c.b)
+	err := build(tb)
 	return c.built(k.st, noHandler(), err)
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
-type tcpFake struct{ baseBuilder }
+type tcpFake struct{}
 
 func (tcpFake) Build(context.Context, string, *config.Router) (http.Handler, error) {
 	return http.NotFoundHandler(), nil
@@ -38,13 +38,13 @@ func (tcpFake) BuildUDP(_ context.Context, name string, _ *config.UDPRouter) (UD
 // HTTPS hosts of the entrypoint recorded for precedence.
 func TestCompileTCPAndUDP(t *testing.T) {
 	c := config.New()
-	c.HTTP.Routers["web@file"] = &config.Router{Rule: "Host(`web.test`)", Service: "s@file", TLS: &config.RouterTLSConfig{}}
+	c.HTTP.Routers["web@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`web.test`)", Service: "s@file"}, TLS: &config.RouterTLSConfig{}}
 	c.HTTP.Services["s@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
 	tc := c.EnsureTCP()
-	tc.Routers["db@file"] = &config.TCPRouter{Rule: "HostSNI(`db.test`)", Service: "db@file", TLS: &config.RouterTCPTLSConfig{Passthrough: true}}
-	tc.Routers["all@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db@file", EntryPoints: []string{"redis"}}
-	tc.Routers["onudp@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db@file", EntryPoints: []string{"dns"}}
-	tc.Routers["nosvc@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "missing@file"}
+	tc.Routers["db@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`db.test`)", Service: "db@file"}, TLS: &config.RouterTCPTLSConfig{Passthrough: true}}
+	tc.Routers["all@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "db@file", EntryPoints: []string{"redis"}}}
+	tc.Routers["onudp@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "db@file", EntryPoints: []string{"dns"}}}
+	tc.Routers["nosvc@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "missing@file"}}
 	tc.Services["db@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:5432"}}}}
 	uc := c.EnsureUDP()
 	uc.Routers["a@file"] = &config.UDPRouter{Service: "u@file"}
@@ -101,8 +101,8 @@ func TestCompileTCPAndUDP(t *testing.T) {
 func TestTCPUDPReferences(t *testing.T) {
 	c := config.New()
 	tc := c.EnsureTCP()
-	tc.Routers["nomw@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db@file", Middlewares: []string{"gone@file", "lan@file"}}
-	tc.Routers["badsvc@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "broken@file", Middlewares: []string{"badmw@file"}}
+	tc.Routers["nomw@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "db@file", Middlewares: []string{"gone@file", "lan@file"}}}
+	tc.Routers["badsvc@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "broken@file", Middlewares: []string{"badmw@file"}}}
 	tc.Services["db@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:5432"}}}}
 	tc.Services["broken@file"] = &config.TCPService{}
 	tc.Middlewares["lan@file"] = &config.TCPMiddleware{IPAllowList: &config.TCPIPAllowList{SourceRange: []string{"127.0.0.1/32"}}}
@@ -112,7 +112,7 @@ func TestTCPUDPReferences(t *testing.T) {
 	uc.Routers["badsvc@file"] = &config.UDPRouter{Service: "ubroken@file"}
 	uc.Services["ubroken@file"] = &config.UDPService{}
 	// Invalid routers (config.Validate) are disabled with the field named.
-	tc.Routers["norule@file"] = &config.TCPRouter{Service: "db@file"}
+	tc.Routers["norule@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Service: "db@file"}}
 	uc.Routers["empty@file"] = &config.UDPRouter{}
 	opts := Options{EntryPoints: []EntryPoint{{Name: "db"}, {Name: "dns", UDP: true}}}
 	rep := Compile(context.Background(), &providers.Merged{Config: c}, tcpFake{}, opts).Report()
@@ -163,7 +163,7 @@ func (nilTCPBuilder) BuildUDP(context.Context, string, *config.UDPRouter) (UDPHa
 // disables the router with an error saying so.
 func TestTCPUDPBuilderWithoutHandler(t *testing.T) {
 	c := config.New()
-	c.EnsureTCP().Routers["db@file"] = &config.TCPRouter{Rule: "HostSNI(`*`)", Service: "db@file"}
+	c.EnsureTCP().Routers["db@file"] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)", Service: "db@file"}}
 	c.TCP.Services["db@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:5432"}}}}
 	c.EnsureUDP().Routers["dns@file"] = &config.UDPRouter{Service: "dns@file"}
 	c.UDP.Services["dns@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: "127.0.0.1:53"}}}}

@@ -50,20 +50,20 @@ func TestCompileReport(t *testing.T) {
 		"bad@file":   {Compress: &config.Compress{}},
 	}
 	c.HTTP.Routers = map[string]*config.Router{
-		"ok@docker":        {Rule: "Host(`ok.example`)", Service: "api@docker", Middlewares: []string{"strip@file"}},
-		"badrule@docker":   {Rule: "Host(`a`, `b`)", Service: "api@docker"},
-		"nosvc@docker":     {Rule: "Host(`n.example`)", Service: "missing@docker"},
-		"nomw@docker":      {Rule: "Host(`m.example`)", Service: "api@docker", Middlewares: []string{"gone@file"}},
-		"usesbroken@file":  {Rule: "Host(`b.example`)", Service: "broken@file"},
-		"builderr@file":    {Rule: "Host(`e.example`)", Service: "builderr@file"},
-		"badmw@file":       {Rule: "Host(`w.example`)", Service: "api@docker", Middlewares: []string{"bad@file"}},
-		"someeps@file":     {Rule: "Host(`s.example`)", Service: "api@docker", EntryPoints: []string{"web", "nope"}},
-		"noeps@file":       {Rule: "Host(`x.example`)", Service: "api@docker", EntryPoints: []string{"nope"}},
-		"toohigh@file":     {Rule: "Host(`h.example`)", Service: "api@docker", Priority: config.MaxPriority + 1},
+		"ok@docker":        {RouterCommon: config.RouterCommon{Rule: "Host(`ok.example`)", Service: "api@docker", Middlewares: []string{"strip@file"}}},
+		"badrule@docker":   {RouterCommon: config.RouterCommon{Rule: "Host(`a`, `b`)", Service: "api@docker"}},
+		"nosvc@docker":     {RouterCommon: config.RouterCommon{Rule: "Host(`n.example`)", Service: "missing@docker"}},
+		"nomw@docker":      {RouterCommon: config.RouterCommon{Rule: "Host(`m.example`)", Service: "api@docker", Middlewares: []string{"gone@file"}}},
+		"usesbroken@file":  {RouterCommon: config.RouterCommon{Rule: "Host(`b.example`)", Service: "broken@file"}},
+		"builderr@file":    {RouterCommon: config.RouterCommon{Rule: "Host(`e.example`)", Service: "builderr@file"}},
+		"badmw@file":       {RouterCommon: config.RouterCommon{Rule: "Host(`w.example`)", Service: "api@docker", Middlewares: []string{"bad@file"}}},
+		"someeps@file":     {RouterCommon: config.RouterCommon{Rule: "Host(`s.example`)", Service: "api@docker", EntryPoints: []string{"web", "nope"}}},
+		"noeps@file":       {RouterCommon: config.RouterCommon{Rule: "Host(`x.example`)", Service: "api@docker", EntryPoints: []string{"nope"}}},
+		"toohigh@file":     {RouterCommon: config.RouterCommon{Rule: "Host(`h.example`)", Service: "api@docker", Priority: config.MaxPriority + 1}},
 		"nil@file":         nil,
-		"internal@file":    {Rule: "Host(`i.example`)", Service: "api@internal"},
-		"emptyrule@file":   {Service: "api@docker"},
-		"sortedusers@file": {Rule: "Host(`u.example`)", Service: "unused@file", EntryPoints: []string{"web"}},
+		"internal@file":    {RouterCommon: config.RouterCommon{Rule: "Host(`i.example`)", Service: "api@internal"}},
+		"emptyrule@file":   {RouterCommon: config.RouterCommon{Service: "api@docker"}},
+		"sortedusers@file": {RouterCommon: config.RouterCommon{Rule: "Host(`u.example`)", Service: "unused@file", EntryPoints: []string{"web"}}},
 	}
 	delete(c.HTTP.Routers, "sortedusers@file") // keep unused@file unused
 	b := &failingBuilder{bad: map[string]string{"builderr@file": "service", "bad@file": "middleware"}}
@@ -237,7 +237,7 @@ func TestCertificate(t *testing.T) {
 	}
 	tb = Compile(t.Context(), m, &nameBuilder{}, webOnly)
 	if c, err := tb.Certificate(&tls.ClientHelloInfo{}); c != nil || err != nil {
-		t.Errorf("without a certificate source: %v, %v; want nil, nil", c, err)
+		t.Errorf("without a TLSBuilder: %v, %v; want nil, nil", c, err)
 	}
 }
 

@@ -29,7 +29,7 @@ func TestRouterOnSeveralEntryPointsKeepsItsPriority(t *testing.T) {
 	}
 	m := mergedOf(nil)
 	for name, r := range routers {
-		m.Config.HTTP.Routers[name] = &config.Router{Rule: r.rule, Priority: r.prio, EntryPoints: r.eps, Service: "svc@test"}
+		m.Config.HTTP.Routers[name] = &config.Router{RouterCommon: config.RouterCommon{Rule: r.rule, Priority: r.prio, EntryPoints: r.eps, Service: "svc@test"}}
 	}
 	opts := Options{EntryPoints: []EntryPoint{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
 	tb := Compile(t.Context(), m, &nameBuilder{}, opts)

@@ -17,14 +17,14 @@ import (
 func TestTCPShadowWarningsAndCatchAll(t *testing.T) {
 	c := config.New()
 	c.HTTP.Services["s@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
-	c.HTTP.Routers["chat@file"] = &config.Router{Rule: "Host(`chat.example.com`)", Service: "s@file", TLS: &config.RouterTLSConfig{}, EntryPoints: []string{"websecure"}}
-	c.HTTP.Routers["wild@file"] = &config.Router{Rule: "Host(`*.w.example.com`)", Service: "s@file", TLS: &config.RouterTLSConfig{}, EntryPoints: []string{"websecure"}}
-	c.HTTP.Routers["legacy@file"] = &config.Router{Rule: "Host(`app.example.com`)", Service: "s@file", EntryPoints: []string{"web"}}
+	c.HTTP.Routers["chat@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`chat.example.com`)", Service: "s@file", EntryPoints: []string{"websecure"}}, TLS: &config.RouterTLSConfig{}}
+	c.HTTP.Routers["wild@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`*.w.example.com`)", Service: "s@file", EntryPoints: []string{"websecure"}}, TLS: &config.RouterTLSConfig{}}
+	c.HTTP.Routers["legacy@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`app.example.com`)", Service: "s@file", EntryPoints: []string{"web"}}}
 	tc := c.EnsureTCP()
 	tc.Services["t@file"] = &config.TCPService{LoadBalancer: &config.TCPServersLoadBalancer{Servers: []config.TCPServer{{Address: "127.0.0.1:1"}}}}
 	pt := &config.RouterTCPTLSConfig{Passthrough: true}
 	add := func(name, rule string, tls *config.RouterTCPTLSConfig, ep string) {
-		tc.Routers[name] = &config.TCPRouter{Rule: rule, Service: "t@file", TLS: tls, EntryPoints: []string{ep}}
+		tc.Routers[name] = &config.TCPRouter{RouterCommon: config.RouterCommon{Rule: rule, Service: "t@file", EntryPoints: []string{ep}}, TLS: tls}
 	}
 	add("xmpp@file", "HostSNI(`chat.example.com`) && ALPN(`xmpp-client`)", pt, "websecure")
 	add("inwild@file", "HostSNI(`a.w.example.com`)", pt, "websecure")
@@ -74,7 +74,7 @@ func TestTCPShadowWarningsAndCatchAll(t *testing.T) {
 		}
 	}
 	// An HTTPS router without a Host claims the unknown SNIs.
-	c.HTTP.Routers["status@file"] = &config.Router{Rule: "PathPrefix(`/status`)", Service: "s@file", TLS: &config.RouterTLSConfig{}, EntryPoints: []string{"websecure"}}
+	c.HTTP.Routers["status@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "PathPrefix(`/status`)", Service: "s@file", EntryPoints: []string{"websecure"}}, TLS: &config.RouterTLSConfig{}}
 	tbl = Compile(context.Background(), &providers.Merged{Config: c}, tcpFake{}, opts)
 	if d, _ := tbl.TCP("websecure").Route(&tcpmux.ConnData{ServerName: "unknown.example.net"}, true); d != tcpmux.ToHTTP {
 		t.Errorf("with an HTTPS router without Host, an unknown SNI went to TCP")

@@ -57,7 +57,7 @@ func tlsReq(host, path, negotiated string) *http.Request {
 func TestTLSOptionsResolution(t *testing.T) {
 	m := mergedOf(nil)
 	add := func(name, rule, opts string, eps ...string) {
-		m.Config.HTTP.Routers[name] = &config.Router{Rule: rule, Service: "svc@test", EntryPoints: eps, TLS: &config.RouterTLSConfig{Options: opts}}
+		m.Config.HTTP.Routers[name] = &config.Router{RouterCommon: config.RouterCommon{Rule: rule, Service: "svc@test", EntryPoints: eps}, TLS: &config.RouterTLSConfig{Options: opts}}
 	}
 	add("a@t", "Host(`a.example.com`)", "modern")
 	add("b@t", "Host(`b.example.com`)", "")

@@ -17,7 +17,7 @@ func BenchmarkSaveApplied(b *testing.B) {
 	for v := range 2 {
 		c := config.New()
 		for i := range 10_000 {
-			c.HTTP.Routers[fmt.Sprintf("r%d", i)] = &config.Router{Rule: fmt.Sprintf("Host(`h%d.example.com`)", i), Service: fmt.Sprintf("s%d", i%1000)}
+			c.HTTP.Routers[fmt.Sprintf("r%d", i)] = &config.Router{RouterCommon: config.RouterCommon{Rule: fmt.Sprintf("Host(`h%d.example.com`)", i), Service: fmt.Sprintf("s%d", i%1000)}}
 		}
 		c.HTTP.Routers["r0"].Priority = v + 1
 		m, err := providers.Merge(map[string]providers.Snapshot{"file": {Config: c}})

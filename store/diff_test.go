@@ -11,12 +11,12 @@ import (
 
 func TestDiff(t *testing.T) {
 	a, b := config.New(), config.New()
-	a.HTTP.Routers["same@file"] = &config.Router{Rule: "Path(`/`)", Service: "s@file"}
-	b.HTTP.Routers["same@file"] = &config.Router{Rule: "Path(`/`)", Service: "s@file", Middlewares: []string{}}
-	a.HTTP.Routers["gone@file"] = &config.Router{Rule: "Path(`/g`)", Service: "s@file"}
-	b.HTTP.Routers["new@docker"] = &config.Router{Rule: "Path(`/n`)", Service: "s@file"}
-	a.HTTP.Routers["edit@file"] = &config.Router{Rule: "Path(`/e`)", Service: "s@file"}
-	b.HTTP.Routers["edit@file"] = &config.Router{Rule: "Path(`/e`)", Service: "s@file", Priority: 9}
+	a.HTTP.Routers["same@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/`)", Service: "s@file"}}
+	b.HTTP.Routers["same@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/`)", Service: "s@file", Middlewares: []string{}}}
+	a.HTTP.Routers["gone@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/g`)", Service: "s@file"}}
+	b.HTTP.Routers["new@docker"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/n`)", Service: "s@file"}}
+	a.HTTP.Routers["edit@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/e`)", Service: "s@file"}}
+	b.HTTP.Routers["edit@file"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Path(`/e`)", Service: "s@file", Priority: 9}}
 	a.HTTP.Services["s@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: "http://a"}}}}
 	b.HTTP.Services["s@file"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: "http://b"}}}}
 	b.HTTP.Middlewares["m@file"] = &config.Middleware{AddPrefix: &config.AddPrefix{Prefix: "/p"}}

@@ -30,7 +30,7 @@ func merged(t *testing.T, routers ...string) *providers.Merged {
 	t.Helper()
 	c := config.New()
 	for _, r := range routers {
-		c.HTTP.Routers[r] = &config.Router{Rule: "Host(`" + r + "`)", Service: "s"}
+		c.HTTP.Routers[r] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`" + r + "`)", Service: "s"}}
 	}
 	c.HTTP.Services["s"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: "http://127.0.0.1:1"}}}}
 	c.TLS.Certificates = []*config.CertAndStores{{Certificate: config.Certificate{CertFile: "c", KeyFile: "k"}}}

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gantry-proxy/gantry/internal/ctxtime"
 	"github.com/gorilla/websocket"
 )
 
@@ -72,7 +71,14 @@ func wait(r *http.Request) bool {
 	if err != nil || d <= 0 {
 		return true
 	}
-	return ctxtime.Sleep(r.Context(), d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // echo writes the traefik/whoami text echo.

@@ -21,7 +21,7 @@ func TestNamesAreCaseInsensitive(t *testing.T) {
 		t.Fatalf("errors: %v", errs)
 	}
 	// The spelling of the first key in byte order names the router.
-	want := map[string]*config.Router{"app": {Rule: "Host(`app.example.com`)", Service: "web", EntryPoints: []string{"websecure"}}}
+	want := map[string]*config.Router{"app": {RouterCommon: config.RouterCommon{Rule: "Host(`app.example.com`)", Service: "web", EntryPoints: []string{"websecure"}}}}
 	if d := cmp.Diff(want, c.HTTP.Routers); d != "" {
 		t.Errorf("routers (-want +got):\n%s", d)
 	}

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/internal/ctxtime"
 )
 
 // newRateLimit keeps a token bucket per source (sourceCriterion): it
@@ -156,7 +155,7 @@ func (rl *rateLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, delay)
 			return
 		}
-		if !ctxtime.Sleep(r.Context(), delay) {
+		if !sleep(r.Context(), delay) {
 			res.Cancel()
 			return
 		}

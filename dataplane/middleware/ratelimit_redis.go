@@ -16,7 +16,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/internal/ctxtime"
 	"github.com/gantry-proxy/gantry/providers"
 )
 
@@ -177,7 +176,7 @@ func (l *redisLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, wait)
 			return
 		}
-		if !ctxtime.Sleep(r.Context(), wait) {
+		if !sleep(r.Context(), wait) {
 			return
 		}
 		next.ServeHTTP(w, r)

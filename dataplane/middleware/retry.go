@@ -16,7 +16,6 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/dataplane/replay"
 	"github.com/gantry-proxy/gantry/dataplane/statusrange"
-	"github.com/gantry-proxy/gantry/internal/ctxtime"
 )
 
 // Attempt is what the proxy stage tells the retry middleware about one
@@ -220,7 +219,7 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 		if !rw.Caught() || rw.hijacked {
 			return
 		}
-		if !ctxtime.Sleep(r.Context(), rt.wait(try)) {
+		if !sleep(r.Context(), rt.wait(try)) {
 			w.WriteHeader(rw.Code()) // the client is gone; this is for the access log
 			return
 		}

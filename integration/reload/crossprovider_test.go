@@ -46,8 +46,8 @@ func TestServedCrossProviderReferences(t *testing.T) {
 		c.HTTP.Middlewares["sso"] = &config.Middleware{Headers: &config.Headers{CustomResponseHeaders: map[string]string{"X-SSO": "checked"}}}
 		c.HTTP.Middlewares["local-chain"] = &config.Middleware{Chain: &config.Chain{Middlewares: []string{"tag"}}}
 		c.HTTP.Middlewares["tag"] = &config.Middleware{Headers: &config.Headers{CustomResponseHeaders: map[string]string{"X-Chain": "docker"}}}
-		c.HTTP.Routers["app"] = &config.Router{Rule: "Host(`app.test`)", Service: "app", Middlewares: []string{"headers-std@file", "local-chain"}}
-		c.HTTP.Routers["shared"] = &config.Router{Rule: "Host(`shared.test`)", Service: "nas@file"}
+		c.HTTP.Routers["app"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`app.test`)", Service: "app", Middlewares: []string{"headers-std@file", "local-chain"}}}
+		c.HTTP.Routers["shared"] = &config.Router{RouterCommon: config.RouterCommon{Rule: "Host(`shared.test`)", Service: "nas@file"}}
 		if withService {
 			c.HTTP.Services["app"] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{Servers: []config.Server{{URL: s.url("app")}}}}
 		}

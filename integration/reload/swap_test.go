@@ -34,9 +34,11 @@ func bigSnapshot(n, variant int) providers.Snapshot {
 	}
 	for i := range n {
 		c.HTTP.Routers[fmt.Sprintf("r%d", i)] = &config.Router{
-			Rule:        fmt.Sprintf("Host(`h%d.example.com`) && PathPrefix(`/api`)", i),
-			Service:     fmt.Sprintf("s%d", i%svcs),
-			Middlewares: []string{fmt.Sprintf("mw%d", i%10)},
+			RouterCommon: config.RouterCommon{
+				Rule:        fmt.Sprintf("Host(`h%d.example.com`) && PathPrefix(`/api`)", i),
+				Service:     fmt.Sprintf("s%d", i%svcs),
+				Middlewares: []string{fmt.Sprintf("mw%d", i%10)},
+			},
 		}
 	}
 	c.HTTP.Routers["r0"].Rule = fmt.Sprintf("Host(`v%d.example.com`)", variant)

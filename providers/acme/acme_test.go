@@ -117,8 +117,8 @@ func TestInvalidResolverIsSkippedNotFatal(t *testing.T) {
 		t.Fatalf("New: manager %v, want the valid resolver only", m)
 	}
 	m.Observe(&providers.Merged{Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-		"a@docker": {Rule: "Host(`a.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "broken"}},
-		"b@docker": {Rule: "Host(`b.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+		"a@docker": {RouterCommon: config.RouterCommon{Rule: "Host(`a.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "broken"}},
+		"b@docker": {RouterCommon: config.RouterCommon{Rule: "Host(`b.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 	}}}})
 	var resolverProblem, routerProblem bool
 	for _, p := range m.Problems() {
@@ -145,21 +145,21 @@ func TestWants(t *testing.T) {
 	}, &memKV{})
 	c := &config.Configuration{
 		HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-			"hosts@docker":    {Rule: "Host(`B.example.com`) && PathPrefix(`/x`) || Host(`a.example.com.`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
-			"same@file":       {Rule: "Host(`a.example.com`) || Host(`b.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
-			"domains@file":    {Rule: "Host(`ignored.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "*.example.org", SANs: []string{"example.org", "www.example.org", "example.org"}}}}},
-			"wild@file":       {Rule: "Host(`x.example.net`)", TLS: &config.RouterTLSConfig{CertResolver: "le", Domains: []config.Domain{{Main: "*.example.net"}}}},
-			"unknown@file":    {Rule: "Host(`u.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "nope"}},
-			"nohost@file":     {Rule: "PathPrefix(`/`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
-			"ip@file":         {Rule: "Host(`10.0.0.1`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
-			"noresolver@file": {Rule: "Host(`n.example.com`)", TLS: &config.RouterTLSConfig{}},
-			"ss@file":         {Rule: "Host(`s.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "*.*.example.com"}}}},
-			"mid@file":        {Rule: "Host(`s.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "s.example.com", SANs: []string{"a.*.example.com"}}}}},
+			"hosts@docker":    {RouterCommon: config.RouterCommon{Rule: "Host(`B.example.com`) && PathPrefix(`/x`) || Host(`a.example.com.`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+			"same@file":       {RouterCommon: config.RouterCommon{Rule: "Host(`a.example.com`) || Host(`b.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+			"domains@file":    {RouterCommon: config.RouterCommon{Rule: "Host(`ignored.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "*.example.org", SANs: []string{"example.org", "www.example.org", "example.org"}}}}},
+			"wild@file":       {RouterCommon: config.RouterCommon{Rule: "Host(`x.example.net`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le", Domains: []config.Domain{{Main: "*.example.net"}}}},
+			"unknown@file":    {RouterCommon: config.RouterCommon{Rule: "Host(`u.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "nope"}},
+			"nohost@file":     {RouterCommon: config.RouterCommon{Rule: "PathPrefix(`/`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+			"ip@file":         {RouterCommon: config.RouterCommon{Rule: "Host(`10.0.0.1`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+			"noresolver@file": {RouterCommon: config.RouterCommon{Rule: "Host(`n.example.com`)"}, TLS: &config.RouterTLSConfig{}},
+			"ss@file":         {RouterCommon: config.RouterCommon{Rule: "Host(`s.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "*.*.example.com"}}}},
+			"mid@file":        {RouterCommon: config.RouterCommon{Rule: "Host(`s.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "dns", Domains: []config.Domain{{Main: "s.example.com", SANs: []string{"a.*.example.com"}}}}},
 		}},
 		TCP: &config.TCPConfiguration{Routers: map[string]*config.TCPRouter{
-			"db@file":   {Rule: "HostSNI(`db.example.com`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le"}},
-			"pass@file": {Rule: "HostSNI(`pass.example.com`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le", Passthrough: true}},
-			"any@file":  {Rule: "HostSNI(`*`)", TLS: &config.RouterTCPTLSConfig{CertResolver: "le"}},
+			"db@file":   {RouterCommon: config.RouterCommon{Rule: "HostSNI(`db.example.com`)"}, TLS: &config.RouterTCPTLSConfig{RouterTLSConfig: config.RouterTLSConfig{CertResolver: "le"}}},
+			"pass@file": {RouterCommon: config.RouterCommon{Rule: "HostSNI(`pass.example.com`)"}, TLS: &config.RouterTCPTLSConfig{RouterTLSConfig: config.RouterTLSConfig{CertResolver: "le"}, Passthrough: true}},
+			"any@file":  {RouterCommon: config.RouterCommon{Rule: "HostSNI(`*`)"}, TLS: &config.RouterTCPTLSConfig{RouterTLSConfig: config.RouterTLSConfig{CertResolver: "le"}}},
 		}},
 		TLS: &config.TLSConfiguration{Stores: map[string]*config.TLSStore{"default": {DefaultGeneratedCert: &config.GeneratedCert{Resolver: "le", Domain: &config.Domain{Main: "default.example.com"}}}}},
 	}
@@ -322,7 +322,7 @@ func TestImportServesWithoutOrder(t *testing.T) {
 		t.Errorf("published serial %x, want the imported %x", leaf.SerialNumber, serial)
 	}
 	m.Observe(&providers.Merged{Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-		"c@docker": {Rule: "Host(`c.example.com`) || Host(`www.c.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+		"c@docker": {RouterCommon: config.RouterCommon{Rule: "Host(`c.example.com`) || Host(`www.c.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 	}}}})
 	var wg sync.WaitGroup
 	m.reconcile(ctx, &wg) // as Run does on the wake-up
@@ -363,7 +363,7 @@ func TestFailedOrderIsAProblem(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx, func(providers.Snapshot) {}) }()
 	m.Observe(&providers.Merged{Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-		"d@file": {Rule: "Host(`d.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+		"d@file": {RouterCommon: config.RouterCommon{Rule: "Host(`d.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 	}}}})
 	deadline := time.Now().Add(20 * time.Second)
 	var ps []providers.Problem

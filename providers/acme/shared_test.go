@@ -84,7 +84,7 @@ func TestSharedBackoff(t *testing.T) {
 	shared := &memShared{}
 	cfg := map[string]*static.ACME{"le": {CAServer: ca.URL + "/dir", CACertificates: []string{caFile}, TLSChallenge: &static.TLSChallenge{}}}
 	wantD := &providers.Merged{Config: &config.Configuration{HTTP: &config.HTTPConfiguration{Routers: map[string]*config.Router{
-		"d@file": {Rule: "Host(`d.example.com`)", TLS: &config.RouterTLSConfig{CertResolver: "le"}},
+		"d@file": {RouterCommon: config.RouterCommon{Rule: "Host(`d.example.com`)"}, TLS: &config.RouterTLSConfig{CertResolver: "le"}},
 	}}}}
 	start := func() (*Manager, func()) {
 		m := newTestManager(t, cfg, &memKV{})

@@ -63,10 +63,12 @@ func Build(c *static.Configuration) *config.Configuration {
 			ep = DefaultEntryPoint
 		}
 		out.HTTP.Routers[name] = &config.Router{
-			EntryPoints: []string{ep},
-			Rule:        rule,
-			Service:     service,
-			Priority:    prio,
+			RouterCommon: config.RouterCommon{
+				EntryPoints: []string{ep},
+				Rule:        rule,
+				Service:     service,
+				Priority:    prio,
+			},
 		}
 	}
 	if c.API != nil && c.API.Insecure {

@@ -19,20 +19,20 @@ func TestBuild(t *testing.T) {
 		{"nil", nil, map[string]*config.Router{}},
 		{"nothing enabled", &static.Configuration{API: &static.API{}}, map[string]*config.Router{}},
 		{"api insecure", &static.Configuration{API: &static.API{Insecure: true}}, map[string]*config.Router{
-			"api": {EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/api`) || PathPrefix(`/dashboard`)", Service: "api@internal", Priority: config.MaxPriority},
+			"api": {RouterCommon: config.RouterCommon{EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/api`) || PathPrefix(`/dashboard`)", Service: "api@internal", Priority: config.MaxPriority}},
 		}},
 		{"api insecure with debug", &static.Configuration{API: &static.API{Insecure: true, Debug: true}}, map[string]*config.Router{
-			"api": {EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/api`) || PathPrefix(`/dashboard`) || PathPrefix(`/debug`)", Service: "api@internal", Priority: config.MaxPriority},
+			"api": {RouterCommon: config.RouterCommon{EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/api`) || PathPrefix(`/dashboard`) || PathPrefix(`/debug`)", Service: "api@internal", Priority: config.MaxPriority}},
 		}},
 		{"api insecure under a base path", &static.Configuration{API: &static.API{Insecure: true, Debug: true, BasePath: "/gantry/"}}, map[string]*config.Router{
-			"api": {EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/gantry/api`) || PathPrefix(`/gantry/dashboard`) || PathPrefix(`/gantry/debug`)", Service: "api@internal", Priority: config.MaxPriority},
+			"api": {RouterCommon: config.RouterCommon{EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/gantry/api`) || PathPrefix(`/gantry/dashboard`) || PathPrefix(`/gantry/debug`)", Service: "api@internal", Priority: config.MaxPriority}},
 		}},
 		{"prometheus and ping on their entrypoints", &static.Configuration{
 			Metrics: &static.Metrics{Prometheus: &static.Prometheus{EntryPoint: "metrics"}},
 			Ping:    &static.Ping{},
 		}, map[string]*config.Router{
-			"prometheus": {EntryPoints: []string{"metrics"}, Rule: "PathPrefix(`/metrics`)", Service: "prometheus@internal", Priority: config.MaxPriority - 1},
-			"ping":       {EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/ping`)", Service: "ping@internal", Priority: config.MaxPriority - 2},
+			"prometheus": {RouterCommon: config.RouterCommon{EntryPoints: []string{"metrics"}, Rule: "PathPrefix(`/metrics`)", Service: "prometheus@internal", Priority: config.MaxPriority - 1}},
+			"ping":       {RouterCommon: config.RouterCommon{EntryPoints: []string{"traefik"}, Rule: "PathPrefix(`/ping`)", Service: "ping@internal", Priority: config.MaxPriority - 2}},
 		}},
 		{"prometheus manual routing", &static.Configuration{
 			Metrics: &static.Metrics{Prometheus: &static.Prometheus{ManualRouting: true}},

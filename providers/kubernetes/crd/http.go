@@ -100,10 +100,12 @@ func (b *builder) route(o *IngressRoute, rn string, r Route, parents []string) (
 		return nil, f, err
 	}
 	rt := &config.Router{
-		EntryPoints:   o.Spec.EntryPoints,
-		Rule:          r.Match,
-		RuleSyntax:    r.Syntax,
-		Priority:      r.Priority,
+		RouterCommon: config.RouterCommon{
+			EntryPoints: o.Spec.EntryPoints,
+			Rule:        r.Match,
+			RuleSyntax:  r.Syntax,
+			Priority:    r.Priority,
+		},
 		Observability: r.Observability,
 		ParentRefs:    parents,
 	}

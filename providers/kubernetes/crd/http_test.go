@@ -30,11 +30,25 @@ func TestIngressRouteHTTP(t *testing.T) {
 	wantTLS := &config.RouterTLSConfig{Options: "apps-modern", CertResolver: "le",
 		Domains: []config.Domain{{Main: "example.com", SANs: []string{"*.example.com"}}}}
 	want := map[string]*config.Router{
-		r1: {EntryPoints: []string{"websecure"}, Rule: "Host(`whoami.example.com`)", Priority: 10,
-			Middlewares: []string{"apps-strip", "apps-auth"}, Service: r1, TLS: wantTLS,
-			Observability: &config.RouterObservability{AccessLogs: &f}},
-		r2: {EntryPoints: []string{"websecure"}, Rule: "Host(`whoami.example.com`) && PathPrefix(`/split`)",
-			Service: r2, TLS: wantTLS},
+		r1: {
+			RouterCommon: config.RouterCommon{
+				EntryPoints: []string{"websecure"},
+				Rule:        "Host(`whoami.example.com`)",
+				Priority:    10,
+				Middlewares: []string{"apps-strip", "apps-auth"},
+				Service:     r1,
+			},
+			TLS:           wantTLS,
+			Observability: &config.RouterObservability{AccessLogs: &f},
+		},
+		r2: {
+			RouterCommon: config.RouterCommon{
+				EntryPoints: []string{"websecure"},
+				Rule:        "Host(`whoami.example.com`) && PathPrefix(`/split`)",
+				Service:     r2,
+			},
+			TLS: wantTLS,
+		},
 	}
 	if d := cmp.Diff(want, h.Routers); d != "" {
 		t.Errorf("routers (-want +got):\n%s", d)

@@ -53,7 +53,7 @@ func (b *builder) routeTCP(o *IngressRouteTCP, rn string, r RouteTCP) (*config.T
 	if len(r.Services) == 0 {
 		return nil, ".services", errors.New("a TCP route needs a service")
 	}
-	rt := &config.TCPRouter{EntryPoints: o.Spec.EntryPoints, Rule: r.Match, RuleSyntax: r.Syntax, Priority: r.Priority, Service: rn}
+	rt := &config.TCPRouter{RouterCommon: config.RouterCommon{EntryPoints: o.Spec.EntryPoints, Rule: r.Match, RuleSyntax: r.Syntax, Priority: r.Priority, Service: rn}}
 	for i, m := range r.Middlewares {
 		name, err := b.resolveRef("middlewareTCP", o.Namespace, m)
 		if err != nil {
@@ -66,7 +66,7 @@ func (b *builder) routeTCP(o *IngressRouteTCP, rn string, r RouteTCP) (*config.T
 		if err != nil {
 			return nil, ".tls.options", err
 		}
-		rt.TLS = &config.RouterTCPTLSConfig{Passthrough: t.Passthrough, Options: opts, CertResolver: t.CertResolver, Domains: t.Domains}
+		rt.TLS = &config.RouterTCPTLSConfig{RouterTLSConfig: config.RouterTLSConfig{Options: opts, CertResolver: t.CertResolver, Domains: t.Domains}, Passthrough: t.Passthrough}
 	}
 	services := map[string]*config.TCPService{}
 	if len(r.Services) == 1 {

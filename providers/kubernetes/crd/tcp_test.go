@@ -14,8 +14,15 @@ func TestIngressRouteTCPAndUDP(t *testing.T) {
 	}
 	tc := snap.Config.TCP
 	db := tcpRouterName("apps", "db", "HostSNI(`db.example.com`)")
-	want := &config.TCPRouter{EntryPoints: []string{"tcp"}, Rule: "HostSNI(`db.example.com`)", Service: db,
-		Middlewares: []string{"apps-only-lan"}, TLS: &config.RouterTCPTLSConfig{Passthrough: true}}
+	want := &config.TCPRouter{
+		RouterCommon: config.RouterCommon{
+			EntryPoints: []string{"tcp"},
+			Rule:        "HostSNI(`db.example.com`)",
+			Service:     db,
+			Middlewares: []string{"apps-only-lan"},
+		},
+		TLS: &config.RouterTCPTLSConfig{Passthrough: true},
+	}
 	if d := cmp.Diff(want, tc.Routers[db]); d != "" {
 		t.Errorf("router (-want +got):\n%s", d)
 	}

@@ -304,7 +304,7 @@ func matchPart(fn, name, value string, regexp bool) string {
 // precedence); the host class, the route's identity and rule index are
 // filled in here.
 func (t *translator) addHTTPRouter(m routeMeta, a attachment, name string, parts []string, service string, filters []gwv1.HTTPRouteFilter, ptype gwv1.PathMatchType, pval string, ri int, hosts []string, key precedence) {
-	router := &config.Router{EntryPoints: []string{a.listener.ep}, Rule: strings.Join(parts, " && "), Service: service}
+	router := &config.Router{RouterCommon: config.RouterCommon{EntryPoints: []string{a.listener.ep}, Rule: strings.Join(parts, " && "), Service: service}}
 	if a.listener.spec.Protocol == gwv1.HTTPSProtocolType {
 		router.TLS = &config.RouterTLSConfig{}
 	}

@@ -100,7 +100,7 @@ func (t *translator) loadL4(r l4Route, udp bool) {
 				t.conf.EnsureUDP().Routers[name] = &config.UDPRouter{EntryPoints: []string{a.listener.ep}, Service: service}
 				continue
 			}
-			router := &config.TCPRouter{EntryPoints: []string{a.listener.ep}, Service: service, Rule: sniRule(a.hosts)}
+			router := &config.TCPRouter{RouterCommon: config.RouterCommon{EntryPoints: []string{a.listener.ep}, Service: service, Rule: sniRule(a.hosts)}}
 			switch {
 			case a.listener.spec.Protocol != gwv1.TLSProtocolType:
 			case a.listener.passthrough():

@@ -223,7 +223,7 @@ func (b *builder) defaultBackend(ing *netv1.Ingress, ra routerAnn) {
 	if !ok {
 		return
 	}
-	rt := &config.Router{Rule: "PathPrefix(`/`)", Priority: math.MinInt32, Service: name}
+	rt := &config.Router{RouterCommon: config.RouterCommon{Rule: "PathPrefix(`/`)", Priority: math.MinInt32, Service: name}}
 	if r := ra.router; r != nil {
 		rt.EntryPoints, rt.Middlewares, rt.TLS, rt.Observability = r.EntryPoints, r.Middlewares, r.TLS, r.Observability
 	}
@@ -293,7 +293,7 @@ func (b *builder) serviceAs(ing *netv1.Ingress, be netv1.IngressBackend, field, 
 
 // router builds the router of one path.
 func (b *builder) router(host string, p netv1.HTTPIngressPath, ra routerAnn, service string) (*config.Router, error) {
-	rt := &config.Router{Service: service}
+	rt := &config.Router{RouterCommon: config.RouterCommon{Service: service}}
 	if r := ra.router; r != nil {
 		rt.EntryPoints, rt.Middlewares, rt.Priority, rt.RuleSyntax = r.EntryPoints, r.Middlewares, r.Priority, r.RuleSyntax
 		rt.TLS, rt.Observability = r.TLS, r.Observability

@@ -188,8 +188,8 @@ func (t *translator) location(loc *location) {
 		return
 	}
 	svc := t.service(loc)
-	plain := &config.Router{EntryPoints: []string{o.HTTPEntryPoint}, Rule: rule, Priority: prio, Service: svc}
-	secure := &config.Router{EntryPoints: []string{o.HTTPSEntryPoint}, Rule: rule, Priority: prio, Service: svc, TLS: &config.RouterTLSConfig{}}
+	plain := &config.Router{RouterCommon: config.RouterCommon{EntryPoints: []string{o.HTTPEntryPoint}, Rule: rule, Priority: prio, Service: svc}}
+	secure := &config.Router{RouterCommon: config.RouterCommon{EntryPoints: []string{o.HTTPSEntryPoint}, Rule: rule, Priority: prio, Service: svc}, TLS: &config.RouterTLSConfig{}}
 	if s.denied != "" {
 		plain.Service, secure.Service = unavailable, unavailable
 		t.problem(loc.in, providers.SeverityError, []string{"router " + loc.name}, "%s: its paths answer 503", s.denied)
