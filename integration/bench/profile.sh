@@ -43,7 +43,7 @@ t1=$(ticks "$GPID"); e1=$(date +%s.%N); q1=$(served)
 [ "$GO" = 0 ] || curl -s -o "$OUT/allocs-after.pb.gz" "$PPROF/allocs"
 SC=; [ -s "$OUT/perf-stat.csv" ] && SC=1
 wait "$LP" || true
-rate=$(awk '/^Requests\/sec:/{print $2} /^messages|^units/{print $4}' "$OUT/load.txt")
+rate=$(awk '/^Requests\/sec:/{print $2} /^messages|^units/{print $4} /^finished in/{print $4}' "$OUT/load.txt")
 # the rate inside the window: counted by the nginx origin for its routes, else the load client's average
 EL=$(awk -v a="$e0" -v b="$e1" 'BEGIN{printf "%.3f", b-a}')
 wrate=$(awk -v a="$q0" -v b="$q1" -v w="$EL" -v r="$rate" 'BEGIN{ if ("'"${RORIGIN[$ROUTE]}"'" == "'"$ORIGIN"'" && b > a) printf "%.1f", (b-a-1)/w; else print r }')

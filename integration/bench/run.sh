@@ -51,7 +51,7 @@ declare -A BPORT=([nginx]=$((BASE_PORT+34)) [haproxy]=$((BASE_PORT+35)) [gantry]
 declare -A UPORT=([nginx]=$((BASE_PORT+41)) [socat]=$((BASE_PORT+42)) [gantry]=$((BASE_PORT+43)) [direct]=$UORIGIN)   # UDP routers
 # route -> path, the origin port that serves it, and the load client
 declare -A RPATH=([get1k]=/1k [post4k]=/upload [chunk64k]=/chunk64k [ws]=/ws)
-declare -A RORIGIN=([get1k]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN [tcpconn]=$TORIGIN [tcpbulk]=$EORIGIN [udp]=$UORIGIN)
+declare -A RORIGIN=([get1k]=$ORIGIN [h2]=$ORIGIN [post4k]=$ORIGIN [chunk64k]=$GORIGIN [ws]=$GORIGIN [tcpconn]=$TORIGIN [tcpbulk]=$EORIGIN [udp]=$UORIGIN)
 port_of() { # target route -> the port the target serves the route on
   case $2 in h2) echo "${TPORT[$1]}";; tcpconn) echo "${CPORT[$1]}";; tcpbulk) echo "${BPORT[$1]}";; udp) echo "${UPORT[$1]}";; *) echo "${PORT[$1]}";; esac
 }

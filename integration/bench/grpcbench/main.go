@@ -54,6 +54,8 @@ var (
 	warm      = flag.Duration("warmup", 2*time.Second, "warm-up before each run")
 	conc      = flag.Int("c", 32, "concurrent calls in flight")
 	conns     = flag.Int("conns", 4, "client connections")
+	noH3      = flag.Bool("noh3", false, "skip the HTTP/2 and HTTP/3 GET runs (gRPC only)")
+	profile   = flag.String("cpuprofile", "", "write Gantry's Go CPU profile of the measured gRPC run to this file (api.debug on a loopback port)")
 )
 
 func main() {
@@ -72,16 +74,24 @@ func main() {
 
 	// gRPC through Gantry.
 	gAddr := freeAddr()
-	g := startGantry(dir, "grpc", gAddr, fmt.Sprintf(`entryPoints:
+	static := fmt.Sprintf(`entryPoints:
   web: {address: %q}
 providers:
   file: {directory: %q}
 log: {level: ERROR}
-`, gAddr, dir), fmt.Sprintf(`http:
+`, gAddr, dir)
+	var during func()
+	if *profile != "" {
+		pAddr := freeAddr()
+		static = strings.Replace(static, "entryPoints:\n", fmt.Sprintf("entryPoints:\n  traefik: {address: %q}\n", pAddr), 1) +
+			"api: {insecure: true, dashboard: false, debug: true}\n"
+		during = func() { saveProfile(pAddr, *profile) }
+	}
+	g := startGantry(dir, "grpc", gAddr, static, fmt.Sprintf(`http:
   routers: {g: {rule: "PathPrefix(`+"`/`"+`)", service: g}}
   services: {g: {loadBalancer: {servers: [{url: "h2c://%s"}]}}}
 `, backend))
-	report("grpc unary via gantry", g, grpcLoad(gAddr))
+	report("grpc unary via gantry", g, grpcLoad(gAddr), during)
 	stop(g)
 
 	// gRPC through nginx grpc_pass.
@@ -108,10 +118,13 @@ http {
 		n.Stderr = os.Stderr
 		must(n.Start())
 		waitListen(nAddr)
-		report("grpc unary via nginx", n, grpcLoad(nAddr))
+		report("grpc unary via nginx", n, grpcLoad(nAddr), nil)
 		stop(n)
 	}
 
+	if *noH3 {
+		return
+	}
 	// HTTP/3 against HTTP/2 through Gantry.
 	certFile, keyFile := writeCert(dir)
 	web := startHTTPBackend()
@@ -128,8 +141,8 @@ tls:
   certificates: [{certFile: %q, keyFile: %q}]
 `, web, certFile, keyFile))
 	conf := &tls.Config{ServerName: "bench.local", InsecureSkipVerify: true} //nolint:gosec // self-signed bench certificate
-	report("GET 1k via gantry HTTP/2", h, httpLoad(hAddr, func() http.RoundTripper { return &http2.Transport{TLSClientConfig: conf} }))
-	report("GET 1k via gantry HTTP/3", h, httpLoad(hAddr, func() http.RoundTripper { return &http3.Transport{TLSClientConfig: conf} }))
+	report("GET 1k via gantry HTTP/2", h, httpLoad(hAddr, func() http.RoundTripper { return &http2.Transport{TLSClientConfig: conf} }), nil)
+	report("GET 1k via gantry HTTP/3", h, httpLoad(hAddr, func() http.RoundTripper { return &http3.Transport{TLSClientConfig: conf} }), nil)
 	stop(h)
 }
 
@@ -141,23 +154,29 @@ type result struct {
 }
 
 // measure runs load for warm-up then -d, reading the proxy's CPU time
-// around the measured part.
-func measure(p *exec.Cmd, load func(ctx context.Context, count *atomic.Int64)) result {
+// around the measured part; during (if not nil) runs beside the measured
+// part and is waited for.
+func measure(p *exec.Cmd, load func(ctx context.Context, count *atomic.Int64), during func()) result {
 	var count atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { load(ctx, &count); close(done) }()
 	time.Sleep(*warm)
 	c0, n0, t0 := cpuOf(p.Process.Pid), count.Load(), time.Now()
+	var side sync.WaitGroup
+	if during != nil {
+		side.Go(during)
+	}
 	time.Sleep(*dur)
 	c1, n1, t1 := cpuOf(p.Process.Pid), count.Load(), time.Now()
+	side.Wait()
 	cancel()
 	<-done
 	return result{calls: n1 - n0, cpu: c1 - c0, wall: t1.Sub(t0)}
 }
 
-func report(name string, p *exec.Cmd, load func(ctx context.Context, count *atomic.Int64)) {
-	r := measure(p, load)
+func report(name string, p *exec.Cmd, load func(ctx context.Context, count *atomic.Int64), during func()) {
+	r := measure(p, load, during)
 	perCPU := 0.0
 	if r.cpu > 0 {
 		perCPU = float64(r.calls) / r.cpu.Seconds()
@@ -264,6 +283,27 @@ func startGantry(dir, name, addr, static, dynamic string) *exec.Cmd {
 	waitListen(addr)
 	time.Sleep(500 * time.Millisecond) // the file provider's first configuration
 	return cmd
+}
+
+// saveProfile writes the Go CPU profile of the Gantry whose API (with
+// api.debug) listens on addr, taken over -d, to file.
+func saveProfile(addr, file string) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(int(dur.Seconds()), 1)))
+	if err != nil {
+		log.Printf("cpu profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %s", resp.Status)
+	}
+	if err == nil {
+		err = os.WriteFile(file, b, 0o600)
+	}
+	if err != nil {
+		log.Printf("cpu profile: %v", err)
+	}
 }
 
 func stop(cmd *exec.Cmd) {
