@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/coalesce"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 )
 
@@ -179,7 +180,9 @@ func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 	}
 	if tc.ConnectionState().NegotiatedProtocol == "h2" {
 		_ = c.SetDeadline(time.Time{})
+		c.w = coalesce.New(c.Conn)
 		h2.push(tc)
+		c.w.Run() // this goroutine writes the connection's frames until it closes
 		return
 	}
 	h1s.ServeConn(tc, deadline)

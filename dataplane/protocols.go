@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/coalesce"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 )
 
@@ -80,6 +81,8 @@ func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 		H2C: func(c net.Conn) {
 			if tc := trackedOf(c); tc != nil {
 				tc.markH2C()
+				tc.w = coalesce.New(tc.Conn)
+				wg.Go(tc.w.Run) // writes the connection's frames until it closes
 			}
 			h2.push(c)
 		},

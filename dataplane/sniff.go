@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/coalesce"
 )
 
 // trackedConn is an accepted connection whose first byte was read to tell
@@ -30,6 +32,10 @@ type trackedConn struct {
 	// connH2C, connClosed); upgraded connections are counted in
 	// ep.upgraded while open, for the longer drain (shutdown.go).
 	kind atomic.Int32
+	// w gathers the writes of a connection served by HTTP/2 (package
+	// coalesce); nil for every other connection. Set before the
+	// connection is handed to the HTTP/2 server.
+	w *coalesce.Writer
 }
 
 // trackedConn kinds.
@@ -88,6 +94,15 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 	return c.Conn.Read(b)
 }
 
+// Write writes b to the socket, or through the coalescer of an HTTP/2
+// connection.
+func (c *trackedConn) Write(b []byte) (int, error) {
+	if c.w != nil {
+		return c.w.Write(b)
+	}
+	return c.Conn.Write(b)
+}
+
 // SyscallConn exposes the socket, for h1's buffer-free wait between
 // requests.
 func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
@@ -107,6 +122,9 @@ func (c *trackedConn) Close() error {
 		c.ep.forget(c)
 		<-c.ep.slots
 	})
+	if c.w != nil {
+		return c.w.Close()
+	}
 	return c.Conn.Close()
 }
 
