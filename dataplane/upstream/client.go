@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/gantry-proxy/gantry/dataplane/coalesce"
 )
 
 // Options configures a Client. Zero values take the defaults given.
@@ -105,7 +107,20 @@ func New(o Options) *Client {
 	c.h2c = &http2.Transport{
 		AllowHTTP: true,
 		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			return c.dialer.DialContext(ctx, network, addr)
+			conn, err := c.dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			// The h2c transport flushes a request's HEADERS, DATA and
+			// end of stream one by one: through a coalesce.Conn the
+			// calls in flight on the connection share write(2)s. Its
+			// writer goroutine belongs to the connection, as the
+			// transport's own read loop does: it ends when the
+			// transport closes the connection (idle, failed, or
+			// CloseIdleConnections).
+			cc := coalesce.NewConn(conn)
+			go cc.Run()
+			return cc, nil
 		},
 		ReadIdleTimeout: o.ReadIdleTimeout,
 		PingTimeout:     o.PingTimeout,
