@@ -120,71 +120,27 @@ func serviceName(c containerInfo) string {
 	return providers.Normalize(name)
 }
 
+// container turns one container into its piece of configuration, in the
+// steps of Traefik's DynConfBuilder: whether it is exposed
+// (b.exposed), whether its state lets it be routed (b.routable), its labels
+// decoded (b.decode), its health, then its TCP/UDP objects and its HTTP
+// services and routers. ok is false when the container contributes nothing;
+// the reasons are in b.problems.
 func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool) {
 	src := c.source()
 	pk := label.ProviderKeys(c.Labels, b.s.prefixes...)
-	enable := b.s.exposedByDefault
-	if v, ok := pk["enable"]; ok {
-		e, err := parseBool(v)
-		if err != nil {
-			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "enable"), err.Error()+"; container left out")
-			return piece{}, false
-		}
-		enable = e
-	}
-	if _, explicit := pk["enable"]; !explicit && b.isSelf(c) {
-		// Gantry's own container: its default router would route to itself
-		// (Traefik adds a deny-recursion middleware instead). An explicit
-		// enable label still exposes it.
-		enable = false
-	}
-	if !enable || !b.s.constraints(c.Labels) {
+	if !b.exposed(c, pk, src) {
 		return piece{}, false
 	}
-	allowNonRunning := false
-	if v, ok := pk["docker.allownonrunning"]; ok {
-		a, err := parseBool(v)
-		if err != nil {
-			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "docker.allownonrunning"), err.Error()+"; taken as false")
-		}
-		allowNonRunning = a
-	}
-	running := c.State == "running"
-	if !running && !allowNonRunning {
-		switch c.State {
-		case "restarting", "paused":
-			b.add(providers.SeverityPending, src, fmt.Sprintf("container is %s: not routed until it runs", c.State))
-		}
+	running, ok := b.routable(c, pk, src)
+	if !ok {
 		return piece{}, false
 	}
-
-	cfg, kerrs := label.Decode(c.Labels, b.s.prefixes...)
-	if skip := providers.SkipErrors(kerrs); len(skip) > 0 {
-		for _, e := range skip {
-			b.add(providers.SeverityError, src+" label "+e.Key, e.Err.Error()+"; container left out")
-		}
+	cfg, broken, ok := b.decode(c, src)
+	if !ok {
 		return piece{}, false
-	}
-	broken := map[string]bool{} // objects disabled by decode errors ("service api")
-	for _, e := range kerrs {
-		sev, objs := providers.KeyErrorKind(e)
-		msg := e.Err.Error()
-		if sev == providers.SeverityError && e.Object != "" {
-			msg += "; " + e.Object + " left out"
-			broken[e.Object] = true
-		}
-		b.add(sev, src+" label "+e.Key, msg, objs...)
 	}
 	h := cfg.HTTP
-	brokenOf := func(kind string) int {
-		n := 0
-		for o := range broken {
-			if strings.HasPrefix(o, kind+" ") {
-				n++
-			}
-		}
-		return n
-	}
 
 	name := serviceName(c)
 	healthy := c.Health == "" || c.Health == "healthy"
@@ -201,11 +157,107 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 	// default HTTP router and service unless HTTP objects are declared too.
 	if hasTCPUDP(cfg, broken) {
 		b.tcpUDP(c, cfg, name, self, withServers, broken)
-		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+brokenOf("router")+brokenOf("service")+brokenOf("middleware")+brokenOf("serversTransport") == 0 {
+		if len(h.Routers)+len(h.Services)+len(h.Middlewares)+countBroken(broken, "router")+countBroken(broken, "service")+countBroken(broken, "middleware")+countBroken(broken, "serversTransport") == 0 {
 			return b.piece(c, name, cfg, false), true
 		}
 	}
-	if len(h.Services) == 0 && brokenOf("service") == 0 {
+	b.httpServices(c, h, name, self, withServers, broken)
+	b.routers(c, h, name, countBroken(broken, "service"), countBroken(broken, "router"))
+
+	return b.piece(c, name, cfg, true), true
+}
+
+// exposed reports whether container c is to be routed at all: its enable
+// label (pk["enable"], else exposedByDefault; Gantry's own container only
+// with an explicit label) and the provider's constraints. A malformed enable
+// label leaves the container out, with a problem at src.
+func (b *builder) exposed(c containerInfo, pk map[string]string, src string) bool {
+	enable := b.s.exposedByDefault
+	if v, ok := pk["enable"]; ok {
+		e, err := parseBool(v)
+		if err != nil {
+			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "enable"), err.Error()+"; container left out")
+			return false
+		}
+		enable = e
+	}
+	if _, explicit := pk["enable"]; !explicit && b.isSelf(c) {
+		// Gantry's own container: its default router would route to itself
+		// (Traefik adds a deny-recursion middleware instead). An explicit
+		// enable label still exposes it.
+		enable = false
+	}
+	return enable && b.s.constraints(c.Labels)
+}
+
+// routable reports whether container c's state lets it be routed: running,
+// or any state with the docker.allownonrunning label (running then reports
+// whether it really runs, so its services get no servers otherwise). A
+// restarting or paused container that is left out gets a pending problem.
+func (b *builder) routable(c containerInfo, pk map[string]string, src string) (running, ok bool) {
+	allowNonRunning := false
+	if v, ok := pk["docker.allownonrunning"]; ok {
+		a, err := parseBool(v)
+		if err != nil {
+			b.add(providers.SeverityError, src+" label "+b.keyOf(c, "docker.allownonrunning"), err.Error()+"; taken as false")
+		}
+		allowNonRunning = a
+	}
+	running = c.State == "running"
+	if !running && !allowNonRunning {
+		switch c.State {
+		case "restarting", "paused":
+			b.add(providers.SeverityPending, src, fmt.Sprintf("container is %s: not routed until it runs", c.State))
+		}
+		return false, false
+	}
+	return running, true
+}
+
+// decode decodes container c's labels into a configuration. An error that
+// spoils the whole container (providers.SkipErrors) leaves it out (ok
+// false); any other key error is a problem, and an error-severity one
+// disables its object: broken holds those objects ("service api").
+func (b *builder) decode(c containerInfo, src string) (cfg *config.Configuration, broken map[string]bool, ok bool) {
+	cfg, kerrs := label.Decode(c.Labels, b.s.prefixes...)
+	if skip := providers.SkipErrors(kerrs); len(skip) > 0 {
+		for _, e := range skip {
+			b.add(providers.SeverityError, src+" label "+e.Key, e.Err.Error()+"; container left out")
+		}
+		return nil, nil, false
+	}
+	broken = map[string]bool{}
+	for _, e := range kerrs {
+		sev, objs := providers.KeyErrorKind(e)
+		msg := e.Err.Error()
+		if sev == providers.SeverityError && e.Object != "" {
+			msg += "; " + e.Object + " left out"
+			broken[e.Object] = true
+		}
+		b.add(sev, src+" label "+e.Key, msg, objs...)
+	}
+	return cfg, broken, true
+}
+
+// countBroken is how many objects of kind ("router", "service", ...) the
+// label errors disabled.
+func countBroken(broken map[string]bool, kind string) int {
+	n := 0
+	for o := range broken {
+		if strings.HasPrefix(o, kind+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+// httpServices completes h's services for container c: the default service
+// (name) when the labels declare none and none was disabled, then each
+// load-balanced service's server from the container's address (none unless
+// withServers). A service whose server cannot be resolved is left out with a
+// problem and marked in broken.
+func (b *builder) httpServices(c containerInfo, h *config.HTTPConfiguration, name string, self map[string]bool, withServers bool, broken map[string]bool) {
+	if len(h.Services) == 0 && countBroken(broken, "service") == 0 {
 		h.Services[name] = &config.Service{LoadBalancer: &config.ServersLoadBalancer{}}
 	}
 	for _, sn := range slices.Sorted(maps.Keys(h.Services)) {
@@ -223,9 +275,6 @@ func (b *builder) container(c containerInfo, self map[string]bool) (piece, bool)
 			broken["service "+sn] = true
 		}
 	}
-	b.routers(c, h, name, brokenOf("service"), brokenOf("router"))
-
-	return b.piece(c, name, cfg, true), true
 }
 
 // piece is what container c (default service name) contributes: cfg's
