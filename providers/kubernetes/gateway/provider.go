@@ -92,11 +92,57 @@ type caches struct {
 	secrets                                                                            k8s.Lister[*corev1.Secret]
 }
 
-// Run implements providers.Provider.
+// Run implements providers.Provider: it connects (p.clients), checks which
+// Gateway API kinds the API server serves, starts the informers of the
+// objects the translation reads (p.watchCore, p.watchGatewayAPI) and the
+// status writer, then publishes a translation on every change until ctx
+// ends. Errors: the client, discovery or an informer could not start.
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
-	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: p.opts.Endpoint, Token: p.opts.Token, CertAuthFilePath: p.opts.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
+	client, gwcs, err := p.clients()
 	if err != nil {
 		return err
+	}
+	served, err := p.servedKinds(client)
+	if err != nil {
+		return err
+	}
+	w := k8s.NewWatcher(ProviderName, client, time.Duration(p.opts.ThrottleDuration), p.log)
+	var c caches
+	if err := p.watchCore(w, client, &c); err != nil {
+		return err
+	}
+	if err := p.watchGatewayAPI(w, gwcs, served, &c); err != nil {
+		return err
+	}
+
+	sw := newStatusWriter(gwcs, &c, p.opts, p.log, w.Trigger)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sw.run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	be := backends{b: k8s.Backends{Services: c.services, Slices: c.slices}, secrets: c.secrets, nativeLB: p.opts.NativeLBByDefault}
+	build := func() providers.Snapshot {
+		in := c.input()
+		opts := Options{EntryPoints: p.eps, ExperimentalChannel: p.opts.ExperimentalChannel, Addresses: p.addresses(c.services)}
+		res := Translate(in, be, opts)
+		sw.submit(res.Status)
+		return providers.Snapshot{Config: res.Config, Problems: res.Problems}
+	}
+	return w.Run(ctx, build, publish)
+}
+
+// clients builds the Kubernetes client from the provider's endpoint, token
+// and CA options, and the Gateway API client on a copy of its config with
+// the provider's qps and burst (default 50 and 100).
+func (p *Provider) clients() (*k8s.Client, *gwclient.Clientset, error) {
+	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: p.opts.Endpoint, Token: p.opts.Token, CertAuthFilePath: p.opts.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg := *client.Config
 	cfg.QPS, cfg.Burst = 50, 100
@@ -108,17 +154,16 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 	gwcs, err := gwclient.NewForConfig(&cfg)
 	if err != nil {
-		return fmt.Errorf("gateway API client: %w", err)
+		return nil, nil, fmt.Errorf("gateway API client: %w", err)
 	}
-	served, err := p.servedKinds(client)
-	if err != nil {
-		return err
-	}
-	w := k8s.NewWatcher(ProviderName, client, time.Duration(p.opts.ThrottleDuration), p.log)
-	var c caches
+	return client, gwcs, nil
+}
 
-	// Services, EndpointSlices, Secrets in scope; Namespaces cluster-wide
-	// (allowedRoutes selectors).
+// watchCore adds to w the informers of the core objects the translation
+// reads, and fills c's listers for them: Services, EndpointSlices and
+// Secrets in the provider's scope, Namespaces cluster-wide (allowedRoutes
+// selectors).
+func (p *Provider) watchCore(w *k8s.Watcher, client *k8s.Client, c *caches) error {
 	var svcs, slis, secs []cache.SharedIndexInformer
 	for _, f := range p.scope.Factories(client.Clientset, false, nil) {
 		svcs = append(svcs, f.Core().V1().Services().Informer())
@@ -137,8 +182,15 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 	c.services, c.slices, c.secrets = k8s.NewLister[*corev1.Service](svcs...), k8s.NewLister[*discoveryv1.EndpointSlice](slis...), k8s.NewLister[*corev1.Secret](secs...)
 	c.namespaces = k8s.NewLister[*corev1.Namespace](nsInf)
+	return nil
+}
 
-	// GatewayClasses (cluster-scoped, labelSelector), then the namespaced kinds.
+// watchGatewayAPI adds to w the Gateway API informers and fills c's
+// listers for them: GatewayClasses cluster-wide (labelSelector), then per
+// namespace of the scope each namespaced kind the API server serves
+// (served, from servedKinds); TCPRoutes and UDPRoutes only with the
+// experimental channel.
+func (p *Provider) watchGatewayAPI(w *k8s.Watcher, gwcs *gwclient.Clientset, served map[string]bool, c *caches) error {
 	cf := gwinformers.NewSharedInformerFactoryWithOptions(gwcs, 0, gwinformers.WithTransform(k8s.StripManagedFields),
 		gwinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = p.opts.LabelSelector }))
 	classInf := cf.Gateway().V1().GatewayClasses().Informer()
@@ -175,26 +227,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	c.gateways, c.httpRoutes, c.grpcRoutes = k8s.NewLister[any](kinds["gateways"]...), k8s.NewLister[any](kinds["httproutes"]...), k8s.NewLister[any](kinds["grpcroutes"]...)
 	c.tlsRoutes, c.tcpRoutes, c.udpRoutes = k8s.NewLister[any](kinds["tlsroutes"]...), k8s.NewLister[any](kinds["tcproutes"]...), k8s.NewLister[any](kinds["udproutes"]...)
 	c.grants = k8s.NewLister[any](kinds["referencegrants"]...)
-
-	sw := newStatusWriter(gwcs, &c, p.opts, p.log, w.Trigger)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sw.run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
-
-	be := backends{b: k8s.Backends{Services: c.services, Slices: c.slices}, secrets: c.secrets, nativeLB: p.opts.NativeLBByDefault}
-	build := func() providers.Snapshot {
-		in := c.input()
-		opts := Options{EntryPoints: p.eps, ExperimentalChannel: p.opts.ExperimentalChannel, Addresses: p.addresses(c.services)}
-		res := Translate(in, be, opts)
-		sw.submit(res.Status)
-		return providers.Snapshot{Config: res.Config, Problems: res.Problems}
-	}
-	return w.Run(ctx, build, publish)
+	return nil
 }
 
 // servedKinds asks the API server which Gateway API v1 resources it
