@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
-	"github.com/gantry-proxy/gantry/config/rule"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/acme"
@@ -128,7 +127,7 @@ func tlsRouterHosts(c *config.Configuration) map[string][]string {
 			hs = append(hs, d.Main)
 			hs = append(hs, d.SANs...)
 		}
-		hs = append(hs, ruleArgs(expr, fn)...)
+		hs = append(hs, acme.RuleCalls(expr, fn)...)
 		for i := range hs {
 			hs[i] = strings.ToLower(strings.TrimSuffix(hs[i], "."))
 		}
@@ -148,23 +147,6 @@ func tlsRouterHosts(c *config.Configuration) map[string][]string {
 			}
 		}
 	}
-	return out
-}
-
-// ruleArgs returns the arguments of the fn() matchers of rule expr; nil
-// when it does not parse.
-func ruleArgs(expr, fn string) []string {
-	t, err := rule.Parse(expr)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	_ = t.Walk(func(c *rule.Tree) error {
-		if strings.EqualFold(c.Name, fn) {
-			out = append(out, c.Args...)
-		}
-		return nil
-	})
 	return out
 }
 

@@ -250,25 +250,9 @@ func (a *Aggregator) Run(ctx context.Context, apply func(context.Context, *Merge
 // ctx is done.
 func (a *Aggregator) settle(ctx context.Context) bool {
 	debounce := time.Duration(a.debounce.Load())
-	quiet := time.NewTimer(debounce)
-	defer quiet.Stop()
-	limit := time.NewTimer(maxDelayFactor * debounce)
-	defer limit.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-a.dirty:
-			quiet.Reset(debounce)
-		case <-quiet.C:
-			return a.drain()
-		case <-limit.C:
-			return a.drain()
-		}
+	if !Settle(ctx, a.dirty, debounce, maxDelayFactor*debounce, nil) {
+		return false
 	}
-}
-
-func (a *Aggregator) drain() bool {
 	select {
 	case <-a.dirty:
 	default:

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // staticSettle bounds the wait for a burst of events on the static
@@ -131,22 +133,7 @@ func (w *staticWatcher) run(ctx context.Context, changed func()) error {
 // settle consumes events until none has come for staticSettleQuiet (at
 // most staticSettleMax). It returns false when ctx is done.
 func (w *staticWatcher) settle(ctx context.Context, fw *fsnotify.Watcher) bool {
-	quiet := time.NewTimer(staticSettleQuiet)
-	defer quiet.Stop()
-	limit := time.NewTimer(staticSettleMax)
-	defer limit.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-fw.Events:
-			quiet.Reset(staticSettleQuiet)
-		case <-quiet.C:
-			return true
-		case <-limit.C:
-			return true
-		}
-	}
+	return providers.Settle(ctx, fw.Events, staticSettleQuiet, staticSettleMax, nil)
 }
 
 // sync makes fw watch exactly w.dirs().

@@ -113,7 +113,7 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 				continue
 			}
 			router("tcp router "+name, r.TLS.CertResolver, r.TLS.Domains, "HostSNI", func() []string {
-				return slices.DeleteFunc(ruleCalls(r.Rule, "HostSNI"), func(h string) bool { return h == "*" })
+				return slices.DeleteFunc(RuleCalls(r.Rule, "HostSNI"), func(h string) bool { return h == "*" })
 			})
 		}
 	}
@@ -136,12 +136,13 @@ func (m *Manager) wants(c *config.Configuration) (map[string]*want, []providers.
 
 // ruleHosts returns the lower-cased arguments of the Host() matchers of
 // rule (Traefik's ParseDomains), in order, or nil when it does not parse.
-func ruleHosts(expr string) []string { return ruleCalls(expr, "Host") }
+func ruleHosts(expr string) []string { return RuleCalls(expr, "Host") }
 
-// ruleCalls returns the lower-cased arguments of the fn() matchers of rule
-// (Host for HTTP, HostSNI for TCP: Traefik's ParseDomains and
-// ParseHostSNI), in order, or nil when it does not parse.
-func ruleCalls(expr, fn string) []string {
+// RuleCalls returns the lower-cased arguments of the fn() matchers of rule
+// expr (Host for HTTP, HostSNI for TCP: Traefik's ParseDomains and
+// ParseHostSNI), in order, or nil when it does not parse. The dashboard
+// uses it for the hosts a certificate serves.
+func RuleCalls(expr, fn string) []string {
 	t, err := rule.Parse(expr)
 	if err != nil {
 		return nil

@@ -170,23 +170,10 @@ func (p *Provider) settle(ctx context.Context, w *fsnotify.Watcher, removal bool
 		}
 		return settleQuiet
 	}
-	quiet := time.NewTimer(window())
-	defer quiet.Stop()
-	limit := time.NewTimer(settleMax)
-	defer limit.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case ev := <-w.Events:
-			removal = removal || ev.Op.Has(fsnotify.Remove)
-			quiet.Reset(window())
-		case <-quiet.C:
-			return true
-		case <-limit.C:
-			return true
-		}
-	}
+	return providers.Settle(ctx, w.Events, window(), settleMax, func(ev fsnotify.Event) time.Duration {
+		removal = removal || ev.Op.Has(fsnotify.Remove)
+		return window()
+	})
 }
 
 // relevant reports whether ev may change the configuration.
