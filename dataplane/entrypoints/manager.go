@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -32,9 +31,22 @@ type Listeners interface {
 // DefaultMaxEntryPoints is dynamicEntryPoints.maxEntryPoints when unset.
 const DefaultMaxEntryPoints = 100
 
-// nameRE bounds a dynamic entrypoint's name: it appears in logs, metrics
-// labels and routers' entryPoints.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+// validName bounds a dynamic entrypoint's name, which appears in logs,
+// metrics labels and routers' entryPoints: 1 to 63 of A-Z, a-z, 0-9, '_'
+// and '-', starting with a letter or digit. A function, not a regexp: the
+// {0,62} repetition compiled at package init cost 59 KB at every start.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 63 || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := range len(name) {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // Manager keeps the dynamic entrypoints of a running Gantry in step with
 // the merged configuration. Open and Retire are called by one goroutine at
@@ -251,7 +263,7 @@ func (mg *Manager) plan(byName map[string][]request, fail func([]request, string
 			fail(rs, name, "is an entrypoint of the static configuration (address "+staticAddr(st)+"); a provider cannot redefine it")
 			continue
 		}
-		if !nameRE.MatchString(name) {
+		if !validName(name) {
 			fail(rs, name, "the name must be 1-63 letters, digits, '-' or '_', starting with a letter or digit")
 			continue
 		}

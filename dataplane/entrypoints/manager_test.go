@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -428,5 +429,17 @@ func TestMoveToBusyPortKeepsOld(t *testing.T) {
 	}
 	if refused(old) {
 		t.Error("the old address stopped listening after a failed move")
+	}
+}
+
+// validName accepts exactly what the entrypoint name pattern
+// ^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$ accepts.
+func TestValidNameMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+	for _, s := range []string{"", "a", "Z9", "_a", "-a", "a_", "a-", "web", "dyn-8000", "a.b", "a b", "é", "a\n",
+		strings.Repeat("a", 63), strings.Repeat("a", 64), "a" + strings.Repeat("_", 62), "a/b", "a:b"} {
+		if got, want := validName(s), re.MatchString(s); got != want {
+			t.Errorf("validName(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
