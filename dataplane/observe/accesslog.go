@@ -226,6 +226,7 @@ func (f filter) keep(ev *RequestEvent) bool {
 // redact. Fields default to keep, headers to drop (Traefik's defaults).
 type fieldModes struct {
 	def, hdrDef string
+	keepAll     bool // every field is kept (defaultMode keep, no name drops or redacts)
 	names       map[string]string
 	headers     map[string]string // canonical header name -> mode
 }
@@ -238,12 +239,17 @@ func checkMode(where, m string) (string, error) {
 	return "", fmt.Errorf("%s: %q is not keep, drop or redact", where, m)
 }
 
-func newFieldModes(f *static.AccessLogFields) (fieldModes, error) {
-	out := fieldModes{def: ModeKeep, hdrDef: ModeDrop, names: map[string]string{}, headers: map[string]string{}}
+func newFieldModes(f *static.AccessLogFields) (out fieldModes, err error) {
+	out = fieldModes{def: ModeKeep, hdrDef: ModeDrop, names: map[string]string{}, headers: map[string]string{}}
+	defer func() {
+		out.keepAll = out.def == ModeKeep
+		for _, m := range out.names {
+			out.keepAll = out.keepAll && m == ModeKeep
+		}
+	}()
 	if f == nil {
 		return out, nil
 	}
-	var err error
 	if f.DefaultMode != "" {
 		if out.def, err = checkMode("accessLog.fields.defaultMode", f.DefaultMode); err != nil {
 			return out, err

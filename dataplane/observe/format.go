@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"encoding/base64"
 	"net"
 	"net/http"
@@ -143,12 +144,23 @@ func basicUser(h http.Header) string {
 	if !ok || !strings.EqualFold(scheme, "basic") {
 		return ""
 	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-	if err != nil {
-		return ""
+	cred = strings.TrimSpace(cred)
+	var buf [192]byte // decoded here, not on the heap, when it fits
+	var raw []byte
+	if base64.StdEncoding.DecodedLen(len(cred)) <= len(buf) {
+		n, err := base64.StdEncoding.Decode(buf[:], []byte(cred))
+		if err != nil {
+			return ""
+		}
+		raw = buf[:n]
+	} else {
+		var err error
+		if raw, err = base64.StdEncoding.DecodeString(cred); err != nil {
+			return ""
+		}
 	}
-	user, _, _ := strings.Cut(string(raw), ":")
-	return user
+	user, _, _ := bytes.Cut(raw, []byte{':'})
+	return string(user)
 }
 
 // redactURL hides a password in a server URL ("http://u:REDACTED@h").

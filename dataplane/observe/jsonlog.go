@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"net/http"
 	"slices"
@@ -11,26 +12,56 @@ import (
 	"unicode/utf8"
 )
 
-// jfield is one key of a JSON access-log line: a string, a number or a
-// time (formatted when written). Header fields have a prefix
+// jfield is one key of a JSON access-log line: a string, a number, a
+// time or an ID (formatted when written). Header fields have a prefix
 // ("request_", "downstream_") kept apart from the name so that no key is
-// concatenated.
+// concatenated. It is kept small (72 bytes): a line appends some thirty.
 type jfield struct {
 	prefix, key string
-	kind        uint8
 	s           string
-	n           int64
-	t           time.Time
-	layout      string
-	id          []byte // jHex
+	n, m        int64 // jNumber: n; jTime*: Unix seconds in n, nanoseconds in m; jHex: the ID's bytes, big-endian, in n (and m)
+	kind        uint8
 }
 
 const (
 	jString = iota
 	jNumber
-	jTime
-	jHex // id written as lowercase hex
+	jTimeLocal // n, m in the local time zone, RFC 3339 with nanoseconds
+	jTimeUTC   // n, m in UTC, RFC 3339 with nanoseconds
+	jHex8      // the 8 bytes of n as lowercase hex (a span ID)
+	jHex16     // n then m, 16 bytes, as lowercase hex (a trace ID)
 )
+
+// idField is the jHex8 (8 bytes) or jHex16 (16) field of id.
+func idField(key string, id []byte) jfield {
+	x := jfield{key: key, kind: jHex8, n: int64(binary.BigEndian.Uint64(id))}
+	if len(id) == 16 {
+		x.kind, x.m = jHex16, int64(binary.BigEndian.Uint64(id[8:]))
+	}
+	return x
+}
+
+// appendValue appends x's value as JSON text would hold it, unquoted and
+// unescaped (numbers as digits).
+func (x *jfield) appendValue(b []byte) []byte {
+	switch x.kind {
+	case jNumber:
+		return strconv.AppendInt(b, x.n, 10)
+	case jTimeLocal:
+		return time.Unix(x.n, x.m).AppendFormat(b, time.RFC3339Nano)
+	case jTimeUTC:
+		return time.Unix(x.n, x.m).UTC().AppendFormat(b, time.RFC3339Nano)
+	case jHex8, jHex16:
+		var id [16]byte
+		binary.BigEndian.PutUint64(id[:8], uint64(x.n))
+		binary.BigEndian.PutUint64(id[8:], uint64(x.m))
+		if x.kind == jHex8 {
+			return hex.AppendEncode(b, id[:8])
+		}
+		return hex.AppendEncode(b, id[:])
+	}
+	return append(b, x.s...)
+}
 
 type jsonScratch struct{ fields []jfield }
 
@@ -64,8 +95,9 @@ func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
 	b = appendJSONField(b, jfield{key: "level", s: "info"})
 	b = appendJSONField(b, jfield{key: "msg"})
 	b = appendJSONFields(b, req)
-	b = appendJSONField(b, jfield{key: "time", kind: jTime, t: ev.Start.Add(ev.Duration), layout: time.RFC3339})
-	b = append(b, '}', '\n')
+	b = append(b, `,"time":"`...)
+	b = ev.Start.Add(ev.Duration).AppendFormat(b, time.RFC3339)
+	b = append(b, '"', '}', '\n')
 	clear(f) // drop references to this request's strings
 	sc.fields = f[:0]
 	jsonPool.Put(sc)
@@ -98,20 +130,15 @@ func appendJSONField(b []byte, x jfield) []byte {
 	b = append(b, '"', ':')
 	switch x.kind {
 	case jNumber:
-		return strconv.AppendInt(b, x.n, 10)
-	case jTime:
-		b = append(b, '"')
-		b = x.t.AppendFormat(b, x.layout)
-		return append(b, '"')
-	case jHex:
-		b = append(b, '"')
-		b = hex.AppendEncode(b, x.id)
-		return append(b, '"')
-	default:
+		return x.appendValue(b)
+	case jString:
 		b = append(b, '"')
 		b = appendJSONText(b, x.s)
 		return append(b, '"')
 	}
+	b = append(b, '"')
+	b = x.appendValue(b) // times and IDs: nothing to escape
+	return append(b, '"')
 }
 
 // appendFields appends the access-log fields of ev that accessLog.fields
@@ -166,29 +193,32 @@ func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jf
 	}
 	traced := ev.TraceID != ([16]byte{})
 	if traced {
-		f = append(f, jfield{key: "SpanId", kind: jHex, id: ev.SpanID[:]})
+		f = append(f, idField("SpanId", ev.SpanID[:]))
 	}
-	f = append(f, jfield{key: "StartLocal", kind: jTime, t: ev.Start.Local(), layout: time.RFC3339Nano})
-	f = append(f, jfield{key: "StartUTC", kind: jTime, t: ev.Start.UTC(), layout: time.RFC3339Nano})
+	sec, nsec := ev.Start.Unix(), int64(ev.Start.Nanosecond())
+	f = append(f, jfield{key: "StartLocal", kind: jTimeLocal, n: sec, m: nsec})
+	f = append(f, jfield{key: "StartUTC", kind: jTimeUTC, n: sec, m: nsec})
 	if ev.TLSVersion != 0 {
 		str("TLSCipher", TLSCipherLabel(ev.TLSCipher))
 		str("TLSVersion", TLSVersionLabel(ev.TLSVersion))
 	}
 	if traced {
-		f = append(f, jfield{key: "TraceId", kind: jHex, id: ev.TraceID[:]})
+		f = append(f, idField("TraceId", ev.TraceID[:]))
 	}
 	str("entryPointName", ev.EntryPoint)
-	kept := f[:0]
-	for _, x := range f {
-		switch a.fields.field(x.key) {
-		case ModeDrop:
-			continue
-		case ModeRedact:
-			x = jfield{key: x.key, s: Redacted}
+	if !a.fields.keepAll { // the default keeps every field: nothing to look up
+		kept := f[:0]
+		for _, x := range f {
+			switch a.fields.field(x.key) {
+			case ModeDrop:
+				continue
+			case ModeRedact:
+				x = jfield{key: x.key, s: Redacted}
+			}
+			kept = append(kept, x)
 		}
-		kept = append(kept, x)
+		f = kept
 	}
-	f = kept
 	headers := func(prefix string, h http.Header) {
 		if a.fields.hdrDef == ModeDrop && len(a.fields.headers) == 0 {
 			return // no header is logged (the default): none to look at

@@ -210,3 +210,18 @@ func TestAccessLogBufferBound(t *testing.T) {
 		t.Errorf("dropped %d after a flush, want still 15", a.Dropped())
 	}
 }
+
+// BenchmarkAppendJSON is the formatting of one JSON access-log line (a
+// request with Basic credentials; the default fields).
+func BenchmarkAppendJSON(b *testing.B) {
+	a, err := NewAccessLog(io.Discard, &static.AccessLog{Format: "json"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := event("app@file", 200, time.Millisecond)
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = a.appendJSON(buf[:0], ev, 1)
+	}
+}

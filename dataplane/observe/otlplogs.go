@@ -2,7 +2,6 @@ package observe
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -204,12 +203,10 @@ func (a *AccessLog) emitAccess(ev *RequestEvent, count int64) {
 		switch x.kind {
 		case jNumber:
 			attrs = append(attrs, attribute.Int64(key, x.n))
-		case jTime:
-			attrs = append(attrs, attribute.String(key, x.t.Format(x.layout)))
-		case jHex:
-			attrs = append(attrs, attribute.String(key, hex.EncodeToString(x.id)))
-		default:
+		case jString:
 			attrs = append(attrs, attribute.String(key, x.s))
+		default:
+			attrs = append(attrs, attribute.String(key, string(x.appendValue(nil))))
 		}
 	}
 	clear(f)
