@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,12 +153,15 @@ type LoadBalancer struct {
 	transport *Transport
 	servers   *wrr[*Server]
 	log       *slog.Logger
-	ctx       context.Context // the generation's: dials end when it ends
+	// dialCtx is the generation's context without its cancellation: dials
+	// are bounded by the dial timeout, not by the generation, so a
+	// connection in flight during a swap still reaches its server.
+	dialCtx context.Context
 }
 
-// NewLoadBalancer balances over servers with t. ctx bounds dials.
+// NewLoadBalancer balances over servers with t. ctx gives dials its values.
 func NewLoadBalancer(ctx context.Context, name string, servers []*Server, t *Transport, log *slog.Logger) *LoadBalancer {
-	return &LoadBalancer{name: name, transport: t, servers: newWRR(servers, func(s *Server) int { return s.Weight }), log: log, ctx: ctx}
+	return &LoadBalancer{name: name, transport: t, servers: newWRR(servers, func(s *Server) int { return s.Weight }), log: log, dialCtx: context.WithoutCancel(ctx)}
 }
 
 // ServeTCP dials the next healthy server (trying each once) and forwards c
@@ -165,18 +169,17 @@ func NewLoadBalancer(ctx context.Context, name string, servers []*Server, t *Tra
 // SSLRequest replayed to the server first (passthrough of Postgres
 // STARTTLS, Traefik postgres.go).
 func (lb *LoadBalancer) ServeTCP(c *tcpmux.Conn) {
-	tried := map[*Server]bool{}
+	var triedBuf [4]*Server // the servers dialed so far (most services have few)
+	tried := triedBuf[:0]
 	for {
-		s, ok := lb.servers.pick(func(s *Server) bool { return s.Healthy() && !tried[s] })
+		s, ok := lb.servers.pick(func(s *Server) bool { return s.Healthy() && !slices.Contains(tried, s) })
 		if !ok {
 			lb.log.Debug("tcp: no server available", "service", lb.name)
 			_ = c.Close()
 			return
 		}
-		tried[s] = true
-		// Dials are bounded by the dial timeout, not by the generation: a
-		// connection in flight during a swap still reaches its server.
-		up, err := lb.transport.dial(context.WithoutCancel(lb.ctx), s.Address, s.TLS, c)
+		tried = append(tried, s)
+		up, err := lb.transport.dial(lb.dialCtx, s, c)
 		if err != nil {
 			lb.log.Debug("tcp: dial failed", "service", lb.name, "server", s.Address, "error", err)
 			continue

@@ -1,7 +1,9 @@
 package tcpproxy
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"testing"
@@ -75,5 +77,54 @@ func benchForward(b *testing.B, st *routestats.Counters) {
 	<-fwd
 	if st != nil && st.Stats().BytesIn != uint64(b.N)*uint64(len(buf)) {
 		b.Fatalf("counted %d bytes in, want %d", st.Stats().BytesIn, int64(b.N)*int64(len(buf)))
+	}
+}
+
+// BenchmarkServeTCPShortConn measures one short connection through a
+// load balancer per iteration (the integration/bench tcpconn shape: the
+// client sends 64 bytes, the server answers 256 and closes): the dial,
+// both directions of the copy and the termination delay's timer. The
+// client side is a net.Pipe, so its cost stays small.
+func BenchmarkServeTCPShortConn(b *testing.B) {
+	back, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer back.Close()
+	go func() {
+		reply := make([]byte, 256)
+		for {
+			c, err := back.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var req [64]byte
+				if _, err := io.ReadFull(c, req[:]); err == nil {
+					_, _ = c.Write(reply)
+				}
+			}()
+		}
+	}()
+	lb := NewLoadBalancer(context.Background(), "svc", []*Server{NewServer(back.Addr().String(), false, 1)}, DefaultTransport(), slog.New(slog.DiscardHandler))
+	req, resp := make([]byte, 64), make([]byte, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		front, client := net.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lb.ServeTCP(&tcpmux.Conn{Conn: front, Client: netip.MustParseAddrPort("192.0.2.1:1234")})
+		}()
+		if _, err := client.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.ReadFull(client, resp[:256])
+		if err != nil || n != 256 {
+			b.Fatalf("read %d bytes: %v", n, err)
+		}
+		client.Close()
+		<-done
 	}
 }

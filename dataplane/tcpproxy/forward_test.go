@@ -14,8 +14,15 @@ import (
 )
 
 // forwardPair runs Forward between a client connection and a server
-// connection over loopback and returns the two outer ends.
+// connection over loopback (termination delay 5s) and returns the two
+// outer ends.
 func forwardPair(t *testing.T, st *routestats.Counters) (client, server *net.TCPConn, done <-chan struct{}) {
+	t.Helper()
+	return forwardPairDelay(t, st, 5*time.Second)
+}
+
+// forwardPairDelay is forwardPair with termination delay delay.
+func forwardPairDelay(t *testing.T, st *routestats.Counters, delay time.Duration) (client, server *net.TCPConn, done <-chan struct{}) {
 	t.Helper()
 	back, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,7 +46,7 @@ func forwardPair(t *testing.T, st *routestats.Counters) (client, server *net.TCP
 			c.Close()
 			return
 		}
-		Forward(&tcpmux.Conn{Conn: c, Client: netip.MustParseAddrPort(c.RemoteAddr().String()), Stats: st}, up, 5*time.Second, nil)
+		Forward(&tcpmux.Conn{Conn: c, Client: netip.MustParseAddrPort(c.RemoteAddr().String()), Stats: st}, up, delay, nil)
 	}()
 	cc, err := net.Dial("tcp", front.Addr().String())
 	if err != nil {
@@ -112,5 +119,33 @@ func TestForwardManySmallReads(t *testing.T) {
 		if _, err := io.ReadFull(client, buf[:5]); err != nil || !bytes.Equal(buf[:5], msg[:5]) {
 			t.Fatalf("reply %d: client got %q (err %v)", i, buf[:5], err)
 		}
+	}
+}
+
+// TestForwardTerminationDelay: once one peer closed its write side, the
+// other direction gets the termination delay to finish; a peer that then
+// keeps its side open and silent has its connection closed (Forward
+// returns) whichever side ended first.
+func TestForwardTerminationDelay(t *testing.T) {
+	for _, first := range []string{"server", "client"} {
+		t.Run(first, func(t *testing.T) {
+			client, server, done := forwardPairDelay(t, nil, 100*time.Millisecond)
+			ender, silent := server, client
+			if first == "client" {
+				ender, silent = client, server
+			}
+			if err := ender.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the %s half-closed and the other peer stayed open and silent: Forward still running 10s later (termination delay 100ms)", first)
+			}
+			_ = silent.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.ReadAll(silent); err != nil {
+				t.Fatalf("the silent peer's connection: %v, want EOF once Forward closed it", err)
+			}
+		})
 	}
 }

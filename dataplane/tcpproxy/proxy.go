@@ -39,14 +39,17 @@ func DefaultTransport() *Transport {
 	return &Transport{DialTimeout: DefaultDialTimeout, DialKeepAlive: DefaultDialKeepAlive, TerminationDelay: DefaultTerminationDelay}
 }
 
-// dial connects to addr, with TLS when useTLS, and writes the PROXY
-// protocol header for c first when the transport asks for one.
-func (t *Transport) dial(ctx context.Context, addr string, useTLS bool, c *tcpmux.Conn) (net.Conn, error) {
+// dial connects to server s, with TLS when s asks for it, and writes the
+// PROXY protocol header for c first when the transport asks for one.
+// (Dialer.DialTCP with an address parsed once would skip the parsing per
+// dial, but it binds the socket to the zero local address first: one
+// syscall more per connection, measured.)
+func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (net.Conn, error) {
 	d := net.Dialer{Timeout: t.DialTimeout, KeepAlive: t.DialKeepAlive, KeepAliveConfig: keepAlive(t.DialKeepAlive)}
 	if t.DialTimeout <= 0 {
 		d.Timeout = 0
 	}
-	raw, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", s.Address)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +60,7 @@ func (t *Transport) dial(ctx context.Context, addr string, useTLS bool, c *tcpmu
 			return nil, err
 		}
 	}
-	if !useTLS {
+	if !s.TLS {
 		return raw, nil
 	}
 	cfg := t.TLS
@@ -66,7 +69,7 @@ func (t *Transport) dial(ctx context.Context, addr string, useTLS bool, c *tcpmu
 	}
 	cfg = cfg.Clone()
 	if cfg.ServerName == "" {
-		host, _, _ := net.SplitHostPort(addr)
+		host, _, _ := net.SplitHostPort(s.Address)
 		cfg.ServerName = host
 	}
 	tc := tls.Client(raw, cfg)
@@ -133,7 +136,7 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 		}
 		c.Peeked = nil
 	}
-	f := &forwarding{client: c.Conn, server: s, delay: terminationDelay, log: log}
+	f := &forwarding{client: c.Conn, delay: terminationDelay, log: log}
 	f.open.Store(2)
 	f.wg.Go(func() {
 		if c.DropProxyHeader {
@@ -141,37 +144,39 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 				_ = f.client.Close()
 				_ = s.Close()
 				f.open.Add(-1)
-				f.ended(err)
+				f.ended(err, s)
 				return
 			}
 		}
-		f.ended(copyHalf(s, f.client, in, &f.open))
+		f.ended(copyHalf(s, f.client, in, &f.open), s)
 	})
-	f.ended(copyHalf(f.client, s, out, &f.open))
+	f.ended(copyHalf(f.client, s, out, &f.open), f.client)
 	f.wg.Wait()
 }
 
 // forwarding is one Forward's state, in one allocation.
 type forwarding struct {
-	client, server net.Conn
-	delay          time.Duration
-	log            *slog.Logger
-	first          sync.Once
-	open           atomic.Int32 // directions still copying
-	wg             sync.WaitGroup
+	client net.Conn
+	delay  time.Duration
+	log    *slog.Logger
+	first  sync.Once
+	open   atomic.Int32 // directions still copying
+	wg     sync.WaitGroup
 }
 
-// ended is called when a direction ends: the first to end logs its
-// error and gives the other direction terminationDelay to finish.
-func (f *forwarding) ended(err error) {
+// ended is called when a direction ends, with other the connection the
+// other direction reads: the first to end logs its error and gives the
+// other direction terminationDelay to finish, as a read deadline on other
+// (the ended direction's own source is read no more, so it gets none, and
+// neither does other when the other direction has ended too: one timer
+// per connection, or none).
+func (f *forwarding) ended(err error, other net.Conn) {
 	f.first.Do(func() {
 		if err != nil && !errors.Is(err, net.ErrClosed) && f.log != nil && f.log.Enabled(context.Background(), slog.LevelDebug) {
 			f.log.Debug("tcp forwarding ended", "error", err)
 		}
-		if f.delay >= 0 {
-			dl := time.Now().Add(f.delay)
-			_ = f.client.SetReadDeadline(dl)
-			_ = f.server.SetReadDeadline(dl)
+		if f.delay >= 0 && f.open.Load() > 0 {
+			_ = other.SetReadDeadline(time.Now().Add(f.delay))
 		}
 	})
 }
