@@ -64,60 +64,62 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	}
 	_ = raw.SetReadDeadline(time.Now().Add(e.readHeaderTimeout))
 	br := bufio.NewReaderSize(raw, maxHelloRecord)
-	giveBack := func() bool {
-		_ = raw.SetReadDeadline(time.Time{})
-		if n := br.Buffered(); n > 0 {
-			b, _ := br.Peek(n)
-			c.first = bytes.Clone(b)
-			c.sniffed.Store(true)
-			e.sniffers.Add(-1)
-		}
-		return false
-	}
-	refuse := func() bool {
-		e.sniffers.Add(-1)
-		c.sniffed.Store(true)
-		_ = c.Close()
-		return true
-	}
 	dropLater := false
-	if p := e.proxyIn; p != nil {
-		// A trusted peer's v1 or v2 header gives the client address. An
-		// untrusted peer's header is read and dropped, its address unused:
-		// Traefik v3 runs go-proxyproto (v0.12) with USE for trusted
-		// peers and IGNORE for others (pkg/server/server_entrypoint_tcp.go
-		// buildProxyProtocolListener), and IGNORE parses the header and
-		// discards it. So a client cannot slip a header of its own to a
-		// server that trusts Gantry's. A malformed header is refused in
-		// both cases, as go-proxyproto's read error closes the connection.
-		//
-		// Where connections are routed before the client sends anything
-		// (server-first protocols, see below), an untrusted peer's header
-		// is not awaited here: the byte copy drops it when the client's
-		// first bytes come (tcpmux.Conn.DropProxyHeader), as go-proxyproto
-		// reads it at the connection's first Read.
-		trusted := p.trusts(raw.RemoteAddr())
-		src, ok, err := netip.AddrPort{}, false, tcpproxy.ErrNoProxyHeader
-		if !trusted && !tep.Empty() && tep.ServeFirst(&tcpmux.ConnData{ClientIP: client.Addr()}) != nil {
-			dropLater = true
-		} else {
-			src, ok, err = tcpproxy.ReadProxyHeader(br)
-		}
-		switch {
-		case errors.Is(err, tcpproxy.ErrNoProxyHeader):
-		case err != nil:
-			e.log.Debug("proxy protocol header refused", "peer", raw.RemoteAddr().String(), "trusted", trusted, "error", err)
-			return refuse()
-		case ok && trusted:
-			client = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-			c.Conn = &proxiedConn{TCPConn: raw, remote: net.TCPAddrFromAddrPort(client)}
-		case !trusted:
-			e.log.Debug("proxy protocol header of an untrusted peer dropped", "peer", raw.RemoteAddr().String())
+	if e.proxyIn != nil {
+		if client, dropLater, ok = e.readProxyHeader(c, raw, br, tep, client); !ok {
+			return e.refuse(c)
 		}
 	}
 	if tep.Empty() {
-		return giveBack()
+		return e.giveBack(c, raw, br)
 	}
+	return e.routeTCP(t, tep, c, raw, br, client, dropLater)
+}
+
+// readProxyHeader applies the entrypoint's PROXY protocol policy to the
+// connection's first bytes (br reads raw). A trusted peer's v1 or v2
+// header gives the client address (then c's RemoteAddr is that client);
+// an untrusted peer's header is read and dropped, its address unused:
+// Traefik v3 runs go-proxyproto (v0.12) with USE for trusted peers and
+// IGNORE for others (pkg/server/server_entrypoint_tcp.go
+// buildProxyProtocolListener), and IGNORE parses the header and discards
+// it. So a client cannot slip a header of its own to a server that trusts
+// Gantry's. ok is false for a malformed header, refused in both cases, as
+// go-proxyproto's read error closes the connection.
+//
+// Where connections are routed before the client sends anything
+// (server-first protocols, see divert), an untrusted peer's header is not
+// awaited here: dropLater asks the byte copy to drop it when the client's
+// first bytes come (tcpmux.Conn.DropProxyHeader), as go-proxyproto reads
+// it at the connection's first Read.
+func (e *entryPoint) readProxyHeader(c *trackedConn, raw *net.TCPConn, br *bufio.Reader, tep *tcpmux.EntryPoint, client netip.AddrPort) (_ netip.AddrPort, dropLater, ok bool) {
+	trusted := e.proxyIn.trusts(raw.RemoteAddr())
+	src, found, err := netip.AddrPort{}, false, tcpproxy.ErrNoProxyHeader
+	if !trusted && !tep.Empty() && tep.ServeFirst(&tcpmux.ConnData{ClientIP: client.Addr()}) != nil {
+		dropLater = true
+	} else {
+		src, found, err = tcpproxy.ReadProxyHeader(br)
+	}
+	switch {
+	case errors.Is(err, tcpproxy.ErrNoProxyHeader):
+	case err != nil:
+		e.log.Debug("proxy protocol header refused", "peer", raw.RemoteAddr().String(), "trusted", trusted, "error", err)
+		return client, false, false
+	case found && trusted:
+		client = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		c.Conn = &proxiedConn{TCPConn: raw, remote: net.TCPAddrFromAddrPort(client)}
+	case !trusted:
+		e.log.Debug("proxy protocol header of an untrusted peer dropped", "peer", raw.RemoteAddr().String())
+	}
+	return client, dropLater, true
+}
+
+// routeTCP routes a connection of an entrypoint with TCP routers (tep) by
+// what its first bytes (br reads raw) show: a server-first route when the
+// client sent nothing yet, a PostgreSQL SSLRequest, a TLS ClientHello's
+// SNI and ALPN, or the plain routes. It returns true when it took c
+// (divert), false when HTTP gets it.
+func (e *entryPoint) routeTCP(t *router.Table, tep *tcpmux.EntryPoint, c *trackedConn, raw *net.TCPConn, br *bufio.Reader, client netip.AddrPort, dropLater bool) bool {
 	cd := tcpmux.ConnData{ClientIP: client.Addr()}
 	if br.Buffered() == 0 {
 		if r := tep.ServeFirst(&cd); r != nil {
@@ -128,14 +130,14 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	}
 	postgres, err := peekPostgres(br)
 	if err != nil {
-		return refuse()
+		return e.refuse(c)
 	}
 	if postgres && tep.TLS.Len() > 0 {
 		return e.servePostgres(t, tep, c, raw, br, client)
 	}
 	isTLS, err := peekHello(br, &cd)
 	if err != nil {
-		return refuse()
+		return e.refuse(c)
 	}
 	cd.ACMEChallenge = e.answersTLSALPN(&cd)
 	switch d, r := tep.Route(&cd, isTLS); d {
@@ -145,8 +147,31 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 		e.serveTCP(t, c, raw, r, bytes.Clone(peeked), client, false, false)
 		return true
 	default:
-		return giveBack()
+		return e.giveBack(c, raw, br)
 	}
+}
+
+// giveBack hands c back to HTTP (divert's false): the read deadline is
+// cleared, and the bytes br read from raw are kept in c.first, c counted
+// as sniffed, so that the HTTP servers read them first.
+func (e *entryPoint) giveBack(c *trackedConn, raw *net.TCPConn, br *bufio.Reader) bool {
+	_ = raw.SetReadDeadline(time.Time{})
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		c.first = bytes.Clone(b)
+		c.sniffed.Store(true)
+		e.sniffers.Add(-1)
+	}
+	return false
+}
+
+// refuse closes c, counted as sniffed (divert's true: the connection was
+// taken).
+func (e *entryPoint) refuse(c *trackedConn) bool {
+	e.sniffers.Add(-1)
+	c.sniffed.Store(true)
+	_ = c.Close()
+	return true
 }
 
 // answersTLSALPN reports whether Gantry answers the hello in cd itself: it
