@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
@@ -341,7 +342,7 @@ func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func(
 	for ctx.Err() == nil {
 		list, err := secrets.List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if s.record("list secret "+name, err) != nil {
-			sleepCtx(ctx, watchBackoff)
+			providers.Sleep(ctx, watchBackoff)
 			continue
 		}
 		for i := range list.Items {
@@ -353,7 +354,7 @@ func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func(
 		timeout := int64(kubeWatchTimeout / time.Second)
 		w, err := secrets.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion, TimeoutSeconds: &timeout})
 		if s.record("watch secret "+name, err) != nil {
-			sleepCtx(ctx, watchBackoff)
+			providers.Sleep(ctx, watchBackoff)
 			continue
 		}
 		for ev := range w.ResultChan() {
@@ -365,15 +366,5 @@ func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func(
 			}
 		}
 		w.Stop()
-	}
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }

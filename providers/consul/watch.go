@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
+
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Backoff bounds for failed Consul requests: the delay doubles from
@@ -91,7 +93,7 @@ func watch[T any](ctx context.Context, s watchSpec, fetch fetchFunc[T], onData f
 			failures++
 			idx = 0
 			onErr(err)
-			if !sleep(ctx, backoff(failures)) {
+			if !providers.Sleep(ctx, backoff(failures)) {
 				return
 			}
 			continue
@@ -109,20 +111,8 @@ func watch[T any](ctx context.Context, s watchSpec, fetch fetchFunc[T], onData f
 		if changed {
 			onData(v)
 		}
-		if s.poll > 0 && !sleep(ctx, s.poll) {
+		if s.poll > 0 && !providers.Sleep(ctx, s.poll) {
 			return
 		}
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -15,15 +15,7 @@ import (
 // hasTCPUDP reports whether the container's labels declare TCP or UDP
 // objects, including ones left out by decode errors.
 func hasTCPUDP(cfg *config.Configuration, broken map[string]bool) bool {
-	if !cfg.TCP.Empty() || !cfg.UDP.Empty() {
-		return true
-	}
-	for o := range broken {
-		if strings.HasPrefix(o, "tcp ") || strings.HasPrefix(o, "udp ") {
-			return true
-		}
-	}
-	return false
+	return !cfg.TCP.Empty() || !cfg.UDP.Empty() || countBroken(broken, "tcp")+countBroken(broken, "udp") > 0
 }
 
 // tcpUDP completes the container's TCP and UDP objects with
@@ -42,7 +34,7 @@ func (b *builder) tcpUDP(c containerInfo, cfg *config.Configuration, name string
 	src := c.source()
 	providers.L4Defaults{
 		Service:    name,
-		Failed:     func(kind string) bool { return brokenKind(broken, kind+" ") },
+		Failed:     func(kind string) bool { return countBroken(broken, kind) > 0 },
 		StrictLink: true,
 		Server: func(proto, sn string, servers providers.L4Servers) bool {
 			if !withServers {
@@ -86,15 +78,6 @@ func unlinkedMessage(proto, rn string, services int, broken map[string]bool) str
 		return fmt.Sprintf("%s router %s has no service of its own and the container's only %s service %s was left out by its error (see it); left out", proto, rn, proto, gone[0])
 	}
 	return fmt.Sprintf("%s router %s has no service and cannot be linked automatically with several services; left out", proto, rn)
-}
-
-func brokenKind(broken map[string]bool, prefix string) bool {
-	for o := range broken {
-		if strings.HasPrefix(o, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // serverAddress returns "ip:port" for a TCP or UDP server: addr when the
