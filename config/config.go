@@ -340,14 +340,24 @@ type FailoverErrors struct {
 // ServersTransport configures connections from Gantry to servers.
 // Source: https://doc.traefik.io/traefik/routing/services/#serverstransport_1
 type ServersTransport struct {
-	ServerName          string              `json:"serverName,omitempty"`
-	InsecureSkipVerify  bool                `json:"insecureSkipVerify,omitempty"`
-	RootCAs             []string            `json:"rootCAs,omitempty"` // file paths or PEM
-	Certificates        []Certificate       `json:"certificates,omitempty"`
+	TLSClientCommon
 	MaxIdleConnsPerHost int                 `json:"maxIdleConnsPerHost,omitempty"` // default 200; -1 disables keep-alive
 	ForwardingTimeouts  *ForwardingTimeouts `json:"forwardingTimeouts,omitempty"`
 	DisableHTTP2        bool                `json:"disableHTTP2,omitempty"`
 	PeerCertURI         string              `json:"peerCertURI,omitempty"`
+}
+
+// TLSClientCommon is how Gantry verifies and authenticates to TLS servers,
+// what an HTTP serversTransport and a TCP serversTransport's tls block
+// share: the name verified (and sent as SNI), whether verification is
+// skipped, the CAs trusted (file paths or PEM; none: the system's) and the
+// client certificates presented. ServersTransport and TLSClientConfig embed
+// it first, so its fields encode in their place.
+type TLSClientCommon struct {
+	ServerName         string        `json:"serverName,omitempty"`
+	InsecureSkipVerify bool          `json:"insecureSkipVerify,omitempty"`
+	RootCAs            []string      `json:"rootCAs,omitempty"`
+	Certificates       []Certificate `json:"certificates,omitempty"`
 }
 
 // ForwardingTimeouts bound each phase of an upstream request, with the

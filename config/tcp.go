@@ -117,11 +117,8 @@ type TCPServersTransport struct {
 
 // TLSClientConfig is how Gantry dials TLS servers.
 type TLSClientConfig struct {
-	ServerName         string        `json:"serverName,omitempty"`
-	InsecureSkipVerify bool          `json:"insecureSkipVerify,omitempty"`
-	RootCAs            []string      `json:"rootCAs,omitempty"`
-	Certificates       []Certificate `json:"certificates,omitempty"`
-	PeerCertURI        string        `json:"peerCertURI,omitempty"`
+	TLSClientCommon
+	PeerCertURI string `json:"peerCertURI,omitempty"`
 }
 
 // UDPConfiguration holds the UDP objects (Traefik pkg/config/dynamic/udp_config.go).

@@ -4,8 +4,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-
-	"github.com/gantry-proxy/gantry/internal/ascii"
 )
 
 // queryMatch reports whether the raw query has a parameter whose decoded
@@ -50,10 +48,10 @@ func validEscapes(s string) bool {
 		if i+2 >= len(s) {
 			return false
 		}
-		if _, ok := ascii.Unhex(s[i+1]); !ok {
+		if _, ok := unhex(s[i+1]); !ok {
 			return false
 		}
-		if _, ok := ascii.Unhex(s[i+2]); !ok {
+		if _, ok := unhex(s[i+2]); !ok {
 			return false
 		}
 		i += 2
@@ -71,8 +69,8 @@ func unescapedEqual(raw, want string) bool {
 		case '+':
 			c = ' '
 		case '%':
-			hi, _ := ascii.Unhex(raw[i+1])
-			lo, _ := ascii.Unhex(raw[i+2])
+			hi, _ := unhex(raw[i+1])
+			lo, _ := unhex(raw[i+2])
 			c = hi<<4 | lo
 			i += 2
 		}

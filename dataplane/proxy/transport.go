@@ -112,8 +112,10 @@ func staticTransport(st *static.ServersTransport) *config.ServersTransport {
 		return &config.ServersTransport{}
 	}
 	return &config.ServersTransport{
-		InsecureSkipVerify:  st.InsecureSkipVerify,
-		RootCAs:             st.RootCAs,
+		TLSClientCommon: config.TLSClientCommon{
+			InsecureSkipVerify: st.InsecureSkipVerify,
+			RootCAs:            st.RootCAs,
+		},
 		MaxIdleConnsPerHost: st.MaxIdleConnsPerHost,
 		ForwardingTimeouts:  st.ForwardingTimeouts,
 	}

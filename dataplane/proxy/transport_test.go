@@ -46,7 +46,7 @@ func TestTransportsSharedByConfiguration(t *testing.T) {
 	if left != 0 {
 		t.Errorf("%d transports left after every release", left)
 	}
-	if _, _, _, err := ts.Acquire(&config.ServersTransport{RootCAs: []string{"/nonexistent/ca.pem"}}, false); err == nil || !strings.Contains(err.Error(), "rootCAs[0]") {
+	if _, _, _, err := ts.Acquire(&config.ServersTransport{TLSClientCommon: config.TLSClientCommon{RootCAs: []string{"/nonexistent/ca.pem"}}}, false); err == nil || !strings.Contains(err.Error(), "rootCAs[0]") {
 		t.Errorf("unreadable rootCAs: %v, want an error naming rootCAs[0]", err)
 	}
 }

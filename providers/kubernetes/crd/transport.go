@@ -21,10 +21,7 @@ func (b *builder) serversTransports(objs []*ServersTransport) {
 			continue
 		}
 		b.conf.HTTP.ServersTransports[id] = &config.ServersTransport{
-			ServerName:          tc.ServerName,
-			InsecureSkipVerify:  tc.InsecureSkipVerify,
-			RootCAs:             tc.RootCAs,
-			Certificates:        tc.Certificates,
+			TLSClientCommon:     tc.TLSClientCommon,
 			MaxIdleConnsPerHost: sp.MaxIdleConnsPerHost,
 			ForwardingTimeouts:  sp.ForwardingTimeouts,
 			DisableHTTP2:        sp.DisableHTTP2,
@@ -65,7 +62,7 @@ func (b *builder) serversTLS(ns string, t TLSClientConfig, ciphers []string, min
 	if err != nil {
 		return c, "", err
 	}
-	return config.TLSClientConfig{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, RootCAs: cas, Certificates: certs, PeerCertURI: t.PeerCertURI}, "", nil
+	return config.TLSClientConfig{TLSClientCommon: config.TLSClientCommon{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, RootCAs: cas, Certificates: certs}, PeerCertURI: t.PeerCertURI}, "", nil
 }
 
 // fieldPath is base, or base.field when field is not "".

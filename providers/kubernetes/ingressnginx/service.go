@@ -63,7 +63,7 @@ func (t *translator) transport(loc *location) string {
 		return ""
 	}
 	name := loc.in.ing.Namespace + "-" + loc.in.ing.Name
-	st := &config.ServersTransport{InsecureSkipVerify: s.insecure}
+	st := &config.ServersTransport{TLSClientCommon: config.TLSClientCommon{InsecureSkipVerify: s.insecure}}
 	if s.timeouts.connect > 0 || s.timeouts.read > 0 {
 		st.ForwardingTimeouts = &config.ForwardingTimeouts{
 			DialTimeout:           seconds(s.timeouts.connect),
