@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/h1"
@@ -42,12 +43,13 @@ func connCapFor(nofile uint64, n, listeners int) int {
 // takeSlotAtCap takes a connection slot when every one is held, instead
 // of leaving the connection just accepted (and those behind it in the
 // backlog) waiting for a connection to end: it closes the keep-alive
-// connection parked idle the longest among the entrypoint's HTTP/1 servers
-// (its slot frees as it closes) and takes that slot, as nginx reuses idle
-// keep-alive connections when worker_connections run out. With none
-// parked (every connection busy, idle for less than h1's handoff, HTTP/2,
-// upgraded or TCP-routed), it waits until a slot frees or a connection
-// parks. It returns false when the entrypoint stops meanwhile.
+// connection parked idle the longest among the entrypoint's HTTP/1 servers,
+// or else the HTTP/2 connection without an open stream the longest (its
+// slot frees as it closes), and takes that slot, as nginx reuses idle
+// keep-alive connections when worker_connections run out. With none idle
+// (every connection busy, idle for less than h1's handoff, upgraded or
+// TCP-routed), it waits until a slot frees or a connection becomes idle.
+// It returns false when the entrypoint stops meanwhile.
 func (e *entryPoint) takeSlotAtCap() bool {
 	e.atCap.Add(1) // from here every park signals e.parked
 	defer e.atCap.Add(-1)
@@ -89,7 +91,62 @@ func (e *entryPoint) closeOldestIdle() bool {
 	}
 	e.mu.Unlock()
 	// Closed outside e.mu: the connection's Close forgets it under e.mu.
-	return oldest != nil && oldest.CloseOldestParked()
+	if oldest != nil && oldest.CloseOldestParked() {
+		return true
+	}
+	return e.closeOldestIdleH2()
+}
+
+// closeOldestIdleH2 closes the HTTP/2 connection of the entrypoint that
+// has had no open stream the longest, and reports whether there was one.
+// Its slot is free when it returns. Idle HTTP/1 connections go first
+// (closeOldestIdle): they hold no state.
+//
+// The connection is closed without a GOAWAY (RFC 9113 §6.8 asks for one
+// before a graceful close): net/http's HTTP/2 server sends it only when
+// the whole server shuts down or its IdleTimeout fires, and writing one
+// from here could split a frame the server is writing. The stream count
+// is checked at the close (a compare-and-swap on h2idle, which net/http's
+// StateActive clears when a stream opens), so a connection with a stream
+// open is never closed here; a request whose HEADERS are still in flight
+// from the client at that moment is lost with the connection, as on an
+// HTTP/1.1 keep-alive connection closed while idle (RFC 9112 §9.3.1), and
+// HTTP/2 clients retry it on a new connection when it was unanswered.
+// The scan is over the entrypoint's connections, only at the cap and only
+// when no HTTP/1 connection is parked.
+func (e *entryPoint) closeOldestIdleH2() bool {
+	for range 3 { // a connection that became busy meanwhile: look again
+		e.mu.Lock()
+		var oldest *trackedConn
+		var at int64
+		for c := range e.conns {
+			if t := c.h2idle.Load(); t != 0 && (oldest == nil || t < at) {
+				oldest, at = c, t
+			}
+		}
+		e.mu.Unlock()
+		if oldest == nil {
+			return false
+		}
+		if oldest.h2idle.CompareAndSwap(at, 0) {
+			_ = oldest.Close() // the server sees its reads fail and ends the connection
+			return true
+		}
+	}
+	return false
+}
+
+// h2ConnState follows net/http's HTTP/2 connection states: StateIdle when
+// its last stream ends (and when it starts), StateActive when one opens.
+// An idle connection may be closed at the cap (closeOldestIdleH2) and
+// wakes an accept loop waiting there.
+func (e *entryPoint) h2ConnState(c *trackedConn, st http.ConnState) {
+	if st == http.StateIdle {
+		c.h2idle.Store(time.Now().UnixNano())
+		e.parkedHook()
+		return
+	}
+	c.h2idle.Store(0)
 }
 
 // parkedHook is h1.Server.Parked: it wakes an accept loop waiting at the

@@ -42,14 +42,18 @@ func (e *entryPoint) h2Server() *http.Server {
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: int(e.maxStreams), MaxReadFrameSize: h2MaxReadFrameSize},
 		ConnContext:       e.connContext,
 	}
-	if e.obs != nil {
-		srv.ConnState = func(c net.Conn, st http.ConnState) {
-			switch st {
-			case http.StateNew:
-				e.obs.Conn(e.name, protoOf(c), 1)
-			case http.StateClosed, http.StateHijacked:
-				e.obs.Conn(e.name, protoOf(c), -1)
-			}
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		if tc := trackedOf(c); tc != nil {
+			e.h2ConnState(tc, st)
+		}
+		if e.obs == nil {
+			return
+		}
+		switch st {
+		case http.StateNew:
+			e.obs.Conn(e.name, protoOf(c), 1)
+		case http.StateClosed, http.StateHijacked:
+			e.obs.Conn(e.name, protoOf(c), -1)
 		}
 	}
 	return srv

@@ -36,6 +36,10 @@ type trackedConn struct {
 	// coalesce); nil for every other connection. Set before the
 	// connection is handed to the HTTP/2 server.
 	w *coalesce.Writer
+	// h2idle is when an HTTP/2 connection last had no open stream (Unix
+	// ns), 0 while it has one or is not HTTP/2: the connection cap may
+	// close it (conncap.go).
+	h2idle atomic.Int64
 }
 
 // trackedConn kinds.
