@@ -20,6 +20,10 @@ import (
 //
 // Each span's attributes are collected here and set once, when it ends: a
 // recording span's attribute slice grows (a copy) on every SetAttributes.
+//
+// A request that is not sampled (begin) makes no span: entry is nil, and
+// the Trace holds only the IDs its server's traceparent and the access log
+// carry.
 type Trace struct {
 	t             *Tracing
 	entry, router trace.Span
@@ -27,12 +31,18 @@ type Trace struct {
 	client        trace.Span      // the attempt in progress; nil between attempts
 	entryAttrs    []attribute.KeyValue
 	clientAttrs   []attribute.KeyValue // the attempt's; the array is reused by the next
-	// unsampled is the IDs of a new trace that was not sampled (begin):
-	// entry is nil then.
-	unsampled trace.SpanContext
 	// rawQuery and safeQuery are the request's query and its redaction,
 	// computed once for the EntryPoint span and reused by each attempt.
 	rawQuery, safeQuery string
+
+	// Not sampled: traceID is the caller's trace (continued) or a new one,
+	// spanID the EntryPoint span's that is not recorded, flags the
+	// traceparent flags sent on (the caller's random bit; never sampled).
+	traceID   trace.TraceID
+	spanID    trace.SpanID
+	flags     byte
+	continued bool      // the caller's trace: its tracestate goes on
+	tp        [1]string // the traceparent sent, made by the first attempt
 }
 
 // Start begins the spans of r, routed by router (rule, to service) on
@@ -51,13 +61,6 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 	start := time.Now()
 	tr = &Trace{t: t}
 	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
-	if !tr.entry.IsRecording() {
-		// A caller's unsampled trace: the Router and ReverseProxy spans
-		// would not be sampled either (parent-based), so none is made; the
-		// server continues the trace (flags 00) from this span's context.
-		tr.routerCtx = ctx
-		return r, tr
-	}
 	tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
 	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
 	if tr.router.IsRecording() {
@@ -96,24 +99,21 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	if tr == nil {
 		return
 	}
-	if tr.entry == nil { // a new trace, not sampled: see begin
-		if tr.routerCtx != nil { // the caller's baggage goes on
-			tr.t.prop.Inject(tr.routerCtx, propagation.HeaderCarrier(r.Header))
-		} else {
-			r.Header["Traceparent"] = []string{traceparent(tr.unsampled)}
+	if tr.entry == nil { // not sampled: see begin
+		if tr.tp[0] == "" {
+			tr.tp[0] = traceparent(tr.traceID, tr.spanID, tr.flags)
+		}
+		r.Header["Traceparent"] = tr.tp[:]
+		if !tr.continued { // a new trace: a caller's state belongs to no trace sent on
 			delete(r.Header, "Tracestate")
 		}
-		return
+		return // baggage is the caller's, forwarded as it came
 	}
-	if tr.routerCtx == nil {
+	if tr.routerCtx == nil { // an unrouted request's trace: no attempt
 		return
 	}
 	if tr.client != nil {
 		tr.client.End()
-	}
-	if tr.router == nil { // not sampled: see Start
-		tr.t.prop.Inject(tr.routerCtx, propagation.HeaderCarrier(r.Header))
-		return
 	}
 	ctx, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
@@ -156,7 +156,7 @@ func (tr *Trace) End(ev *RequestEvent) {
 		return
 	}
 	if tr.entry == nil { // not sampled: see begin
-		ev.TraceID, ev.SpanID = tr.unsampled.TraceID(), tr.unsampled.SpanID()
+		ev.TraceID, ev.SpanID = tr.traceID, tr.spanID
 		return
 	}
 	end := time.Now()
@@ -184,39 +184,112 @@ func (tr *Trace) End(ev *RequestEvent) {
 	}
 }
 
-// begin extracts r's trace context (traceparent, tracestate, baggage) when
-// it has one. A request that starts a trace is sampled here, with
-// probability tracing.sampleRate, before the SDK sees it (its sampler
-// samples every root: ParentBased(AlwaysSample)); when it is not sampled,
-// begin returns its Trace: no span is made, only the IDs the server's
-// traceparent (flags 00) and the access log carry. Otherwise the Trace is
-// nil and ctx is the context to start the EntryPoint span in.
+// begin decides whether r is sampled. A request continuing a caller's
+// sampled trace (a valid traceparent with the sampled flag) is; one
+// starting a trace is with probability tracing.sampleRate (the SDK's
+// sampler then samples every root: ParentBased(AlwaysSample)). Then the
+// Trace is nil and ctx, with the caller's trace context and baggage
+// extracted, is the context to start the EntryPoint span in.
+//
+// Otherwise begin returns the request's Trace without touching the SDK: no
+// span, no context, no attribute; only the IDs the server's traceparent
+// and the access log carry: the caller's trace ID (its traceparent's flags
+// 00) or a new one, and a new span ID. That is all W3C Trace Context asks
+// of a participant that records nothing (https://www.w3.org/TR/trace-context/
+// §3.5: a new parent-id, tracestate and baggage passed on as they came).
 func (t *Tracing) begin(r *http.Request) (context.Context, *Trace) {
-	ctx := r.Context()
-	if len(r.Header["Traceparent"]) > 0 || len(r.Header["Baggage"]) > 0 {
-		ctx = t.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	parent, ok := parseTraceparent(r.Header["Traceparent"])
+	if ok && parent.flags&flagSampled == 0 {
+		return nil, &Trace{t: t, traceID: parent.traceID, spanID: newSpanID(), flags: parent.flags & flagRandom, continued: true}
 	}
-	if trace.SpanContextFromContext(ctx).IsValid() || t.sampleRoot() {
+	if ok || t.sampleRoot() {
+		ctx := r.Context()
+		if ok || len(r.Header["Baggage"]) > 0 {
+			ctx = t.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		return ctx, nil
 	}
-	tr := &Trace{t: t, unsampled: trace.NewSpanContext(trace.SpanContextConfig{TraceID: newTraceID(), SpanID: newSpanID()})}
-	if len(r.Header["Baggage"]) > 0 {
-		tr.routerCtx = trace.ContextWithSpanContext(ctx, tr.unsampled)
-	}
-	return nil, tr
+	return nil, &Trace{t: t, traceID: newTraceID(), spanID: newSpanID()}
 }
 
-// traceparent is the W3C traceparent header of sc, not sampled
+// traceparent flags (W3C Trace Context Level 2 §3.2.2.5): sampled, and
+// random (the trace ID's right part is random).
+const (
+	flagSampled = 0x01
+	flagRandom  = 0x02
+)
+
+// parentContext is a caller's traceparent, parsed.
+type parentContext struct {
+	traceID trace.TraceID
+	spanID  trace.SpanID
+	flags   byte // sampled and random only
+}
+
+// parseTraceparent parses the first traceparent field value as the
+// OpenTelemetry propagator does (https://www.w3.org/TR/trace-context/
+// #traceparent-header): version-traceid-parentid-flags in lowercase hex,
+// version ff invalid, version 00 exactly 55 characters with flags ≤ 03,
+// a later version possibly followed by "-" and more; trace and parent IDs
+// not all zero. ok is false for anything else (a new trace begins).
+func parseTraceparent(values []string) (p parentContext, ok bool) {
+	if len(values) == 0 {
+		return p, false
+	}
+	h := values[0]
+	if len(h) < 55 || h[2] != '-' || h[35] != '-' || h[52] != '-' {
+		return p, false
+	}
+	var ver, flags [1]byte
+	if !unhex(ver[:], h[0:2]) || ver[0] == 0xff ||
+		!unhex(p.traceID[:], h[3:35]) || !unhex(p.spanID[:], h[36:52]) || !unhex(flags[:], h[53:55]) {
+		return p, false
+	}
+	if ver[0] == 0 && (len(h) != 55 || flags[0] > 3) {
+		return p, false
+	}
+	if len(h) > 55 && h[55] != '-' {
+		return p, false
+	}
+	p.flags = flags[0] & (flagSampled | flagRandom)
+	return p, p.traceID.IsValid() && p.spanID.IsValid()
+}
+
+// unhex decodes lowercase hex src into dst (len(src) == 2*len(dst)); upper
+// case is not allowed in traceparent.
+func unhex(dst []byte, src string) bool {
+	for i := range dst {
+		hi, lo := hexVal(src[2*i]), hexVal(src[2*i+1])
+		if hi > 0xf || lo > 0xf {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 0xff
+}
+
+// traceparent is the W3C traceparent header of a span not sampled
 // (https://www.w3.org/TR/trace-context/#traceparent-header): version 00,
-// trace ID, parent ID, flags 00.
-func traceparent(sc trace.SpanContext) string {
+// trace ID, parent ID, flags (the sampled bit clear).
+func traceparent(tid trace.TraceID, sid trace.SpanID, flags byte) string {
 	var b [55]byte
-	tid, sid := sc.TraceID(), sc.SpanID()
 	copy(b[:], "00-")
 	hex.Encode(b[3:35], tid[:])
 	b[35] = '-'
 	hex.Encode(b[36:52], sid[:])
-	copy(b[52:], "-00")
+	const digits = "0123456789abcdef"
+	flags &^= flagSampled
+	b[52], b[53], b[54] = '-', digits[flags>>4], digits[flags&0xf]
 	return string(b[:])
 }
 
