@@ -145,6 +145,35 @@ func describeJSONError(err error, b []byte) error {
 	return err
 }
 
+// ValueKind is what a configuration value of type t holds, pointers
+// followed, in the words of the configuration formats: "section" (a
+// struct), "mapping", "list" (slice or array), "string", "bool", "int"
+// (any integer, Duration included), "number" (a float), else t's
+// reflect.Kind. Decode's errors and the static options' documentation
+// (config/static) name values from it.
+func ValueKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return "section"
+	case reflect.Map:
+		return "mapping"
+	case reflect.Slice, reflect.Array:
+		return "list"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "int"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	}
+	return t.Kind().String()
+}
+
+// kindWords are kindName's words for the ValueKinds not named as they are.
+var kindWords = map[string]string{"section": "a section", "mapping": "a mapping", "list": "a list", "bool": "true or false", "number": "a number"}
+
 // kindName names what a field wants in the user's terms, never a Go type
 // name ("config.RouterTLSConfig" leaked into messages, issue 23): a
 // section, a mapping, a list, a string, a number, true or false; int and
@@ -153,27 +182,11 @@ func kindName(t reflect.Type) string {
 	if t == nil {
 		return "this field"
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	k := ValueKind(t)
+	if w, ok := kindWords[k]; ok {
+		return w
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		return "a section"
-	case reflect.Map:
-		return "a mapping"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "int"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return t.Kind().String()
+	return k
 }
 
 // Encode serialises c as indented JSON (the canonical form used for hashing

@@ -79,15 +79,7 @@ func validateTCPService(name string, s *TCPService) []ValidationError {
 	if s == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
-	var servers []TCPServer
-	if s.LoadBalancer != nil {
-		servers = s.LoadBalancer.Servers
-	}
-	var weighted *[]WRRService
-	if s.Weighted != nil {
-		weighted = &s.Weighted.Services
-	}
-	errs, ok := validateL4Service(e, s.LoadBalancer != nil, servers, weighted)
+	errs, ok := validateL4Service(e, s.LoadBalancer, s.Weighted)
 	if lb := s.LoadBalancer; ok && lb != nil {
 		if pp := lb.ProxyProtocol; pp != nil && pp.Version != 0 && pp.Version != 1 && pp.Version != 2 {
 			errs = append(errs, e("loadBalancer.proxyProtocol.version", "%d is not 1 or 2", pp.Version))
@@ -209,15 +201,7 @@ func validateUDPService(name string, s *UDPService) []ValidationError {
 	if s == nil {
 		return []ValidationError{e("", "empty definition")}
 	}
-	var servers []UDPServer
-	if s.LoadBalancer != nil {
-		servers = s.LoadBalancer.Servers
-	}
-	var weighted *[]WRRService
-	if s.Weighted != nil {
-		weighted = &s.Weighted.Services
-	}
-	errs, _ := validateL4Service(e, s.LoadBalancer != nil, servers, weighted)
+	errs, _ := validateL4Service(e, s.LoadBalancer, s.Weighted)
 	return errs
 }
 
@@ -230,20 +214,43 @@ type l4Server interface {
 func (s TCPServer) addressWeight() (string, *int) { return s.Address, s.Weight }
 func (s UDPServer) addressWeight() (string, *int) { return s.Address, s.Weight }
 
+// l4Balancer is a TCP or a UDP service's loadBalancer (*TCPServersLoadBalancer,
+// *UDPServersLoadBalancer), nil when unset.
+type l4Balancer[S l4Server] interface {
+	comparable
+	servers() []S
+}
+
+// l4Weighted is a TCP or a UDP service's weighted block
+// (*TCPWeightedRoundRobin, *UDPWeightedRoundRobin), nil when unset.
+type l4Weighted interface {
+	comparable
+	services() []WRRService
+}
+
+func (lb *TCPServersLoadBalancer) servers() []TCPServer { return lb.Servers }
+func (lb *UDPServersLoadBalancer) servers() []UDPServer { return lb.Servers }
+func (w *TCPWeightedRoundRobin) services() []WRRService { return w.Services }
+func (w *UDPWeightedRoundRobin) services() []WRRService { return w.Services }
+
 // validateL4Service checks what TCP and UDP services share: exactly one of
-// loadBalancer (lb) and weighted (nil: unset) is set, each server's
-// address is host:port and its weight not negative, the weighted services
-// are valid. ok is false when the kind is wrong (nothing else checked).
-func validateL4Service[S l4Server](e fieldErrorf, lb bool, servers []S, weighted *[]WRRService) (errs []ValidationError, ok bool) {
-	if _, errs := oneKind(e, "loadBalancer, weighted", member{"loadBalancer", lb}, member{"weighted", weighted != nil}); errs != nil {
+// lb and weighted is set (not nil), each server's address is host:port and
+// its weight not negative, the weighted services are valid. ok is false
+// when the kind is wrong (nothing else checked).
+func validateL4Service[S l4Server, LB l4Balancer[S], W l4Weighted](e fieldErrorf, lb LB, weighted W) (errs []ValidationError, ok bool) {
+	var noLB LB
+	var noWeighted W
+	if _, errs := oneKind(e, "loadBalancer, weighted", member{"loadBalancer", lb != noLB}, member{"weighted", weighted != noWeighted}); errs != nil {
 		return errs, false
 	}
-	for i, srv := range servers {
-		addr, weight := srv.addressWeight()
-		errs = append(errs, validateL4Server(e, i, addr, weight)...)
+	if lb != noLB {
+		for i, srv := range lb.servers() {
+			addr, weight := srv.addressWeight()
+			errs = append(errs, validateL4Server(e, i, addr, weight)...)
+		}
 	}
-	if weighted != nil {
-		errs = append(errs, validateWRR(e, *weighted, false)...)
+	if weighted != noWeighted {
+		errs = append(errs, validateWRR(e, weighted.services(), false)...)
 	}
 	return errs, true
 }

@@ -94,14 +94,15 @@ func isSection(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && t != durationType
 }
 
+// valueKind is the placeholder of a scalar option's value in the
+// documentation: true|false, <int>, <number>, else <string>.
 func valueKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Bool:
+	switch config.ValueKind(t) {
+	case "bool":
 		return "true|false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case "int":
 		return "<int>"
-	case reflect.Float32, reflect.Float64:
+	case "number":
 		return "<number>"
 	}
 	return "<string>"
