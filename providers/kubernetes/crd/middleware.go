@@ -11,18 +11,7 @@ import (
 
 // middlewares publishes each Middleware as "<ns>-<name>".
 func (b *builder) middlewares(objs []*Middleware) {
-	for _, o := range objs {
-		src := source("Middleware", o.Namespace, o.Name)
-		b.at = src
-		id := providers.Normalize(makeID(o.Namespace, o.Name))
-		m, field, err := b.middleware(o, id)
-		if err != nil {
-			b.errorf(src, []string{"middleware " + id}, field, "%v", err)
-			continue
-		}
-		b.conf.HTTP.Middlewares[id] = m
-		b.origins["middleware "+id] = src
-	}
+	publishEach(b, "Middleware", "middleware", objs, b.conf.HTTP.Middlewares, b.middleware)
 }
 
 // middleware translates one Middleware; field locates an error.

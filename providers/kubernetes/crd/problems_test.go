@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,6 +81,15 @@ func TestBadObjectsDisableOnlyThemselves(t *testing.T) {
 			t.Errorf("middleware %s published", c.id)
 		}
 		wantProblem(t, snap, c.src, c.parts...)
+	}
+	// A Middleware that decodes but cannot be translated is a problem
+	// naming the object it left out (the dashboard links it).
+	for _, id := range []string{"no-secret", "plug", "redirect-old"} {
+		for _, p := range problemsFor(snap, "Middleware apps/"+id) {
+			if !slices.Equal(p.Objects, []string{"middleware apps-" + id}) {
+				t.Errorf("Middleware apps/%s: problem objects %q, want [middleware apps-%s]", id, p.Objects, id)
+			}
+		}
 	}
 	// A Secret whose value is a path, not PEM, is refused: Gantry would
 	// read the path from its own file system.

@@ -142,19 +142,9 @@ func weightOrOne(w *int) *int {
 
 // traefikServices publishes each TraefikService as "<ns>-<name>".
 func (b *builder) traefikServices(objs []*TraefikService) {
-	for _, o := range objs {
-		src := source("TraefikService", o.Namespace, o.Name)
-		b.at = src
-		id := providers.Normalize(makeID(o.Namespace, o.Name))
-		obj := []string{"service " + id}
-		svc, field, err := b.traefikService(o)
-		if err != nil {
-			b.errorf(src, obj, field, "%v", err)
-			continue
-		}
-		b.conf.HTTP.Services[id] = svc
-		b.origins["service "+id] = src
-	}
+	publishEach(b, "TraefikService", "service", objs, b.conf.HTTP.Services, func(o *TraefikService, _ string) (*config.Service, string, error) {
+		return b.traefikService(o)
+	})
 }
 
 // traefikService builds one TraefikService; field locates an error.

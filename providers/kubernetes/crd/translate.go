@@ -115,6 +115,27 @@ func sorted[S any](objs []*Object[S]) []*Object[S] {
 	return out
 }
 
+// publishEach publishes each of objs, objects of kind (Middleware,
+// TraefikService, ServersTransport), as "<ns>-<name>" (normalized: id) in
+// into, located in b.origins under "<objKey> <id>" and, while translate
+// runs, in b.at. translate builds one object; when it fails, field locates
+// the error inside the object ("spec.tls.rootCAs[0]") and the object is
+// left out with an error Problem naming "<objKey> <id>".
+func publishEach[S, V any](b *builder, kind, objKey string, objs []*Object[S], into map[string]V, translate func(o *Object[S], id string) (V, string, error)) {
+	for _, o := range objs {
+		src := source(kind, o.Namespace, o.Name)
+		b.at = src
+		id := providers.Normalize(makeID(o.Namespace, o.Name))
+		v, field, err := translate(o, id)
+		if err != nil {
+			b.problem(providers.SeverityError, src, []string{objKey + " " + id}, field, err)
+			continue
+		}
+		into[id] = v
+		b.origins[objKey+" "+id] = src
+	}
+}
+
 // source is how problems and origins name an object: "IngressRoute ns/name".
 func source(kind, namespace, name string) string {
 	return kind + " " + namespace + "/" + name

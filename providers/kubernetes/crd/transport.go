@@ -10,25 +10,20 @@ import (
 // serversTransports publishes each ServersTransport as "<ns>-<name>", its
 // CAs and client certificates read from Secrets and ConfigMaps.
 func (b *builder) serversTransports(objs []*ServersTransport) {
-	for _, o := range objs {
-		src := source("ServersTransport", o.Namespace, o.Name)
-		id := providers.Normalize(makeID(o.Namespace, o.Name))
-		obj := []string{"serversTransport " + id}
+	publishEach(b, "ServersTransport", "serversTransport", objs, b.conf.HTTP.ServersTransports, func(o *ServersTransport, _ string) (*config.ServersTransport, string, error) {
 		sp := o.Spec
 		tc, field, err := b.serversTLS(o.Namespace, sp.TLSClientConfig, sp.CipherSuites, sp.MinVersion, sp.MaxVersion)
 		if err != nil {
-			b.problem(providers.SeverityError, src, obj, fieldPath("spec", field), err)
-			continue
+			return nil, fieldPath("spec", field), err
 		}
-		b.conf.HTTP.ServersTransports[id] = &config.ServersTransport{
+		return &config.ServersTransport{
 			TLSClientCommon:     tc.TLSClientCommon,
 			MaxIdleConnsPerHost: sp.MaxIdleConnsPerHost,
 			ForwardingTimeouts:  sp.ForwardingTimeouts,
 			DisableHTTP2:        sp.DisableHTTP2,
 			PeerCertURI:         tc.PeerCertURI,
-		}
-		b.origins["serversTransport "+id] = src
-	}
+		}, "", nil
+	})
 }
 
 // errUnsupported is the error of a transport field Gantry lacks.
