@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routertest"
 	"github.com/gantry-proxy/gantry/store"
 )
 
@@ -24,7 +25,7 @@ var t0 = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 
 // testBuilder builds trivial handlers and fails, like the real dataplane
 // would, for the forwardAuth middleware whose TLS key is not a key.
-type testBuilder struct{}
+type testBuilder struct{ routertest.Base }
 
 func (testBuilder) Build(_ context.Context, name string, r *config.Router) (http.Handler, error) {
 	for _, m := range r.Middlewares {

@@ -12,10 +12,11 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routertest"
 )
 
 // tlsErrBuilder builds every router and fails one certificate.
-type tlsErrBuilder struct{}
+type tlsErrBuilder struct{ routertest.Base }
 
 func (tlsErrBuilder) Build(context.Context, string, *config.Router) (http.Handler, error) {
 	return http.NotFoundHandler(), nil

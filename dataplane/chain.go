@@ -162,7 +162,7 @@ func (g *Generation) noteEntryPointError(ep, routerName string, err error) {
 	u.UsedBy = append(u.UsedBy, routerName)
 }
 
-// ObjectErrors implements router.ObjectErrorReporter: the entrypoint
+// ObjectErrors implements router.Builder: the entrypoint
 // middlewares that failed, once each, with the routers they wrap.
 func (g *Generation) ObjectErrors() []*router.ObjectUse {
 	g.mu.Lock()

@@ -37,9 +37,9 @@
 //     the goroutines of active checks and mirrored requests; Pool.Close
 //     cancels and joins them.
 //   - A Generation is built once per merged configuration (it implements
-//     router.HandlerBuilder, router.TLSBuilder and middleware.Resolver). The
-//     handlers it builds are immutable: pickers read only atomics, nothing on
-//     the request path takes a lock. Generation.Close, called after the swap,
+//     router.Builder and middleware.Resolver). The handlers it builds are
+//     immutable: pickers read only atomics, nothing on the request path
+//     takes a lock. Generation.Close, called after the swap,
 //     releases its backends, checkers and transports.
 //   - A Server owns its listeners and the goroutines serving them; Shutdown
 //     stops accepting, waits for in-flight requests (including upgraded

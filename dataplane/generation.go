@@ -47,8 +47,7 @@ type GenerationOptions struct {
 }
 
 // Generation builds the handlers of one merged configuration. It
-// implements router.HandlerBuilder, router.TLSBuilder and
-// middleware.Resolver. Services and middlewares are built once and cached
+// implements router.Builder and middleware.Resolver. Services and middlewares are built once and cached
 // by name; backends, health checkers and transports are acquired from the
 // Pool and released by Close.
 //
@@ -87,11 +86,8 @@ type built[T any] struct {
 }
 
 var (
-	_ router.HandlerBuilder = (*Generation)(nil)
-	_ router.TLSBuilder     = (*Generation)(nil)
-	_ router.TLSNegotiator  = (*Generation)(nil)
-	_ router.ParentBuilder  = (*Generation)(nil)
-	_ middleware.Resolver   = (*Generation)(nil)
+	_ router.Builder      = (*Generation)(nil)
+	_ middleware.Resolver = (*Generation)(nil)
 )
 
 // NewGeneration returns a Generation over m (qualified names) using pool.
@@ -132,7 +128,7 @@ func (g *Generation) Close() {
 	}
 }
 
-// Build implements router.HandlerBuilder: the complete chain of router
+// Build implements router.Builder: the complete chain of router
 // name, outermost first: recover → observer (when set) → entrypoint
 // middlewares (per entrypoint of arrival) → router middlewares → service.
 // A missing or broken service or middleware returns an error wrapping a
@@ -149,7 +145,7 @@ func (g *Generation) Build(ctx context.Context, name string, r *config.Router) (
 	return g.build(ctx, name, r, svc)
 }
 
-// BuildParent implements router.ParentBuilder: the chain of a router with
+// BuildParent implements router.Builder: the chain of a router with
 // child routers, next (the children's dispatch) in place of a service.
 func (g *Generation) BuildParent(ctx context.Context, name string, r *config.Router, next http.Handler) (http.Handler, error) {
 	return g.build(ctx, name, r, next)

@@ -10,12 +10,9 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
-	"github.com/gantry-proxy/gantry/router"
 )
 
-var _ router.NotFoundBuilder = (*Generation)(nil)
-
-// BuildNotFound implements router.NotFoundBuilder from
+// BuildNotFound implements router.Builder from
 // GenerationOptions.NotFound (entryPoints.<ep>.http.notFound): the errors
 // middleware, catching the bare 404, with the page's status rewritten to
 // the configured one. (nil, nil) when the entrypoint has none. Errors name

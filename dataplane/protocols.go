@@ -131,9 +131,9 @@ func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 // configForClient picks the certificate for a handshake from the live
 // table and returns the config of the TLS options the certificate store
 // chose for the SNI name (min/max version, suites, client auth, ALPN). A
-// table without a certificate source (no TLSBuilder) leaves the handshake
-// to the entrypoint's fallback policy, which fails it for lack of a
-// certificate.
+// table without a certificate source (Builder.BuildTLS gave none) leaves
+// the handshake to the entrypoint's fallback policy, which fails it for
+// lack of a certificate.
 func (e *entryPoint) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 	cert, err := e.active.Load().Certificate(hello)
 	if err != nil {

@@ -75,7 +75,7 @@ func normalizeName(s string) string {
 	}), "-")
 }
 
-// WrapInternal implements router.InternalWrapper: an internal router (the
+// WrapInternal implements router.Builder: an internal router (the
 // entrypoint redirection) is observed like any other, its requests in
 // the metrics of its entrypoint and router and in the access log (no
 // service series: it forwards to none).

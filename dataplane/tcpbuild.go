@@ -18,8 +18,6 @@ import (
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
-var _ router.TCPBuilder = (*Generation)(nil)
-
 // tcpState is the TCP/UDP part of a Generation: built services and
 // middlewares by name, and the health checkers, stopped by Close.
 type tcpState struct {
@@ -44,7 +42,7 @@ func (g *Generation) tcp() *tcpState {
 	return &g.tcpS
 }
 
-// BuildTCP implements router.TCPBuilder: the router's middlewares (the
+// BuildTCP implements router.Builder: the router's middlewares (the
 // first outermost) around its service.
 func (g *Generation) BuildTCP(ctx context.Context, name string, r *config.TCPRouter) (tcpmux.Handler, error) {
 	h, err := g.tcpService(ctx, r.Service)
@@ -309,7 +307,7 @@ func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.
 	return t, nil
 }
 
-// BuildUDP implements router.TCPBuilder: a picker over the service's
+// BuildUDP implements router.Builder: a picker over the service's
 // servers (weighted services flattened by weight).
 func (g *Generation) BuildUDP(_ context.Context, name string, r *config.UDPRouter) (router.UDPHandler, error) {
 	p, err := g.udpService(r.Service, 0)

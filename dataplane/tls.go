@@ -10,7 +10,7 @@ import (
 	"github.com/gantry-proxy/gantry/router"
 )
 
-// BuildTLS implements router.TLSBuilder through certs.Build: one
+// BuildTLS implements router.Builder through certs.Build: one
 // certificate store chosen by SNI over tls.certificates and
 // tls.stores.default, with the Pool's default certificate and last good
 // file pairs, and the TLS options hosts resolved to per entrypoint
@@ -35,7 +35,7 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration, hos
 	return s.Certificate, errs
 }
 
-// NegotiatedTLSOptions implements router.TLSNegotiator: the tls.options
+// NegotiatedTLSOptions implements router.Builder: the tls.options
 // name the request's connection negotiated, read from the Handshake the
 // certificate store filled in. When the options of that name are no
 // longer the same in this generation (edited since the connection's

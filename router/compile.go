@@ -58,27 +58,27 @@ type EntryPoint struct {
 
 // internalSuffix marks objects provided by Gantry itself ("api@internal");
 // they are not in the merged configuration, so Compile leaves checking
-// them to the HandlerBuilder.
+// them to the Builder.
 const internalSuffix = "@internal"
 
 // Compile builds the routing table of one generation from m. It never fails
 // as a whole: a router with a bad rule, an unknown or broken service or
 // middleware, a priority above config.MaxPriority, no known entrypoint, or
 // a builder error is left out and marked disabled in the Report with the
-// reason; every other router is routed. b.Build is called once per router
-// that passed those checks, in name order, from the calling goroutine. If
-// b implements TLSBuilder, BuildTLS is called once with m's TLS section and
-// the TLS options of every HTTPS host (resolveTLS); the HTTPS routers
-// resolved to options it cannot build are disabled. If b implements
-// TLSNegotiator, a TLS request whose connection negotiated other options
-// than its router resolved to is answered 421 (see entryHandler).
-// A nil m compiles to an empty table; a nil b disables every router.
+// reason; every other router is routed. b's methods are called from the
+// calling goroutine, in the order and as often as Builder documents:
+// BuildTLS gets m's TLS section and the TLS options of every HTTPS host
+// (resolveTLS), and the HTTPS routers resolved to options it cannot build
+// are disabled; a TLS request whose connection negotiated other options
+// than its router resolved to (b.NegotiatedTLSOptions) is answered 421
+// (see entryHandler). A nil m compiles to an empty table; a nil b
+// disables every router.
 //
 // Rules: Traefik v3 syntax unless the router's ruleSyntax (or
 // opts.DefaultRuleSyntax) is "v2". Priority: the configured value, else
 // len(rule); among equal priorities the router with the smaller qualified
 // name is tried first.
-func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Options) *Table {
+func Compile(ctx context.Context, m *providers.Merged, b Builder, opts Options) *Table {
 	t := emptyTable()
 	if m == nil {
 		return t
@@ -93,43 +93,14 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 	c.objects()
 	perEP := c.routers()
 	c.internal(perEP)
-	if r, ok := b.(ObjectErrorReporter); ok {
-		for _, u := range r.ObjectErrors() {
-			c.objectFailed(u.Err)
-			if s := c.report.Middlewares[u.Err.Name]; s != nil && u.Err.Kind == "middleware" {
-				for _, by := range u.UsedBy {
-					s.UsedBy = appendSorted(s.UsedBy, by)
-				}
-			}
-		}
+	if b != nil {
+		c.objectUses(b.ObjectErrors())
 	}
 	tlsHosts := c.resolveTLS(perEP)
-	if tb, ok := b.(TLSBuilder); ok {
-		tc := m.Config.TLS
-		if tc == nil {
-			tc = &config.TLSConfiguration{}
-		}
-		get, errs := tb.BuildTLS(ctx, tc, tlsHosts)
-		t.getCert = get
-		broken := map[string]*TLSOptionsError{}
-		for _, err := range errs {
-			if w, ok := errors.AsType[*TLSWarning](err); ok {
-				t.report.TLSWarnings = append(t.report.TLSWarnings, w.Error())
-				continue
-			}
-			if oe, ok := errors.AsType[*TLSOptionsError](err); ok {
-				broken[oe.Name] = oe
-				if oe.Missing {
-					continue // reported on the routers naming it
-				}
-			}
-			t.report.TLS = append(t.report.TLS, err.Error())
-		}
-		c.dropBrokenTLS(perEP, broken)
-	}
 	var negotiated func(*http.Request) (string, bool)
-	if n, ok := b.(TLSNegotiator); ok {
-		negotiated = n.NegotiatedTLSOptions
+	if b != nil {
+		c.buildTLS(t, perEP, tlsHosts)
+		negotiated = b.NegotiatedTLSOptions
 	}
 	for _, ep := range opts.EntryPoints {
 		if ep.UDP {
@@ -154,15 +125,55 @@ func Compile(ctx context.Context, m *providers.Merged, b HandlerBuilder, opts Op
 	return t
 }
 
+// objectUses marks the objects in error that the builder reports
+// (Builder.ObjectErrors), with the routers they affect.
+func (c *compiler) objectUses(uses []*ObjectUse) {
+	for _, u := range uses {
+		c.objectFailed(u.Err)
+		if s := c.report.Middlewares[u.Err.Name]; s != nil && u.Err.Kind == "middleware" {
+			for _, by := range u.UsedBy {
+				s.UsedBy = appendSorted(s.UsedBy, by)
+			}
+		}
+	}
+}
+
+// buildTLS builds the certificate source of t with the builder
+// (Builder.BuildTLS) for the HTTPS hosts tlsHosts, reports its errors and
+// warnings, and disables the HTTPS routers of perEP whose options it could
+// not build.
+func (c *compiler) buildTLS(t *Table, perEP map[string][]placed, tlsHosts TLSHosts) {
+	tc := c.m.Config.TLS
+	if tc == nil {
+		tc = &config.TLSConfiguration{}
+	}
+	get, errs := c.b.BuildTLS(c.ctx, tc, tlsHosts)
+	t.getCert = get
+	broken := map[string]*TLSOptionsError{}
+	for _, err := range errs {
+		if w, ok := errors.AsType[*TLSWarning](err); ok {
+			t.report.TLSWarnings = append(t.report.TLSWarnings, w.Error())
+			continue
+		}
+		if oe, ok := errors.AsType[*TLSOptionsError](err); ok {
+			broken[oe.Name] = oe
+			if oe.Missing {
+				continue // reported on the routers naming it
+			}
+		}
+		t.report.TLS = append(t.report.TLS, err.Error())
+	}
+	c.dropBrokenTLS(perEP, broken)
+}
+
 // notFound returns the handler for requests of entryPoint that match no
-// router: the builder's (NotFoundBuilder), else the bare 404. A builder
-// error is reported in Report.NotFound.
+// router: the builder's (Builder.BuildNotFound), else the bare 404. A
+// builder error is reported in Report.NotFound.
 func (c *compiler) notFound(entryPoint string) http.Handler {
-	nb, ok := c.b.(NotFoundBuilder)
-	if !ok {
+	if c.b == nil {
 		return notFound
 	}
-	h, err := nb.BuildNotFound(c.ctx, entryPoint)
+	h, err := c.b.BuildNotFound(c.ctx, entryPoint)
 	if err != nil {
 		c.report.NotFound = append(c.report.NotFound, "entrypoint "+entryPoint+": "+err.Error())
 		return notFound
@@ -176,7 +187,7 @@ func (c *compiler) notFound(entryPoint string) http.Handler {
 type compiler struct {
 	ctx    context.Context
 	m      *providers.Merged
-	b      HandlerBuilder
+	b      Builder // nil: every router is disabled
 	opts   Options
 	report *Report
 	// objErrs holds the routers' validation errors, keyed by the
@@ -382,8 +393,8 @@ func (c *compiler) internal(perEP map[string][]placed) {
 		}
 		c.report.InternalRouters[ir.Name] = cfg
 		h := ir.Handler
-		if w, ok := c.b.(InternalWrapper); ok {
-			h = w.WrapInternal(c.ctx, ir.Name, cfg, h)
+		if c.b != nil {
+			h = c.b.WrapInternal(c.ctx, ir.Name, cfg, h)
 		}
 		perEP[ir.EntryPoint] = append(perEP[ir.EntryPoint], placed{route: &route{name: ir.Name, rule: ir.Rule, priority: st.Priority, m: comp.root, h: h}})
 	}

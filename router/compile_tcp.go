@@ -1,7 +1,6 @@
 package router
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,16 +10,6 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
-
-// TCPBuilder is an optional capability of a HandlerBuilder: when the
-// builder implements it, Compile builds the TCP and UDP routers of the
-// same generation with it, so that HTTP, TCP and UDP swap in one step.
-// Errors disable the router only; an error wrapping *ObjectError marks the
-// named "tcp service", "tcp middleware" or "udp service" too.
-type TCPBuilder interface {
-	BuildTCP(ctx context.Context, name string, r *config.TCPRouter) (tcpmux.Handler, error)
-	BuildUDP(ctx context.Context, name string, r *config.UDPRouter) (UDPHandler, error)
-}
 
 // UDPHandler chooses the server of a new UDP session: it returns a
 // "host:port" (weighted round robin over the service's servers), or an
@@ -40,7 +29,6 @@ type UDPRoute struct {
 // hosts decide precedence on an entrypoint shared with TCP).
 func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 	cfg := c.m.Config
-	tb, _ := c.b.(TCPBuilder)
 	tc := cfg.TCP
 	if tc == nil {
 		tc = &config.TCPConfiguration{}
@@ -50,8 +38,8 @@ func (c *compiler) compileTCP(t *Table, perEP map[string][]placed) {
 		uc = &config.UDPConfiguration{}
 	}
 	c.tcpDeprecations(tc)
-	c.tcpRoutes(t, perEP, tc, tb)
-	c.udpRoutes(t, uc, tb)
+	c.tcpRoutes(t, perEP, tc)
+	c.udpRoutes(t, uc)
 }
 
 // tcpDeprecations warns on the TCP services and middlewares that use a
@@ -88,17 +76,17 @@ func (c *compiler) tcpDeprecations(tc *config.TCPConfiguration) {
 	}
 }
 
-// tcpRoutes builds the TCP routers of tc with tb and installs, per TCP
+// tcpRoutes builds the TCP routers of tc (Builder.BuildTCP) and installs, per TCP
 // entrypoint with any, their plain and TLS muxes in t, with the HTTPS
 // hosts of the HTTP routers placed there (perEP): those decide which of
 // HTTP and TCP a TLS connection goes to.
-func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCPConfiguration, tb TCPBuilder) {
+func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCPConfiguration) {
 	plain, secure := map[string][]*tcpmux.Route{}, map[string][]*tcpmux.Route{}
 	for _, name := range slices.Sorted(maps.Keys(tc.Routers)) {
 		r := tc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.TCPRouters[name] = st
-		rt := c.tcpRouter(name, r, st, tb)
+		rt := c.tcpRouter(name, r, st)
 		if !settle(st, rt != nil) {
 			continue
 		}
@@ -141,16 +129,16 @@ func (c *compiler) tcpRoutes(t *Table, perEP map[string][]placed, tc *config.TCP
 	}
 }
 
-// udpRoutes builds the UDP routers of uc with tb: one router per UDP
+// udpRoutes builds the UDP routers of uc (Builder.BuildUDP): one router per UDP
 // entrypoint. Traefik silently keeps the one with the greatest name (case
 // 046); Gantry keeps the smallest name and disables the others, saying
 // which router holds the entrypoint.
-func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration, tb TCPBuilder) {
+func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration) {
 	for _, name := range slices.Sorted(maps.Keys(uc.Routers)) {
 		r := uc.Routers[name]
 		st := &RouterStatus{Status: StatusEnabled}
 		c.report.UDPRouters[name] = st
-		h := c.udpRouter(name, r, st, tb)
+		h := c.udpRouter(name, r, st)
 		if h == nil {
 			st.Status = StatusDisabled
 			continue
@@ -174,7 +162,7 @@ func (c *compiler) udpRoutes(t *Table, uc *config.UDPConfiguration, tb TCPBuilde
 	}
 }
 
-func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus, tb TCPBuilder) *tcpmux.Route {
+func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus) *tcpmux.Route {
 	if r == nil {
 		st.Errors = append(st.Errors, "empty definition")
 		return nil
@@ -207,14 +195,14 @@ func (c *compiler) tcpRouter(name string, r *config.TCPRouter, st *RouterStatus,
 		}
 	}
 	var h tcpmux.Handler
-	build := func(tb TCPBuilder) (err error) { h, err = tb.BuildTCP(c.ctx, name, r); return err }
-	if !c.buildL4(k, "TCP", tb, build, func() bool { return h == nil }) {
+	build := func(b Builder) (err error) { h, err = b.BuildTCP(c.ctx, name, r); return err }
+	if !c.buildL4(k, build, func() bool { return h == nil }) {
 		return nil
 	}
 	return &tcpmux.Route{Name: name, Priority: st.Priority, CatchAll: catchAll, Terminate: r.TLS != nil && !r.TLS.Passthrough, Match: m, Handler: h}
 }
 
-func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus, tb TCPBuilder) UDPHandler {
+func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus) UDPHandler {
 	if r == nil {
 		st.Errors = append(st.Errors, "empty definition")
 		return nil
@@ -225,25 +213,25 @@ func (c *compiler) udpRouter(name string, r *config.UDPRouter, st *RouterStatus,
 		fail("udp service %q does not exist", r.Service)
 	}
 	var h UDPHandler
-	build := func(tb TCPBuilder) (err error) { h, err = tb.BuildUDP(c.ctx, name, r); return err }
-	if !c.buildL4(k, "UDP", tb, build, func() bool { return h == nil }) {
+	build := func(b Builder) (err error) { h, err = b.BuildUDP(c.ctx, name, r); return err }
+	if !c.buildL4(k, build, func() bool { return h == nil }) {
 		return nil
 	}
 	return h
 }
 
-// buildL4 builds a TCP or UDP (proto) router's handler with build, unless
-// its checks failed (k) or there is no builder; ok when build gave a
-// handler (none: noHandler reports true afterwards).
-func (c *compiler) buildL4(k *routerCheck, proto string, tb TCPBuilder, build func(TCPBuilder) error, noHandler func() bool) bool {
+// buildL4 builds a TCP or UDP router's handler with build, unless its
+// checks failed (k) or there is no builder; ok when build gave a handler
+// (none: noHandler reports true afterwards).
+func (c *compiler) buildL4(k *routerCheck, build func(Builder) error, noHandler func() bool) bool {
 	if k.failed {
 		return false
 	}
-	if tb == nil {
-		k.st.Errors = append(k.st.Errors, "no "+proto+" handler builder")
+	if c.b == nil {
+		k.st.Errors = append(k.st.Errors, "no handler builder")
 		return false
 	}
-	err := build(tb)
+	err := build(c.b)
 	return c.built(k.st, noHandler(), err)
 }
 

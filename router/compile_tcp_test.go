@@ -11,7 +11,7 @@ import (
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
-type tcpFake struct{}
+type tcpFake struct{ baseBuilder }
 
 func (tcpFake) Build(context.Context, string, *config.Router) (http.Handler, error) {
 	return http.NotFoundHandler(), nil

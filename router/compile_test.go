@@ -237,7 +237,7 @@ func TestCertificate(t *testing.T) {
 	}
 	tb = Compile(t.Context(), m, &nameBuilder{}, webOnly)
 	if c, err := tb.Certificate(&tls.ClientHelloInfo{}); c != nil || err != nil {
-		t.Errorf("without a TLSBuilder: %v, %v; want nil, nil", c, err)
+		t.Errorf("without a certificate source: %v, %v; want nil, nil", c, err)
 	}
 }
 

@@ -3,7 +3,7 @@
 //
 // Compile parses each router's rule (Traefik v3 syntax, or v2 per router or
 // by default; see package config/rule for the grammar), checks its
-// references, asks the HandlerBuilder for its handler chain and installs
+// references, asks the Builder for its handler chain and installs
 // it on its entrypoints. Compile never fails as a whole: whatever is
 // broken is left out and explained in the Report, in the statuses of
 // Traefik's API (enabled, warning, disabled).

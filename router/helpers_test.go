@@ -2,6 +2,8 @@ package router
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,13 +14,50 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// nameBuilder is a trivial HandlerBuilder: each router's handler answers
-// 200 with the router's name as body.
-type nameBuilder struct{ built []string }
+// baseBuilder is the part of a Builder most router tests do not exercise;
+// doubles embed it and define Build, and what else a test needs. It builds
+// no parent, TCP or UDP router (each is disabled with the error), wraps
+// nothing, reports no object, builds no certificate source, never tells
+// negotiated options (no 421) and keeps the bare 404.
+type baseBuilder struct{}
+
+func (baseBuilder) BuildParent(context.Context, string, *config.Router, http.Handler) (http.Handler, error) {
+	return nil, errors.New("the handler builder cannot build parent routers")
+}
+
+func (baseBuilder) WrapInternal(_ context.Context, _ string, _ *config.Router, h http.Handler) http.Handler {
+	return h
+}
+
+func (baseBuilder) ObjectErrors() []*ObjectUse { return nil }
+
+func (baseBuilder) BuildTLS(context.Context, *config.TLSConfiguration, TLSHosts) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), []error) {
+	return nil, nil
+}
+
+func (baseBuilder) NegotiatedTLSOptions(*http.Request) (string, bool) { return "", false }
+
+func (baseBuilder) BuildNotFound(context.Context, string) (http.Handler, error) { return nil, nil }
+
+func (baseBuilder) BuildTCP(context.Context, string, *config.TCPRouter) (tcpmux.Handler, error) {
+	return nil, errors.New("no TCP handler builder")
+}
+
+func (baseBuilder) BuildUDP(context.Context, string, *config.UDPRouter) (UDPHandler, error) {
+	return nil, errors.New("no UDP handler builder")
+}
+
+// nameBuilder is a trivial Builder: each router's handler answers 200 with
+// the router's name as body.
+type nameBuilder struct {
+	baseBuilder
+	built []string
+}
 
 func (b *nameBuilder) Build(_ context.Context, name string, _ *config.Router) (http.Handler, error) {
 	b.built = append(b.built, name)

@@ -137,7 +137,7 @@ func TestOrderTieBreakByName(t *testing.T) {
 
 // noopBuilder builds handlers that do nothing, for allocation tests and
 // benchmarks.
-type noopBuilder struct{}
+type noopBuilder struct{ baseBuilder }
 
 func (noopBuilder) Build(context.Context, string, *config.Router) (http.Handler, error) {
 	return noop{}, nil

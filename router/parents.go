@@ -1,7 +1,6 @@
 package router
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,16 +8,6 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 )
-
-// ParentBuilder is the capability a HandlerBuilder needs for multi-layer
-// routing (Traefik v3.6, router parentRefs): the handler of a parent
-// router is its middlewares (and, for a root, what Build adds around a
-// router: entrypoint middlewares, observability) around next, which picks
-// the matching child router. Children are built with Build; their r has
-// ParentRefs set, so the builder knows to add nothing a root has.
-type ParentBuilder interface {
-	BuildParent(ctx context.Context, name string, r *config.Router, next http.Handler) (http.Handler, error)
-}
 
 // childrenOf maps each router to the routers naming it in parentRefs,
 // sorted by name.
@@ -61,12 +50,8 @@ func (c *compiler) parent(name string, r *config.Router, st *RouterStatus, visit
 		st.Errors = append(st.Errors, "no usable child router (see the routers naming it in parentRefs)")
 		return nil
 	}
-	pb, ok := c.b.(ParentBuilder)
-	if !ok || c.b == nil {
-		st.Errors = append(st.Errors, "the handler builder cannot build parent routers")
-		return nil
-	}
-	children := newMux(routes)
+	children := newMux(routes) // routes is empty without a builder
+
 	next := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		in := newInput(req)
 		if rt := children.lookup(&in); rt != nil {
@@ -75,7 +60,7 @@ func (c *compiler) parent(name string, r *config.Router, st *RouterStatus, visit
 		}
 		notFound(w, req)
 	})
-	h, err := pb.BuildParent(c.ctx, name, r, next)
+	h, err := c.b.BuildParent(c.ctx, name, r, next)
 	if err == nil && h == nil {
 		err = fmt.Errorf("builder returned no handler")
 	}

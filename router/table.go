@@ -30,10 +30,10 @@ type entryHandler struct {
 	name   string
 	plain  *mux // routers without a tls block
 	secure *mux // routers with a tls block
-	// notFound serves requests no router matches (NotFoundBuilder).
+	// notFound serves requests no router matches (Builder.BuildNotFound).
 	notFound http.Handler
 	// negotiated tells the tls.options of a request's connection
-	// (TLSNegotiator; nil: never 421); tlsHosts are the entrypoint's
+	// (Builder.NegotiatedTLSOptions; nil: never 421); tlsHosts are the entrypoint's
 	// host → options (resolveTLS); tcp is its TCP routing, or nil.
 	negotiated func(*http.Request) (string, bool)
 	tlsHosts   map[string]string
@@ -47,7 +47,7 @@ var notFound = http.HandlerFunc(http.NotFound)
 // whose connection negotiated other TLS options than its router requires
 // gets 421 Misdirected Request (misdirected). It answers 404 ("404 page
 // not found") when no router matches, or what the entrypoint's
-// NotFoundBuilder handler answers.
+// Builder.BuildNotFound handler answers.
 func (e *entryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, bad := e.route(r)
 	switch {
@@ -113,8 +113,8 @@ func (t *Table) TCP(entryPoint string) *tcpmux.EntryPoint { return t.tcp[entryPo
 func (t *Table) UDP(entryPoint string) *UDPRoute { return t.udp[entryPoint] }
 
 // Certificate returns the certificate for a TLS handshake from the
-// certificate source the HandlerBuilder provided (when it implements
-// TLSBuilder). Without one it returns (nil, nil), so crypto/tls falls back
+// certificate source the Builder provided (Builder.BuildTLS). Without one
+// it returns (nil, nil), so crypto/tls falls back
 // to tls.Config.Certificates. Use it as tls.Config.GetCertificate through
 // Active.Load, so certificates belong to the same generation as routes.
 func (t *Table) Certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {

@@ -49,19 +49,6 @@ type TLSWarning struct{ Err error }
 // Error returns the cause's text.
 func (w *TLSWarning) Error() string { return w.Err.Error() }
 
-// TLSNegotiator is an optional capability of a HandlerBuilder: it tells
-// which tls.options a request's connection negotiated (ok false when it
-// cannot tell, as for a request that came through no server). With it,
-// an HTTPS router answers 421 Misdirected Request to a request whose
-// connection negotiated other options than the router resolved to (the
-// SNI chose options the Host's routers do not use: domain fronting, a
-// coalesced HTTP/2 connection, no SNI at all), as Traefik's snicheck
-// middleware does. A name must also differ when the options of that name
-// changed since the connection negotiated them.
-type TLSNegotiator interface {
-	NegotiatedTLSOptions(r *http.Request) (name string, ok bool)
-}
-
 // misdirected answers 421 (RFC 9110 §15.5.20): the client should retry
 // on a new connection, whose SNI then selects the right TLS options.
 var misdirected = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -46,7 +46,7 @@ func TestAddReplaceRemoveUDPEntryPoint(t *testing.T) {
 	uc.Routers["dns@file"] = &config.UDPRouter{Service: "u@file", EntryPoints: []string{"dns"}}
 	uc.Services["u@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: backend}}}}
 	active := router.NewActive()
-	active.Swap(router.Compile(context.Background(), &providers.Merged{Config: c}, builder(backend),
+	active.Swap(router.Compile(context.Background(), &providers.Merged{Config: c}, builder{addr: backend},
 		router.Options{EntryPoints: []router.EntryPoint{{Name: "dns", UDP: true}}}))
 	s := NewServer(slog.New(slog.DiscardHandler), active, nil)
 	if err := s.Start(context.Background()); err != nil {

@@ -56,7 +56,7 @@ func TestSessionMemory(t *testing.T) {
 	uc.Routers["u@file"] = &config.UDPRouter{Service: "u@file", EntryPoints: []string{"u"}}
 	uc.Services["u@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: backend}}}}
 	active := router.NewActive()
-	active.Swap(router.Compile(context.Background(), &providers.Merged{Config: c}, builder(backend),
+	active.Swap(router.Compile(context.Background(), &providers.Merged{Config: c}, builder{addr: backend},
 		router.Options{EntryPoints: []router.EntryPoint{{Name: "u", UDP: true}}}))
 	s := NewServer(slog.New(slog.DiscardHandler), active, []EntryPoint{{Name: "u", Address: "127.0.0.1:0", Timeout: time.Minute}})
 	if s.cap.max < sessions {

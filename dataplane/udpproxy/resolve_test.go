@@ -26,7 +26,7 @@ func TestHostNameResolvedOffTheReadLoop(t *testing.T) {
 	uc.Routers["u@file"] = &config.UDPRouter{Service: "u@file", EntryPoints: []string{"u"}}
 	uc.Services["u@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: server}}}}
 	active := router.NewActive()
-	active.Swap(router.Compile(context.Background(), &providers.Merged{Config: c}, builder(server),
+	active.Swap(router.Compile(context.Background(), &providers.Merged{Config: c}, builder{addr: server},
 		router.Options{EntryPoints: []router.EntryPoint{{Name: "u", UDP: true}}}))
 	s := NewServer(slog.New(slog.DiscardHandler), active, []EntryPoint{{Name: "u", Address: "127.0.0.1:0", Timeout: time.Minute}})
 	// The first resolution is quick, the second waits for release.

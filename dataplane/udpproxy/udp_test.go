@@ -2,7 +2,6 @@ package udpproxy
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,22 +11,27 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
-	"github.com/gantry-proxy/gantry/router/tcpmux"
+	"github.com/gantry-proxy/gantry/router/routertest"
 )
 
-// builder routes every UDP router to one fixed server address.
-type builder string
+// builder routes every UDP router to one fixed server address; it
+// builds no TCP router.
+type builder struct {
+	routertest.Base
+	addr string
+}
 
 func (builder) Build(context.Context, string, *config.Router) (http.Handler, error) {
 	return http.NotFoundHandler(), nil
 }
-func (builder) BuildTCP(context.Context, string, *config.TCPRouter) (tcpmux.Handler, error) {
-	return nil, fmt.Errorf("no tcp")
-}
 func (b builder) BuildUDP(context.Context, string, *config.UDPRouter) (router.UDPHandler, error) {
-	return b, nil
+	return fixed(b.addr), nil
 }
-func (b builder) Pick() (string, error) { return string(b), nil }
+
+// fixed picks one server address.
+type fixed string
+
+func (f fixed) Pick() (string, error) { return string(f), nil }
 
 // echo serves a loopback UDP echo server for the test's lifetime.
 func echo(t *testing.T) string {
@@ -75,7 +79,7 @@ func TestSessionLimitSharedByEntrypoints(t *testing.T) {
 	uc.Routers["a@file"] = &config.UDPRouter{Service: "u@file", EntryPoints: []string{"a"}}
 	uc.Routers["b@file"] = &config.UDPRouter{Service: "u@file", EntryPoints: []string{"b"}}
 	uc.Services["u@file"] = &config.UDPService{LoadBalancer: &config.UDPServersLoadBalancer{Servers: []config.UDPServer{{Address: backend}}}}
-	tbl := router.Compile(context.Background(), &providers.Merged{Config: c}, builder(backend),
+	tbl := router.Compile(context.Background(), &providers.Merged{Config: c}, builder{addr: backend},
 		router.Options{EntryPoints: []router.EntryPoint{{Name: "a", UDP: true}, {Name: "b", UDP: true}}})
 	active := router.NewActive()
 	active.Swap(tbl)

@@ -9,9 +9,10 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routertest"
 )
 
-type nameHandlers struct{}
+type nameHandlers struct{ routertest.Base }
 
 func (nameHandlers) Build(_ context.Context, name string, _ *config.Router) (http.Handler, error) {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(name)) }), nil

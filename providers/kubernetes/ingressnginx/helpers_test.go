@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/router/routertest"
 )
 
 // fakeCluster serves Services (by "ns/name"), Secrets and ConfigMaps.
@@ -118,7 +119,7 @@ func routeOf(t *testing.T, conf *config.Configuration, entryPoint, method, url s
 	return strings.TrimSuffix(name, "@"+ProviderName)
 }
 
-type nameBuilder struct{}
+type nameBuilder struct{ routertest.Base }
 
 func (nameBuilder) Build(_ context.Context, name string, _ *config.Router) (http.Handler, error) {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(name)) }), nil
