@@ -58,6 +58,9 @@ type HealthChange struct {
 	Up  bool   `json:"up"`
 }
 
+// serveWS is /api/ws: after the origin check it upgrades the request,
+// reads the client's watch messages on a goroutine it joins, and sends the
+// WSMessage stream until the client leaves or the API closes.
 func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !a.sec.originAllowed(r) {
 		writeError(w, http.StatusForbidden, "websocket: origin "+r.Header.Get("Origin")+" is not allowed")
@@ -77,133 +80,184 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // Upgrade has answered the client
 	}
 	ctx, cancel := context.WithCancel(a.ctx)
+	c := &wsClient{a: a, conn: conn}
 	readDone := make(chan struct{})
-	var watching watchBox
-	go func() { // control frames, close detection and the client's watch messages
+	go func() {
 		defer close(readDone)
 		defer cancel()
-		conn.SetReadLimit(wsReadLimit)
-		for {
-			typ, data, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			if w, ok := readWatch(data); ok && typ == websocket.TextMessage {
-				watching.p.Store(w)
-			}
-		}
+		c.read()
 	}()
 	defer func() {
 		cancel()
 		_ = conn.Close()
 		<-readDone
 	}()
+	stop := c.arm()
+	defer stop()
+	c.run(ctx)
+}
 
-	send := func(m WSMessage) bool {
-		body, err := marshalRedacted(m)
+// wsClient is the state of one /api/ws connection's send loop: what the
+// client was last told (the table, each server's up state, the providers'
+// fingerprint) and the wake-up sources the loop waits on. Only run and the
+// methods it calls touch it, except watching, which read stores.
+type wsClient struct {
+	a        *API
+	conn     *websocket.Conn
+	watching watchBox
+
+	tbl         Table           // the table the client saw last
+	lastUp      map[string]bool // server URL -> up, as last sent
+	lastSources string          // sourcesKey as last sent
+	healthCh    <-chan struct{} // nil without a health source
+	tick        <-chan time.Time
+	sampled     <-chan struct{}
+}
+
+// read handles control frames, detects the close and stores the client's
+// watch messages (at most wsReadLimit bytes each), until a read fails.
+func (c *wsClient) read() {
+	c.conn.SetReadLimit(wsReadLimit)
+	for {
+		typ, data, err := c.conn.ReadMessage()
 		if err != nil {
-			a.log.Error("websocket: encode", "error", err)
-			return false
+			return
 		}
-		_ = conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
-		return conn.WriteMessage(websocket.TextMessage, body) == nil
+		if w, ok := readWatch(data); ok && typ == websocket.TextMessage {
+			c.watching.p.Store(w)
+		}
 	}
+}
 
-	// Arm every wake-up source before the first message, so a change that
-	// lands while it is being written is not missed.
-	tbl := a.tables.Current()
-	var healthCh <-chan struct{}
-	lastUp := map[string]bool{}
+// arm takes the current table and arms every wake-up source before the
+// first message, so a change that lands while it is being written is not
+// missed. With live statistics the loop wakes at each sample, so every
+// client gets every sample once; without, on its own ticker of
+// StatsInterval, which the returned stop releases.
+func (c *wsClient) arm() (stop func()) {
+	a := c.a
+	c.tbl = a.tables.Current()
+	c.lastUp = map[string]bool{}
 	if a.health != nil {
-		healthCh = a.health.Changed()
+		c.healthCh = a.health.Changed()
 		for _, s := range a.health.Servers() {
-			lastUp[s.URL] = s.Up
+			c.lastUp[s.URL] = s.Up
 		}
 	}
-	lastSources := a.sourcesKey()
-	// With live statistics the loop wakes at each sample, so every client
-	// gets every sample once; without, on its own ticker.
-	var tick <-chan time.Time
-	var sampled <-chan struct{}
+	c.lastSources = a.sourcesKey()
 	switch {
 	case a.sampler != nil:
-		sampled = a.sampler.Changed()
+		c.sampled = a.sampler.Changed()
 	case a.health != nil || a.opts.Sources != nil:
 		t := time.NewTicker(a.opts.StatsInterval)
-		defer t.Stop()
-		tick = t.C
+		c.tick = t.C
+		return t.Stop
 	}
-	if !send(a.configMessage(tbl, "", nil)) {
+	return func() {}
+}
+
+// run sends the first config message, then one message per wake-up, until
+// ctx ends (the client gets a going-away close) or a send fails.
+func (c *wsClient) run(ctx context.Context) {
+	if !c.send(c.a.configMessage(c.tbl, "", nil)) {
 		return
 	}
 	for {
-		var stats bool
-
+		var ok bool
 		select {
 		case <-ctx.Done():
-			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "closing"), time.Now().Add(time.Second))
+			_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "closing"), time.Now().Add(time.Second))
 			return
-		case <-tbl.Replaced():
-			next := a.tables.Current()
-			ch := store.Diff(tbl.Merged().Config, next.Merged().Config)
-			if !send(a.configMessage(next, tbl.Version(), &ch)) {
-				return
-			}
-			tbl = next
-		case <-healthCh:
-			healthCh = a.health.Changed() // re-arm before reading, so no change is missed
-			servers := a.health.Servers()
-			var changes []HealthChange
-			for _, s := range servers {
-				if was, ok := lastUp[s.URL]; !ok || was != s.Up {
-					changes = append(changes, HealthChange{URL: s.URL, Up: s.Up})
-				}
-				lastUp[s.URL] = s.Up
-			}
-			sort.Slice(changes, func(i, j int) bool { return changes[i].URL < changes[j].URL })
-			if !send(WSMessage{Type: "health", At: a.opts.Now(), Version: tbl.Version(), Servers: servers, HealthChanges: changes}) {
-				return
-			}
-		case <-tick:
-			stats = true
-		case <-sampled:
-			sampled = a.sampler.Changed() // re-arm first
-			stats = true
+		case <-c.tbl.Replaced():
+			ok = c.sendConfig()
+		case <-c.healthCh:
+			c.healthCh = c.a.health.Changed() // re-arm before reading, so no change is missed
+			ok = c.sendHealth()
+		case <-c.tick:
+			ok = c.sendStats()
+		case <-c.sampled:
+			c.sampled = c.a.sampler.Changed() // re-arm first
+			ok = c.sendStats()
 		}
-		if stats {
-			if k := a.sourcesKey(); k != lastSources {
-				lastSources = k
-				if !send(WSMessage{Type: "providers", At: a.opts.Now(), Version: tbl.Version(), Providers: a.providerList(a.viewOf(tbl))}) {
-					return
-				}
-			}
-			if a.sampler == nil && a.health == nil {
-				continue
-			}
-			m := WSMessage{Type: "stats", At: a.opts.Now(), Version: tbl.Version()}
-			w := watching.p.Load()
-			var st Stats
-			if a.sampler != nil {
-				st = boundStats(a.sampler.Latest(), w)
-				m.At, m.Stats, m.Routers = st.At, &st, st.Routers
-			}
-			if a.health != nil {
-				var left int
-				m.Servers, left = boundServers(a.health.Servers(), w)
-				if left > 0 && m.Stats != nil {
-					om := Omitted{}
-					if st.Omitted != nil {
-						om = *st.Omitted
-					}
-					om.Servers = max(om.Servers, left)
-					st.Omitted = &om
-				}
-			}
-			if !send(m) {
-				return
-			}
+		if !ok {
+			return
 		}
 	}
+}
+
+// send writes m (redacted) within wsWriteTimeout; false when the client
+// is gone or m cannot be encoded.
+func (c *wsClient) send(m WSMessage) bool {
+	body, err := marshalRedacted(m)
+	if err != nil {
+		c.a.log.Error("websocket: encode", "error", err)
+		return false
+	}
+	_ = c.conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
+	return c.conn.WriteMessage(websocket.TextMessage, body) == nil
+}
+
+// sendConfig sends the "config" message of the table that replaced the
+// one the client saw, with the changes between them.
+func (c *wsClient) sendConfig() bool {
+	next := c.a.tables.Current()
+	ch := store.Diff(c.tbl.Merged().Config, next.Merged().Config)
+	if !c.send(c.a.configMessage(next, c.tbl.Version(), &ch)) {
+		return false
+	}
+	c.tbl = next
+	return true
+}
+
+// sendHealth sends the "health" message: every server, and the ones whose
+// up state differs from what the client was last told, sorted by URL.
+func (c *wsClient) sendHealth() bool {
+	servers := c.a.health.Servers()
+	var changes []HealthChange
+	for _, s := range servers {
+		if was, ok := c.lastUp[s.URL]; !ok || was != s.Up {
+			changes = append(changes, HealthChange{URL: s.URL, Up: s.Up})
+		}
+		c.lastUp[s.URL] = s.Up
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].URL < changes[j].URL })
+	return c.send(WSMessage{Type: "health", At: c.a.opts.Now(), Version: c.tbl.Version(), Servers: servers, HealthChanges: changes})
+}
+
+// sendStats sends a "providers" message when the providers' states
+// changed, then, with a sampler or health source, the "stats" message
+// bounded to what the client watches (see boundStats, boundServers).
+func (c *wsClient) sendStats() bool {
+	a := c.a
+	if k := a.sourcesKey(); k != c.lastSources {
+		c.lastSources = k
+		if !c.send(WSMessage{Type: "providers", At: a.opts.Now(), Version: c.tbl.Version(), Providers: a.providerList(a.viewOf(c.tbl))}) {
+			return false
+		}
+	}
+	if a.sampler == nil && a.health == nil {
+		return true
+	}
+	m := WSMessage{Type: "stats", At: a.opts.Now(), Version: c.tbl.Version()}
+	w := c.watching.p.Load()
+	var st Stats
+	if a.sampler != nil {
+		st = boundStats(a.sampler.Latest(), w)
+		m.At, m.Stats, m.Routers = st.At, &st, st.Routers
+	}
+	if a.health != nil {
+		var left int
+		m.Servers, left = boundServers(a.health.Servers(), w)
+		if left > 0 && m.Stats != nil {
+			om := Omitted{}
+			if st.Omitted != nil {
+				om = *st.Omitted
+			}
+			om.Servers = max(om.Servers, left)
+			st.Omitted = &om
+		}
+	}
+	return c.send(m)
 }
 
 func (a *API) configMessage(t Table, previous string, changes *store.Changes) WSMessage {

@@ -24,8 +24,14 @@ func (b *Backoff) Failed(started time.Time) time.Duration {
 	return d
 }
 
-// Sleep waits d, or until ctx is done (false).
+// Sleep waits d, or until ctx is done (false). A d <= 0 returns true at
+// once, without a timer (the rate limiter's and retry's common case).
+// Every layer's context-bounded wait (providers' back-offs and polls,
+// dataplane/middleware's delays) is this one.
 func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

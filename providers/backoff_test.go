@@ -28,4 +28,11 @@ func TestBackoff(t *testing.T) {
 	if !Sleep(context.Background(), time.Millisecond) {
 		t.Error("Sleep returned false with a live context")
 	}
+	// A wait of nothing is done, whatever the context: the rate limiter
+	// and retry middlewares pass 0 for a request that need not wait.
+	for range 100 {
+		if !Sleep(ctx, 0) {
+			t.Fatal("Sleep(ended context, 0) returned false; a wait of nothing is always done")
+		}
+	}
 }

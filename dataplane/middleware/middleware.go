@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 )
@@ -196,22 +195,6 @@ func parseRequired[T any](field string, list []string, parse func(string) (T, er
 		return nil, errEmpty(field)
 	}
 	return parseEach(field, list, parse)
-}
-
-// sleep waits d (no wait when d <= 0) and reports whether it did, false
-// when ctx ended first (the client went away).
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // fieldPrefix returns "kind." when err is a *fieldError, so that the full

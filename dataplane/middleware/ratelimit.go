@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // newRateLimit keeps a token bucket per source (sourceCriterion): it
@@ -155,7 +156,7 @@ func (rl *rateLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, delay)
 			return
 		}
-		if !sleep(r.Context(), delay) {
+		if !providers.Sleep(r.Context(), delay) {
 			res.Cancel()
 			return
 		}

@@ -176,7 +176,7 @@ func (l *redisLimiter) wrap(next http.Handler) http.Handler {
 			tooMany(w, wait)
 			return
 		}
-		if !sleep(r.Context(), wait) {
+		if !providers.Sleep(r.Context(), wait) {
 			return
 		}
 		next.ServeHTTP(w, r)

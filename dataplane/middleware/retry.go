@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/dataplane/replay"
 	"github.com/gantry-proxy/gantry/dataplane/statusrange"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Attempt is what the proxy stage tells the retry middleware about one
@@ -219,7 +220,7 @@ func (rt *retrier) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 		if !rw.Caught() || rw.hijacked {
 			return
 		}
-		if !sleep(r.Context(), rt.wait(try)) {
+		if !providers.Sleep(r.Context(), rt.wait(try)) {
 			w.WriteHeader(rw.Code()) // the client is gone; this is for the access log
 			return
 		}
