@@ -198,6 +198,9 @@ func (g *Generation) observe(name string, r *config.Router, h http.Handler) *obs
 		noAccessLog: !on(o.AccessLogs), noMetrics: !on(o.Metrics)}
 	if g.opts.Observer != nil && (on(o.AccessLogs) || on(o.Metrics)) {
 		oh.obs = g.opts.Observer
+		if ro, ok := oh.obs.(observe.RouteObserver); ok {
+			oh.obs = ro.ForRoute(name, r.Service) // label sets resolved per route, not per request
+		}
 	}
 	if g.opts.Tracing != nil && on(o.Tracing) {
 		oh.tracing = g.opts.Tracing

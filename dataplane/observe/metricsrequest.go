@@ -105,7 +105,11 @@ func (m *Metrics) tlsChildren(k tlsKey) *tlsChildren {
 }
 
 // Request implements Observer.
-func (m *Metrics) Request(ev *RequestEvent) {
+func (m *Metrics) Request(ev *RequestEvent) { m.request(ev, nil) }
+
+// request records ev; the children of its labels come from rt's cache when
+// rt is set (the route that served it: ForRoute), else from m's.
+func (m *Metrics) request(ev *RequestEvent, rt *routeMetrics) {
 	if ev.NoMetrics || (!m.internals && ev.Internal()) {
 		return
 	}
@@ -128,7 +132,12 @@ func (m *Metrics) Request(ev *RequestEvent) {
 	}
 	origin := ev.OriginStatus != 0 && code == ev.Status && m.service && ev.Service != ""
 	k.noSvc = origin
-	c := m.children(k)
+	var c *children
+	if rt != nil {
+		c = rt.children(k)
+	} else {
+		c = m.children(k)
+	}
 	secs := ev.Duration.Seconds()
 	in, out := float64(contentLength(ev.Header)), float64(ev.BytesOut)
 	c.ep.observe(secs, in, out)
@@ -157,7 +166,13 @@ func (m *Metrics) Request(ev *RequestEvent) {
 		}
 	}
 	if ev.TLSVersion != 0 {
-		t := m.tlsChildren(tlsKey{version: ev.TLSVersion, cipher: ev.TLSCipher, ep: ev.EntryPoint, router: ev.Router, service: ev.Service})
+		tk := tlsKey{version: ev.TLSVersion, cipher: ev.TLSCipher, ep: ev.EntryPoint, router: ev.Router, service: ev.Service}
+		var t *tlsChildren
+		if rt != nil {
+			t = rt.tlsChildren(tk)
+		} else {
+			t = m.tlsChildren(tk)
+		}
 		for _, ctr := range [...]prometheus.Counter{t.ep, t.rt, t.svc} {
 			if ctr != nil {
 				ctr.Inc()
