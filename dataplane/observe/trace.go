@@ -29,6 +29,7 @@ type Trace struct {
 	entry, router trace.Span
 	routerCtx     context.Context // the Router span's: parent of each attempt
 	client        trace.Span      // the attempt in progress; nil between attempts
+	attrs         *attrBufs       // from attrPool while the spans are open
 	entryAttrs    []attribute.KeyValue
 	clientAttrs   []attribute.KeyValue // the attempt's; the array is reused by the next
 	// rawQuery and safeQuery are the request's query and its redaction,
@@ -60,9 +61,9 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 	}
 	start := time.Now()
 	tr = &Trace{t: t}
-	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, serverKind, trace.WithTimestamp(start))
 	tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
-	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start))
+	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, internalKind, trace.WithTimestamp(start))
 	if tr.router.IsRecording() {
 		tr.router.SetAttributes(
 			attribute.String("traefik.service.name", service),
@@ -83,7 +84,7 @@ func (t *Tracing) StartUnrouted(r *http.Request, entryPoint string) *Trace {
 		return tr
 	}
 	tr = &Trace{t: t}
-	_, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, trace.WithSpanKind(trace.SpanKindServer))
+	_, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, serverKind)
 	if tr.entry.IsRecording() {
 		tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
 	}
@@ -115,11 +116,12 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	if tr.client != nil {
 		tr.client.End()
 	}
-	ctx, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, trace.WithSpanKind(trace.SpanKindClient))
+	_, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, clientKind)
 	if span.IsRecording() {
-		tr.clientAttrs = tr.t.clientAttributes(tr, tr.clientAttrs[:0], r, upstream)
+		tr.bufs()
+		tr.clientAttrs = tr.t.clientAttributes(tr, tr.clientAttrs, r, upstream)
 	}
-	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(r.Header))
+	inject(span.SpanContext(), r.Header)
 	tr.client = span
 }
 
@@ -148,6 +150,27 @@ func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
 	tr.client = nil
 }
 
+// The span kinds, made once: each option is an interface value.
+var (
+	serverKind   = trace.WithSpanKind(trace.SpanKindServer)
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	clientKind   = trace.WithSpanKind(trace.SpanKindClient)
+)
+
+// inject sets h's traceparent to sc (version 00, its sampled and random
+// flags) and its tracestate to sc's, when it has one, as the
+// OpenTelemetry TraceContext propagator does; baggage, the caller's, goes
+// on as it came. The keys are the canonical ones: nothing is looked up.
+func inject(sc trace.SpanContext, h http.Header) {
+	if !sc.IsValid() {
+		return
+	}
+	if ts := sc.TraceState(); ts.Len() > 0 {
+		h["Tracestate"] = []string{ts.String()}
+	}
+	h["Traceparent"] = []string{traceparentFlags(sc.TraceID(), sc.SpanID(), byte(sc.TraceFlags())&(flagSampled|flagRandom))}
+}
+
 // End finishes the spans with what the request came to (the status sent,
 // the response headers); it sets ev.TraceID and ev.SpanID to the
 // EntryPoint span's.
@@ -169,15 +192,15 @@ func (tr *Trace) End(ev *RequestEvent) {
 		tr.router.End(trace.WithTimestamp(end))
 	}
 	if tr.entry.IsRecording() {
-		attrs, code, desc := statusAttrs(tr.entryAttrs, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
-		tr.entry.SetAttributes(attrs...) // copied: the slice goes back to the pool
+		var code codes.Code
+		var desc string
+		tr.entryAttrs, code, desc = statusAttrs(tr.entryAttrs, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
+		tr.entry.SetAttributes(tr.entryAttrs...) // copied: the slice goes back to the pool
 		if code != codes.Unset {
 			tr.entry.SetStatus(code, desc)
 		}
-		putAttrs(attrs)
 	}
-	putAttrs(tr.clientAttrs)
-	tr.entryAttrs, tr.clientAttrs = nil, nil
+	tr.releaseAttrs()
 	tr.entry.End(trace.WithTimestamp(end))
 	if sc := tr.entry.SpanContext(); sc.IsValid() {
 		ev.TraceID, ev.SpanID = sc.TraceID(), sc.SpanID()
@@ -282,13 +305,17 @@ func hexVal(c byte) byte {
 // (https://www.w3.org/TR/trace-context/#traceparent-header): version 00,
 // trace ID, parent ID, flags (the sampled bit clear).
 func traceparent(tid trace.TraceID, sid trace.SpanID, flags byte) string {
+	return traceparentFlags(tid, sid, flags&^flagSampled)
+}
+
+// traceparentFlags is the traceparent header of version 00 with flags.
+func traceparentFlags(tid trace.TraceID, sid trace.SpanID, flags byte) string {
 	var b [55]byte
 	copy(b[:], "00-")
 	hex.Encode(b[3:35], tid[:])
 	b[35] = '-'
 	hex.Encode(b[36:52], sid[:])
 	const digits = "0123456789abcdef"
-	flags &^= flagSampled
 	b[52], b[53], b[54] = '-', digits[flags>>4], digits[flags&0xf]
 	return string(b[:])
 }

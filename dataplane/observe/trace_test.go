@@ -140,3 +140,28 @@ func BenchmarkUnsampled(b *testing.B) {
 		})
 	}
 }
+
+// TestSampledAttemptPropagation: the server of a sampled caller's request
+// gets traceparent version 00 with the caller's trace ID, its attempt's
+// span as parent and the caller's sampled and random flags, and the
+// caller's tracestate (as the OpenTelemetry propagator writes them).
+func TestSampledAttemptPropagation(t *testing.T) {
+	tr := newTracing(&static.Tracing{}, 0, &discard{})
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	const tid, sid = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	r := httptest.NewRequest("GET", "http://app.example/x", nil)
+	r.Header.Set("Traceparent", "00-"+tid+"-"+sid+"-03")
+	r.Header.Set("Tracestate", "vendor=a,other=b")
+	r, trc := tr.Start(r, "web", "app@file", "Host(`app.example`)", "app@file")
+	trc.Attempt(r, "http://10.0.0.1:8080")
+	got := r.Header.Get("Traceparent")
+	parent := trc.client.SpanContext().SpanID()
+	trc.AttemptDone(200, nil, nil)
+	trc.End(event("app@file", 200, time.Millisecond))
+	if want := "00-" + tid + "-" + hex.EncodeToString(parent[:]) + "-03"; got != want {
+		t.Errorf("traceparent %q, want %q (the attempt's span, the caller's flags)", got, want)
+	}
+	if ts := r.Header.Get("Tracestate"); ts != "vendor=a,other=b" {
+		t.Errorf("tracestate %q, want the caller's", ts)
+	}
+}

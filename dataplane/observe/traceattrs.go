@@ -34,7 +34,8 @@ func protoVersion(p string) string {
 // entry_point and the global attributes), with room for the response's.
 // It records the request's query and its redaction in tr.
 func (t *Tracing) serverAttributes(tr *Trace, r *http.Request, entryPoint string) []attribute.KeyValue {
-	attrs := getAttrs(16 + len(t.globalAttrs) + len(t.reqHeaders) + 1 + len(t.respHeaders))
+	tr.bufs()
+	attrs := slices.Grow(tr.entryAttrs[:0], 16+len(t.globalAttrs)+len(t.reqHeaders)+1+len(t.respHeaders))
 	attrs = append(attrs, attribute.String("entry_point", entryPoint))
 	attrs = append(attrs, t.globalAttrs...)
 	tr.rawQuery = r.URL.RawQuery
@@ -112,10 +113,7 @@ func (t *Tracing) upstream(raw string) (*upstream, bool) {
 // attributes for one call of r to the server upstream, with room for the
 // response's.
 func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *http.Request, upstream string) []attribute.KeyValue {
-	if need := 12 + len(t.reqHeaders) + 1 + len(t.respHeaders); cap(attrs) < need {
-		putAttrs(attrs)
-		attrs = getAttrs(need)
-	}
+	attrs = slices.Grow(attrs[:0], 12+len(t.reqHeaders)+1+len(t.respHeaders))
 	attrs = append(attrs,
 		semconv.HTTPRequestMethodKey.String(r.Method),
 		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
@@ -186,23 +184,43 @@ func (t *Tracing) safeRawQuery(raw string) string {
 	return q.Encode()
 }
 
-// attrPool recycles the attribute slices spans are built in: a recording
-// span copies what SetAttributes gives it.
-var attrPool = sync.Pool{New: func() any { s := make([]attribute.KeyValue, 0, 32); return &s }}
+// attrBufs are the attribute slices of one trace's spans (the EntryPoint
+// span's and the attempts'), recycled whole through attrPool: a recording
+// span copies what SetAttributes gives it, so they are ours again after.
+type attrBufs struct{ entry, client []attribute.KeyValue }
 
-func getAttrs(n int) []attribute.KeyValue {
-	s := *(attrPool.Get().(*[]attribute.KeyValue))
-	if cap(s) < n {
-		return make([]attribute.KeyValue, 0, n)
+var attrPool = sync.Pool{New: func() any {
+	return &attrBufs{entry: make([]attribute.KeyValue, 0, 32), client: make([]attribute.KeyValue, 0, 32)}
+}}
+
+// maxPooledAttrs bounds the slices kept for reuse (many captured headers
+// grow them).
+const maxPooledAttrs = 256
+
+// bufs returns tr's attribute slices, taken from the pool on first use.
+func (tr *Trace) bufs() *attrBufs {
+	if tr.attrs == nil {
+		tr.attrs = attrPool.Get().(*attrBufs)
+		tr.entryAttrs, tr.clientAttrs = tr.attrs.entry[:0], tr.attrs.client[:0]
 	}
-	return s[:0]
+	return tr.attrs
 }
 
-func putAttrs(s []attribute.KeyValue) {
-	if s == nil || cap(s) > 256 {
+// releaseAttrs gives tr's attribute slices (as grown) back to the pool,
+// cleared of this request's values.
+func (tr *Trace) releaseAttrs() {
+	b := tr.attrs
+	if b == nil {
 		return
 	}
-	clear(s[:cap(s)])
-	s = s[:0]
-	attrPool.Put(&s)
+	keep := func(s []attribute.KeyValue) []attribute.KeyValue {
+		if cap(s) > maxPooledAttrs {
+			return make([]attribute.KeyValue, 0, 32)
+		}
+		clear(s[:cap(s)])
+		return s[:0]
+	}
+	b.entry, b.client = keep(tr.entryAttrs), keep(tr.clientAttrs)
+	tr.attrs, tr.entryAttrs, tr.clientAttrs = nil, nil, nil
+	attrPool.Put(b)
 }
