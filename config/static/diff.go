@@ -5,6 +5,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/gantry-proxy/gantry/config/node"
 )
 
 // Change kinds (Change.Kind).
@@ -59,49 +61,7 @@ func Diff(prev, next *Configuration) []Change {
 			out = append(out, Change{Path: path, Kind: Changed, Options: options(path, a, b)})
 		}
 	}
-	for _, n := range keys(prev.EntryPoints, next.EntryPoints) {
-		section("entryPoints."+n, prev.EntryPoints[n], next.EntryPoints[n])
-	}
-	pp, np := prev.Providers, next.Providers
-	if pp == nil {
-		pp = &Providers{}
-	}
-	if np == nil {
-		np = &Providers{}
-	}
-	section("providers.providersThrottleDuration", pp.ProvidersThrottleDuration, np.ProvidersThrottleDuration)
-	section("providers.file", pp.File, np.File)
-	section("providers.docker", pp.Docker, np.Docker)
-	section("providers.consulCatalog", pp.ConsulCatalog, np.ConsulCatalog)
-	section("providers.consul", pp.Consul, np.Consul)
-	section("providers.kubernetesIngress", pp.KubernetesIngress, np.KubernetesIngress)
-	section("providers.kubernetesCRD", pp.KubernetesCRD, np.KubernetesCRD)
-	section("providers.kubernetesIngressNGINX", pp.KubernetesIngressNGINX, np.KubernetesIngressNGINX)
-	section("providers.kubernetesGateway", pp.KubernetesGateway, np.KubernetesGateway)
-	for _, n := range keys(prev.CertificatesResolvers, next.CertificatesResolvers) {
-		section("certificatesResolvers."+n, prev.CertificatesResolvers[n], next.CertificatesResolvers[n])
-	}
-	section("global", prev.Global, next.Global)
-	section("serversTransport", prev.ServersTransport, next.ServersTransport)
-	section("api", prev.API, next.API)
-	section("ping", prev.Ping, next.Ping)
-	pl, nl := prev.Log, next.Log
-	if pl == nil {
-		pl = &Log{}
-	}
-	if nl == nil {
-		nl = &Log{}
-	}
-	section("log.level", nonEmpty(pl.Level), nonEmpty(nl.Level))
-	lessLevel := func(l Log) Log { l.Level = ""; return l }
-	section("log", nonZero(lessLevel(*pl)), nonZero(lessLevel(*nl)))
-	section("accessLog", prev.AccessLog, next.AccessLog)
-	section("metrics", prev.Metrics, next.Metrics)
-	section("tracing", prev.Tracing, next.Tracing)
-	section("core", prev.Core, next.Core)
-	section("store", prev.Store, next.Store)
-	section("cluster", prev.Cluster, next.Cluster)
-	section("dynamicEntryPoints", prev.DynamicEntryPoints, next.DynamicEntryPoints)
+	sections(section, "", reflect.ValueOf(prev).Elem(), reflect.ValueOf(next).Elem())
 	slices.SortFunc(out, func(a, b Change) int {
 		if a.Path < b.Path {
 			return -1
@@ -112,6 +72,63 @@ func Diff(prev, next *Configuration) []Change {
 		return 0
 	})
 	return out
+}
+
+// sections calls section for each field of the structs a and b (of one
+// type, Configuration or Providers) by its JSON name under prefix: a map's
+// entries one by one ("entryPoints.<name>"), the providers one by one
+// ("providers.docker"), log.level apart from the rest of log, any other
+// field whole.
+func sections(section func(path string, a, b any), prefix string, a, b reflect.Value) {
+	for i, f := range slices.Collect(a.Type().Fields()) {
+		path := prefix + node.JSONName(f)
+		fa, fb := a.Field(i), b.Field(i)
+		switch f.Type {
+		case reflect.TypeFor[*Providers]():
+			sections(section, path+".", orZero(fa), orZero(fb))
+		case reflect.TypeFor[*Log]():
+			pl, nl := orZero(fa).Interface().(Log), orZero(fb).Interface().(Log)
+			section("log.level", nonEmpty(pl.Level), nonEmpty(nl.Level))
+			pl.Level, nl.Level = "", ""
+			section(path, nonZero(pl), nonZero(nl))
+		default:
+			if f.Type.Kind() != reflect.Map {
+				section(path, fa.Interface(), fb.Interface())
+				continue
+			}
+			for _, k := range keys(stringKeys(fa), stringKeys(fb)) {
+				section(path+"."+k, mapEntry(fa, k), mapEntry(fb, k))
+			}
+		}
+	}
+}
+
+// orZero is what the pointer p points to, or a zero value of its type
+// when p is nil.
+func orZero(p reflect.Value) reflect.Value {
+	if p.IsNil() {
+		return reflect.Zero(p.Type().Elem())
+	}
+	return p.Elem()
+}
+
+// stringKeys is the set of the keys of m, a map with string keys.
+func stringKeys(m reflect.Value) map[string]bool {
+	out := make(map[string]bool, m.Len())
+	for k := range m.Seq() {
+		out[k.String()] = true
+	}
+	return out
+}
+
+// mapEntry is m[k], the element type's zero value (a nil pointer) when
+// m has no key k.
+func mapEntry(m reflect.Value, k string) any {
+	v := m.MapIndex(reflect.ValueOf(k))
+	if !v.IsValid() {
+		v = reflect.Zero(m.Type().Elem())
+	}
+	return v.Interface()
 }
 
 // keys returns the names present in a or b, sorted.

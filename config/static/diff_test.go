@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/config/node"
 )
 
 func TestDiff(t *testing.T) {
@@ -76,5 +77,35 @@ func TestDiff(t *testing.T) {
 	}
 	if got := Diff(nil, &Configuration{}); len(got) != 0 {
 		t.Errorf("nil against empty: %v", got)
+	}
+}
+
+// TestDiffEverySection: every top-level section of Configuration is
+// compared (it once listed them by hand and left out experimental): a
+// section set only in next is reported Added under its JSON name.
+func TestDiffEverySection(t *testing.T) {
+	for f := range reflect.TypeFor[Configuration]().Fields() {
+		next := &Configuration{}
+		v := reflect.ValueOf(next).Elem().FieldByIndex(f.Index)
+		want := node.JSONName(f)
+		switch f.Type.Kind() {
+		case reflect.Map:
+			v.Set(reflect.MakeMap(f.Type))
+			v.SetMapIndex(reflect.ValueOf("x"), reflect.New(f.Type.Elem().Elem()))
+			want += ".x"
+		case reflect.Pointer:
+			v.Set(reflect.New(f.Type.Elem()))
+		}
+		switch f.Name {
+		case "Providers":
+			next.Providers.Docker = &Docker{}
+			want = "providers.docker"
+		case "Log":
+			next.Log.Format = "json"
+		}
+		got := Diff(&Configuration{}, next)
+		if len(got) != 1 || got[0].Path != want || got[0].Kind != Added {
+			t.Errorf("%s set: Diff %+v, want one %q added", f.Name, got, want)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -39,7 +38,7 @@ func newIPStrategy(c *config.IPStrategy, field string) (*ipStrategy, error) {
 	}
 	s.depth = c.Depth
 	var err error
-	if s.excluded, err = parseEach(field+".excludedIPs", c.ExcludedIPs, parseRange); err != nil {
+	if s.excluded, err = parseEach(field+".excludedIPs", c.ExcludedIPs, config.ParseIPRange); err != nil {
 		return nil, err
 	}
 	if c.IPv6Subnet != nil {
@@ -128,27 +127,6 @@ func parseIP(s string) netip.Addr {
 		return netip.Addr{}
 	}
 	return a.Unmap()
-}
-
-// parseRange parses an IP ("10.0.0.1", "::1") or CIDR ("10.0.0.0/8").
-func parseRange(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("%q is not an IP or CIDR", s)
-		}
-		if p.Addr().Is4In6() {
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is not an IP or CIDR", s)
-	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 func inRanges(a netip.Addr, ps []netip.Prefix) bool {

@@ -11,7 +11,7 @@ import (
 // A request whose client IP cannot be determined is rejected.
 // Source: https://doc.traefik.io/traefik/middlewares/http/ipallowlist/
 func newIPAllowList(c *config.IPAllowList) (Middleware, error) {
-	ranges, err := parseRequired("sourceRange", c.SourceRange, parseRange)
+	ranges, err := parseRequired("sourceRange", c.SourceRange, config.ParseIPRange)
 	if err != nil {
 		return nil, err
 	}
