@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // consulScheme prefixes a storage in Consul KV:
@@ -216,10 +217,8 @@ func (s *consulStore) Watch(ctx context.Context, bucket, key string, changed fun
 	for ctx.Err() == nil {
 		p, meta, err := s.c.KV().Get(k, (&api.QueryOptions{WaitIndex: idx, WaitTime: watchWait}).WithContext(ctx))
 		if s.record(err) != nil {
-			select {
-			case <-ctx.Done():
+			if !providers.Sleep(ctx, watchBackoff) {
 				return
-			case <-time.After(watchBackoff):
 			}
 			continue
 		}

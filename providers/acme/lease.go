@@ -11,6 +11,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Lease timing: a holder renews every leaseRenew; a Lease whose holder has
@@ -79,10 +81,8 @@ func (s *kubeStore) Lock(ctx context.Context, name string) (context.Context, fun
 				s.record("take lease "+ln, err)
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !providers.Sleep(ctx, s.poll) {
 			return nil, nil, fmt.Errorf("lease %s/%s for %s: %w", s.ns, ln, name, context.Cause(ctx))
-		case <-time.After(s.poll):
 		}
 	}
 }

@@ -256,12 +256,8 @@ func (p *Provider) waitForCRDs(ctx context.Context, client *k8s.Client, publish 
 			Provider: ProviderName, Source: "API " + Group + "/" + Version, Severity: providers.SeverityError, Message: msg,
 		})
 		publish(providers.Snapshot{KeepConfig: true, Problems: ps})
-		t := time.NewTimer(crdRetry)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !providers.Sleep(ctx, crdRetry) {
 			return nil
-		case <-t.C:
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // statusRetry is how long the writer waits before trying again after a
@@ -57,12 +58,8 @@ func (s *statusWriter) run(ctx context.Context) {
 			return
 		case st := <-s.pending:
 			if failed := s.write(ctx, st); failed > 0 {
-				t := time.NewTimer(statusRetry)
-				select {
-				case <-ctx.Done():
-					t.Stop()
+				if !providers.Sleep(ctx, statusRetry) {
 					return
-				case <-t.C:
 				}
 				s.trigger()
 			}

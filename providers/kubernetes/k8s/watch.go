@@ -159,14 +159,8 @@ func (w *Watcher) Run(ctx context.Context, build func() providers.Snapshot, publ
 			s.Problems = append(health, s.Problems...)
 		}
 		publish(s)
-		if w.throttle > 0 {
-			t := time.NewTimer(w.throttle)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
+		if w.throttle > 0 && !providers.Sleep(ctx, w.throttle) {
+			return nil
 		}
 	}
 }
