@@ -124,19 +124,25 @@ func streamRouter[C any](v *view, routers map[string]*C, eps func(*C) *[]string,
 	return it, true
 }
 
-// streamService is the item of TCP or UDP service name: its status in m,
-// type (loadbalancer or weighted) and the sum of its routers' counters.
-func streamService[C any](sc *C, weighted bool, st *routestats.Stats, m map[string]*router.ObjectStatus, name string, withName bool) item[C] {
+// streamService is the item of TCP or UDP service name of services: its
+// status in m, type (loadbalancer or weighted) and the sum of the counters
+// of the routers that name it (serviceStats over routers, summed once into
+// sums); false when services has none.
+func streamService[C, R any](v *view, services map[string]*C, weighted func(*C) bool, sums *map[string]routestats.Stats, routers map[string]*R, service func(*R) string, m map[string]*router.ObjectStatus, name string, withName bool) (item[C], bool) {
+	sc := services[name]
+	if sc == nil {
+		return item[C]{}, false
+	}
 	it := item[C]{Conf: sc}
-	it.Stats = st
+	it.Stats = serviceStats(v, sums, routers, service, name)
 	it.Status, it.Err, it.UsedBy = objectStatus(m, name)
 	if withName {
 		it.Name, it.Provider, it.Type = name, providers.ProviderOf(name), "loadbalancer"
-		if weighted {
+		if weighted(sc) {
 			it.Type = "weighted"
 		}
 	}
-	return it
+	return it, true
 }
 
 func (v *view) tcpRouter(name string, withName bool) (tcpRouterItem, bool) {
@@ -150,21 +156,15 @@ func (v *view) udpRouter(name string, withName bool) (udpRouterItem, bool) {
 }
 
 func (v *view) tcpService(name string, withName bool) (tcpServiceItem, bool) {
-	sc, ok := v.tcp().Services[name]
-	if !ok || sc == nil {
-		return tcpServiceItem{}, false
-	}
-	st := serviceStats(v, &v.tcpServiceStats, v.tcp().Routers, func(r *config.TCPRouter) string { return r.Service }, name)
-	return streamService(sc, sc.Weighted != nil, st, v.status.TCPServices, name, withName), true
+	tcp := v.tcp()
+	return streamService(v, tcp.Services, func(s *config.TCPService) bool { return s.Weighted != nil },
+		&v.tcpServiceStats, tcp.Routers, func(r *config.TCPRouter) string { return r.Service }, v.status.TCPServices, name, withName)
 }
 
 func (v *view) udpService(name string, withName bool) (udpServiceItem, bool) {
-	sc, ok := v.udp().Services[name]
-	if !ok || sc == nil {
-		return udpServiceItem{}, false
-	}
-	st := serviceStats(v, &v.udpServiceStats, v.udp().Routers, func(r *config.UDPRouter) string { return r.Service }, name)
-	return streamService(sc, sc.Weighted != nil, st, v.status.UDPServices, name, withName), true
+	udp := v.udp()
+	return streamService(v, udp.Services, func(s *config.UDPService) bool { return s.Weighted != nil },
+		&v.udpServiceStats, udp.Routers, func(r *config.UDPRouter) string { return r.Service }, v.status.UDPServices, name, withName)
 }
 
 func (v *view) tcpMiddleware(name string, withName bool) (tcpMiddlewareItem, bool) {
