@@ -9,7 +9,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dashboard"
-	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
@@ -26,7 +26,7 @@ func ExampleNew() {
 		log    = slog.New(slog.DiscardHandler)
 		c      = &static.Configuration{API: &static.API{Insecure: true}}
 		active = router.NewActive()
-		pool   = dataplane.NewPool(log, dataplane.PoolOptions{})
+		pool   = generation.NewPool(log, generation.PoolOptions{})
 		agg    = providers.NewAggregator(log, 0)
 		db     *store.DB // from store.Open
 	)
@@ -46,7 +46,7 @@ func ExampleNew() {
 	}
 	defer api.Close() // ends WebSocket loops at shutdown
 	internal := map[string]any{"api@internal": api.Handler(), "dashboard@internal": api.Handler()}
-	_ = internal // dataplane.GenerationOptions.Internal
+	_ = internal // generation.Options.Internal
 
 	// Before the first apply the API already answers: the version, and an
 	// empty router list (no generation yet). A Host that is neither

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/balance"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/router/routestats"
@@ -46,7 +46,7 @@ func (t activeTables) Current() Table { return t.a.Load() }
 func (t activeTables) StreamStats() *routestats.Registry { return t.a.Stats() }
 
 // Health gives the state of every upstream server; PoolHealth adapts
-// *dataplane.Pool.
+// *generation.Pool.
 type Health interface {
 	// Servers returns one entry per server; safe for concurrent use.
 	Servers() []Server
@@ -69,9 +69,9 @@ type History interface {
 }
 
 // PoolHealth adapts the dataplane's backend pool to Health.
-func PoolHealth(p *dataplane.Pool) Health { return poolHealth{p} }
+func PoolHealth(p *generation.Pool) Health { return poolHealth{p} }
 
-type poolHealth struct{ p *dataplane.Pool }
+type poolHealth struct{ p *generation.Pool }
 
 func (h poolHealth) Changed() <-chan struct{} { return h.p.Changed() }
 

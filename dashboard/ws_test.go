@@ -18,7 +18,6 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/file"
@@ -148,9 +147,9 @@ func TestWebSocketHealthAndStats(t *testing.T) {
 	// The slow error first: a sample taken while the requests are being
 	// counted (every 20 ms, under the race detector on a loaded machine)
 	// then holds it whenever it holds any of them.
-	live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 503, Duration: 40 * time.Millisecond})
+	live.Request(&observe.RequestEvent{Router: "web@file", Service: "app@file", Status: 503, Duration: 40 * time.Millisecond})
 	for range 50 {
-		live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: 2 * time.Millisecond})
+		live.Request(&observe.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: 2 * time.Millisecond})
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -290,7 +289,7 @@ func TestWebSocketStatsFromSamplerAlone(t *testing.T) {
 	defer srv.Close()
 	c := dialWS(t, srv)
 	next(t, c, "config", time.Now().Add(30*time.Second))
-	live.Request(&dataplane.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: time.Millisecond})
+	live.Request(&observe.RequestEvent{Router: "web@file", Service: "app@file", Status: 200, Duration: time.Millisecond})
 	sampler.sample()
 	s := next(t, c, "stats", time.Now().Add(30*time.Second))
 	if s.Stats == nil || s.Stats.Routers["web@file"].RequestsPerSecond == 0 {

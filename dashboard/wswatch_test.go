@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
@@ -24,7 +23,7 @@ func TestStatsBoundedAndWatched(t *testing.T) {
 	next(t, c, "config", time.Now().Add(30*time.Second))
 
 	const n = 3 * MaxStatsObjects
-	live.Request(&dataplane.RequestEvent{Router: "watched@file", Service: "watched@file", Status: 200})
+	live.Request(&observe.RequestEvent{Router: "watched@file", Service: "watched@file", Status: 200})
 	sampler.sample() // watched@file is known, idle from now on
 	first := next(t, c, "stats", time.Now().Add(30*time.Second))
 	if err := c.WriteJSON(map[string]Watch{"watch": {Routers: []string{"watched@file"}}}); err != nil {
@@ -37,7 +36,7 @@ func TestStatsBoundedAndWatched(t *testing.T) {
 			status = 502
 		}
 		for range 1 + i%5 {
-			live.Request(&dataplane.RequestEvent{Router: name, Service: name, Status: status})
+			live.Request(&observe.RequestEvent{Router: name, Service: name, Status: status})
 		}
 	}
 	// The watch message and the next samples race: read until a sample

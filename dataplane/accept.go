@@ -12,6 +12,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/coalesce"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 )
 
@@ -130,7 +131,7 @@ func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server
 		}
 		now := time.Now()
 		tc := &trackedConn{Conn: c, ep: e, accepted: now,
-			info: &connInfo{entryPoint: e.name, hs: certs.Handshake{EntryPoint: e.name}, trusted: e.trust.trusts(c.RemoteAddr()), start: now}}
+			info: &conninfo.Info{EntryPoint: e.name, Handshake: certs.Handshake{EntryPoint: e.name}, Trusted: e.trust.trusts(c.RemoteAddr()), Start: now}}
 		if !e.track(tc) {
 			_ = tc.Close()
 			continue
@@ -171,9 +172,9 @@ func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 		h1s.ServeConn(c, deadline)
 		return
 	}
-	c.info.tls = true
+	c.info.TLS = true
 	tc := tls.Server(c, e.tlsConf)
-	if err := tc.HandshakeContext(withConnInfo(context.Background(), c.info)); err != nil {
+	if err := tc.HandshakeContext(conninfo.With(context.Background(), c.info)); err != nil {
 		e.log.Debug("TLS handshake failed", "remote", c.RemoteAddr().String(), "error", err)
 		_ = c.Close()
 		return

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -62,7 +63,7 @@ func TestACMEChallengesAheadOfRouting(t *testing.T) {
 		"websecure": {Address: "127.0.0.1:0"},
 	}
 	log := slog.New(slog.DiscardHandler)
-	h := &harness{t: t, log: log, pool: NewPool(log, PoolOptions{}), active: router.NewActive(), eps: eps}
+	h := &harness{t: t, log: log, pool: generation.NewPool(log, generation.PoolOptions{}), active: router.NewActive(), eps: eps}
 	srv, err := NewServer(log, h.active, eps, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ tls:
   certificates:
     - certFile: `+yamlQuote(certPEM)+`
       keyFile: `+yamlQuote(keyPEM)+`
-`, GenerationOptions{Challenges: fc})
+`, generation.Options{Challenges: fc})
 
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(ep, host, path string) (int, string) {
@@ -168,7 +169,7 @@ func TestDefaultGeneratedCertFromResolver(t *testing.T) {
         resolver: le
         domain: {main: default.example.com, sans: [www.default.example.com]}
 `
-	h.apply("tls:"+store, GenerationOptions{})
+	h.apply("tls:"+store, generation.Options{})
 	name := func() string {
 		c := tlsDial(t, h.addr("web"), "unknown.example.org")
 		defer c.Close()
@@ -182,7 +183,7 @@ func TestDefaultGeneratedCertFromResolver(t *testing.T) {
 tls:
   certificates:
     - certFile: `+yamlQuote(certPEM)+`
-      keyFile: `+yamlQuote(keyPEM)+store, GenerationOptions{})
+      keyFile: `+yamlQuote(keyPEM)+store, generation.Options{})
 	if got := name(); got != "default.example.com" {
 		t.Errorf("with the resolver's certificate: default %q, want default.example.com", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -71,7 +72,7 @@ func TestACMEHTTP01EntryPointAndByPass(t *testing.T) {
 		"securebypass": {Address: "127.0.0.1:0", AllowACMEByPass: true},
 	}
 	log := slog.New(slog.DiscardHandler)
-	h := &harness{t: t, log: log, pool: NewPool(log, PoolOptions{}), active: router.NewActive(), eps: eps}
+	h := &harness{t: t, log: log, pool: generation.NewPool(log, generation.PoolOptions{}), active: router.NewActive(), eps: eps}
 	srv, err := NewServer(log, h.active, eps, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ tcp:
     inner@file:
       loadBalancer:
         servers: [{address: "`+backend+`"}]
-`, GenerationOptions{Challenges: fc})
+`, generation.Options{Challenges: fc})
 
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, tt := range []struct {

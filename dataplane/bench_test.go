@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // BenchmarkProxy measures one request through the whole in-process path:
@@ -22,7 +24,7 @@ func BenchmarkProxy(b *testing.B) {
 http:
   routers: {r@file: {rule: "Host(`+"`bench.test`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}, {url: %q}]}}}
-`, be.URL, be.URL+"/"), GenerationOptions{})
+`, be.URL, be.URL+"/"), generation.Options{})
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -86,7 +88,7 @@ func BenchmarkProxyKeepAliveGET(b *testing.B) {
 http:
   routers: {r@file: {rule: "Host(`+"`bench.test`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
-`, be.addr()), GenerationOptions{})
+`, be.addr()), generation.Options{})
 
 	direct := dialRaw(b, be.addr())
 	if n := testing.AllocsPerRun(200, func() { direct.roundTrip(b) }); n != 0 {

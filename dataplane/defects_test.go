@@ -15,6 +15,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // catchAll routes every request of h to be, through the middlewares named
@@ -28,7 +29,7 @@ func catchAll(h *harness, be string, mws string, names ...string) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file%s}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-%s`, mwList, be, mws), GenerationOptions{})
+%s`, mwList, be, mws), generation.Options{})
 }
 
 // Framing that needed repair (obs-fold, bare LF, a duplicate identical
@@ -104,7 +105,7 @@ func TestHeaderTimeoutRunsFromAccept(t *testing.T) {
 	d := config.Duration(rht)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &d}}}}, nil)
-	h.apply(`http: {}`, GenerationOptions{})
+	h.apply(`http: {}`, generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // openWS opens a WebSocket through addr to the raw echo backend and
@@ -66,7 +67,7 @@ http:
 
 	t.Run("replaced", func(t *testing.T) {
 		h := newHarness(t, map[string]*static.EntryPoint{"web": ep(upgraded, false)}, nil)
-		h.apply(routes, GenerationOptions{})
+		h.apply(routes, generation.Options{})
 		addr := h.addr("web")
 		c, echo := openWS(t, addr)
 		if err := echo("before"); err != nil {
@@ -109,7 +110,7 @@ http:
 
 	t.Run("shutdown cuts", func(t *testing.T) {
 		h := newHarness(t, map[string]*static.EntryPoint{"web": ep(time.Hour, false)}, nil)
-		h.apply(routes, GenerationOptions{})
+		h.apply(routes, generation.Options{})
 		c, echo := openWS(t, h.addr("web"))
 		if err := echo("before"); err != nil {
 			t.Fatal(err)
@@ -160,7 +161,7 @@ func TestUpgradedDrainOnlyUpgraded(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
-`, be.l.Addr()), GenerationOptions{})
+`, be.l.Addr()), generation.Options{})
 	addr := h.addr("web")
 	_, echo := openWS(t, addr)
 	if err := echo("ws"); err != nil {

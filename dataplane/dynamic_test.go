@@ -19,6 +19,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -78,7 +79,7 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	defer closeIdle()
 	h.eps["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
-	h.apply(dynConfig(be.URL), GenerationOptions{})
+	h.apply(dynConfig(be.URL), generation.Options{})
 
 	inflight := make(chan string, 1)
 	go func() {
@@ -171,7 +172,7 @@ func TestRemoveEntryPointDrains(t *testing.T) {
 	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(dynConfig(be.URL), GenerationOptions{})
+	h.apply(dynConfig(be.URL), generation.Options{})
 	dyn := h.addr("dyn")
 
 	c, err := net.Dial("tcp", dyn)
@@ -247,7 +248,7 @@ func TestRemoveEntryPointGraceOver(t *testing.T) {
 	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(dynConfig(be.URL), GenerationOptions{})
+	h.apply(dynConfig(be.URL), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("dyn"))
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ func TestShutdownCutsRemovalDrain(t *testing.T) {
 	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(dynConfig(be.URL), GenerationOptions{})
+	h.apply(dynConfig(be.URL), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("dyn"))
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +380,7 @@ http:
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 tls:
   certificates: [{certFile: %s, keyFile: %s}]
-`, be.URL, yamlQuote(cert), yamlQuote(key)), GenerationOptions{})
+`, be.URL, yamlQuote(cert), yamlQuote(key)), generation.Options{})
 	addr := h.addr("dyn3")
 	tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}} //nolint:gosec // test
 	c := &http.Client{Transport: hostRewriter{rt: tr, addr: addr}, Timeout: 5 * time.Second}

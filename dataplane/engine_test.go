@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // One entry handler for every protocol: HTTP/1.1 plain and over TLS
@@ -30,7 +31,7 @@ http:
     plain@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}
     secure@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file, tls: {}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	addr := h.addr("web")
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "tcp", addr)

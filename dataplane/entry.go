@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/proxy"
 )
@@ -62,8 +63,8 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	removeHopByHop(r)
 	trusted := false
-	if ci := connInfoOf(r); ci != nil {
-		trusted = ci.trusted
+	if ci := conninfo.Of(r); ci != nil {
+		trusted = ci.Trusted
 		if r.ProtoMajor == 1 && e.keepAliveOver(ci) {
 			w.Header().Set("Connection", "close")
 		}
@@ -108,15 +109,15 @@ func (e *entryPoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rw := &proxy.Exchange{ResponseWriter: w}
 	t.Handler(e.name).ServeHTTP(rw, r)
-	ev := RequestEvent{
+	ev := observe.RequestEvent{
 		Start: start, Duration: time.Since(start), EntryPoint: e.name,
-		Method: r.Method, Host: r.Host, Path: requestTarget(r), Proto: r.Proto, ClientAddr: r.RemoteAddr,
+		Method: r.Method, Host: r.Host, Path: conninfo.RequestTarget(r), Proto: r.Proto, ClientAddr: r.RemoteAddr,
 		Status: rw.Status(), BytesOut: rw.Bytes(), TLS: r.TLS != nil, Header: r.Header, ResponseHeader: w.Header(),
 	}
 	if r.TLS != nil {
 		ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite
 	}
-	ev.LocalPort = localPort(r)
+	ev.LocalPort = conninfo.LocalPort(r)
 	tr.End(&ev)
 	if e.obs != nil {
 		e.obs.Request(&ev)
@@ -213,13 +214,13 @@ func tooManyHeaders(h http.Header) bool {
 // keepAliveOver counts a request on the connection and reports whether
 // the connection has reached transport.keepAliveMaxRequests or
 // keepAliveMaxTime, so this response closes it (Traefik's options).
-func (e *entryPoint) keepAliveOver(ci *connInfo) bool {
+func (e *entryPoint) keepAliveOver(ci *conninfo.Info) bool {
 	if e.keepAliveMaxRequests == 0 && e.keepAliveMaxTime == 0 {
 		return false
 	}
-	n := ci.requests.Add(1)
+	n := ci.Requests.Add(1)
 	return (e.keepAliveMaxRequests > 0 && n >= e.keepAliveMaxRequests) ||
-		(e.keepAliveMaxTime > 0 && time.Since(ci.start) >= e.keepAliveMaxTime)
+		(e.keepAliveMaxTime > 0 && time.Since(ci.Start) >= e.keepAliveMaxTime)
 }
 
 // redirect is http.redirections.entryPoint: every request is redirected to

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
@@ -46,7 +47,7 @@ type entryPoint struct {
 	trust    trustList
 	hostname string
 	active   *router.Active
-	obs      Observer
+	obs      observe.Observer
 	log      *slog.Logger
 
 	readTimeout, readHeaderTimeout, writeTimeout, idleTimeout time.Duration
@@ -147,7 +148,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
 		tcpLive:           tcpLive{kick: make(chan struct{}, 1)},
-		fallbackTLS:       certs.DefaultPolicy(helloHandshake),
+		fallbackTLS:       certs.DefaultPolicy(conninfo.Handshake),
 		acmeBypass:        c.AllowACMEByPass,
 		stop:              make(chan struct{}),
 		parked:            make(chan struct{}, 1),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // Case 060: an entrypoint's unqualified middleware names are qualified
@@ -29,7 +30,7 @@ http:
     epprefix@file: {addPrefix: {prefix: /ep}}
     rtprefix@file: {addPrefix: {prefix: /rt}}
     hdr@file: {headers: {customRequestHeaders: {X-Ep: "yes"}}}
-`, be.URL), GenerationOptions{EntryPointMiddlewares: map[string][]string{"web": {"epprefix@file", "hdr"}}})
+`, be.URL), generation.Options{EntryPointMiddlewares: map[string][]string{"web": {"epprefix@file", "hdr"}}})
 	code, body := h.get("web", "x.example.com", "/x")
 	if code != 200 || reqLine(body) != "GET /rt/ep/x HTTP/1.1" || echoHeader(body, "X-Ep") != "yes" {
 		t.Errorf("file router r on web: %d %q X-Ep %q, want /rt/ep/x with X-Ep yes", code, reqLine(body), echoHeader(body, "X-Ep"))

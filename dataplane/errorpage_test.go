@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
 // errors.statusRewrites and errorRequestHeaders through the real chain:
@@ -40,7 +43,7 @@ http:
   services:
     app@file:   {loadBalancer: {servers: [{url: %q}]}}
     pages@file: {loadBalancer: {servers: [{url: %q}]}}
-`, app.URL, pages.URL), GenerationOptions{})
+`, app.URL, pages.URL), generation.Options{})
 	for n, st := range tbl.Report().Routers {
 		if st.Status != "enabled" {
 			t.Fatalf("router %s: %+v", n, st)
@@ -68,7 +71,7 @@ http:
 		if resp.StatusCode != tt.code || string(b) != tt.body || resp.Header.Get("X-App") != "" {
 			t.Errorf("%s: %d %q (X-App %q), want %d %q and no header of the caught answer", tt.host, resp.StatusCode, b, resp.Header.Get("X-App"), tt.code, tt.body)
 		}
-		ev, ok := obs.find(func(e RequestEvent) bool { return strings.HasPrefix(e.Router, tt.host+"@") })
+		ev, ok := obs.find(func(e observe.RequestEvent) bool { return strings.HasPrefix(e.Router, tt.host+"@") })
 		if !ok || ev.Status != tt.code {
 			t.Errorf("%s: access-log status %d, want the %d sent", tt.host, ev.Status, tt.code)
 		}
@@ -95,14 +98,14 @@ http:
   services:
     shop@file:   {loadBalancer: {servers: [{url: "http://%s"}]}}
     errsvc@file: {loadBalancer: {servers: [{url: %q}]}}
-`, deadAddr(t), page.URL), GenerationOptions{})
+`, deadAddr(t), page.URL), generation.Options{})
 	if code, body := h.get("web", "shop", "/"); code != 503 || body != "page" {
 		t.Fatalf("got %d %q, want 503 and the page", code, body)
 	}
-	var ev RequestEvent
+	var ev observe.RequestEvent
 	eventually(t, "the request event", func() bool {
 		var ok bool
-		ev, ok = obs.find(func(e RequestEvent) bool { return e.Host == "shop" })
+		ev, ok = obs.find(func(e observe.RequestEvent) bool { return e.Host == "shop" })
 		return ok
 	})
 	if ev.Status != 503 || ev.OriginStatus != 502 || ev.ServiceStatus() != 502 {

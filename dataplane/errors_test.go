@@ -14,17 +14,19 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/proxy"
 )
 
-// recorder is an Observer that keeps every event.
+// recorder is an observe.Observer that keeps every event.
 type recorder struct {
 	mu     sync.Mutex
-	events []RequestEvent
+	events []observe.RequestEvent
 	conns  map[string]int
 }
 
-func (r *recorder) Request(ev *RequestEvent) {
+func (r *recorder) Request(ev *observe.RequestEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := *ev
@@ -42,7 +44,7 @@ func (r *recorder) Conn(ep, proto string, d int) {
 	r.conns[ep+"/"+proto] += d
 }
 
-func (r *recorder) find(pred func(RequestEvent) bool) (RequestEvent, bool) {
+func (r *recorder) find(pred func(observe.RequestEvent) bool) (observe.RequestEvent, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range r.events {
@@ -50,7 +52,7 @@ func (r *recorder) find(pred func(RequestEvent) bool) (RequestEvent, bool) {
 			return e, true
 		}
 	}
-	return RequestEvent{}, false
+	return observe.RequestEvent{}, false
 }
 
 // Status mapping (case 032 and the issue): no route 404, no available
@@ -83,7 +85,7 @@ http:
     gone@file: {loadBalancer: {servers: [{url: %q}]}}
   serversTransports:
     fast@file: {forwardingTimeouts: {responseHeaderTimeout: 200ms}}
-`, dead, hang.URL, hang.URL), GenerationOptions{})
+`, dead, hang.URL, hang.URL), generation.Options{})
 	tests := []struct {
 		host   string
 		status int
@@ -118,15 +120,17 @@ http:
 		cancel()
 		<-done
 		eventually(t, "a 499 event", func() bool {
-			_, ok := obs.find(func(e RequestEvent) bool { return e.Host == "gone.test" && e.Status == proxy.StatusClientClosedRequest })
+			_, ok := obs.find(func(e observe.RequestEvent) bool {
+				return e.Host == "gone.test" && e.Status == proxy.StatusClientClosedRequest
+			})
 			return ok
 		})
 	})
-	ev, ok := obs.find(func(e RequestEvent) bool { return e.Host == "nothing.test" })
+	ev, ok := obs.find(func(e observe.RequestEvent) bool { return e.Host == "nothing.test" })
 	if !ok || ev.Status != 404 || ev.Router != "" || ev.EntryPoint != "web" {
 		t.Errorf("unmatched request event = %+v (found %v), want status 404, no router, entrypoint web", ev, ok)
 	}
-	ev, ok = obs.find(func(e RequestEvent) bool { return e.Host == "dead.test" })
+	ev, ok = obs.find(func(e observe.RequestEvent) bool { return e.Host == "dead.test" })
 	if !ok || ev.Status != 502 || ev.Router != "dead@file" || ev.Service != "dead@file" || ev.Upstream != "http://"+dead {
 		t.Errorf("dead.test event = %+v, want 502 from router dead@file upstream http://%s", ev, dead)
 	}
@@ -157,7 +161,7 @@ func TestContentLengthAndTransferEncodingCloses(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +193,7 @@ func TestH2CUpgradeRefused(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	body := rawGet(t, "127.0.0.1", h.addr("web"), "a", map[string]string{"Upgrade": "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA", "Connection": "Upgrade, HTTP2-Settings"})
 	for _, k := range []string{"Upgrade", "Http2-Settings", "Connection"} {
 		if echoHas(body, k) {
@@ -207,7 +211,7 @@ func TestMaxHeaderBytes(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	for _, tt := range []struct {
 		size   int
 		status int
@@ -237,7 +241,7 @@ func TestHeaderFieldCap(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	for _, tt := range []struct{ fields, status int }{{98, 200}, {101, 431}} {
 		c, err := net.Dial("tcp", h.addr("web"))
 		if err != nil {
@@ -279,7 +283,7 @@ func TestBackendDiesMidBody(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
 	if err != nil {
 		return // aborted before the headers: fine

@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -25,7 +26,7 @@ func Example() {
 	defer backend.Close()
 
 	log := slog.New(slog.DiscardHandler)
-	pool := dataplane.NewPool(log, dataplane.PoolOptions{})
+	pool := generation.NewPool(log, generation.PoolOptions{})
 	defer pool.Close()
 	active := router.NewActive()
 	eps := map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}
@@ -48,7 +49,7 @@ http:
 		panic(err)
 	}
 	m := &providers.Merged{Version: "1", Config: c}
-	gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{Log: log})
+	gen := generation.New(pool, m, generation.Options{Log: log})
 	defer gen.Close()
 	active.Swap(router.Compile(context.Background(), m, gen, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
 

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // The request lifecycle (router chain with the observer layer, the load
@@ -27,8 +29,8 @@ http:
 `, be.addr())
 	for _, tc := range []struct {
 		name string
-		opts GenerationOptions
-	}{{"not observed", GenerationOptions{}}, {"observed", GenerationOptions{Observer: nopObserver{}}}} {
+		opts generation.Options
+	}{{"not observed", generation.Options{}}, {"observed", generation.Options{Observer: nopObserver{}}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			hd := routeHandler(t, cfg, tc.opts)
 			req, _ := http.NewRequest(http.MethodGet, "http://bench.test/bench", nil)

@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
-// nopObserver is an Observer that does nothing (access log and metrics
+// nopObserver is an observe.Observer that does nothing (access log and metrics
 // off): what is left is the cost of observing itself.
 type nopObserver struct{}
 
-func (nopObserver) Request(*RequestEvent)    {}
-func (nopObserver) Conn(string, string, int) {}
+func (nopObserver) Request(*observe.RequestEvent) {}
+func (nopObserver) Conn(string, string, int)      {}
 
 // reusedWriter is a ResponseWriter whose header map is reused, as a server
 // that recycles its per-request state would.
@@ -26,7 +29,7 @@ func (w *reusedWriter) WriteHeader(code int)        { w.status = code }
 func (w *reusedWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
 // routeHandler compiles cfg and returns the chain of router r@file.
-func routeHandler(t testing.TB, cfg string, opts GenerationOptions) http.Handler {
+func routeHandler(t testing.TB, cfg string, opts generation.Options) http.Handler {
 	t.Helper()
 	h := newHarness(t, nil, nil)
 	tbl := h.apply(cfg, opts)
@@ -47,7 +50,7 @@ func BenchmarkRequestLifecycle(b *testing.B) {
 http:
   routers: {r@file: {rule: "Host(`+"`bench.test`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
-`, be.addr()), GenerationOptions{Observer: nopObserver{}})
+`, be.addr()), generation.Options{Observer: nopObserver{}})
 	req, _ := http.NewRequest(http.MethodGet, "http://bench.test/bench", nil)
 	req.RemoteAddr = "192.0.2.10:5555"
 	w := &reusedWriter{h: http.Header{}}

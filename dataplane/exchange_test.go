@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"golang.org/x/net/http2"
 )
 
@@ -64,7 +65,7 @@ func TestInFlightReturnsToZeroAfterAbortedBody(t *testing.T) {
 	})
 	h := newHarness(t, nil, nil)
 	defer closeIdle()
-	h.apply(lbConfig(u), GenerationOptions{})
+	h.apply(lbConfig(u), generation.Options{})
 	for i := range 4 {
 		// GETs and POSTs (the latter reached net/http's server before
 		// issue 12, where the abort panicked past the decrement).
@@ -98,7 +99,7 @@ func TestTruncatedChunkedResponseIsBroken(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
 	})
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(u), GenerationOptions{})
+	h.apply(lbConfig(u), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestEarly401ToHTTP2ClientWithExpect(t *testing.T) {
 		c.(*net.TCPConn).SetLinger(0) // close with a reset, at once
 	})
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(u), GenerationOptions{})
+	h.apply(lbConfig(u), generation.Options{})
 	tr := h2cClient()
 	defer tr.CloseIdleConnections()
 	body := strings.Repeat("x", 1<<20)
@@ -176,7 +177,7 @@ http:
   services: {s@file: {loadBalancer: {serversTransport: fast@file, servers: [{url: %q}]}}}
   serversTransports:
     fast@file: {forwardingTimeouts: {responseHeaderTimeout: 200ms}}
-`, u), GenerationOptions{})
+`, u), generation.Options{})
 		if code, _ := h.get("web", "x.test", "/"); code != http.StatusGatewayTimeout {
 			t.Errorf("partial head %q: got %d, want 504", partial, code)
 		}
@@ -191,7 +192,7 @@ func TestInformationalResponsesRelayed(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 	})
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(u), GenerationOptions{})
+	h.apply(lbConfig(u), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestInformationalResponsesRelayed(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
 	})
-	h.apply(lbConfig(u2), GenerationOptions{})
+	h.apply(lbConfig(u2), generation.Options{})
 	c2, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func TestEarly413StopsUpload(t *testing.T) {
 		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 	}))
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(be.URL), GenerationOptions{})
+	h.apply(lbConfig(be.URL), generation.Options{})
 	for i := range 5 {
 		c, err := net.Dial("tcp", h.addr("web"))
 		if err != nil {
@@ -363,7 +364,7 @@ func TestH2CBackendTrailers(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "h2c://%s"}]}}}
-`, be.Listener.Addr()), GenerationOptions{})
+`, be.Listener.Addr()), generation.Options{})
 	tr := h2cClient()
 	defer tr.CloseIdleConnections()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/svc/Method", strings.NewReader("ping"))

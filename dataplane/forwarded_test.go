@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // Case 026: from a trusted peer, several X-Forwarded-For lines are joined
@@ -20,7 +21,7 @@ func TestForwardedForLinesJoined(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
@@ -27,14 +29,14 @@ import (
 type harness struct {
 	t      testing.TB
 	log    *slog.Logger
-	pool   *Pool
+	pool   *generation.Pool
 	active *router.Active
 	srv    *Server
 	eps    map[string]*static.EntryPoint
-	obs    Observer
+	obs    observe.Observer
 
 	mu  sync.Mutex
-	gen *Generation
+	gen *generation.Generation
 }
 
 // testLogger logs to t at debug level.
@@ -52,7 +54,7 @@ func (w tWriter) Write(b []byte) (int, error) {
 
 // newHarness starts a Server on eps (":0" addresses); nil eps means one
 // entrypoint "web" on 127.0.0.1:0. Cleanup shuts everything down.
-func newHarness(t testing.TB, eps map[string]*static.EntryPoint, obs Observer) *harness {
+func newHarness(t testing.TB, eps map[string]*static.EntryPoint, obs observe.Observer) *harness {
 	t.Helper()
 	if eps == nil {
 		eps = map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}
@@ -61,7 +63,7 @@ func newHarness(t testing.TB, eps map[string]*static.EntryPoint, obs Observer) *
 	if testing.Verbose() {
 		log = testLogger(t)
 	}
-	h := &harness{t: t, log: log, pool: NewPool(log, PoolOptions{}), active: router.NewActive(), eps: eps, obs: obs}
+	h := &harness{t: t, log: log, pool: generation.NewPool(log, generation.PoolOptions{}), active: router.NewActive(), eps: eps, obs: obs}
 	srv, err := NewServer(log, h.active, eps, obs)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
@@ -90,7 +92,7 @@ func newHarness(t testing.TB, eps map[string]*static.EntryPoint, obs Observer) *
 // apply decodes the YAML dynamic configuration (names already qualified),
 // compiles it with a new Generation, swaps it in and closes the previous
 // generation. It returns the table (for its Report).
-func (h *harness) apply(yaml string, opts GenerationOptions) *router.Table {
+func (h *harness) apply(yaml string, opts generation.Options) *router.Table {
 	h.t.Helper()
 	c, err := config.Decode([]byte(yaml), config.YAML)
 	if err != nil {
@@ -103,7 +105,7 @@ func (h *harness) apply(yaml string, opts GenerationOptions) *router.Table {
 	if opts.Observer == nil {
 		opts.Observer = h.obs
 	}
-	g := NewGeneration(h.pool, m, opts)
+	g := generation.New(h.pool, m, opts)
 	var eps []router.EntryPoint
 	for name, ep := range h.eps {
 		eps = append(eps, router.EntryPoint{Name: name, AsDefault: ep.AsDefault})

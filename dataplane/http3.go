@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 )
 
 // h3Endpoint is entryPoints.<ep>.http3: an HTTP/3 server (quic-go, as
@@ -104,7 +105,7 @@ func (e *entryPoint) serveH3(wg *sync.WaitGroup) {
 				e.obs.Conn(e.name, "udp", 1)
 				context.AfterFunc(ctx, func() { e.obs.Conn(e.name, "udp", -1) })
 			}
-			return withConnInfo(ctx, &connInfo{entryPoint: e.name, hs: certs.Handshake{EntryPoint: e.name}, tls: true, trusted: e.trust.trusts(ci.RemoteAddr), start: time.Now()}), nil
+			return conninfo.With(ctx, &conninfo.Info{EntryPoint: e.name, Handshake: certs.Handshake{EntryPoint: e.name}, TLS: true, Trusted: e.trust.trusts(ci.RemoteAddr), Start: time.Now()}), nil
 		},
 	}
 	h.srv = &http3.Server{
@@ -113,8 +114,8 @@ func (e *entryPoint) serveH3(wg *sync.WaitGroup) {
 		IdleTimeout:    e.idleTimeout,
 		Logger:         slog.New(e.log.Handler()).With("entrypoint", e.name, "proto", "h3"),
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
-			if ci, ok := c.Context().Value(connInfoKey{}).(*connInfo); ok {
-				return withConnInfo(ctx, ci)
+			if ci := conninfo.FromContext(c.Context()); ci != nil {
+				return conninfo.With(ctx, ci)
 			}
 			return ctx
 		},

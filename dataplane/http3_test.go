@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // clientCA returns a CA (PEM file path) and a client certificate it signed.
@@ -79,7 +80,7 @@ tls:
   certificates: [{certFile: %s, keyFile: %s}]
   options:
     mtls@file: {clientAuth: {caFiles: [%q], clientAuthType: RequireAndVerifyClientCert}}
-`, be.URL, yamlQuote(cert), yamlQuote(key), caFile), GenerationOptions{})
+`, be.URL, yamlQuote(cert), yamlQuote(key), caFile), generation.Options{})
 	for n, st := range tbl.Report().Routers {
 		if st.Status != "enabled" {
 			t.Fatalf("router %s: %+v", n, st)
@@ -203,7 +204,7 @@ http:
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 tls:
   certificates: [{certFile: %s, keyFile: %s}]
-`, be.URL, yamlQuote(cert), yamlQuote(key)), GenerationOptions{})
+`, be.URL, yamlQuote(cert), yamlQuote(key)), generation.Options{})
 	addr := h.addr("websecure")
 	client := func() (*http.Client, *http3.Transport) {
 		tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}} //nolint:gosec // test

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
@@ -32,14 +34,14 @@ http:
   routers: {r@file: {rule: "Host(`+"`bench.test`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
 `, be.addr())
-	run := func(b *testing.B, opts GenerationOptions) {
+	run := func(b *testing.B, opts generation.Options) {
 		hd := routeHandler(b, cfg, opts)
 		req, _ := http.NewRequest(http.MethodGet, "http://bench.test/bench?q=1", nil)
 		req.RemoteAddr = "192.0.2.10:5555"
 		req.RequestURI = "/bench?q=1" // as a server sets it
 		req.Header.Set("User-Agent", "bench/1.0")
 		req.Header.Set("Accept", "*/*")
-		req = req.WithContext(withConnInfo(req.Context(), &connInfo{entryPoint: "web"}))
+		req = req.WithContext(conninfo.With(req.Context(), &conninfo.Info{EntryPoint: "web"}))
 		w := &reusedWriter{h: http.Header{}}
 		serve := func() {
 			clear(w.h)
@@ -60,7 +62,7 @@ http:
 		}
 		b.ReportMetric(float64(benchCPU(b)-c0)/float64(b.N), "cpu-ns/op")
 	}
-	b.Run("plain", func(b *testing.B) { run(b, GenerationOptions{}) })
+	b.Run("plain", func(b *testing.B) { run(b, generation.Options{}) })
 	b.Run("accesslog-json-file", func(b *testing.B) {
 		f, err := observe.OpenFile(filepath.Join(b.TempDir(), "access.log"))
 		if err != nil {
@@ -74,7 +76,7 @@ http:
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- a.Run(ctx) }()
-		run(b, GenerationOptions{Observer: a})
+		run(b, generation.Options{Observer: a})
 		cancel()
 		if err := <-done; err != nil {
 			b.Fatal(err)
@@ -85,7 +87,7 @@ http:
 	})
 	b.Run("metrics-ep+router+service", func(b *testing.B) {
 		m := observe.NewMetrics(observe.MetricsOptions{Prometheus: &static.Prometheus{AddRoutersLabels: true}})
-		run(b, GenerationOptions{Observer: m})
+		run(b, generation.Options{Observer: m})
 	})
 	for _, rate := range []float64{0.01, 1} {
 		b.Run(fmt.Sprintf("tracing-%g", rate), func(b *testing.B) {
@@ -98,7 +100,7 @@ http:
 			if err != nil {
 				b.Fatal(err)
 			}
-			run(b, GenerationOptions{Tracing: tr})
+			run(b, generation.Options{Tracing: tr})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := tr.Shutdown(ctx); err != nil {

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/ocsp"
 
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // ocspResponder is a real OCSP responder (x/crypto/ocsp signs with the
@@ -107,7 +108,7 @@ tls:
       keyFile: `+yamlQuote(goodKey)+`
     - certFile: `+yamlQuote(badChain)+`
       keyFile: `+yamlQuote(badKey)+`
-`, GenerationOptions{Stapler: st})
+`, generation.Options{Stapler: st})
 
 	staple := func(sni string) *ocsp.Response {
 		c := tlsDial(t, h.addr("web"), sni)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/coalesce"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
 )
 
@@ -63,13 +64,13 @@ func (e *entryPoint) h2Server() *http.Server {
 // accept (so the TLS handshake and every request share it).
 func (e *entryPoint) connContext(ctx context.Context, c net.Conn) context.Context {
 	if tc := trackedOf(c); tc != nil {
-		return withConnInfo(ctx, tc.info)
+		return conninfo.With(ctx, tc.info)
 	}
-	return withConnInfo(ctx, &connInfo{entryPoint: e.name, hs: certs.Handshake{EntryPoint: e.name}, trusted: e.trust.trusts(c.RemoteAddr()), start: time.Now()})
+	return conninfo.With(ctx, &conninfo.Info{EntryPoint: e.name, Handshake: certs.Handshake{EntryPoint: e.name}, Trusted: e.trust.trusts(c.RemoteAddr()), Start: time.Now()})
 }
 
 func protoOf(c net.Conn) string {
-	if tc := trackedOf(c); tc != nil && tc.info.tls {
+	if tc := trackedOf(c); tc != nil && tc.info.TLS {
 		return "https"
 	}
 	return "http"
@@ -139,12 +140,12 @@ func (e *entryPoint) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, e
 	if err != nil {
 		return nil, err
 	}
-	ci := helloConnInfo(hello)
+	ci := conninfo.OfHello(hello)
 	if ci == nil {
 		return nil, errors.New("tls: handshake outside a Server connection")
 	}
-	ci.hs.Cert = cert
-	p := ci.hs.Policy
+	ci.Handshake.Cert = cert
+	p := ci.Handshake.Policy
 	if p == nil {
 		p = e.fallbackTLS
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
 // echoBackend answers with the request line, Host and headers, one a line,
@@ -60,7 +62,7 @@ http:
   services:
     a@file: {loadBalancer: {servers: [{url: %q}]}}
     b@file: {loadBalancer: {servers: [{url: %q}]}}
-`, a.URL, b.URL), GenerationOptions{})
+`, a.URL, b.URL), generation.Options{})
 	tests := []struct {
 		name, host, path, want string
 		status                 int
@@ -96,7 +98,7 @@ http:
     plain@file: {loadBalancer: {servers: [{url: "%[1]s/path1/"}, {url: "%[1]s/path2"}]}}
     keep@file: {loadBalancer: {servers: [{url: "%[1]s/path1/", preservePath: true}]}}
     keep2@file: {loadBalancer: {servers: [{url: "%[1]s/path2", preservePath: true}]}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	tests := []struct{ path, want string }{
 		{"/test/x?y=1", "GET /test/x?y=1 HTTP/1.1"},
 		{"/test/x?y=1", "GET /test/x?y=1 HTTP/1.1"}, // second server, same path
@@ -166,7 +168,7 @@ http:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", ForwardedHeaders: tt.fh}}, nil)
-			h.apply(cfg, GenerationOptions{})
+			h.apply(cfg, generation.Options{})
 			body := rawGet(t, tt.peer, h.addr("web"), "shop.example.com", tt.sent)
 			for k, v := range tt.expect {
 				if v == "" {
@@ -186,7 +188,7 @@ http:
 	}
 	t.Run("passHostHeader false", func(t *testing.T) {
 		h := newHarness(t, nil, nil)
-		h.apply(cfg, GenerationOptions{})
+		h.apply(cfg, generation.Options{})
 		body := rawGet(t, "127.0.0.1", h.addr("web"), "nohost.example.com", nil)
 		if got, want := echoHeader(body, "Host"), strings.TrimPrefix(be.URL, "http://"); got != want {
 			t.Errorf("backend got Host %q, want %q", got, want)
@@ -194,7 +196,7 @@ http:
 	})
 	t.Run("Connection cannot strip forwarding headers", func(t *testing.T) {
 		h := newHarness(t, nil, nil)
-		h.apply(cfg, GenerationOptions{})
+		h.apply(cfg, generation.Options{})
 		body := rawGet(t, "127.0.0.1", h.addr("web"), "shop.example.com", map[string]string{"Connection": "X-Forwarded-For, X-Real-Ip, X-Forwarded-Proto"})
 		for _, k := range []string{"X-Forwarded-For", "X-Real-Ip", "X-Forwarded-Proto"} {
 			if echoHeader(body, k) == "" {
@@ -252,13 +254,13 @@ func TestH2CBackend(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "h2c://%s"}]}}}
-`, be.Listener.Addr()), GenerationOptions{})
+`, be.Listener.Addr()), generation.Options{})
 	if code, body := h.get("web", "x", "/"); code != 200 || echoHeader(body, "Proto") != "HTTP/2.0" {
 		t.Errorf("got %d %q, want 200 over HTTP/2.0", code, body)
 	}
 }
 
-// The Observer sees connections open and close per entrypoint and protocol.
+// The observe.Observer sees connections open and close per entrypoint and protocol.
 func TestObserverConnCounts(t *testing.T) {
 	be := echoBackend(t, "b")
 	obs := &recorder{}
@@ -267,7 +269,7 @@ func TestObserverConnCounts(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	tr := &http.Transport{}
 	resp, err := (&http.Client{Transport: tr}).Get("http://" + h.addr("web") + "/")
 	if err != nil {
@@ -285,7 +287,7 @@ http:
 	}
 	tr.CloseIdleConnections()
 	eventually(t, "the connection to be reported closed", func() bool { return count() == 0 })
-	ev, ok := obs.find(func(e RequestEvent) bool { return e.Router == "r@file" })
+	ev, ok := obs.find(func(e observe.RequestEvent) bool { return e.Router == "r@file" })
 	if !ok || ev.Status != 200 || ev.EntryPoint != "web" || ev.Upstream != be.URL || ev.BytesOut == 0 || ev.Method != "GET" {
 		t.Errorf("request event %+v, want 200 on web via r@file to %s with bytes", ev, be.URL)
 	}

@@ -1,11 +1,9 @@
 package dataplane
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -73,17 +71,4 @@ func normalizeName(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	}), "-")
-}
-
-// WrapInternal implements router.Builder: an internal router (the
-// entrypoint redirection) is observed like any other, its requests in
-// the metrics of its entrypoint and router and in the access log (no
-// service series: it forwards to none).
-func (g *Generation) WrapInternal(_ context.Context, name string, r *config.Router, h http.Handler) http.Handler {
-	cp := *r
-	cp.Service = ""
-	if oh := g.observe(name, &cp, h); oh != nil {
-		return oh
-	}
-	return h
 }

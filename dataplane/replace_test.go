@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // An entrypoint replaced with new settings on the same address keeps its
@@ -40,7 +41,7 @@ http:
   routers:
     w@file: {rule: "Host(`+"`web.test`"+`)", entryPoints: [web], service: s@file}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	web := h.addr("web")
 	get := func(addr string) (string, error) {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 func TestSanitizePath(t *testing.T) {
@@ -64,7 +65,7 @@ http:
 	}{{"default", nil, http.StatusUnauthorized}, {"sanitizePath false", &off, http.StatusOK}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", HTTP: &static.EntryHTTP{SanitizePath: tc.sanitize}}}, nil)
-			h.apply(dyn, GenerationOptions{})
+			h.apply(dyn, generation.Options{})
 			for _, p := range []string{"/x/../admin/", "//admin/", "/%2e%2e/admin/"} {
 				c, err := net.Dial("tcp", h.addr("web"))
 				if err != nil {
@@ -98,7 +99,7 @@ func TestH2CPriorKnowledge(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	tr := &http.Transport{Protocols: &p}

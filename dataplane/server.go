@@ -47,7 +47,7 @@ import (
 type Server struct {
 	log      *slog.Logger
 	active   *router.Active
-	obs      Observer
+	obs      observe.Observer
 	hostname string
 
 	// drain ends the graceful drains of removed entrypoints early (Shutdown's
@@ -74,7 +74,7 @@ type Server struct {
 // NewServer validates the entrypoints and returns a Server that is not
 // listening yet. Errors name the entrypoint and the bad option (address,
 // trustedIPs, redirection target). obs may be nil.
-func NewServer(log *slog.Logger, active *router.Active, eps map[string]*static.EntryPoint, obs Observer) (*Server, error) {
+func NewServer(log *slog.Logger, active *router.Active, eps map[string]*static.EntryPoint, obs observe.Observer) (*Server, error) {
 	host, _ := os.Hostname()
 	s := &Server{log: log, active: active, obs: obs, hostname: host, eps: map[string]*entryPoint{}, cfgs: map[string]*static.EntryPoint{},
 		stopping: make(chan struct{})}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -133,7 +134,7 @@ func TestGracefulShutdown(t *testing.T) {
 	grace := config.Duration(10 * time.Second)
 	eps := map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: grace}}}}
 	log := slog.New(slog.DiscardHandler)
-	pool := NewPool(log, PoolOptions{})
+	pool := generation.NewPool(log, generation.PoolOptions{})
 	defer pool.Close()
 	active := router.NewActive()
 	srv, err := NewServer(log, active, eps, nil)
@@ -148,7 +149,7 @@ http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL))
-	g := NewGeneration(pool, m, GenerationOptions{})
+	g := generation.New(pool, m, generation.Options{})
 	defer g.Close()
 	active.Swap(router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
 	addr := srv.Addrs("web")[0].String()
@@ -198,7 +199,7 @@ func TestShutdownClosesUpgradedAfterGrace(t *testing.T) {
 	grace := config.Duration(300 * time.Millisecond)
 	eps := map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: grace}}}}
 	log := slog.New(slog.DiscardHandler)
-	pool := NewPool(log, PoolOptions{})
+	pool := generation.NewPool(log, generation.PoolOptions{})
 	defer pool.Close()
 	active := router.NewActive()
 	srv, _ := NewServer(log, active, eps, nil)
@@ -210,7 +211,7 @@ http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
 `, be.l.Addr()))
-	g := NewGeneration(pool, m, GenerationOptions{})
+	g := generation.New(pool, m, generation.Options{})
 	defer g.Close()
 	active.Swap(router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
 	c, err := net.Dial("tcp", srv.Addrs("web")[0].String())
@@ -244,7 +245,7 @@ func TestKeepAliveMaxRequests(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +278,7 @@ func TestStickyCookie(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {sticky: {cookie: {name: lb, httpOnly: true}}, servers: [{url: %q}, {url: %q}]}}}
-`, a.URL, b.URL), GenerationOptions{})
+`, a.URL, b.URL), generation.Options{})
 	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +337,7 @@ http:
     a@file: {loadBalancer: {servers: [{url: %q}]}}
     b@file: {loadBalancer: {servers: [{url: %q}]}}
     w@file: {weighted: {sticky: {cookie: {}}, services: [{name: a@file}, {name: b@file}]}}
-`, a.URL, b.URL), GenerationOptions{})
+`, a.URL, b.URL), generation.Options{})
 	seen := map[string]bool{}
 	for range 4 {
 		resp, err := plainClient.Get("http://" + h.addr("web") + "/")
@@ -376,7 +377,7 @@ func TestReadHeaderTimeout(t *testing.T) {
 	rht := config.Duration(200 * time.Millisecond)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &rht}}}}, nil)
-	h.apply(`http: {}`, GenerationOptions{})
+	h.apply(`http: {}`, generation.Options{})
 	for _, partial := range []string{"", "GET / HTTP/1.1\r\nHost: a\r\nX-Slow: "} {
 		c, err := net.Dial("tcp", h.addr("web"))
 		if err != nil {
@@ -441,7 +442,7 @@ func TestRequestAcceptGraceTimeout(t *testing.T) {
 	be := echoBackend(t, "b")
 	lc := &static.LifeCycle{RequestAcceptGraceTimeout: config.Duration(time.Hour)}
 	log := slog.New(slog.DiscardHandler)
-	pool := NewPool(log, PoolOptions{})
+	pool := generation.NewPool(log, generation.PoolOptions{})
 	defer pool.Close()
 	active := router.NewActive()
 	srv, err := NewServer(log, active, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: lc}}}, nil)
@@ -456,7 +457,7 @@ http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL))
-	g := NewGeneration(pool, m, GenerationOptions{})
+	g := generation.New(pool, m, generation.Options{})
 	defer g.Close()
 	active.Swap(router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "web"}}}))
 	addr := srv.Addrs("web")[0].String()
@@ -501,7 +502,7 @@ func TestRedirectionPriority(t *testing.T) {
 http:
   routers: {api@file: {rule: "Host(`+"`shop.example.com`"+`) && PathPrefix(`+"`/.well-known/`"+`)", priority: 100, entryPoints: [web], service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 		if st := tbl.Report().Routers["web-to-websecure@internal"]; st == nil || st.Status != "enabled" {
 			t.Fatalf("redirect router in the report: %+v", st)
 		}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // smugglingVector is one raw request of testdata/smuggling/vectors.json
@@ -132,7 +134,7 @@ func TestSmugglingVectors(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	for _, v := range loadVectors(t) {
 		t.Run(v.ID, func(t *testing.T) {
 			raw := strings.ReplaceAll(v.Send, "@20480", strings.Repeat("a", 20480))

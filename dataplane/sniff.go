@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/coalesce"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 )
 
 // trackedConn is an accepted connection whose first byte was read to tell
@@ -24,7 +25,7 @@ type trackedConn struct {
 	net.Conn
 	first    []byte
 	ep       *entryPoint
-	info     *connInfo // the connection's facts, for every request on it
+	info     *conninfo.Info // the connection's facts, for every request on it
 	accepted time.Time
 	closed   sync.Once
 	sniffed  atomic.Bool // the first byte arrived

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/balance"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // SSE events arrive one by one: the backend sends the next event only after
@@ -37,7 +39,7 @@ func TestSSEFlushedPerEvent(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {responseForwarding: {flushInterval: 1h}, servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	// A buffering proxy would stall the stream: fail after 10s, not hang.
 	resp, err := (&http.Client{Transport: plainClient.Transport, Timeout: 10 * time.Second}).Get("http://" + h.addr("web") + "/events")
 	if err != nil {
@@ -81,7 +83,7 @@ func TestUploadStreamed(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPut, "http://"+h.addr("web")+"/files/big.bin", pr)
 	type result struct {
@@ -120,7 +122,7 @@ func TestWeightsThroughProxy(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q, weight: 3}, {url: %q, weight: 1}, {url: %q, weight: 0}]}}}
-`, a.URL, b.URL, z.URL), GenerationOptions{})
+`, a.URL, b.URL, z.URL), generation.Options{})
 	counts := map[string]int{}
 	for range 1000 {
 		_, body := h.get("web", "x", "/")
@@ -147,7 +149,7 @@ func TestUploadCutByReadTimeoutIs408(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {passiveHealthCheck: {maxFailedAttempts: 1}, servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)
@@ -166,4 +168,14 @@ http:
 	if !statusOf(h.pool, be.URL).Up {
 		t.Error("the backend was marked down for a slow client")
 	}
+}
+
+// statusOf returns the status of the backend with URL u in p (zero when absent).
+func statusOf(p *generation.Pool, u string) balance.BackendStatus {
+	for _, s := range p.Status() {
+		if s.URL == u {
+			return s
+		}
+	}
+	return balance.BackendStatus{}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // Configuration swaps under load lose nothing (reliability.md §3.5, F3):
@@ -26,7 +28,7 @@ http:
     app@file: {loadBalancer: {servers: [{url: %q}, {url: %q}]}}
 `, i, i, a.URL, b.URL)
 	}
-	h.apply(cfg(0), GenerationOptions{})
+	h.apply(cfg(0), generation.Options{})
 	url := "http://" + h.addr("web") + "/"
 	stop := make(chan struct{})
 	var ok, failed atomic.Int64
@@ -63,7 +65,7 @@ http:
 		})
 	}
 	for i := 1; i <= 50; i++ {
-		h.apply(cfg(i), GenerationOptions{})
+		h.apply(cfg(i), generation.Options{})
 		eventually(t, "requests during the swap", func() bool { return ok.Load() >= int64(i*4) })
 	}
 	close(stop)

@@ -215,6 +215,14 @@ func (e *entryPoint) servePostgres(t *router.Table, tep *tcpmux.EntryPoint, c *t
 	return true
 }
 
+// tlsTerminator is the handler of a TCP route that terminates TLS under
+// tls.options of its own (the generation's, for the router's options):
+// serveTCP runs the handshake with TLSConfig, else with the table's
+// certificates and Go's defaults from TLS 1.2.
+type tlsTerminator interface {
+	TLSConfig() *tls.Config
+}
+
 // serveTCP serves c with route r: TLS termination when the route asks for
 // it, then r's handler, counted in flight (so shutdown waits for it within
 // the grace period). While it runs, it is registered with the
@@ -228,7 +236,7 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, DropProxyHeader: dropProxy, Done: func() { _ = c.Close() }}
 	if r.Terminate {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: t.Certificate}
-		if th, ok := r.Handler.(*terminating); ok {
+		if th, ok := r.Handler.(tlsTerminator); ok {
 			cfg = th.TLSConfig()
 		}
 		tc := tls.Server(&prefixConn{Conn: raw, prefix: peeked}, cfg)

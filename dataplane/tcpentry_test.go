@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // tcpEchoBackend echoes every connection, prefixed by tag, until EOF.
@@ -108,7 +109,7 @@ http:
         servers: [{url: %q}]
 `, router, a, b, w.URL)
 	}
-	tbl := h.apply(conf("r1"), GenerationOptions{})
+	tbl := h.apply(conf("r1"), generation.Options{})
 	if st := tbl.Report().TCPRouters["r1"]; st == nil || st.Status != "enabled" {
 		t.Fatalf("r1: %+v", st)
 	}
@@ -143,12 +144,12 @@ http:
 	}
 	raw.Close()
 	for i := range 5 {
-		h.apply(conf("r1")+fmt.Sprintf("\n# swap %d\n", i), GenerationOptions{})
+		h.apply(conf("r1")+fmt.Sprintf("\n# swap %d\n", i), generation.Options{})
 		if got := lineTrip(t, c, fmt.Sprint(i)); got != fmt.Sprintf("a:%d", i) {
 			t.Fatalf("after swap %d: %q", i, got)
 		}
 	}
-	h.apply(conf("r2"), GenerationOptions{}) // r1 removed
+	h.apply(conf("r2"), generation.Options{}) // r1 removed
 	removed := time.Now()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	_, err = c.Read(make([]byte, 1))
@@ -188,7 +189,7 @@ tcp:
     b:
       loadBalancer:
         servers: [{address: %q}]
-`, b), GenerationOptions{})
+`, b), generation.Options{})
 	for _, partial := range []string{
 		"\x16\x03\x01\x00\x05\x01\x00\x00\xff\xff", // a whole record, the handshake message announced longer
 		"\x16\x03\x01\x00\x40\x01\x00",             // a record cut short
@@ -232,8 +233,8 @@ tcp:
         servers: [{address: "127.0.0.1:9"}]
 `, router)
 	}
-	old := h.apply(conf("r1"), GenerationOptions{})
-	h.apply(conf("r2"), GenerationOptions{}) // r1 removed
+	old := h.apply(conf("r1"), generation.Options{})
+	h.apply(conf("r2"), generation.Options{}) // r1 removed
 	ep := h.srv.eps["raw"]
 	if !ep.tcpLive.empty() {
 		t.Fatal("connections registered before any was served")

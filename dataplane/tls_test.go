@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // selfSigned returns PEM certificate and key for names (CN = names[0]).
@@ -80,7 +82,7 @@ tls:
     - {certFile: %s, keyFile: %s}
     - {certFile: /nonexistent/c.crt, keyFile: /nonexistent/c.key}
 `, filepath.Join(dir, "a.crt"), filepath.Join(dir, "a.key"), yamlQuote(wCert), yamlQuote(wKey))
-	h.apply(cfg(certs), GenerationOptions{})
+	h.apply(cfg(certs), generation.Options{})
 	addr := h.addr("web")
 	for _, tt := range []struct{ sni, wantCN string }{
 		{"a.test", "a.test"},
@@ -139,7 +141,7 @@ tls:
 	// Certificate change without restart: the open HTTP/2 connection keeps
 	// serving, new handshakes get the new certificate.
 	a2Cert, a2Key := selfSigned(t, "a.test", "renewed.a.test")
-	h.apply(cfg(fmt.Sprintf("    - {certFile: %s, keyFile: %s}\n", yamlQuote(a2Cert), yamlQuote(a2Key))), GenerationOptions{})
+	h.apply(cfg(fmt.Sprintf("    - {certFile: %s, keyFile: %s}\n", yamlQuote(a2Cert), yamlQuote(a2Key))), generation.Options{})
 	if _, body := get("https://a.test:" + port + "/again"); echoHeader(body, "Name") != "secure" {
 		t.Errorf("open connection after the certificate change: %q", firstLines(body, 1))
 	}
@@ -159,7 +161,7 @@ tls:
   options:
     bad: {minVersion: VersionTLS99}
 `)
-	g := NewGeneration(h.pool, c, GenerationOptions{})
+	g := generation.New(h.pool, c, generation.Options{})
 	defer g.Close()
 	get, errs := g.BuildTLS(t.Context(), c.Config.TLS, nil)
 	if len(errs) != 2 || !strings.Contains(errs[0].Error()+errs[1].Error(), "/nonexistent/c.crt") || !strings.Contains(errs[0].Error()+errs[1].Error(), "tls.options.bad") {
@@ -191,7 +193,7 @@ tls:
   options:
     modern@file: {minVersion: VersionTLS13, alpnProtocols: [http/1.1]}
     default: {maxVersion: VersionTLS12, sniStrict: true}
-`, be.URL, yamlQuote(aCert), yamlQuote(aKey)), GenerationOptions{})
+`, be.URL, yamlQuote(aCert), yamlQuote(aKey)), generation.Options{})
 	if st := tbl.Report().Routers["c@file"]; st == nil || st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), `tls.options "missing@file" does not exist`) {
 		t.Errorf("router with unknown options: %+v", st)
 	}
@@ -230,7 +232,7 @@ tls:
 // Session tickets stay valid within a generation, so clients resume.
 func TestTLSSessionResumption(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	h.apply(`http: {}`, GenerationOptions{})
+	h.apply(`http: {}`, generation.Options{})
 	cfg := &tls.Config{InsecureSkipVerify: true, ServerName: "x.test", ClientSessionCache: tls.NewLRUClientSessionCache(4), MaxVersion: tls.VersionTLS12} //nolint:gosec // test
 	for i, want := range []bool{false, true} {
 		c, err := tls.Dial("tcp", h.addr("web"), cfg)

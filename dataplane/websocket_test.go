@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gorilla/websocket"
 )
 
@@ -117,7 +119,7 @@ http:
     chat@file: {loadBalancer: {servers: [{url: "http://%s"}]}}
 `, wsExtra, other, be.l.Addr())
 	}
-	h.apply(cfg("", ""), GenerationOptions{})
+	h.apply(cfg("", ""), generation.Options{})
 
 	dialer := websocket.Dialer{NetDial: func(_, _ string) (net.Conn, error) { return net.Dial("tcp", h.addr("web")) }}
 	hdr := http.Header{"Origin": {"https://chat.example.com"}}
@@ -148,7 +150,7 @@ http:
 		}
 	}
 	echo(conn, "before")
-	if ev, ok := obs.find(func(e RequestEvent) bool { return e.Router == "ws@file" }); ok {
+	if ev, ok := obs.find(func(e observe.RequestEvent) bool { return e.Router == "ws@file" }); ok {
 		t.Errorf("upgraded request reported before it ended: %+v", ev)
 	}
 	for i := range 20 {
@@ -156,7 +158,7 @@ http:
 		if i == 19 {
 			wsExtra = ", priority: 1000" // the ws router itself is edited
 		}
-		h.apply(cfg(wsExtra, fmt.Sprint(i)), GenerationOptions{})
+		h.apply(cfg(wsExtra, fmt.Sprint(i)), generation.Options{})
 		echo(conn, fmt.Sprint("during ", i))
 		if i%5 == 0 {
 			c2, _, err := dialer.Dial("ws://chat.example.com/socket", hdr)
@@ -181,13 +183,15 @@ http:
 	}
 	c3.Close()
 	eventually(t, "the closed WebSocket reported as 101", func() bool {
-		_, ok := obs.find(func(e RequestEvent) bool { return e.Router == "ws@file" && e.Status == http.StatusSwitchingProtocols })
+		_, ok := obs.find(func(e observe.RequestEvent) bool {
+			return e.Router == "ws@file" && e.Status == http.StatusSwitchingProtocols
+		})
 		return ok
 	})
 
 	// The router and service removed: the open connection stays (Traefik
 	// keeps it); a new handshake gets 404.
-	h.apply(`http: {}`, GenerationOptions{})
+	h.apply(`http: {}`, generation.Options{})
 	echo(conn, "after removal")
 	if _, resp, err := dialer.Dial("ws://chat.example.com/socket", hdr); err == nil || resp == nil || resp.StatusCode != 404 {
 		t.Errorf("handshake after removal: resp %v err %v, want 404", resp, err)
@@ -263,7 +267,7 @@ func TestUpgradeHalfClose(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
-`, l.Addr()), GenerationOptions{})
+`, l.Addr()), generation.Options{})
 	c, err := net.Dial("tcp", h.addr("web"))
 	if err != nil {
 		t.Fatal(err)

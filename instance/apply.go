@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
@@ -44,7 +44,7 @@ func (f ListenerFunc) Applied(ctx context.Context, m *providers.Merged, at time.
 //     (EntryPointTLS); the certificate files of m are watched, their
 //     contents taken as the reference before the generation reads them
 //     (a file replaced in between is a change, never the reference); a
-//     new dataplane.Generation is built over the pool and router.Compile
+//     new generation.Generation is built over the pool and router.Compile
 //     makes the table.
 //  3. m is saved in the store, with Options.Counts' figures for the
 //     table, before the swap: the swap wakes the dashboard (the old
@@ -118,7 +118,7 @@ func (i *Instance) ReloadStatic(ctx context.Context, c *static.Configuration, in
 
 // ObserveAlso adds o to the observers of the generations built from now
 // on (the next ReloadStatic or Apply builds one).
-func (i *Instance) ObserveAlso(o dataplane.Observer) {
+func (i *Instance) ObserveAlso(o observe.Observer) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.genOpts.Observer = observe.Tee(i.genOpts.Observer, o)
@@ -162,7 +162,7 @@ func (i *Instance) applyLocked(ctx context.Context, saved *providers.Merged, sav
 	if m.Config != nil {
 		i.certFiles.Watch(certs.CertPaths(m.Config.TLS))
 	}
-	gen := dataplane.NewGeneration(i.pool, m, i.genOpts)
+	gen := generation.New(i.pool, m, i.genOpts)
 	t := router.Compile(ctx, m, gen, ropts)
 	// Saved before the swap, because the swap is what tells the dashboard:
 	// each WebSocket loop wakes on the old table's Replaced channel, sends

@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/dataplane/udpproxy"
 	"github.com/gantry-proxy/gantry/providers"
@@ -48,7 +49,7 @@ type Instance struct {
 	static    *static.Configuration // at New; a static reload keeps its own
 	store     *store.DB
 	counts    func(*router.Table) *store.Counts
-	pool      *dataplane.Pool
+	pool      *generation.Pool
 	active    *router.Active
 	agg       *providers.Aggregator
 	certFiles *certs.CertFiles
@@ -73,13 +74,13 @@ type Instance struct {
 	removing []removal
 
 	mu        sync.Mutex // serializes Apply, Reapply and ReloadStatic
-	genOpts   dataplane.GenerationOptions
+	genOpts   generation.Options
 	ropts     router.Options
 	epTLS     EntryPointTLS
 	listeners []Listener
-	last      *providers.Merged     // the configuration applied last
-	gen       *dataplane.Generation // the live generation
-	problems  map[string]bool       // problems logged at the previous apply
+	last      *providers.Merged      // the configuration applied last
+	gen       *generation.Generation // the live generation
+	problems  map[string]bool        // problems logged at the previous apply
 }
 
 // New returns the Instance for the static configuration c: it makes the
@@ -100,7 +101,7 @@ func New(c *static.Configuration, opts Options) *Instance {
 		static:    c,
 		store:     opts.Store,
 		counts:    opts.Counts,
-		pool:      dataplane.NewPool(log.With("component", "pool"), dataplane.PoolOptions{ServersTransport: c.ServersTransport}),
+		pool:      generation.NewPool(log.With("component", "pool"), generation.PoolOptions{ServersTransport: c.ServersTransport}),
 		active:    router.NewActive(),
 		agg:       providers.NewAggregator(log, debounce),
 		certFiles: certs.NewCertFiles(log.With("component", "certfiles")),
@@ -109,13 +110,13 @@ func New(c *static.Configuration, opts Options) *Instance {
 		ropts:     RouterOptions(c),
 		epTLS:     EntryPointTLSOf(c),
 	}
-	i.genOpts = dataplane.GenerationOptions{Log: log, Stapler: i.stapler,
+	i.genOpts = generation.Options{Log: log, Stapler: i.stapler,
 		EntryPointMiddlewares: EntryPointMiddlewares(c), NotFound: EntryPointNotFound(c)}
 	return i
 }
 
 // Pool returns the upstream state shared by every generation.
-func (i *Instance) Pool() *dataplane.Pool { return i.pool }
+func (i *Instance) Pool() *generation.Pool { return i.pool }
 
 // Active returns the routing table the entrypoints serve.
 func (i *Instance) Active() *router.Active { return i.active }
@@ -161,7 +162,7 @@ type Wiring struct {
 	// answered by the entrypoints: HTTP-01 on the entrypoints of
 	// HTTP01EntryPoints) are taken from it; Log, Stapler and the
 	// entrypoint options are the instance's.
-	Generation dataplane.GenerationOptions
+	Generation generation.Options
 	// Listeners are told each configuration applied, in order, right
 	// after its swap (Apply's step 7).
 	Listeners []Listener

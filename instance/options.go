@@ -30,7 +30,7 @@ func RouterOptions(c *static.Configuration) router.Options {
 }
 
 // EntryPointMiddlewares returns entryPoints.<ep>.http.middlewares per
-// entrypoint, for dataplane.GenerationOptions, as written: the Generation
+// entrypoint, for generation.Options, as written: the Generation
 // qualifies a name without "@" with each router's provider, as Traefik
 // does.
 func EntryPointMiddlewares(c *static.Configuration) map[string][]string {
@@ -44,7 +44,7 @@ func EntryPointMiddlewares(c *static.Configuration) map[string][]string {
 }
 
 // EntryPointNotFound returns entryPoints.<ep>.http.notFound per
-// entrypoint, for dataplane.GenerationOptions.
+// entrypoint, for generation.Options.
 func EntryPointNotFound(c *static.Configuration) map[string]*static.NotFoundPage {
 	out := map[string]*static.NotFoundPage{}
 	for name, ep := range c.EntryPoints {

@@ -22,7 +22,7 @@ type certSwitch struct {
 
 func (s *certSwitch) set(m *acme.Manager) { s.m.Store(m) }
 
-// HTTP01 implements dataplane.Challenges.
+// HTTP01 implements certs.Challenges.
 func (s *certSwitch) HTTP01(entryPoint, host, token string) (string, bool) {
 	if m := s.m.Load(); m != nil {
 		return m.HTTP01(entryPoint, host, token)
@@ -30,7 +30,7 @@ func (s *certSwitch) HTTP01(entryPoint, host, token string) (string, bool) {
 	return "", false
 }
 
-// TLSALPN01 implements dataplane.Challenges.
+// TLSALPN01 implements certs.Challenges.
 func (s *certSwitch) TLSALPN01(serverName string) *tls.Certificate {
 	if m := s.m.Load(); m != nil {
 		return m.TLSALPN01(serverName)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dashboard"
-	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/middleware"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/providers"
@@ -43,7 +43,7 @@ type internals struct {
 // internalSources are what the API reads; any may be nil except active.
 type internalSources struct {
 	active  *router.Active
-	pool    *dataplane.Pool
+	pool    *generation.Pool
 	sources dashboard.Sources
 	history dashboard.History
 	// certificates is the ACME manager, nil without certificatesResolvers.
@@ -189,8 +189,8 @@ func newAPI(c *static.Configuration, log *slog.Logger, src internalSources, samp
 }
 
 // observers returns the internal observers to feed from the dataplane.
-func (in *internals) observers() []dataplane.Observer {
-	var out []dataplane.Observer
+func (in *internals) observers() []observe.Observer {
+	var out []observe.Observer
 	if in.live != nil {
 		out = append(out, in.live)
 	}

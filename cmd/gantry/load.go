@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/instance"
 )
 
@@ -205,7 +205,7 @@ func checkStatic(c *static.Configuration) error {
 			}
 		}
 		if r := ep.HTTP; r != nil && r.NotFound != nil {
-			if err := dataplane.CheckNotFound(r.NotFound); err != nil {
+			if err := generation.CheckNotFound(r.NotFound); err != nil {
 				errs = append(errs, fmt.Errorf("entryPoints.%s.http.%w", name, err))
 			}
 		}

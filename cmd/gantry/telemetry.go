@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/instance"
 	"github.com/gantry-proxy/gantry/providers"
@@ -89,7 +89,7 @@ func openTelemetry(ctx context.Context, c *static.Configuration, log *slog.Logge
 			}
 		})
 	}
-	w.Generation = dataplane.GenerationOptions{
+	w.Generation = generation.Options{
 		Observer:   observe.Tee(observers...),
 		Tracing:    tracing,
 		Internal:   in.handlers,

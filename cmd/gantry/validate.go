@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane"
 	"github.com/gantry-proxy/gantry/dataplane/entrypoints"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/instance"
 	"github.com/gantry-proxy/gantry/providers"
@@ -117,7 +117,7 @@ func dynamicProblems(ctx context.Context, l *loaded, stdout io.Writer, log *slog
 				warns = append(warns, p.String())
 			}
 		}
-		pool := dataplane.NewPool(log, dataplane.PoolOptions{ServersTransport: l.Config.ServersTransport})
+		pool := generation.NewPool(log, generation.PoolOptions{ServersTransport: l.Config.ServersTransport})
 		in, err := newInternals(l.Config, log, internalSources{active: router.NewActive(), pool: pool})
 		if err != nil {
 			errs = append(errs, err.Error())
@@ -146,7 +146,7 @@ func dynamicProblems(ctx context.Context, l *loaded, stdout io.Writer, log *slog
 				errs = append(errs, p.String())
 			}
 		}
-		gen := dataplane.NewGeneration(pool, m, dataplane.GenerationOptions{
+		gen := generation.New(pool, m, generation.Options{
 			Log:                   log,
 			Internal:              in.handlers,
 			EntryPointMiddlewares: instance.EntryPointMiddlewares(l.Config),

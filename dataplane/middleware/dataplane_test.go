@@ -14,26 +14,27 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/router"
 )
 
-// generation builds a dataplane Generation (the real proxy) over a merged
+// buildGeneration builds a dataplane Generation (the real proxy) over a merged
 // YAML configuration whose names are already qualified.
-func generation(t *testing.T, yml string) *dataplane.Generation {
+func buildGeneration(t *testing.T, yml string) *generation.Generation {
 	t.Helper()
 	c, err := config.Decode([]byte(yml), config.YAML)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := dataplane.NewPool(slog.New(slog.DiscardHandler), dataplane.PoolOptions{})
+	pool := generation.NewPool(slog.New(slog.DiscardHandler), generation.PoolOptions{})
 	t.Cleanup(pool.Close)
-	g := dataplane.NewGeneration(pool, &providers.Merged{Config: c}, dataplane.GenerationOptions{})
+	g := generation.New(pool, &providers.Merged{Config: c}, generation.Options{})
 	t.Cleanup(g.Close)
 	return g
 }
 
-func routerServer(t *testing.T, g *dataplane.Generation, c *config.Configuration, name string) (*httptest.Server, error) {
+func routerServer(t *testing.T, g *generation.Generation, c *config.Configuration, name string) (*httptest.Server, error) {
 	t.Helper()
 	h, err := g.Build(context.Background(), name, c.HTTP.Routers[name])
 	if err != nil {
@@ -72,7 +73,7 @@ http:
     strip@file:    {rule: "PathPrefix(` + "`/app`" + `)", service: app@docker, middlewares: ["strip-app@file"]}
 `
 	c, _ := config.Decode([]byte(yml), config.YAML)
-	g := generation(t, yml)
+	g := buildGeneration(t, yml)
 
 	app, err := routerServer(t, g, c, "app@docker")
 	if err != nil {
@@ -144,7 +145,7 @@ http:
 		t.Fatal(err)
 	}
 	m := &providers.Merged{Config: c}
-	g := generation(t, yml)
+	g := buildGeneration(t, yml)
 	tbl := router.Compile(context.Background(), m, g, router.Options{EntryPoints: []router.EntryPoint{{Name: "lb"}, {Name: "direct"}}})
 	active := router.NewActive()
 	active.Swap(tbl)

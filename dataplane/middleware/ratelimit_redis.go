@@ -21,7 +21,7 @@ import (
 
 // Releaser is an optional capability of a Resolver: OnRelease registers f
 // to run when the generation that built the middleware is retired
-// (dataplane.Generation). The Redis rate limiter releases its client so.
+// (generation.Generation). The Redis rate limiter releases its client so.
 type Releaser interface {
 	OnRelease(f func())
 }

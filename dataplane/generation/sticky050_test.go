@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ http:
     odd@file:   {loadBalancer: {sticky: {cookie: {name: "my cookie;v"}}, servers: [{url: %[1]q}]}}
     dflt@file:  {loadBalancer: {sticky: {cookie: {}}, servers: [{url: %[1]q}]}}
     none@file:  {loadBalancer: {sticky: {cookie: {name: s, sameSite: none}}, servers: [{url: %[1]q}]}}
-`, be.URL), GenerationOptions{})
+`, be.URL), Options{})
 	setCookie := func(host string) string {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/", nil)

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"bufio"
@@ -77,7 +77,7 @@ tcp:
 		ne, ok := err.(net.Error)
 		return err != nil && !(ok && ne.Timeout())
 	}
-	h.apply(conf(1), GenerationOptions{})
+	h.apply(conf(1), Options{})
 	deadline := time.Now().Add(10 * time.Second)
 	hang.Store(true) // client connections to the server are held from now on
 	for !notRouted() {
@@ -85,7 +85,7 @@ tcp:
 			t.Fatal("the failing server was never taken out of rotation")
 		}
 	}
-	h.apply(conf(2), GenerationOptions{})
+	h.apply(conf(2), Options{})
 	if !notRouted() {
 		t.Fatal("after a swap the server found down counts as healthy again before its new check ends")
 	}

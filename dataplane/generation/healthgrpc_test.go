@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"context"
@@ -56,7 +56,7 @@ http:
       loadBalancer:
         servers: [{url: "h2c://%s"}]
         healthCheck: {mode: grpc, interval: 50ms, unhealthyInterval: 20ms, timeout: 2s, hostname: health.example, headers: {X-Probe: gantry}}
-`, addr), GenerationOptions{})
+`, addr), Options{})
 	if st := tbl.Report().Routers["g@file"]; st.Status != "enabled" {
 		t.Fatalf("router: %+v", st)
 	}
@@ -119,7 +119,7 @@ http:
   routers: {g@file: {rule: "PathPrefix(`+"`/`"+`)", service: g@file}}
   services:
     g@file: {loadBalancer: {servers: [{url: "h2c://127.0.0.1:1"}], healthCheck: {mode: tcp}}}
-`, GenerationOptions{})
+`, Options{})
 	if st := tbl.Report().Routers["g@file"]; st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), `"tcp" is not one of http, grpc`) {
 		t.Errorf("mode tcp: %+v", st)
 	}

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // router or middleware that names it (Service), then shared.
 
 // Service implements middleware.Resolver: it builds (once) the handler of
-// the named service: an internal one from GenerationOptions.Internal, or a
+// the named service: an internal one from Options.Internal, or a
 // loadBalancer, weighted, mirroring or failover service. Errors wrap
 // *router.ObjectError naming the service.
 func (g *Generation) Service(ctx context.Context, name string) (http.Handler, error) {

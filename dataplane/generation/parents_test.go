@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ http:
   services:
     admin@file: {loadBalancer: {servers: [{url: %q}]}}
     user@file:  {loadBalancer: {servers: [{url: %q}]}}
-`, admin.URL, user.URL), GenerationOptions{})
+`, admin.URL, user.URL), Options{})
 	rep := tbl.Report()
 	for _, n := range []string{"api@file", "admin@file", "user@file", "deep@file", "leaf@file"} {
 		if st := rep.Routers[n]; st == nil || st.Status != "enabled" {
@@ -77,7 +77,7 @@ http:
   services:
     admin@file: {loadBalancer: {servers: [{url: %q}]}}
     user@file:  {loadBalancer: {servers: [{url: %q}]}}
-`, admin.URL, user.URL), GenerationOptions{})
+`, admin.URL, user.URL), Options{})
 	if code, body := h.get("web", "x", "/api/v1"); code != 200 || echoHeader(body, "Name") != "user" || echoHeader(body, "X-Tag") != "user" {
 		t.Errorf("/api/v1 without the role: %d %q", code, firstLines(body, 3))
 	}

@@ -1,17 +1,19 @@
-package dataplane
+package generation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/proxy"
 	"github.com/gantry-proxy/gantry/router"
@@ -49,7 +51,7 @@ func (h *recoverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // none) and traces it (tracing nil: not traced).
 type observeHandler struct {
 	next                   http.Handler
-	obs                    Observer
+	obs                    observe.Observer
 	tracing                *observe.Tracing
 	router, service, rule  string
 	noAccessLog, noMetrics bool // the router's observability options
@@ -61,15 +63,15 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var tr *observe.Trace
 	if h.tracing != nil {
 		ep := ""
-		if ci := connInfoOf(r); ci != nil {
-			ep = ci.entryPoint
+		if ci := conninfo.Of(r); ci != nil {
+			ep = ci.EntryPoint
 		}
 		r, tr = h.tracing.Start(r, ep, h.router, h.rule, h.service)
 		ex.SetTrace(tr)
 	}
 	defer func() {
 		ev := ex.Event()
-		*ev = RequestEvent{
+		*ev = observe.RequestEvent{
 			Start:          start,
 			Duration:       time.Since(start),
 			Router:         h.router,
@@ -78,7 +80,7 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Retries:        ex.Retries(),
 			Method:         r.Method,
 			Host:           r.Host,
-			Path:           requestTarget(r),
+			Path:           conninfo.RequestTarget(r),
 			Proto:          r.Proto,
 			ClientAddr:     r.RemoteAddr,
 			Status:         ex.Status(),
@@ -89,13 +91,13 @@ func (h *observeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			NoAccessLog:    h.noAccessLog,
 			NoMetrics:      h.noMetrics,
 			Rule:           h.rule,
-			LocalPort:      localPort(r),
+			LocalPort:      conninfo.LocalPort(r),
 			Attempts:       ex.Attempts(),
 			OriginStatus:   ex.Origin(),
 			Calls:          ex.ServiceCalls(),
 		}
-		if ci := connInfoOf(r); ci != nil {
-			ev.EntryPoint = ci.entryPoint
+		if ci := conninfo.Of(r); ci != nil {
+			ev.EntryPoint = ci.EntryPoint
 		}
 		if r.TLS != nil {
 			ev.TLSVersion, ev.TLSCipher = r.TLS.Version, r.TLS.CipherSuite
@@ -183,8 +185,8 @@ type epDispatch struct {
 }
 
 func (d *epDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if ci := connInfoOf(r); ci != nil {
-		if h, ok := d.byEP[ci.entryPoint]; ok {
+	if ci := conninfo.Of(r); ci != nil {
+		if h, ok := d.byEP[ci.EntryPoint]; ok {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -192,20 +194,15 @@ func (d *epDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.def.ServeHTTP(w, r)
 }
 
-// requestTarget is the request-target as received (path and query, as
-// Traefik's access log RequestPath), or the URL's when the server did not
-// keep it.
-func requestTarget(r *http.Request) string {
-	if r.RequestURI != "" {
-		return r.RequestURI
+// WrapInternal implements router.Builder: an internal router (the
+// entrypoint redirection) is observed like any other, its requests in
+// the metrics of its entrypoint and router and in the access log (no
+// service series: it forwards to none).
+func (g *Generation) WrapInternal(_ context.Context, name string, r *config.Router, h http.Handler) http.Handler {
+	cp := *r
+	cp.Service = ""
+	if oh := g.observe(name, &cp, h); oh != nil {
+		return oh
 	}
-	return r.URL.RequestURI()
-}
-
-// localPort is the port r's connection was accepted on, 0 when unknown.
-func localPort(r *http.Request) int {
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
-		return a.Port
-	}
-	return 0
+	return h
 }

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // BuildNotFound implements router.Builder from
-// GenerationOptions.NotFound (entryPoints.<ep>.http.notFound): the errors
+// Options.NotFound (entryPoints.<ep>.http.notFound): the errors
 // middleware, catching the bare 404, with the page's status rewritten to
 // the configured one. (nil, nil) when the entrypoint has none. Errors name
 // the option and the service (unknown, unqualified, broken).

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ http:
     echo@file:     {loadBalancer: {servers: [{url: %q}]}}
     fo@file:     {failover: {service: primary@file, fallback: fallback@file, errors: {status: ["502-504"]}}}
     foecho@file: {failover: {service: primary@file, fallback: echo@file, errors: {status: ["503"], maxRequestBodyBytes: 1024}}}
-`, sp.URL, sf.URL, echo.URL), GenerationOptions{})
+`, sp.URL, sf.URL, echo.URL), Options{})
 	for name, st := range tbl.Report().Routers {
 		if st.Status != "enabled" {
 			t.Fatalf("router %s: %+v", name, st)
@@ -96,7 +96,7 @@ http:
   services:
     a@file: {loadBalancer: {servers: [{url: "http://127.0.0.1:1"}]}}
     fo@file: {failover: {service: a@file, fallback: a@file, errors: {status: ["5xx"]}}}
-`, GenerationOptions{})
+`, Options{})
 	if st := tbl.Report().Routers["fo@file"]; st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), "failover.errors.status[0]") {
 		t.Errorf("bad status: %+v", st)
 	}
@@ -131,7 +131,7 @@ http:
     fo-hc@file:     {failover: {service: main-hc@file, fallback: fb@file}}
     fo-fbnohc@file: {failover: {service: main-hc@file, fallback: fb@file, healthCheck: {}}}
     fo-both@file:   {failover: {service: main-hc@file, fallback: fb-hc@file, healthCheck: {}}}
-`, fb.URL, fb.URL), GenerationOptions{})
+`, fb.URL, fb.URL), Options{})
 	rep := tbl.Report().Routers
 	for name, want := range map[string]string{
 		"nohc@file":   "main service main-nohc@file has no healthCheck",

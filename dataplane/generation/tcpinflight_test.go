@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ tcp:
     echo: {loadBalancer: {servers: [{address: %q}]}}
 %s`, amount, echo, extra)
 	}
-	h.apply(conf(2, ""), GenerationOptions{})
+	h.apply(conf(2, ""), Options{})
 	dial := func() net.Conn {
 		t.Helper()
 		c, err := net.Dial("tcp", h.addr("tcpep"))
@@ -57,11 +57,11 @@ tcp:
 	if !refused(dial()) {
 		t.Fatal("a third connection got through a cap of 2")
 	}
-	h.apply(conf(2, "    other: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n"), GenerationOptions{})
+	h.apply(conf(2, "    other: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n"), Options{})
 	if !refused(dial()) {
 		t.Fatal("after an unrelated swap, a third connection got through a cap of 2: the count restarted")
 	}
-	h.apply(conf(3, ""), GenerationOptions{})
+	h.apply(conf(3, ""), Options{})
 	c3 := dial()
 	if got := lineTrip(t, c3, "three"); got != "e:three" {
 		t.Fatalf("cap raised to 3: third connection got %q", got)
@@ -88,7 +88,7 @@ tcp:
 		t.Fatal("after one held connection closed, no new connection got through")
 	}
 	// The router gone and every connection closed, nothing is kept.
-	h.apply("tcp:\n  services:\n    echo: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n", GenerationOptions{})
+	h.apply("tcp:\n  services:\n    echo: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n", Options{})
 	for _, c := range append(held, c3) {
 		c.Close()
 	}
@@ -109,7 +109,7 @@ tcp:
     old: {ipWhiteList: {sourceRange: ["192.0.2.1/32"]}}
   services:
     echo: {loadBalancer: {servers: [{address: %q}]}}
-`, echo), GenerationOptions{})
+`, echo), Options{})
 	st := tbl.Report().TCPMiddlewares["old"]
 	if st == nil || st.Status != "warning" || len(st.Errors) != 1 || !strings.Contains(st.Errors[0], "ipWhiteList is deprecated") {
 		t.Fatalf("tcp middleware old: %+v, want a deprecation warning", st)
@@ -144,7 +144,7 @@ tcp:
     legacy: {loadBalancer: {proxyProtocol: {version: 1}, servers: [{address: "127.0.0.1:1"}]}}
   serversTransports:
     v1: {proxyProtocol: {version: 1}}
-`, GenerationOptions{})
+`, Options{})
 	rep := tbl.Report().TCPServices
 	if st := rep["both"]; st.Status != "warning" || len(st.Errors) != 2 || !strings.Contains(st.Errors[0], "loadBalancer.proxyProtocol is deprecated") || !strings.Contains(st.Errors[0], "ignored, serversTransport v1 decides") {
 		t.Errorf("both: %+v", st)

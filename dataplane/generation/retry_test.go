@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"crypto/sha256"
@@ -75,7 +75,7 @@ http:
     r3@file: {retry: {attempts: 4, status: ["503"], retryNonIdempotentMethod: true, maxRequestBodyBytes: 1048576}}
   services:
     api@file: {loadBalancer: {servers: [%s]}}
-`, servers), GenerationOptions{})
+`, servers), Options{})
 	}
 	send := func(host, method, path, body string) int {
 		req, _ := http.NewRequest(method, "http://"+h.addr("web")+path, strings.NewReader(body))

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"context"
@@ -20,12 +20,12 @@ import (
 	"github.com/gantry-proxy/gantry/router"
 )
 
-// GenerationOptions configures a Generation.
-type GenerationOptions struct {
+// Options configures a Generation.
+type Options struct {
 	// Log receives build errors and warnings; nil discards.
 	Log *slog.Logger
 	// Observer receives one event per finished request; nil means none.
-	Observer Observer
+	Observer observe.Observer
 	// Tracing traces each routed request (tracing section); nil means none.
 	Tracing *observe.Tracing
 	// Internal maps services Gantry provides itself ("api@internal",
@@ -57,7 +57,7 @@ type GenerationOptions struct {
 type Generation struct {
 	pool *Pool
 	m    *providers.Merged
-	opts GenerationOptions
+	opts Options
 	log  *slog.Logger
 
 	mu          sync.Mutex
@@ -90,8 +90,8 @@ var (
 	_ middleware.Resolver = (*Generation)(nil)
 )
 
-// NewGeneration returns a Generation over m (qualified names) using pool.
-func NewGeneration(pool *Pool, m *providers.Merged, opts GenerationOptions) *Generation {
+// New returns a Generation over m (qualified names) using pool.
+func New(pool *Pool, m *providers.Merged, opts Options) *Generation {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

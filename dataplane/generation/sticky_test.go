@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"crypto/sha1" //nolint:gosec // Traefik's cookie-name derivation
@@ -65,7 +65,7 @@ http:
         sticky: {cookie: {name: app_lb, secure: true, httpOnly: true, sameSite: lax, maxAge: 3600, path: /shop, domain: example.com}}
         servers: [{url: %q}, {url: %q, weight: %d}, {url: %q}]
 `
-	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 1, c.URL), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 1, c.URL), Options{})
 	var clients []*stickyClient
 	dist := map[string]int{}
 	for range 9 {
@@ -94,7 +94,7 @@ http:
 		}
 	}
 	// b drained: weight 0.
-	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 0, c.URL), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 0, c.URL), Options{})
 	for cl, was := range pinned {
 		got := cl.get()
 		switch {
@@ -133,7 +133,7 @@ func TestStickyCookieOnErrorStatus(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {sticky: {cookie: {}}, servers: [{url: %q}]}}}
-`, be.URL), GenerationOptions{})
+`, be.URL), Options{})
 	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ http:
     a@file: {loadBalancer: {sticky: {cookie: {name: inner}}, servers: [{url: %q}, {url: %q}]}}
     b@file: {loadBalancer: {servers: [{url: %q}]}}
 `
-	h.apply(fmt.Sprintf(cfg, 1, a1.URL, a2.URL, b1.URL), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, 1, a1.URL, a2.URL, b1.URL), Options{})
 	var cl *stickyClient
 	for range 4 { // find a client pinned into a@file
 		cl = newStickyClient(t, h, "x")
@@ -183,7 +183,7 @@ http:
 		t.Errorf("legacy value: served by %s, cookies %v", got, legacy.lastSet)
 	}
 	// a@file drained in the weighted service: its client moves to b.
-	h.apply(fmt.Sprintf(cfg, 0, a1.URL, a2.URL, b1.URL), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, 0, a1.URL, a2.URL, b1.URL), Options{})
 	if got := cl.get(); got != "b1" {
 		t.Errorf("client of the weight-0 child served by %s, want b1", got)
 	}
@@ -225,14 +225,14 @@ http:
         sticky: {cookie: {name: app_lb}}
         servers: [%s]
 `
-	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}, {url: %q}", a.URL, b.URL, c.URL)), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}, {url: %q}", a.URL, b.URL, c.URL)), Options{})
 	pinned := map[*stickyClient]string{}
 	for range 9 {
 		cl := newStickyClient(t, h, "app.example.com")
 		pinned[cl] = cl.get()
 	}
 	// b terminating: fenced.
-	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q, fenced: true}, {url: %q}", a.URL, b.URL, c.URL)), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q, fenced: true}, {url: %q}", a.URL, b.URL, c.URL)), Options{})
 	onB := 0
 	for cl, was := range pinned {
 		if was == "b" {
@@ -252,7 +252,7 @@ http:
 		}
 	}
 	// b gone: its clients get another server and a new cookie.
-	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}", a.URL, c.URL)), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}", a.URL, c.URL)), Options{})
 	for cl, was := range pinned {
 		got := cl.get()
 		if was == "b" && (got == "b" || len(cl.lastSet) != 1) {

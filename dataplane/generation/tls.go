@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/dataplane/certs"
+	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -25,7 +26,7 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration, hos
 		Cache:      g.pool.kept,
 		Challenges: g.opts.Challenges,
 		Stapler:    g.opts.Stapler,
-		Conn:       helloHandshake,
+		Conn:       conninfo.Handshake,
 	})
 	g.mu.Lock()
 	g.certGet = s.Certificate
@@ -43,45 +44,13 @@ func (g *Generation) BuildTLS(_ context.Context, c *config.TLSConfiguration, hos
 // request gets 421: the client reconnects under the current options.
 // ok is false for requests that came through no TLS server connection.
 func (g *Generation) NegotiatedTLSOptions(r *http.Request) (string, bool) {
-	ci := connInfoOf(r)
-	if ci == nil || ci.hs.Policy == nil {
+	ci := conninfo.Of(r)
+	if ci == nil || ci.Handshake.Policy == nil {
 		return "", false
 	}
-	p := ci.hs.Policy
+	p := ci.Handshake.Policy
 	if s := g.store; s != nil && !p.Same(s.Policy(p.Name())) {
 		return p.Name() + " (changed since the handshake)", true
 	}
 	return p.Name(), true
-}
-
-// helloHandshake returns the certs.Handshake of the Server connection a
-// TLS handshake runs on, or nil (certs.ConnOf).
-func helloHandshake(hello *tls.ClientHelloInfo) *certs.Handshake {
-	if ci := helloConnInfo(hello); ci != nil {
-		return &ci.hs
-	}
-	return nil
-}
-
-// SetChallenges makes every entrypoint answer the ACME challenges of c
-// ahead of any router and ahead of entrypoint redirections, as Traefik
-// does, entrypoints added later included (certs.AnswerHTTP01; TLS-ALPN-01
-// through the generation's certificate store, for the names c is
-// validating). http01EntryPoints are the entrypoints of the resolvers'
-// httpChallenge: there every request under /.well-known/acme-challenge/
-// is answered by Gantry, 404 for a token it does not know (Traefik's
-// acme-http@internal router, priority MaxInt), unless the entrypoint sets
-// allowACMEByPass. Call it before Start; nil turns answering off.
-func (s *Server) SetChallenges(c certs.Challenges, http01EntryPoints ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.challenges = c
-	s.http01 = map[string]bool{}
-	for _, name := range http01EntryPoints {
-		s.http01[name] = true
-	}
-	for name, ep := range s.eps {
-		ep.challenges = c
-		ep.http01 = s.http01[name]
-	}
 }

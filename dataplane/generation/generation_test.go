@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ http:
   middlewares:
     bad@file: {stripPrefixRegex: {regex: ["(["]}}
     chain@file: {chain: {middlewares: [bad@file]}}
-`, be.URL), GenerationOptions{})
+`, be.URL), Options{})
 	rep := tbl.Report()
 	tests := []struct{ router, want string }{
 		{"nosvc@file", `"missing@file" does not exist`},
@@ -109,7 +109,7 @@ http:
   middlewares:
     tag@file: {headers: {customRequestHeaders: {X-Tag: svc}}}
     ep@file: {headers: {customRequestHeaders: {X-Ep: admin}}}
-`, a.URL, b.URL, mirrorBE.URL, a.URL), GenerationOptions{
+`, a.URL, b.URL, mirrorBE.URL, a.URL), Options{
 		Internal:              internal,
 		EntryPointMiddlewares: map[string][]string{"admin": {"ep@file"}},
 	})
@@ -180,7 +180,7 @@ http:
   routers: {%s@file: {rule: "PathPrefix(` + "`/`" + `)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 300ms}, servers: [{url: %q}]}}}
 `
-	h.apply(fmt.Sprintf(cfg, "r", be.URL), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, "r", be.URL), Options{})
 	if st := h.pool.Status(); len(st) != 1 {
 		t.Fatalf("status %v; want one backend", st)
 	}
@@ -188,7 +188,7 @@ http:
 	if code, _ := h.get("web", "x", "/"); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	h.apply(fmt.Sprintf(cfg, "renamed", be.URL), GenerationOptions{})
+	h.apply(fmt.Sprintf(cfg, "renamed", be.URL), Options{})
 	if st := h.pool.Status(); len(st) != 1 || st[0].LastCheck.IsZero() {
 		t.Errorf("after a swap: status %+v; want the running checker kept (its last check known)", st)
 	}
@@ -200,7 +200,7 @@ http:
 	if first == nil || first != second {
 		t.Errorf("upstream connections %v then %v; want the transport's keep-alive connection kept across the swap", first, second)
 	}
-	h.apply(`http: {}`, GenerationOptions{})
+	h.apply(`http: {}`, Options{})
 	if st := h.pool.Status(); len(st) != 0 {
 		t.Errorf("after the swap: status %v; want none", st)
 	}

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func TestActiveHealthThroughProxy(t *testing.T) {
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 20ms, timeout: 1s}, servers: [{url: %q}, {url: %q}]}}}
-`, a.URL, b.URL), GenerationOptions{})
+`, a.URL, b.URL), Options{})
 	names := func(n int) map[string]int {
 		m := map[string]int{}
 		for range n {
@@ -68,12 +68,13 @@ http:
 http:
   routers: {r2@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 20ms, timeout: 1s}, servers: [{url: %q}, {url: %q}]}}}
-`, a.URL, b.URL), GenerationOptions{})
+`, a.URL, b.URL), Options{})
 	if got := names(4); got["b"] != 0 {
 		t.Errorf("after a swap the known-down server got requests: %v", got)
 	}
 }
 
+// statusOf returns the status of the backend with URL u in p (zero when absent).
 func statusOf(p *Pool, u string) balance.BackendStatus {
 	for _, s := range p.Status() {
 		if s.URL == u {
@@ -101,7 +102,7 @@ http:
   services:
     s@file: {loadBalancer: {passiveHealthCheck: {failureWindow: 1m, maxFailedAttempts: 2}, servers: [{url: %q}, {url: "http://%s"}]}}
     d@file: {loadBalancer: {passiveHealthCheck: {failureWindow: 1m}, servers: [{url: "http://%s"}]}}
-`, a.URL, dead, dead), GenerationOptions{})
+`, a.URL, dead, dead), Options{})
 	var codes []int
 	for range 8 {
 		c, _ := h.get("web", "x", "/")

@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ http:
   routers: {r@file: {rule: "Host(`+"`lt`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {strategy: leasttime, servers: [{url: %q}, {url: %q}]}}}
 `, slow.URL, fast.URL)
-	tbl := h.apply(cfg, GenerationOptions{})
+	tbl := h.apply(cfg, Options{})
 	if st := tbl.Report().Routers["r@file"]; st == nil || st.Status != "enabled" {
 		t.Fatalf("router status %+v, want enabled", st)
 	}
@@ -40,7 +40,7 @@ http:
 	if counts["slow"] > 2 || counts["fast"] < 18 {
 		t.Fatalf("distribution %v, want the slow server at most twice (first sample, maybe a probe)", counts)
 	}
-	h.apply(strings.Replace(cfg, "leasttime", "leasttime, passHostHeader: false", 1), GenerationOptions{})
+	h.apply(strings.Replace(cfg, "leasttime", "leasttime, passHostHeader: false", 1), Options{})
 	counts = map[string]int{}
 	for range 10 {
 		_, body := h.get("web", "lt", "/")

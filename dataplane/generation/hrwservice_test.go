@@ -1,4 +1,4 @@
-package dataplane
+package generation
 
 import (
 	"context"
@@ -24,7 +24,7 @@ http:
     hrw@file: {highestRandomWeight: {services: [%s]}}
 `
 	mapping := func(children string) map[string]string {
-		tbl := h.apply(fmt.Sprintf(cfg, a.URL, b.URL, c.URL, children), GenerationOptions{})
+		tbl := h.apply(fmt.Sprintf(cfg, a.URL, b.URL, c.URL, children), Options{})
 		if st := tbl.Report().Routers["r@file"]; st.Status != "enabled" {
 			t.Fatalf("router: %+v", st)
 		}
