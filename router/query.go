@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/gantry-proxy/gantry/internal/ascii"
 )
 
 // queryMatch reports whether the raw query has a parameter whose decoded
@@ -48,10 +50,10 @@ func validEscapes(s string) bool {
 		if i+2 >= len(s) {
 			return false
 		}
-		if _, ok := unhex(s[i+1]); !ok {
+		if _, ok := ascii.Unhex(s[i+1]); !ok {
 			return false
 		}
-		if _, ok := unhex(s[i+2]); !ok {
+		if _, ok := ascii.Unhex(s[i+2]); !ok {
 			return false
 		}
 		i += 2
@@ -69,8 +71,8 @@ func unescapedEqual(raw, want string) bool {
 		case '+':
 			c = ' '
 		case '%':
-			hi, _ := unhex(raw[i+1])
-			lo, _ := unhex(raw[i+2])
+			hi, _ := ascii.Unhex(raw[i+1])
+			lo, _ := ascii.Unhex(raw[i+2])
 			c = hi<<4 | lo
 			i += 2
 		}

@@ -3,6 +3,8 @@ package router
 import (
 	"net/http"
 	"strings"
+
+	"github.com/gantry-proxy/gantry/internal/ascii"
 )
 
 // input is what the matchers see of one request. It lives on the stack of
@@ -88,18 +90,6 @@ func upper(c byte) byte {
 	return c
 }
 
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
 // routingPath returns the path the path matchers see: the escaped request
 // path with every percent-escape decoded except those of reserved
 // characters, which stay as sent ("/a%2Fb%20c" routes as "/a%2Fb c").
@@ -127,8 +117,8 @@ func routingPath(r *http.Request) string {
 			b.WriteByte(c)
 			continue
 		}
-		hi, ok1 := unhex(p[i+1])
-		lo, ok2 := unhex(p[i+2])
+		hi, ok1 := ascii.Unhex(p[i+1])
+		lo, ok2 := ascii.Unhex(p[i+2])
 		if !ok1 || !ok2 {
 			b.WriteByte(c)
 			continue

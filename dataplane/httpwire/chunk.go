@@ -1,6 +1,10 @@
 package httpwire
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/gantry-proxy/gantry/internal/ascii"
+)
 
 // MaxChunkSizeDigits is the most hex digits a chunk size may have
 // (leading zeros count): 15 digits stay below 2^60, so a size never
@@ -42,7 +46,7 @@ func ParseChunkLine(line []byte) (int64, error) {
 	var n int64
 	i := 0
 	for ; i < len(line); i++ {
-		d, ok := unhex(line[i])
+		d, ok := ascii.Unhex(line[i])
 		if !ok {
 			break
 		}
@@ -61,18 +65,6 @@ func ParseChunkLine(line []byte) (int64, error) {
 		return 0, ErrChunkExt
 	}
 	return n, nil
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // chunkExt reports whether b is one or more chunk extensions (the
