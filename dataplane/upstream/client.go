@@ -344,9 +344,14 @@ func (h *Host) dial(ctx context.Context, upgrade bool) (*pconn, *http2.ClientCon
 			return nil, nil, &dialError{err}
 		}
 		if tc.ConnectionState().NegotiatedProtocol == "h2" {
-			cc, err := h.c.h2.NewClientConn(tc)
+			// Above TLS, so the frames gathered also share TLS records
+			// (see the h2c transport's DialTLSContext in New); the
+			// writer ends when the transport closes the connection.
+			wc := tlsCoalesced{coalesce.NewConn(tc), tc}
+			go wc.Run()
+			cc, err := h.c.h2.NewClientConn(wc)
 			if err != nil {
-				tc.Close()
+				wc.Close()
 				return nil, nil, &dialError{err}
 			}
 			return nil, cc, nil
@@ -360,6 +365,16 @@ func (h *Host) dial(ctx context.Context, upgrade bool) (*pconn, *http2.ClientCon
 	}
 	return newPconn(c), nil, nil
 }
+
+// tlsCoalesced is a TLS connection that negotiated h2, written through a
+// coalesce.Conn; it keeps the connection's TLS state visible to
+// x/net/http2 (Response.TLS).
+type tlsCoalesced struct {
+	*coalesce.Conn
+	tc *tls.Conn
+}
+
+func (c tlsCoalesced) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
 
 // Proto reports how requests to h travel: "h2" for h2c backends and https
 // backends known to speak h2, else "http/1.1".
