@@ -197,12 +197,33 @@ func (i *Instance) applyLocked(ctx context.Context, saved *providers.Merged, sav
 	}
 	rep := t.Report()
 	i.logProblems(ctx, m, rep)
-	i.log.Info("config applied",
+	attrs := []any{
 		"version", m.Version,
 		"routers", rep.RouterCount(),
 		"disabled", rep.Count(router.StatusDisabled),
-		"took", time.Since(start).Round(time.Microsecond))
+		"took", time.Since(start).Round(time.Microsecond),
+	}
+	if w := waiting(m); w != "" {
+		attrs = append(attrs, "waiting", w)
+	}
+	i.log.Info("config applied", attrs...)
 	return t
+}
+
+// waiting names the providers that have not published since Gantry
+// started (state starting, or stored: their part of the last good
+// configuration is served), comma-separated and sorted, or "" when every
+// provider has: a configuration applied while one is still being waited
+// for says so in its log line ("waiting=file").
+func waiting(m *providers.Merged) string {
+	var names []string
+	for name, s := range m.Sources {
+		if s.State == providers.StateStarting || s.State == providers.StateStored {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 // logProblems logs each problem that was not there at the previous apply

@@ -208,3 +208,31 @@ func writePair(t *testing.T, crt, key, cn string) {
 		t.Fatal(err)
 	}
 }
+
+// A configuration applied before every provider has published says which
+// it still waits for (a test or an operator waiting for the file
+// provider's routers waits for a line without it); one applied after all
+// have published says nothing.
+func TestApplyLogNamesProvidersNotHeardFrom(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	c := &static.Configuration{EntryPoints: map[string]*static.EntryPoint{"web": {Address: ":80"}}}
+	a := New(c, Options{Log: log})
+	defer a.Shutdown(context.Background())
+	a.Apply(context.Background(), &providers.Merged{Version: "v1", Config: config.New(), Sources: map[string]providers.SourceState{
+		"internal": {State: providers.StateOK}, "file": {State: providers.StateStarting}, "docker": {State: providers.StateStored},
+	}})
+	a.Apply(context.Background(), &providers.Merged{Version: "v2", Config: config.New(), Sources: map[string]providers.SourceState{
+		"internal": {State: providers.StateOK}, "file": {State: providers.StateOK}, "docker": {State: providers.StateDown},
+	}})
+	lines := slices.DeleteFunc(strings.Split(logs.String(), "\n"), func(l string) bool { return !strings.Contains(l, `msg="config applied"`) })
+	if len(lines) != 2 {
+		t.Fatalf("config applied lines: %q", lines)
+	}
+	if !strings.Contains(lines[0], "waiting=docker,file") {
+		t.Errorf("first line does not name the providers not heard from: %s", lines[0])
+	}
+	if strings.Contains(lines[1], "waiting=") {
+		t.Errorf("second line names a provider waited for, all have published: %s", lines[1])
+	}
+}
