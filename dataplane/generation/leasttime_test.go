@@ -13,7 +13,7 @@ import (
 // survives a configuration swap (state lives in the Pool).
 func TestLeastTimeBalancer(t *testing.T) {
 	slow := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // far above a loaded machine's latency to the fast one
 		fmt.Fprint(w, "slow")
 	}))
 	defer slow.Close()
