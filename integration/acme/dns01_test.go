@@ -160,8 +160,14 @@ func children(t *testing.T, pid int, comm string) []int {
 func TestDNSChallengeWithoutHelper(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gantry")
-	if err := os.Link(harness.GantryBin(t), bin); err != nil {
-		t.Skipf("cannot link the gantry binary into %s: %v", dir, err)
+	if err := os.Link(harness.GantryBin(t), bin); err != nil { // another file system: a copy
+		b, err := os.ReadFile(harness.GantryBin(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	adm := harness.FreeAddr(t)
 	cfg := harness.WriteFile(t, dir, "gantry.yml", fmt.Sprintf(`
