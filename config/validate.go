@@ -43,12 +43,10 @@ func Validate(c *Configuration) []ValidationError {
 	}
 	if c.HTTP != nil {
 		parents := parentNames(c.HTTP.Routers)
-		for _, name := range sortedKeys(c.HTTP.Routers) {
-			errs = append(errs, validateRouter(name, c.HTTP.Routers[name], parents)...)
-		}
-		for _, name := range sortedKeys(c.HTTP.Services) {
-			errs = append(errs, validateService(name, c.HTTP.Services[name])...)
-		}
+		errs = append(errs, validateEach("router", c.HTTP.Routers, func(e fieldErrorf, name string, r *Router) []ValidationError {
+			return validateRouter(e, name, r, parents)
+		})...)
+		errs = append(errs, validateEach("service", c.HTTP.Services, validateService)...)
 		for _, name := range sortedKeys(c.HTTP.Middlewares) {
 			errs = append(errs, validateMiddleware(name, c.HTTP.Middlewares[name])...)
 		}
@@ -87,11 +85,7 @@ func parentNames(routers map[string]*Router) map[string]bool {
 // router's parentRefs, Traefik v3.6 multi-layer routing) has no service;
 // a child (with parentRefs) may not set entryPoints, tls or observability,
 // which come from its root.
-func validateRouter(name string, r *Router, parents map[string]bool) []ValidationError {
-	e := fieldErrors("router", name)
-	if r == nil {
-		return []ValidationError{e("", "empty definition")}
-	}
+func validateRouter(e fieldErrorf, name string, r *Router, parents map[string]bool) []ValidationError {
 	var errs []ValidationError
 	if strings.TrimSpace(r.Rule) == "" {
 		errs = append(errs, e("rule", "empty; a router needs a rule"))
@@ -159,11 +153,7 @@ func fieldErrors(kind, name string) fieldErrorf {
 	}
 }
 
-func validateService(name string, s *Service) []ValidationError {
-	e := fieldErrors("service", name)
-	if s == nil {
-		return []ValidationError{e("", "empty definition")}
-	}
+func validateService(e fieldErrorf, _ string, s *Service) []ValidationError {
 	if _, errs := oneKind(e, "loadBalancer, highestRandomWeight, weighted, mirroring, failover",
 		member{"loadBalancer", s.LoadBalancer != nil}, member{"highestRandomWeight", s.HighestRandomWeight != nil},
 		member{"weighted", s.Weighted != nil}, member{"mirroring", s.Mirroring != nil}, member{"failover", s.Failover != nil}); errs != nil {
@@ -324,6 +314,22 @@ func validateMiddleware(name string, m *Middleware) []ValidationError {
 	default:
 		return []ValidationError{{Kind: "middleware", Name: name, Msg: fmt.Sprintf("more than one kind set (%s); want exactly one", strings.Join(kinds, ", "))}}
 	}
+}
+
+// validateEach checks the objects of m (of kind, a ValidationError.Kind)
+// in name order: a nil one is the error "empty definition", any other is
+// checked by check, given the object's fieldErrorf and name.
+func validateEach[T any](kind string, m map[string]*T, check func(e fieldErrorf, name string, v *T) []ValidationError) []ValidationError {
+	var errs []ValidationError
+	for _, name := range sortedKeys(m) {
+		e := fieldErrors(kind, name)
+		if m[name] == nil {
+			errs = append(errs, e("", "empty definition"))
+			continue
+		}
+		errs = append(errs, check(e, name, m[name])...)
+	}
+	return errs
 }
 
 // sortedKeys returns the names of m in order, so validation reports

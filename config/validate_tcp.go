@@ -22,16 +22,9 @@ func validateTCP(t *TCPConfiguration) []ValidationError {
 	if t == nil {
 		return nil
 	}
-	var errs []ValidationError
-	for _, name := range sortedKeys(t.Routers) {
-		errs = append(errs, validateTCPRouter(name, t.Routers[name])...)
-	}
-	for _, name := range sortedKeys(t.Services) {
-		errs = append(errs, validateTCPService(name, t.Services[name])...)
-	}
-	for _, name := range sortedKeys(t.Middlewares) {
-		errs = append(errs, validateTCPMiddleware(name, t.Middlewares[name])...)
-	}
+	errs := validateEach(KindTCPRouter, t.Routers, validateTCPRouter)
+	errs = append(errs, validateEach(KindTCPService, t.Services, validateTCPService)...)
+	errs = append(errs, validateEach(KindTCPMiddleware, t.Middlewares, validateTCPMiddleware)...)
 	for _, name := range sortedKeys(t.ServersTransports) {
 		st := t.ServersTransports[name]
 		if st == nil {
@@ -44,11 +37,7 @@ func validateTCP(t *TCPConfiguration) []ValidationError {
 	return errs
 }
 
-func validateTCPRouter(name string, r *TCPRouter) []ValidationError {
-	e := fieldErrors(KindTCPRouter, name)
-	if r == nil {
-		return []ValidationError{e("", "empty definition")}
-	}
+func validateTCPRouter(e fieldErrorf, _ string, r *TCPRouter) []ValidationError {
 	var errs []ValidationError
 	if strings.TrimSpace(r.Rule) == "" {
 		errs = append(errs, e("rule", "empty; a TCP router needs a rule (HostSNI(`*`) matches every connection)"))
@@ -74,11 +63,7 @@ func validHostPort(a string) error {
 	return nil
 }
 
-func validateTCPService(name string, s *TCPService) []ValidationError {
-	e := fieldErrors(KindTCPService, name)
-	if s == nil {
-		return []ValidationError{e("", "empty definition")}
-	}
+func validateTCPService(e fieldErrorf, _ string, s *TCPService) []ValidationError {
 	errs, ok := validateL4Service(e, s.LoadBalancer, s.Weighted)
 	if lb := s.LoadBalancer; ok && lb != nil {
 		if pp := lb.ProxyProtocol; pp != nil && pp.Version != 0 && pp.Version != 1 && pp.Version != 2 {
@@ -128,11 +113,7 @@ func validateWRR(e fieldErrorf, svcs []WRRService, http bool) []ValidationError 
 	return errs
 }
 
-func validateTCPMiddleware(name string, m *TCPMiddleware) []ValidationError {
-	e := fieldErrors(KindTCPMiddleware, name)
-	if m == nil {
-		return []ValidationError{e("", "empty definition")}
-	}
+func validateTCPMiddleware(e fieldErrorf, _ string, m *TCPMiddleware) []ValidationError {
 	kinds, errs := oneKind(e, "inFlightConn, ipAllowList",
 		member{"inFlightConn", m.InFlightConn != nil}, member{"ipAllowList", m.IPAllowList != nil}, member{"ipWhiteList", m.IPWhiteList != nil})
 	if errs != nil {
@@ -180,29 +161,16 @@ func validateUDP(u *UDPConfiguration) []ValidationError {
 	if u == nil {
 		return nil
 	}
-	var errs []ValidationError
-	for _, name := range sortedKeys(u.Routers) {
-		r := u.Routers[name]
-		switch {
-		case r == nil:
-			errs = append(errs, ValidationError{Kind: KindUDPRouter, Name: name, Msg: "empty definition"})
-		case r.Service == "":
-			errs = append(errs, ValidationError{Kind: KindUDPRouter, Name: name, Field: "service", Msg: "empty; a router needs a service"})
+	errs := validateEach(KindUDPRouter, u.Routers, func(e fieldErrorf, _ string, r *UDPRouter) []ValidationError {
+		if r.Service == "" {
+			return []ValidationError{e("service", "empty; a router needs a service")}
 		}
-	}
-	for _, name := range sortedKeys(u.Services) {
-		errs = append(errs, validateUDPService(name, u.Services[name])...)
-	}
-	return errs
-}
-
-func validateUDPService(name string, s *UDPService) []ValidationError {
-	e := fieldErrors(KindUDPService, name)
-	if s == nil {
-		return []ValidationError{e("", "empty definition")}
-	}
-	errs, _ := validateL4Service(e, s.LoadBalancer, s.Weighted)
-	return errs
+		return nil
+	})
+	return append(errs, validateEach(KindUDPService, u.Services, func(e fieldErrorf, _ string, s *UDPService) []ValidationError {
+		errs, _ := validateL4Service(e, s.LoadBalancer, s.Weighted)
+		return errs
+	})...)
 }
 
 // l4Server is a TCP or a UDP server: an address and a weight.

@@ -15,6 +15,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c.HTTP.Routers["a"] = nil
 	c.HTTP.Routers["good"] = &Router{RouterCommon: RouterCommon{Rule: "Host(`a`)", Service: "s"}}
 	c.HTTP.Services["none"] = &Service{}
+	c.HTTP.Services["nil"] = nil
 	c.HTTP.Services["two"] = &Service{LoadBalancer: &ServersLoadBalancer{}, Failover: &Failover{Service: "a", Fallback: "b"}}
 	c.HTTP.Services["lb"] = &Service{LoadBalancer: &ServersLoadBalancer{
 		Servers: []Server{
@@ -32,24 +33,31 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c.HTTP.Services["m"] = &Service{Mirroring: &Mirroring{Mirrors: []MirrorService{{Name: "", Percent: 101}}}}
 	c.HTTP.Services["f"] = &Service{Failover: &Failover{Service: "a"}}
 	c.HTTP.Middlewares["empty"] = &Middleware{}
+	c.HTTP.Middlewares["nil"] = nil
 	c.HTTP.Middlewares["both"] = &Middleware{AddPrefix: &AddPrefix{Prefix: "/a"}, Compress: &Compress{}}
 	c.HTTP.Middlewares["plug"] = &Middleware{Plugin: map[string]any{"x": nil}}
 	c.HTTP.Middlewares["fine"] = &Middleware{StripPrefix: &StripPrefix{Prefixes: []string{"/a"}}}
 	tc := c.EnsureTCP()
+	tc.Routers["nil"] = nil
 	tc.Routers["r"] = &TCPRouter{RouterCommon: RouterCommon{Priority: MaxPriority + 1}}
 	tc.Services["s"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{Servers: []TCPServer{{Address: "db"}, {Address: "db:0"}, {}}}}
 	tc.Services["w"] = &TCPService{Weighted: &TCPWeightedRoundRobin{}}
 	tc.Services["none"] = &TCPService{}
+	tc.Services["nil"] = nil
 	tc.Services["both"] = &TCPService{LoadBalancer: &TCPServersLoadBalancer{}, Weighted: &TCPWeightedRoundRobin{}}
 	tc.Middlewares["m"] = &TCPMiddleware{IPAllowList: &TCPIPAllowList{SourceRange: []string{"10.0.0.0/8", "nope"}}}
 	tc.Middlewares["n"] = &TCPMiddleware{InFlightConn: &TCPInFlightConn{}}
 	tc.Middlewares["none"] = &TCPMiddleware{}
+	tc.Middlewares["nil"] = nil
 	tc.Middlewares["two"] = &TCPMiddleware{InFlightConn: &TCPInFlightConn{Amount: 1}, IPAllowList: &TCPIPAllowList{SourceRange: []string{"10.0.0.0/8"}}}
+	tc.ServersTransports["nil"] = nil
 	tc.ServersTransports["st"] = &TCPServersTransport{ProxyProtocol: &ProxyProtocol{Version: 3}}
 	u := c.EnsureUDP()
 	u.Routers["ur"] = &UDPRouter{}
+	u.Routers["nil"] = nil
 	u.Services["us"] = &UDPService{LoadBalancer: &UDPServersLoadBalancer{Servers: []UDPServer{{Address: "[::1]:53"}, {Address: ":53"}, {Address: "127.0.0.1:53", Weight: ptr(-1)}}}}
 	u.Services["un"] = &UDPService{}
+	u.Services["nil"] = nil
 	u.Services["ub"] = &UDPService{LoadBalancer: &UDPServersLoadBalancer{}, Weighted: &UDPWeightedRoundRobin{}}
 	c.TLS.Certificates = []*CertAndStores{{Certificate: Certificate{CertFile: "/a.crt"}}, nil}
 
@@ -77,6 +85,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"service m: mirroring.service: empty",
 		"service m: mirroring.mirrors[0].name: empty",
 		"service m: mirroring.mirrors[0].percent: 101 is not within 0-100",
+		"service nil: empty definition",
 		"service none: no kind set; want one of loadBalancer, highestRandomWeight, weighted, mirroring, failover",
 		"service two: more than one kind set (loadBalancer, failover); want exactly one",
 		"service w: weighted.services[0].name: empty",
@@ -84,11 +93,14 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"service wempty: weighted.services: empty",
 		"middleware both: more than one kind set (addPrefix, compress); want exactly one",
 		"middleware empty: no kind set; want exactly one (stripPrefix, headers, …)",
+		"middleware nil: no kind set; want exactly one (stripPrefix, headers, …)",
 		"middleware plug: plugin: plugins are not supported by Gantry",
+		"tcpRouter nil: empty definition",
 		"tcpRouter r: rule: empty; a TCP router needs a rule (HostSNI(`*`) matches every connection)",
 		"tcpRouter r: service: empty; a router needs a service",
 		"tcpRouter r: priority: 9223372036854774808 is above the maximum 9223372036854774807",
 		"tcpService both: more than one kind set (loadBalancer, weighted); want exactly one",
+		"tcpService nil: empty definition",
 		"tcpService none: no kind set; want one of loadBalancer, weighted",
 		`tcpService s: loadBalancer.servers[0].address: "db": want host:port: address db: missing port in address`,
 		`tcpService s: loadBalancer.servers[1].address: "db:0": port must be a number within 1-65535`,
@@ -96,10 +108,13 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"tcpService w: weighted.services: empty",
 		`tcpMiddleware m: ipAllowList.sourceRange[1]: "nope" is neither an IP nor a CIDR`,
 		"tcpMiddleware n: inFlightConn.amount: 0: want at least 1",
+		"tcpMiddleware nil: empty definition",
 		"tcpMiddleware none: no kind set; want one of inFlightConn, ipAllowList",
 		"tcpMiddleware two: more than one kind set (inFlightConn, ipAllowList); want exactly one",
 		"tcpServersTransport st: proxyProtocol.version: 3 is not 1 or 2",
+		"udpRouter nil: empty definition",
 		"udpRouter ur: service: empty; a router needs a service",
+		"udpService nil: empty definition",
 		"udpService ub: more than one kind set (loadBalancer, weighted); want exactly one",
 		"udpService un: no kind set; want one of loadBalancer, weighted",
 		`udpService us: loadBalancer.servers[1].address: ":53": no host`,
