@@ -47,17 +47,24 @@ func (e *entryPoint) h2Server() *http.Server {
 		if tc := trackedOf(c); tc != nil {
 			e.h2ConnState(tc, st)
 		}
-		if e.obs == nil {
-			return
-		}
-		switch st {
-		case http.StateNew:
-			e.obs.Conn(e.name, protoOf(c), 1)
-		case http.StateClosed, http.StateHijacked:
-			e.obs.Conn(e.name, protoOf(c), -1)
-		}
+		e.countConn(c, st)
 	}
 	return srv
+}
+
+// countConn tells the observer a connection of c's protocol ("http",
+// "https") opened (StateNew) or ended (StateClosed, or StateHijacked: an
+// upgrade or an HTTP/2 handover leaves the server's count).
+func (e *entryPoint) countConn(c net.Conn, st http.ConnState) {
+	if e.obs == nil {
+		return
+	}
+	switch st {
+	case http.StateNew:
+		e.obs.Conn(e.name, protoOf(c), 1)
+	case http.StateClosed, http.StateHijacked:
+		e.obs.Conn(e.name, protoOf(c), -1)
+	}
 }
 
 // connContext gives a connection's requests its connInfo, created at
@@ -116,15 +123,7 @@ func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 					}
 				}
 			}
-			if e.obs == nil {
-				return
-			}
-			switch st {
-			case http.StateNew:
-				e.obs.Conn(e.name, protoOf(c), 1)
-			case http.StateClosed, http.StateHijacked:
-				e.obs.Conn(e.name, protoOf(c), -1)
-			}
+			e.countConn(c, st)
 		},
 	}
 }
