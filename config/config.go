@@ -182,6 +182,9 @@ type HRWService struct {
 	Weight *int   `json:"weight,omitempty"`
 }
 
+// EffectiveWeight returns the weight, 1 when unset.
+func (s HRWService) EffectiveWeight() int { return weightOr1(s.Weight) }
+
 // ServersLoadBalancer balances requests over a list of servers.
 type ServersLoadBalancer struct {
 	Sticky  *Sticky  `json:"sticky,omitempty"`
@@ -300,6 +303,9 @@ type WRRService struct {
 	Weight *int   `json:"weight,omitempty"`
 	Status *int   `json:"status,omitempty"`
 }
+
+// EffectiveWeight returns the weight, 1 when unset.
+func (s WRRService) EffectiveWeight() int { return weightOr1(s.Weight) }
 
 // Mirroring sends every request to Service and a percentage to each mirror,
 // discarding the mirrors' responses.

@@ -62,9 +62,8 @@ type Generation struct {
 
 	mu          sync.Mutex
 	closed      bool
-	services    map[string]built[http.Handler]
-	middlewares map[string]built[middleware.Middleware]
-	building    map[string]bool // "service x" / "middleware y" being built: cycle detection
+	services    memo[http.Handler]
+	middlewares memo[middleware.Middleware]
 	release     []func()
 	tcpS        tcpState // TCP and UDP services (tcpbuild.go)
 	// certGet and tlsPolicies are set by BuildTLS, for TCP routers that
@@ -80,9 +79,50 @@ type Generation struct {
 	epErrs map[string]*router.ObjectUse
 }
 
+// memo holds the objects of one kind a generation built, by name: each is
+// built once, on first use, and shared. A name asked for again while its
+// own build is under way (a service reaching itself through its children,
+// a middleware through a chain) is a reference cycle. The zero value with
+// kind and cycle set is ready; the caller's mutex guards it.
+type memo[T any] struct {
+	kind  string // the router.ObjectError kind: "service", "tcp service", …
+	cycle string // the error of a reference cycle
+
+	done     map[string]built[T]
+	building map[string]bool
+}
+
 type built[T any] struct {
 	v   T
 	err error
+}
+
+// get returns the object named name, built by build the first time (with
+// mu, which guards m, not held: build may ask for other names). Its value
+// and error are kept; a reference cycle returns a *router.ObjectError of
+// m's kind naming name, not kept.
+func (m *memo[T]) get(mu *sync.Mutex, name string, build func() (T, error)) (T, error) {
+	mu.Lock()
+	if b, ok := m.done[name]; ok {
+		mu.Unlock()
+		return b.v, b.err
+	}
+	if m.building[name] {
+		mu.Unlock()
+		var zero T
+		return zero, &router.ObjectError{Kind: m.kind, Name: name, Err: errors.New(m.cycle)}
+	}
+	if m.done == nil {
+		m.done, m.building = map[string]built[T]{}, map[string]bool{}
+	}
+	m.building[name] = true
+	mu.Unlock()
+	v, err := build()
+	mu.Lock()
+	delete(m.building, name)
+	m.done[name] = built[T]{v, err}
+	mu.Unlock()
+	return v, err
 }
 
 var (
@@ -104,9 +144,8 @@ func New(pool *Pool, m *providers.Merged, opts Options) *Generation {
 		m:           m,
 		opts:        opts,
 		log:         log,
-		services:    map[string]built[http.Handler]{},
-		middlewares: map[string]built[middleware.Middleware]{},
-		building:    map[string]bool{},
+		services:    memo[http.Handler]{kind: "service", cycle: "reference cycle: the service uses itself"},
+		middlewares: memo[middleware.Middleware]{kind: "middleware", cycle: "reference cycle: the middleware uses itself through a chain"},
 	}
 }
 
@@ -227,35 +266,20 @@ func (g *Generation) chain(ctx context.Context, names []string, h http.Handler) 
 // middleware through middleware.New. Errors wrap *router.ObjectError: an
 // unknown name, a reference cycle, or the middleware's own error.
 func (g *Generation) Middleware(ctx context.Context, name string) (middleware.Middleware, error) {
-	g.mu.Lock()
-	if b, ok := g.middlewares[name]; ok {
-		g.mu.Unlock()
-		return b.v, b.err
-	}
-	key := "middleware " + name
-	if g.building[key] {
-		g.mu.Unlock()
-		return nil, &router.ObjectError{Kind: "middleware", Name: name, Err: errors.New("reference cycle: the middleware uses itself through a chain")}
-	}
-	g.building[key] = true
-	g.mu.Unlock()
-
-	var m middleware.Middleware
-	var err error
-	cfg := g.m.Config.HTTP.Middlewares[name]
-	if g.m.Config.HTTP == nil || cfg == nil {
-		err = errors.New("does not exist")
-	} else {
-		m, err = middleware.New(ctx, name, cfg, g)
-	}
-	if err != nil {
-		err = objectError("middleware", name, err)
-	}
-	g.mu.Lock()
-	delete(g.building, key)
-	g.middlewares[name] = built[middleware.Middleware]{m, err}
-	g.mu.Unlock()
-	return m, err
+	return g.middlewares.get(&g.mu, name, func() (middleware.Middleware, error) {
+		var m middleware.Middleware
+		var err error
+		cfg := g.m.Config.HTTP.Middlewares[name]
+		if g.m.Config.HTTP == nil || cfg == nil {
+			err = errors.New("does not exist")
+		} else {
+			m, err = middleware.New(ctx, name, cfg, g)
+		}
+		if err != nil {
+			err = objectError("middleware", name, err)
+		}
+		return m, err
+	})
 }
 
 // objectError wraps err as the error of object kind name, outermost, so

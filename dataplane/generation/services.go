@@ -11,7 +11,6 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/dataplane/proxy"
-	"github.com/gantry-proxy/gantry/router"
 )
 
 // The services of a generation: each built once, on first use, by the
@@ -25,43 +24,28 @@ func (g *Generation) Service(ctx context.Context, name string) (http.Handler, er
 	if h, ok := g.opts.Internal[name]; ok && h != nil {
 		return h, nil
 	}
-	g.mu.Lock()
-	if b, ok := g.services[name]; ok {
-		g.mu.Unlock()
-		return b.v, b.err
-	}
-	key := "service " + name
-	if g.building[key] {
-		g.mu.Unlock()
-		return nil, &router.ObjectError{Kind: "service", Name: name, Err: errors.New("reference cycle: the service uses itself")}
-	}
-	g.building[key] = true
-	g.mu.Unlock()
-
-	var h http.Handler
-	var err error
-	var cfg *config.Service
-	if g.m.Config.HTTP != nil {
-		cfg = g.m.Config.HTTP.Services[name]
-	}
-	switch {
-	case name == "":
-		err = errors.New("no service named")
-	case strings.HasSuffix(name, "@internal"):
-		err = errors.New("internal service is not enabled")
-	case cfg == nil:
-		err = errors.New("does not exist")
-	default:
-		h, err = g.buildService(ctx, name, cfg)
-	}
-	if err != nil {
-		err = objectError("service", name, err)
-	}
-	g.mu.Lock()
-	delete(g.building, key)
-	g.services[name] = built[http.Handler]{h, err}
-	g.mu.Unlock()
-	return h, err
+	return g.services.get(&g.mu, name, func() (http.Handler, error) {
+		var cfg *config.Service
+		if g.m.Config.HTTP != nil {
+			cfg = g.m.Config.HTTP.Services[name]
+		}
+		var h http.Handler
+		var err error
+		switch {
+		case name == "":
+			err = errors.New("no service named")
+		case strings.HasSuffix(name, "@internal"):
+			err = errors.New("internal service is not enabled")
+		case cfg == nil:
+			err = errors.New("does not exist")
+		default:
+			h, err = g.buildService(ctx, name, cfg)
+		}
+		if err != nil {
+			err = objectError("service", name, err)
+		}
+		return h, err
+	})
 }
 
 // buildService builds the handler of service kind s and wraps it in the
@@ -92,10 +76,7 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 		var names []string
 		var weights []float64
 		for _, c := range s.HighestRandomWeight.Services {
-			w := 1
-			if c.Weight != nil {
-				w = *c.Weight
-			}
+			w := c.EffectiveWeight()
 			if w <= 0 {
 				continue
 			}
@@ -120,10 +101,7 @@ func (g *Generation) buildKind(ctx context.Context, name string, s *config.Servi
 				}
 			}
 			children = append(children, ch)
-			w := 1
-			if c.Weight != nil {
-				w = *c.Weight
-			}
+			w := c.EffectiveWeight()
 			weights = append(weights, w)
 		}
 		var sticky *balance.ChildSticky

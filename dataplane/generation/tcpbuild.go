@@ -3,7 +3,6 @@ package generation
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"strconv"
@@ -23,17 +22,15 @@ import (
 type tcpState struct {
 	once     sync.Once
 	mu       sync.Mutex
-	services map[string]built[tcpmux.Handler]
-	udp      map[string]built[*udpPicker]
-	building map[string]bool
+	services memo[tcpmux.Handler]
+	udp      memo[*udpPicker]
 	checks   *tcpproxy.Group
 }
 
 func (g *Generation) tcp() *tcpState {
 	g.tcpS.once.Do(func() {
-		g.tcpS.services = map[string]built[tcpmux.Handler]{}
-		g.tcpS.udp = map[string]built[*udpPicker]{}
-		g.tcpS.building = map[string]bool{}
+		g.tcpS.services = memo[tcpmux.Handler]{kind: "tcp service", cycle: "reference cycle: the weighted service uses itself"}
+		g.tcpS.udp = memo[*udpPicker]{kind: "udp service", cycle: "reference cycle: the weighted service uses itself"}
 		g.tcpS.checks = tcpproxy.NewGroup(context.Background())
 		g.mu.Lock()
 		g.release = append(g.release, g.tcpS.checks.Close)
@@ -147,28 +144,22 @@ func (t *terminating) TLSConfig() *tls.Config {
 // tcpService builds (once per generation) the named TCP service.
 func (g *Generation) tcpService(ctx context.Context, name string) (tcpmux.Handler, error) {
 	st := g.tcp()
-	st.mu.Lock()
-	if b, ok := st.services[name]; ok {
-		st.mu.Unlock()
-		return b.v, b.err
+	return st.services.get(&st.mu, name, func() (tcpmux.Handler, error) {
+		h, err := g.newTCPService(ctx, name)
+		return h, asObjectError("tcp service", name, err)
+	})
+}
+
+// asObjectError is err as the error of object kind name: unchanged when it
+// is nil or already a *router.ObjectError (a member's, which names itself).
+func asObjectError(kind, name string, err error) error {
+	if err == nil {
+		return nil
 	}
-	if st.building[name] {
-		st.mu.Unlock()
-		return nil, &router.ObjectError{Kind: "tcp service", Name: name, Err: errors.New("reference cycle: the weighted service uses itself")}
+	if _, ok := errors.AsType[*router.ObjectError](err); ok {
+		return err
 	}
-	st.building[name] = true
-	st.mu.Unlock()
-	h, err := g.newTCPService(ctx, name)
-	if err != nil {
-		if _, ok := errors.AsType[*router.ObjectError](err); !ok {
-			err = &router.ObjectError{Kind: "tcp service", Name: name, Err: err}
-		}
-	}
-	st.mu.Lock()
-	delete(st.building, name)
-	st.services[name] = built[tcpmux.Handler]{h, err}
-	st.mu.Unlock()
-	return h, err
+	return &router.ObjectError{Kind: kind, Name: name, Err: err}
 }
 
 func (g *Generation) newTCPService(ctx context.Context, name string) (tcpmux.Handler, error) {
@@ -186,10 +177,7 @@ func (g *Generation) newTCPService(ctx context.Context, name string) (tcpmux.Han
 			if err != nil {
 				return nil, err
 			}
-			w := 1
-			if c.Weight != nil {
-				w = *c.Weight
-			}
+			w := c.EffectiveWeight()
 			children = append(children, tcpproxy.WeightedChild{Handler: h, Weight: w})
 		}
 		return tcpproxy.NewWeighted(children), nil
@@ -265,26 +253,9 @@ func (g *Generation) tcpTransport(lb *config.TCPServersLoadBalancer) (*tcpproxy.
 			}
 		}
 		if c := st.TLS; c != nil {
-			tc := &tls.Config{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
-			if len(c.RootCAs) > 0 {
-				pool := x509.NewCertPool()
-				for i, ca := range c.RootCAs {
-					pem, err := certs.PEMOrFile(ca)
-					if err != nil {
-						return nil, fmt.Errorf("serversTransport %s: tls.rootCAs[%d]: %w", n, i, err)
-					}
-					if !pool.AppendCertsFromPEM(pem) {
-						return nil, fmt.Errorf("serversTransport %s: tls.rootCAs[%d]: no PEM certificate found", n, i)
-					}
-				}
-				tc.RootCAs = pool
-			}
-			for i, cc := range c.Certificates {
-				cert, err := certs.LoadKeyPair(cc)
-				if err != nil {
-					return nil, fmt.Errorf("serversTransport %s: tls.certificates[%d]: %w", n, i, err)
-				}
-				tc.Certificates = append(tc.Certificates, cert)
+			tc, err := certs.ClientConfig(&c.TLSClientCommon)
+			if err != nil {
+				return nil, fmt.Errorf("serversTransport %s: tls.%w", n, err)
 			}
 			t.TLS = tc
 		}
@@ -331,25 +302,13 @@ func (p *udpPicker) Pick() (string, error) {
 
 func (g *Generation) udpService(name string, depth int) (*udpPicker, error) {
 	st := g.tcp()
-	st.mu.Lock()
-	b, ok := st.udp[name]
-	st.mu.Unlock()
-	if ok {
-		return b.v, b.err
-	}
-	addrs, err := g.udpAddrs(name, depth)
-	var p *udpPicker
-	if err != nil {
-		if _, ok := errors.AsType[*router.ObjectError](err); !ok {
-			err = &router.ObjectError{Kind: "udp service", Name: name, Err: err}
+	return st.udp.get(&st.mu, name, func() (*udpPicker, error) {
+		addrs, err := g.udpAddrs(name, depth)
+		if err != nil {
+			return nil, asObjectError("udp service", name, err)
 		}
-	} else {
-		p = &udpPicker{w: tcpproxy.NewAddrWRR(addrs)}
-	}
-	st.mu.Lock()
-	st.udp[name] = built[*udpPicker]{p, err}
-	st.mu.Unlock()
-	return p, err
+		return &udpPicker{w: tcpproxy.NewAddrWRR(addrs)}, nil
+	})
 }
 
 // udpAddrs lists the weighted addresses of a UDP service.
@@ -377,10 +336,7 @@ func (g *Generation) udpAddrs(name string, depth int) ([]tcpproxy.WeightedAddr, 
 			if err != nil {
 				return nil, &router.ObjectError{Kind: "udp service", Name: c.Name, Err: err}
 			}
-			w := 1
-			if c.Weight != nil {
-				w = *c.Weight
-			}
+			w := c.EffectiveWeight()
 			for _, a := range sub {
 				out = append(out, tcpproxy.WeightedAddr{Addr: a.Addr, Weight: a.Weight * w})
 			}

@@ -1,10 +1,7 @@
 package proxy
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -162,26 +159,9 @@ func newTransport(st *config.ServersTransport, h2c bool) (c *upstream.Client, t 
 	case st.MaxIdleConnsPerHost > 0:
 		o.MaxIdleConnsPerHost = st.MaxIdleConnsPerHost
 	}
-	tc := &tls.Config{ServerName: st.ServerName, InsecureSkipVerify: st.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
-	if len(st.RootCAs) > 0 {
-		pool := x509.NewCertPool()
-		for i, ca := range st.RootCAs {
-			pem, err := certs.PEMOrFile(ca)
-			if err != nil {
-				return nil, nil, fmt.Errorf("rootCAs[%d]: %w", i, err)
-			}
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, nil, fmt.Errorf("rootCAs[%d]: no PEM certificate found", i)
-			}
-		}
-		tc.RootCAs = pool
-	}
-	for i, c := range st.Certificates {
-		cert, err := certs.LoadKeyPair(c)
-		if err != nil {
-			return nil, nil, fmt.Errorf("certificates[%d]: %w", i, err)
-		}
-		tc.Certificates = append(tc.Certificates, cert)
+	tc, err := certs.ClientConfig(&st.TLSClientCommon)
+	if err != nil {
+		return nil, nil, err
 	}
 	t.TLSClientConfig = tc
 	o.TLS = tc
