@@ -6,18 +6,16 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -132,7 +130,10 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-func newExporter(ctx context.Context, o *static.TracingOTLP) (*otlptrace.Exporter, error) {
+// newExporter is the span exporter of tracing.otlp: Gantry's own
+// OTLP/HTTP encoding and client (the default, https://localhost:4318/v1/traces),
+// or the OpenTelemetry gRPC exporter.
+func newExporter(ctx context.Context, o *static.TracingOTLP) (sdktrace.SpanExporter, error) {
 	if o != nil && o.HTTP != nil && o.GRPC != nil {
 		return nil, errors.New("tracing.otlp: set http or grpc, not both")
 	}
@@ -164,33 +165,15 @@ func newExporter(ctx context.Context, o *static.TracingOTLP) (*otlptrace.Exporte
 		}
 		return exp, nil
 	}
+	env, err := osTraceEnv()
+	if err != nil {
+		slog.Warn("tracing: OpenTelemetry exporter variable ignored", "error", err)
+	}
 	var h *static.OTLPHTTP
 	if o != nil {
 		h = o.HTTP
 	}
-	opts := []otlptracehttp.Option{}
-	if h != nil && h.Endpoint != "" {
-		u, err := url.Parse(h.Endpoint)
-		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("tracing.otlp.http.endpoint: %q is not an http(s) URL", h.Endpoint)
-		}
-		opts = append(opts, otlptracehttp.WithEndpointURL(h.Endpoint))
-	}
-	if h != nil && len(h.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(h.Headers))
-	}
-	if h != nil && h.TLS != nil {
-		tc, err := clientTLS(h.TLS)
-		if err != nil {
-			return nil, fmt.Errorf("tracing.otlp.http.tls: %w", err)
-		}
-		opts = append(opts, otlptracehttp.WithTLSClientConfig(tc))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("tracing.otlp.http: %w", err)
-	}
-	return exp, nil
+	return newOTLPHTTPTraces(h, env)
 }
 
 // clientTLS builds a client TLS configuration from files (ca, cert, key).
