@@ -55,7 +55,41 @@ func IsToken[T bytesOrString](v T) bool {
 // wire: no control byte but HTAB, no DEL (RFC 9110 §5.5; obs-text, bytes
 // 0x80-0xFF, is allowed). NUL, CR and LF are therefore refused. It does
 // not look at leading or trailing whitespace (see TrimOWS).
+//
+// It reads eight bytes at a time and looks at single bytes only in a word
+// that holds a byte below SP or a DEL: a value is checked on every request
+// (by the server, again before it is sent upstream, and in every response
+// head), and long ones (Cookie, User-Agent) dominated parsing.
 func ValidFieldValue[T bytesOrString](v T) bool {
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		x := uint64(v[i]) | uint64(v[i+1])<<8 | uint64(v[i+2])<<16 | uint64(v[i+3])<<24 |
+			uint64(v[i+4])<<32 | uint64(v[i+5])<<40 | uint64(v[i+6])<<48 | uint64(v[i+7])<<56
+		if hasCtl(x) && !validBytes(v[i:i+8]) {
+			return false
+		}
+	}
+	return validBytes(v[i:])
+}
+
+// Bytes of a word: each 0x01, each 0x80, each DEL.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+	dels  = 0x7f7f7f7f7f7f7f7f
+)
+
+// hasCtl reports whether one of the eight bytes of x is below SP (HTAB
+// included) or DEL: a byte below n exists iff (x - n*ones) & ^x & highs
+// is non-zero, for n <= 0x80 (a borrow can only start at such a byte);
+// DEL is the zero byte of x^dels.
+func hasCtl(x uint64) bool {
+	y := x ^ dels
+	return ((x-' '*ones)&^x|(y-ones)&^y)&highs != 0
+}
+
+// validBytes is ValidFieldValue one byte at a time.
+func validBytes[T bytesOrString](v T) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false

@@ -1,6 +1,7 @@
 package httpwire
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -198,5 +199,38 @@ func TestDoesNotAllocate(t *testing.T) {
 		_, _, _ = CutLine(field)
 	}); n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+// TestValidFieldValueWords checks the eight-bytes-at-a-time reading of
+// ValidFieldValue against the rule byte by byte: every byte value at every
+// position of values up to 19 bytes long (so in the first word, the
+// second and the tail), among filler bytes that are allowed (HTAB, SP,
+// obs-text, visible ASCII) and next to each other, as string and []byte.
+func TestValidFieldValueWords(t *testing.T) {
+	rule := func(v []byte) bool {
+		for _, c := range v {
+			if c < ' ' && c != '\t' || c == 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fill := range []byte{'a', '\t', ' ', 0x80, 0xff, '~'} {
+		for n := 0; n < 20; n++ {
+			for p := 0; p < n; p++ {
+				for c := range 256 {
+					v := bytes.Repeat([]byte{fill}, n)
+					v[p] = byte(c)
+					want := rule(v)
+					if got := ValidFieldValue(v); got != want {
+						t.Fatalf("ValidFieldValue(%q) = %v, want %v", v, got, want)
+					}
+					if got := ValidFieldValue(string(v)); got != want {
+						t.Fatalf("ValidFieldValue(string %q) = %v, want %v", v, got, want)
+					}
+				}
+			}
+		}
 	}
 }
