@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/tcpproxy"
+	"github.com/gantry-proxy/gantry/internal/replayconn"
 	"github.com/gantry-proxy/gantry/router"
 	"github.com/gantry-proxy/gantry/router/tcpmux"
 )
@@ -239,7 +240,7 @@ func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn,
 		if th, ok := r.Handler.(tlsTerminator); ok {
 			cfg = th.TLSConfig()
 		}
-		tc := tls.Server(&prefixConn{Conn: raw, prefix: peeked}, cfg)
+		tc := tls.Server(&replayconn.Conn{Conn: raw, Pending: peeked}, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), e.readHeaderTimeout)
 		err := tc.HandshakeContext(ctx)
 		cancel()
@@ -356,21 +357,6 @@ func (helloConn) Write(p []byte) (int, error)      { return 0, io.EOF }
 func (helloConn) SetReadDeadline(time.Time) error  { return nil }
 func (helloConn) SetWriteDeadline(time.Time) error { return nil }
 func (helloConn) SetDeadline(time.Time) error      { return nil }
-
-// prefixConn replays prefix before reading from Conn.
-type prefixConn struct {
-	net.Conn
-	prefix []byte
-}
-
-func (c *prefixConn) Read(p []byte) (int, error) {
-	if len(c.prefix) > 0 {
-		n := copy(p, c.prefix)
-		c.prefix = c.prefix[n:]
-		return n, nil
-	}
-	return c.Conn.Read(p)
-}
 
 // proxiedConn is an accepted connection whose client address came from a
 // trusted PROXY protocol header: RemoteAddr reports it to HTTP (forwarded

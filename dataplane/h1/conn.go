@@ -3,7 +3,6 @@ package h1
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -196,34 +195,6 @@ func (cs *conn) sendContinue() {
 	}
 	cs.continueSent = true
 	_, _ = cs.c.Write(continueLine)
-}
-
-// replayConn replays pending bytes before reading from the connection: a
-// hijacked connection, or one handed to H2C.
-type replayConn struct {
-	net.Conn
-	pending []byte
-}
-
-// NetConn returns the connection replayConn wraps (like tls.Conn's).
-func (c *replayConn) NetConn() net.Conn { return c.Conn }
-
-// CloseWrite half-closes the connection when the underlying one can, so a
-// hijacked (WebSocket) connection can pass half-close on.
-func (c *replayConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return errors.New("h1: connection cannot half-close")
-}
-
-func (c *replayConn) Read(p []byte) (int, error) {
-	if len(c.pending) > 0 {
-		n := copy(p, c.pending)
-		c.pending = c.pending[n:]
-		return n, nil
-	}
-	return c.Conn.Read(p)
 }
 
 // reuse is what the requests of a busy connection reuse, so that a

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/gantry-proxy/gantry/dataplane/httpwire"
+	"github.com/gantry-proxy/gantry/internal/replayconn"
 )
 
 // response is the server's http.ResponseWriter; it also implements
@@ -306,7 +307,7 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// RawConn).
 	rc := cs.c
 	if cs.r < cs.w {
-		rc = &replayConn{Conn: cs.c, pending: append([]byte(nil), cs.buf[cs.r:cs.w]...)}
+		rc = &replayconn.Conn{Conn: cs.c, Pending: append([]byte(nil), cs.buf[cs.r:cs.w]...)}
 		cs.r = cs.w
 	}
 	cs.srv.state(cs.c, http.StateHijacked)

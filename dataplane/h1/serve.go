@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/gantry-proxy/gantry/internal/replayconn"
 )
 
 // serve is the keep-alive loop; it reports how it ended.
@@ -56,7 +58,7 @@ func (cs *conn) handOver() {
 	cs.handoffDeadline = time.Time{}
 	_ = cs.c.SetDeadline(time.Time{})
 	cs.srv.state(cs.c, http.StateHijacked)
-	cs.srv.H2C(&replayConn{Conn: cs.c, pending: pending})
+	cs.srv.H2C(&replayconn.Conn{Conn: cs.c, Pending: pending})
 }
 
 // reject answers a refused request head and closes the connection after
