@@ -16,17 +16,47 @@ import (
 	"github.com/gantry-proxy/gantry/providers/kubernetes/ingressnginx"
 )
 
-// providerKinds are the providers.<kind> sections, in start order, with
-// the name each provider runs under (its objects are "x@<name>").
-var providerKinds = []struct{ kind, name string }{
-	{"file", "file"},
-	{"docker", "docker"},
-	{"consulCatalog", consul.CatalogName},
-	{"consul", consul.KVName},
-	{"kubernetesIngress", kubeingress.ProviderName},
-	{"kubernetesCRD", crd.ProviderName},
-	{"kubernetesIngressNGINX", ingressnginx.ProviderName},
-	{"kubernetesGateway", gateway.ProviderName},
+// providerKind is one providers.<kind> section: the name its provider runs
+// under (its objects are "x@<name>") and how the provider is built from
+// the static configuration (nil, nil when the section is not set).
+type providerKind struct {
+	kind, name string
+	build      func(c *static.Configuration, log *slog.Logger) (providers.Provider, error)
+}
+
+// providerKinds are the providers.<kind> sections, in start order. Each
+// provider package adds its line here.
+var providerKinds = []providerKind{
+	{"file", "file", fromSection(func(ps *static.Providers) *static.File { return ps.File }, file.New)},
+	{"docker", "docker", fromSection(func(ps *static.Providers) *static.Docker { return ps.Docker }, docker.New)},
+	{"consulCatalog", consul.CatalogName, fromSection(func(ps *static.Providers) *static.ConsulCatalog { return ps.ConsulCatalog }, consul.NewCatalog)},
+	{"consul", consul.KVName, fromSection(func(ps *static.Providers) *static.ConsulKV { return ps.Consul }, consul.NewKV)},
+	{"kubernetesIngress", kubeingress.ProviderName, fromSection(func(ps *static.Providers) *static.KubernetesIngress { return ps.KubernetesIngress }, kubeingress.New)},
+	{"kubernetesCRD", crd.ProviderName, fromSection(func(ps *static.Providers) *static.KubernetesCRD { return ps.KubernetesCRD }, crd.New)},
+	{"kubernetesIngressNGINX", ingressnginx.ProviderName, fromSection(func(ps *static.Providers) *static.KubernetesIngressNGINX { return ps.KubernetesIngressNGINX }, ingressnginx.New)},
+	{"kubernetesGateway", gateway.ProviderName, func(c *static.Configuration, log *slog.Logger) (providers.Provider, error) {
+		// The Gateway provider also reads the entrypoints (listeners).
+		return fromSection(func(ps *static.Providers) *static.KubernetesGateway { return ps.KubernetesGateway },
+			func(o static.KubernetesGateway, log *slog.Logger) (*gateway.Provider, error) {
+				return gateway.New(o, c.EntryPoints, log)
+			})(c, log)
+	}},
+}
+
+// fromSection returns the build function of the section get selects: nil
+// when it is not set, else the provider newP builds from it.
+func fromSection[S any, P providers.Provider](get func(*static.Providers) *S, newP func(S, *slog.Logger) (P, error)) func(*static.Configuration, *slog.Logger) (providers.Provider, error) {
+	return func(c *static.Configuration, log *slog.Logger) (providers.Provider, error) {
+		o := get(c.Providers)
+		if o == nil {
+			return nil, nil
+		}
+		p, err := newP(*o, log)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 }
 
 // providerSet is what buildProviders returns: the providers to run, and
@@ -57,80 +87,31 @@ func buildProviders(c *static.Configuration, log *slog.Logger) (*providerSet, er
 }
 
 // buildProvider builds the provider of section providers.<kind> of c, or
-// returns nil when that section is not set. reload is the file provider's
-// Reload. Each provider package adds its line here.
+// returns nil when that section is not set. reload is the provider's
+// Reload (the file provider's: SIGHUP reads its files again). An error
+// names the section ("providers.docker: ..."); the file provider's errors
+// already do.
 func buildProvider(kind string, c *static.Configuration, log *slog.Logger) (p providers.Provider, reload func(), err error) {
-	ps := c.Providers
-	if ps == nil {
+	if c.Providers == nil {
 		return nil, nil, nil
 	}
-	switch kind {
-	case "file":
-		if ps.File != nil {
-			fp, err := file.New(*ps.File, log)
-			if err != nil {
-				return nil, nil, err
-			}
-			return fp, fp.Reload, nil
+	for _, k := range providerKinds {
+		if k.kind != kind {
+			continue
 		}
-	case "docker":
-		if ps.Docker != nil {
-			dp, err := docker.New(*ps.Docker, log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.docker: %w", err)
-			}
-			return dp, nil, nil
+		p, err := k.build(c, log)
+		switch {
+		case err != nil && kind == "file":
+			return nil, nil, err
+		case err != nil:
+			return nil, nil, fmt.Errorf("providers.%s: %w", kind, err)
+		case p == nil:
+			return nil, nil, nil
 		}
-	case "consulCatalog":
-		if ps.ConsulCatalog != nil {
-			cp, err := consul.NewCatalog(*ps.ConsulCatalog, log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.consulCatalog: %w", err)
-			}
-			return cp, nil, nil
+		if r, ok := p.(interface{ Reload() }); ok {
+			reload = r.Reload
 		}
-	case "consul":
-		if ps.Consul != nil {
-			kp, err := consul.NewKV(*ps.Consul, log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.consul: %w", err)
-			}
-			return kp, nil, nil
-		}
-	case "kubernetesIngress":
-		if ps.KubernetesIngress != nil {
-			kp, err := kubeingress.New(*ps.KubernetesIngress, log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.kubernetesIngress: %w", err)
-			}
-			return kp, nil, nil
-		}
-	case "kubernetesCRD":
-		if ps.KubernetesCRD != nil {
-			kp, err := crd.New(*ps.KubernetesCRD, log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.kubernetesCRD: %w", err)
-			}
-			return kp, nil, nil
-		}
-	case "kubernetesIngressNGINX":
-		if ps.KubernetesIngressNGINX != nil {
-			np, err := ingressnginx.New(*ps.KubernetesIngressNGINX, log.With("provider", ingressnginx.ProviderName))
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.kubernetesIngressNGINX: %w", err)
-			}
-			return np, nil, nil
-		}
-	case "kubernetesGateway":
-		if ps.KubernetesGateway != nil {
-			gp, err := gateway.New(*ps.KubernetesGateway, c.EntryPoints, log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("providers.kubernetesGateway: %w", err)
-			}
-			return gp, nil, nil
-		}
-	default:
-		return nil, nil, fmt.Errorf("providers.%s: unknown provider", kind)
+		return p, reload, nil
 	}
-	return nil, nil, nil
+	return nil, nil, fmt.Errorf("providers.%s: unknown provider", kind)
 }

@@ -31,11 +31,12 @@ type Provider struct {
 }
 
 // New checks the options; it does not contact the API server. Errors
-// name the option.
+// name the option. The provider logs to log with provider=ProviderName.
 func New(c static.KubernetesIngressNGINX, log *slog.Logger) (*Provider, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	log = log.With("provider", ProviderName)
 	if c.AllowSnippetAnnotations {
 		return nil, errors.New("allowSnippetAnnotations: Gantry never runs raw nginx configuration; snippet annotations are refused (remove the option)")
 	}
