@@ -329,23 +329,26 @@ func compose(next, running *static.Configuration, refused []static.Refusal) *sta
 			if l != (static.Log{}) {
 				eff.Log = &l
 			}
-		case "accessLog":
-			eff.AccessLog = running.AccessLog
-		case "metrics":
-			eff.Metrics = running.Metrics
-		case "tracing":
-			eff.Tracing = running.Tracing
-		case "store":
-			eff.Store = running.Store
-		case "cluster":
-			eff.Cluster = running.Cluster
-		case "serversTransport":
-			eff.ServersTransport = running.ServersTransport
-		case "api":
-			eff.API = running.API
+		default:
+			if name == "" { // a whole section: restartOnly's, api
+				keepSection(&eff, running, section)
+			}
 		}
 	}
 	return &eff
+}
+
+// keepSection sets the field of eff whose JSON name is section (as
+// static.Diff names it: "accessLog", "api") to running's. A name that is
+// no field changes nothing.
+func keepSection(eff, running *static.Configuration, section string) {
+	e, r := reflect.ValueOf(eff).Elem(), reflect.ValueOf(running).Elem()
+	for f := range e.Type().Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == section {
+			e.FieldByIndex(f.Index).Set(r.FieldByIndex(f.Index))
+			return
+		}
+	}
 }
 
 // restartResolvers replaces the ACME manager by one for eff's resolvers

@@ -59,3 +59,43 @@ func TestPlanAndCompose(t *testing.T) {
 		t.Error("compose changed its input")
 	}
 }
+
+// compose keeps the running value of each whole section refused (every
+// restartOnly section but log, which keeps its level apart, and api) and
+// the new value of every other section.
+func TestComposeKeepsEachRefusedSection(t *testing.T) {
+	running := &static.Configuration{
+		AccessLog: &static.AccessLog{}, Metrics: &static.Metrics{}, Tracing: &static.Tracing{},
+		Store: &static.Store{Path: "a.db"}, Cluster: &static.Cluster{}, ServersTransport: &static.ServersTransport{},
+		API: &static.API{}, Ping: &static.Ping{},
+	}
+	next := &static.Configuration{Ping: &static.Ping{EntryPoint: "next"}}
+	sections := map[string]func(c *static.Configuration) any{
+		"accessLog":        func(c *static.Configuration) any { return c.AccessLog },
+		"metrics":          func(c *static.Configuration) any { return c.Metrics },
+		"tracing":          func(c *static.Configuration) any { return c.Tracing },
+		"store":            func(c *static.Configuration) any { return c.Store },
+		"cluster":          func(c *static.Configuration) any { return c.Cluster },
+		"serversTransport": func(c *static.Configuration) any { return c.ServersTransport },
+		"api":              func(c *static.Configuration) any { return c.API },
+	}
+	for s := range restartOnly {
+		if _, ok := sections[s]; !ok && s != "log" {
+			t.Errorf("restartOnly section %s is not checked here", s)
+		}
+	}
+	for s, get := range sections {
+		eff := compose(next, running, []static.Refusal{{Change: static.Change{Path: s, Kind: static.Removed}, Reason: "restart"}})
+		if got := get(eff); got != get(running) {
+			t.Errorf("%s refused: %v, want the running %v", s, got, get(running))
+		}
+		for o, other := range sections {
+			if o != s && other(eff) != other(next) {
+				t.Errorf("%s refused: %s is %v, want the new %v", s, o, other(eff), other(next))
+			}
+		}
+		if eff.Ping != next.Ping {
+			t.Errorf("%s refused: ping %v, want the new %v", s, eff.Ping, next.Ping)
+		}
+	}
+}
