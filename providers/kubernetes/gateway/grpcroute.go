@@ -14,42 +14,34 @@ import (
 func (t *translator) loadGRPCRoutes() {
 	for _, r := range t.in.GRPCRoutes {
 		m := routeMeta{kind: "GRPCRoute", obj: r.ObjectMeta}
-		pms := t.parents(r.Namespace, r.Spec.ParentRefs)
-		if len(pms) == 0 {
-			continue
-		}
-		type built struct {
-			service string
-			filters []gwv1.HTTPRouteFilter
-		}
-		rules := make([]built, len(r.Spec.Rules))
-		var first *refError
-		for ri, rule := range r.Spec.Rules {
-			base := objName("grpcroute", r.Namespace, r.Name, "r"+strconv.Itoa(ri))
-			var refs []backendRef
-			for _, b := range rule.BackendRefs {
-				refs = append(refs, backendRef{ref: b.BackendObjectReference, weight: b.Weight, filters: grpcFilters(b.Filters)})
-			}
-			field := fmt.Sprintf("spec.rules[%d]", ri)
-			svc, rerr := t.weightedService(m, base, field, refs, "h2c", "")
-			svc, rerr = t.mirrored(m, base, field, grpcFilters(rule.Filters), svc, rerr)
-			if first == nil {
-				first = rerr
-			}
-			rules[ri] = built{service: svc, filters: grpcFilters(rule.Filters)}
-		}
-		t.attachRoute(m, r.Generation, pms, r.Spec.Hostnames, first, func(pm parentMatch, a attachment) {
-			for ri, rule := range r.Spec.Rules {
-				matches := rule.Matches
-				if len(matches) == 0 {
-					matches = []gwv1.GRPCRouteMatch{{}}
+		t.loadRoute(m, r.Generation, r.Spec.ParentRefs, r.Spec.Hostnames, len(r.Spec.Rules),
+			func(ri int) httpRule { return t.grpcRule(m, r.Spec.Rules[ri], ri) },
+			func(pm parentMatch, a attachment, rules []httpRule) {
+				for ri, rule := range r.Spec.Rules {
+					matches := rule.Matches
+					if len(matches) == 0 {
+						matches = []gwv1.GRPCRouteMatch{{}}
+					}
+					for mi, match := range matches {
+						t.grpcRouter(m, pm, a, rules[ri].service, rules[ri].filters, match, ri, mi)
+					}
 				}
-				for mi, match := range matches {
-					t.grpcRouter(m, pm, a, rules[ri].service, rules[ri].filters, match, ri, mi)
-				}
-			}
-		})
+			})
 	}
+}
+
+// grpcRule builds a GRPCRoute rule's service (as httpRule, the backends
+// spoken to in h2c) and converts its filters.
+func (t *translator) grpcRule(m routeMeta, rule gwv1.GRPCRouteRule, ri int) httpRule {
+	hr := httpRule{base: objName("grpcroute", m.obj.Namespace, m.obj.Name, "r"+strconv.Itoa(ri)), filters: grpcFilters(rule.Filters)}
+	field := fmt.Sprintf("spec.rules[%d]", ri)
+	refs := make([]backendRef, 0, len(rule.BackendRefs))
+	for _, b := range rule.BackendRefs {
+		refs = append(refs, backendRef{ref: b.BackendObjectReference, weight: b.Weight, filters: grpcFilters(b.Filters)})
+	}
+	hr.service, hr.err = t.weightedService(m, hr.base, field, refs, "h2c", "")
+	hr.service, hr.err = t.mirrored(m, hr.base, field, hr.filters, hr.service, hr.err)
+	return hr
 }
 
 // grpcFilters converts GRPCRoute filters to their HTTPRoute equivalents

@@ -40,38 +40,42 @@ func resolvedRefs(err *refError, gen int64) metav1.Condition {
 // loadHTTPRoutes translates every HTTPRoute attached to our Gateways.
 func (t *translator) loadHTTPRoutes() {
 	for _, r := range t.in.HTTPRoutes {
-		meta := routeMeta{kind: "HTTPRoute", obj: r.ObjectMeta}
-		pms := t.parents(r.Namespace, r.Spec.ParentRefs)
-		if len(pms) == 0 {
-			continue
-		}
-		// Services and middlewares per rule do not depend on the parent.
-		rules := make([]httpRule, len(r.Spec.Rules))
-		var firstErr *refError
-		for ri := range r.Spec.Rules {
-			rules[ri] = t.httpRule(meta, r.Spec.Rules[ri], ri)
-			if firstErr == nil {
-				firstErr = rules[ri].err
-			}
-		}
-		t.attachRoute(meta, r.Generation, pms, r.Spec.Hostnames, firstErr, func(pm parentMatch, a attachment) {
-			for ri, rule := range r.Spec.Rules {
-				t.httpRouters(meta, pm, a, rules[ri], rule.Matches, ri)
-			}
-		})
+		m := routeMeta{kind: "HTTPRoute", obj: r.ObjectMeta}
+		t.loadRoute(m, r.Generation, r.Spec.ParentRefs, r.Spec.Hostnames, len(r.Spec.Rules),
+			func(ri int) httpRule { return t.httpRule(m, r.Spec.Rules[ri], ri) },
+			func(pm parentMatch, a attachment, rules []httpRule) {
+				for ri, rule := range r.Spec.Rules {
+					t.httpRouters(m, pm, a, rules[ri], rule.Matches, ri)
+				}
+			})
 	}
 }
 
-// attachRoute attaches one HTTPRoute or GRPCRoute (m, generation gen) to
-// each of its parents pms: routers adds its routers for one listener
-// attachment, and the route's status gets one entry per parent, with
-// Accepted and the ResolvedRefs of refErr (the first rule's backend error).
-func (t *translator) attachRoute(m routeMeta, gen int64, pms []parentMatch, hostnames []gwv1.Hostname, refErr *refError, routers func(parentMatch, attachment)) {
+// loadRoute translates one HTTPRoute or GRPCRoute (m, generation gen)
+// when parentRefs name any of our Gateways. rule builds each of its
+// nrules rules once (they do not depend on the parent); routers adds the
+// routers of every rule for one listener attachment; the route's status
+// gets one entry per parent, with Accepted and the ResolvedRefs of the
+// first rule's backend error.
+func (t *translator) loadRoute(m routeMeta, gen int64, parentRefs []gwv1.ParentReference, hostnames []gwv1.Hostname, nrules int,
+	rule func(ri int) httpRule, routers func(pm parentMatch, a attachment, rules []httpRule)) {
+	pms := t.parents(m.obj.Namespace, parentRefs)
+	if len(pms) == 0 {
+		return
+	}
+	rules := make([]httpRule, nrules)
+	var refErr *refError
+	for ri := range rules {
+		rules[ri] = rule(ri)
+		if refErr == nil {
+			refErr = rules[ri].err
+		}
+	}
 	var sts []gwv1.RouteParentStatus
 	for _, pm := range pms {
 		atts, accepted := t.attach(pm, m.kind, m.obj.Namespace, gen, hostnames, true)
 		for _, a := range atts {
-			routers(pm, a)
+			routers(pm, a, rules)
 		}
 		sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(refErr, gen)))
 	}
