@@ -104,7 +104,9 @@ func (b *builder) middleware(o *Middleware, id string) (*config.Middleware, stri
 			name = id + "-errorpage-service"
 			b.publish(name, lb)
 		}
-		m.Errors = &config.ErrorPage{Status: e.Status, StatusRewrites: e.StatusRewrites, Service: name, Query: e.Query, ErrorRequestHeaders: e.ErrorRequestHeaders}
+		ep := e.ErrorPage
+		ep.Service = name
+		m.Errors = &ep
 	}
 	if rl := sp.RateLimit; rl != nil {
 		r, err := b.rateLimit(ns, rl)
@@ -130,20 +132,9 @@ func (b *builder) forwardAuth(ns string, fa *ForwardAuth) (*config.ForwardAuth, 
 	if err != nil {
 		return nil, "", err
 	}
-	return &config.ForwardAuth{
-		Address:                  fa.Address,
-		TLS:                      t,
-		TrustForwardHeader:       fa.TrustForwardHeader != nil && *fa.TrustForwardHeader,
-		AuthResponseHeaders:      fa.AuthResponseHeaders,
-		AuthResponseHeadersRegex: fa.AuthResponseHeadersRegex,
-		AuthRequestHeaders:       fa.AuthRequestHeaders,
-		AddAuthCookiesToResponse: fa.AddAuthCookiesToResponse,
-		HeaderField:              fa.HeaderField,
-		ForwardBody:              fa.ForwardBody,
-		MaxBodySize:              fa.MaxBodySize,
-		PreserveLocationHeader:   fa.PreserveLocationHeader,
-		PreserveRequestMethod:    fa.PreserveRequestMethod,
-	}, "", nil
+	f := fa.ForwardAuth
+	f.TLS = t
+	return &f, "", nil
 }
 
 // rateLimit translates rateLimit, Redis credentials from a Secret (keys

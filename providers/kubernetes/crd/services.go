@@ -195,8 +195,8 @@ func (b *builder) traefikService(o *TraefikService) (*config.Service, string, er
 		b.publish(main, lb)
 		b.publish(fb, fblb)
 		out := &config.Failover{Service: main, Fallback: fb}
-		if len(f.Errors.Status) > 0 || f.Errors.MaxRequestBodyBytes != nil {
-			out.Errors = &config.FailoverErrors{Status: f.Errors.Status, MaxRequestBodyBytes: f.Errors.MaxRequestBodyBytes}
+		if e := f.Errors; len(e.Status) > 0 || e.MaxRequestBodyBytes != nil {
+			out.Errors = &e
 		}
 		return &config.Service{Failover: out}, "", nil
 	}

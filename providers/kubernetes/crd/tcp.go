@@ -1,12 +1,12 @@
 package crd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/providers"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // ingressRouteTCPs publishes one TCP router per route, named like HTTP
@@ -98,11 +98,7 @@ func (b *builder) routeTCP(o *IngressRouteTCP, rn string, r RouteTCP) (*config.T
 
 // serviceTCP builds the load balancer of one Kubernetes Service port.
 func (b *builder) serviceTCP(from string, s ServiceTCP) (*config.TCPService, error) {
-	ns, err := b.l4Namespace(from, s.Namespace, s.Name, s.NodePortLB)
-	if err != nil {
-		return nil, err
-	}
-	addrs, err := b.l4Addresses(ns, s.Name, s.Port, s.NativeLB)
+	ns, addrs, err := b.l4Addresses(from, s.ServicePort)
 	if err != nil {
 		return nil, err
 	}
@@ -121,30 +117,25 @@ func (b *builder) serviceTCP(from string, s ServiceTCP) (*config.TCPService, err
 	return &config.TCPService{LoadBalancer: lb}, nil
 }
 
-// l4Namespace is the namespace of a TCP or UDP service reference.
-func (b *builder) l4Namespace(from, ns, name string, nodePortLB bool) (string, error) {
-	if nodePortLB {
-		return "", errors.New("nodePortLB is not supported by Gantry (it runs in the cluster: use the Service's endpoints or nativeLB)")
+// l4Addresses resolves the Service port s of a TCP or UDP route in
+// namespace from to its namespace and "host:port" servers: the routable
+// endpoints only (a layer-4 service has no sticky session for a fenced
+// one to keep). A Service whose endpoints are all terminating is refused
+// as empty unless allowEmptyServices; nodePortLB, and another namespace
+// without allowCrossNamespace, are refused.
+func (b *builder) l4Addresses(from string, s ServicePort) (ns string, addrs []string, err error) {
+	ns = cmp.Or(s.Namespace, from)
+	switch {
+	case s.NodePortLB:
+		return "", nil, errors.New("nodePortLB is not supported by Gantry (it runs in the cluster: use the Service's endpoints or nativeLB)")
+	case ns != from && !b.opts.AllowCrossNamespace:
+		return "", nil, crossNamespaceError("service", ns, s.Name, from)
 	}
-	if ns == "" {
-		return from, nil
-	}
-	if ns != from && !b.opts.AllowCrossNamespace {
-		return "", crossNamespaceError("service", ns, name, from)
-	}
-	return ns, nil
-}
-
-// l4Addresses resolves a TCP or UDP Service port to "host:port" servers:
-// the routable endpoints only (a layer-4 service has no sticky session
-// for a fenced one to keep). A Service whose endpoints are all
-// terminating is refused as empty unless allowEmptyServices.
-func (b *builder) l4Addresses(ns, name string, port intstr.IntOrString, nativeLB *bool) ([]string, error) {
-	t, err := b.target(ns, name, port, nativeLB)
+	t, err := b.target(ns, s.Name, s.Port, s.NativeLB)
 	if err == nil && len(t.Addrs) == 0 && !b.opts.AllowEmptyServices {
-		err = fmt.Errorf("service %s/%s has no ready endpoint on port %s (providers.kubernetesCRD.allowEmptyServices keeps it)", ns, name, port.String())
+		err = fmt.Errorf("service %s/%s has no ready endpoint on port %s (providers.kubernetesCRD.allowEmptyServices keeps it)", ns, s.Name, s.Port.String())
 	}
-	return t.Addrs, err
+	return ns, t.Addrs, err
 }
 
 // ingressRouteUDPs publishes one UDP router per route, named
@@ -188,11 +179,7 @@ func (b *builder) routeUDP(from, rn string, r RouteUDP) (map[string]*config.UDPS
 	w := &config.UDPWeightedRoundRobin{}
 	for i, s := range r.Services {
 		field := fmt.Sprintf(".services[%d]", i)
-		ns, err := b.l4Namespace(from, s.Namespace, s.Name, s.NodePortLB)
-		if err != nil {
-			return nil, field, err
-		}
-		addrs, err := b.l4Addresses(ns, s.Name, s.Port, s.NativeLB)
+		_, addrs, err := b.l4Addresses(from, s)
 		if err != nil {
 			return nil, field, err
 		}

@@ -47,14 +47,21 @@ type ObjectRef struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// RouteSet is what the specs of the three IngressRoute kinds share: the
+// ingress class (nil: unset; see Options.IngressClass), the entrypoints
+// every route is served on, and the routes, each an R.
+type RouteSet[R any] struct {
+	IngressClassName *string  `json:"ingressClassName,omitempty"`
+	EntryPoints      []string `json:"entryPoints,omitempty"`
+	Routes           []R      `json:"routes" crd:"required"`
+}
+
 // IngressRouteSpec is an HTTP router set: each route becomes one router.
 // Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/http/ingressroute/
 type IngressRouteSpec struct {
-	IngressClassName *string     `json:"ingressClassName,omitempty"`
-	EntryPoints      []string    `json:"entryPoints,omitempty"`
-	Routes           []Route     `json:"routes" crd:"required"`
-	TLS              *TLS        `json:"tls,omitempty"`
-	ParentRefs       []ObjectRef `json:"parentRefs,omitempty"`
+	RouteSet[Route] `json:",inline"`
+	TLS             *TLS        `json:"tls,omitempty"`
+	ParentRefs      []ObjectRef `json:"parentRefs,omitempty"`
 }
 
 // Route is one HTTP router: Match is its rule, Kind is "Rule" or empty.
@@ -111,10 +118,8 @@ type ResponseForwarding struct {
 // IngressRouteTCPSpec is a TCP router set.
 // Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/tcp/ingressroutetcp/
 type IngressRouteTCPSpec struct {
-	IngressClassName *string    `json:"ingressClassName,omitempty"`
-	EntryPoints      []string   `json:"entryPoints,omitempty"`
-	Routes           []RouteTCP `json:"routes" crd:"required"`
-	TLS              *TLSTCP    `json:"tls,omitempty"`
+	RouteSet[RouteTCP] `json:",inline"`
+	TLS                *TLSTCP `json:"tls,omitempty"`
 }
 
 // RouteTCP is one TCP router (HostSNI, HostSNIRegexp, ClientIP, ALPN rules).
@@ -138,34 +143,31 @@ type TLSTCP struct {
 // TerminationDelay (milliseconds) and ProxyProtocol are Traefik's
 // deprecated per-service forms of the ServersTransportTCP fields.
 type ServiceTCP struct {
-	Name             string                `json:"name" crd:"required"`
-	Namespace        string                `json:"namespace,omitempty"`
-	Port             intstr.IntOrString    `json:"port" crd:"required"`
-	Weight           *int                  `json:"weight,omitempty" crd:"min=0"`
+	ServicePort      `json:",inline"`
 	TerminationDelay *int                  `json:"terminationDelay,omitempty"`
 	ProxyProtocol    *config.ProxyProtocol `json:"proxyProtocol,omitempty"`
 	ServersTransport string                `json:"serversTransport,omitempty"`
 	TLS              bool                  `json:"tls,omitempty"`
-	NativeLB         *bool                 `json:"nativeLB,omitempty"`
-	NodePortLB       bool                  `json:"nodePortLB,omitempty"`
 }
 
 // IngressRouteUDPSpec is a UDP router set: each route is one router on
 // every entrypoint listed.
 // Source: https://doc.traefik.io/traefik/v3.7/reference/routing-configuration/kubernetes/crd/udp/ingressrouteudp/
 type IngressRouteUDPSpec struct {
-	IngressClassName *string    `json:"ingressClassName,omitempty"`
-	EntryPoints      []string   `json:"entryPoints,omitempty"`
-	Routes           []RouteUDP `json:"routes" crd:"required"`
+	RouteSet[RouteUDP] `json:",inline"`
 }
 
 // RouteUDP lists the Services one UDP router balances over.
 type RouteUDP struct {
-	Services []ServiceUDP `json:"services,omitempty"`
+	Services []ServicePort `json:"services,omitempty"`
 }
 
-// ServiceUDP is a Kubernetes Service port a UDP route forwards to.
-type ServiceUDP struct {
+// ServicePort is a Kubernetes Service port a TCP or UDP route forwards to
+// (in the Service's namespace, Namespace defaulting to the route's), with
+// its weight among the route's services (default 1). NativeLB and
+// NodePortLB choose the Service's ClusterIP or node ports over its
+// endpoints.
+type ServicePort struct {
 	Name       string             `json:"name" crd:"required"`
 	Namespace  string             `json:"namespace,omitempty"`
 	Port       intstr.IntOrString `json:"port" crd:"required"`

@@ -58,14 +58,13 @@ type Headers struct {
 	SSLForceHost         *bool   `json:"sslForceHost,omitempty"`
 }
 
-// ErrorPage is the errors middleware: Service is the Kubernetes Service
-// (or TraefikService) serving the error pages.
+// ErrorPage is the errors middleware of the dynamic configuration, except
+// that Service is the Kubernetes Service (or TraefikService) serving the
+// error pages (the Service declared here hides the embedded one, for
+// encoding/json as for the schema).
 type ErrorPage struct {
-	Status              []string       `json:"status,omitempty"`
-	StatusRewrites      map[string]int `json:"statusRewrites,omitempty"`
-	Service             Service        `json:"service,omitzero"`
-	Query               string         `json:"query,omitempty"`
-	ErrorRequestHeaders []string       `json:"errorRequestHeaders,omitempty"`
+	config.ErrorPage `json:",inline"`
+	Service          Service `json:"service,omitzero"`
 }
 
 // RateLimit is the rateLimit middleware; Redis credentials come from a
@@ -113,24 +112,15 @@ type AuthSecret struct {
 	HeaderField  string `json:"headerField,omitempty"`
 }
 
-// ForwardAuth is the forwardAuth middleware with TLS from Secrets.
+// ForwardAuth is the forwardAuth middleware of the dynamic configuration
+// with TLS from Secrets (the TLS declared here hides the embedded one).
 // AuthSigninURL and MaxResponseBodySize are Traefik fields Gantry does not
 // implement (a Problem when set).
 type ForwardAuth struct {
-	Address                  string     `json:"address,omitempty"`
-	TrustForwardHeader       *bool      `json:"trustForwardHeader,omitempty"`
-	AuthResponseHeaders      []string   `json:"authResponseHeaders,omitempty"`
-	AuthResponseHeadersRegex string     `json:"authResponseHeadersRegex,omitempty"`
-	AuthRequestHeaders       []string   `json:"authRequestHeaders,omitempty"`
-	TLS                      *ClientTLS `json:"tls,omitempty"`
-	MaxResponseBodySize      *int64     `json:"maxResponseBodySize,omitempty"`
-	AddAuthCookiesToResponse []string   `json:"addAuthCookiesToResponse,omitempty"`
-	HeaderField              string     `json:"headerField,omitempty"`
-	ForwardBody              bool       `json:"forwardBody,omitempty"`
-	MaxBodySize              *int64     `json:"maxBodySize,omitempty"`
-	PreserveLocationHeader   bool       `json:"preserveLocationHeader,omitempty"`
-	PreserveRequestMethod    bool       `json:"preserveRequestMethod,omitempty"`
-	AuthSigninURL            string     `json:"authSigninURL,omitempty"`
+	config.ForwardAuth  `json:",inline"`
+	TLS                 *ClientTLS `json:"tls,omitempty"`
+	MaxResponseBodySize *int64     `json:"maxResponseBodySize,omitempty"`
+	AuthSigninURL       string     `json:"authSigninURL,omitempty"`
 }
 
 // MiddlewareTCPSpec is one TCP middleware; exactly one field is set.

@@ -38,17 +38,12 @@ type MirrorService struct {
 }
 
 // Failover uses Fallback while Service has no available server, or for the
-// answers whose status is in Errors.Status.
+// answers whose status is in Errors.Status. Errors has the dynamic
+// configuration's form.
 type Failover struct {
-	Service  Service       `json:"service" crd:"required"`
-	Fallback Service       `json:"fallback" crd:"required"`
-	Errors   FailoverError `json:"errors" crd:"required"`
-}
-
-// FailoverError is failover.errors.
-type FailoverError struct {
-	Status              []string `json:"status,omitempty"`
-	MaxRequestBodyBytes *int64   `json:"maxRequestBodyBytes,omitempty"`
+	Service  Service               `json:"service" crd:"required"`
+	Fallback Service               `json:"fallback" crd:"required"`
+	Errors   config.FailoverErrors `json:"errors" crd:"required"`
 }
 
 // TLSOptionSpec is a named set of TLS parameters: the dynamic
