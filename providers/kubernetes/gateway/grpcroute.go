@@ -16,15 +16,13 @@ func (t *translator) loadGRPCRoutes() {
 		m := routeMeta{kind: "GRPCRoute", obj: r.ObjectMeta}
 		t.loadRoute(m, r.Generation, r.Spec.ParentRefs, r.Spec.Hostnames, len(r.Spec.Rules),
 			func(ri int) httpRule { return t.grpcRule(m, r.Spec.Rules[ri], ri) },
-			func(pm parentMatch, a attachment, rules []httpRule) {
-				for ri, rule := range r.Spec.Rules {
-					matches := rule.Matches
-					if len(matches) == 0 {
-						matches = []gwv1.GRPCRouteMatch{{}}
-					}
-					for mi, match := range matches {
-						t.grpcRouter(m, pm, a, rules[ri].service, rules[ri].filters, match, ri, mi)
-					}
+			func(pm parentMatch, a attachment, ri int, rule httpRule) {
+				matches := r.Spec.Rules[ri].Matches
+				if len(matches) == 0 {
+					matches = []gwv1.GRPCRouteMatch{{}}
+				}
+				for mi, match := range matches {
+					t.grpcRouter(m, pm, a, rule.service, rule.filters, match, ri, mi)
 				}
 			})
 	}

@@ -43,10 +43,8 @@ func (t *translator) loadHTTPRoutes() {
 		m := routeMeta{kind: "HTTPRoute", obj: r.ObjectMeta}
 		t.loadRoute(m, r.Generation, r.Spec.ParentRefs, r.Spec.Hostnames, len(r.Spec.Rules),
 			func(ri int) httpRule { return t.httpRule(m, r.Spec.Rules[ri], ri) },
-			func(pm parentMatch, a attachment, rules []httpRule) {
-				for ri, rule := range r.Spec.Rules {
-					t.httpRouters(m, pm, a, rules[ri], rule.Matches, ri)
-				}
+			func(pm parentMatch, a attachment, ri int, rule httpRule) {
+				t.httpRouters(m, pm, a, rule, r.Spec.Rules[ri].Matches, ri)
 			})
 	}
 }
@@ -54,11 +52,11 @@ func (t *translator) loadHTTPRoutes() {
 // loadRoute translates one HTTPRoute or GRPCRoute (m, generation gen)
 // when parentRefs name any of our Gateways. rule builds each of its
 // nrules rules once (they do not depend on the parent); routers adds the
-// routers of every rule for one listener attachment; the route's status
-// gets one entry per parent, with Accepted and the ResolvedRefs of the
-// first rule's backend error.
+// routers of rule ri for one listener attachment, called for each rule in
+// order. The route's status gets one entry per parent, with Accepted and
+// the ResolvedRefs of the first rule's backend error.
 func (t *translator) loadRoute(m routeMeta, gen int64, parentRefs []gwv1.ParentReference, hostnames []gwv1.Hostname, nrules int,
-	rule func(ri int) httpRule, routers func(pm parentMatch, a attachment, rules []httpRule)) {
+	rule func(ri int) httpRule, routers func(pm parentMatch, a attachment, ri int, rule httpRule)) {
 	pms := t.parents(m.obj.Namespace, parentRefs)
 	if len(pms) == 0 {
 		return
@@ -75,7 +73,9 @@ func (t *translator) loadRoute(m routeMeta, gen int64, parentRefs []gwv1.ParentR
 	for _, pm := range pms {
 		atts, accepted := t.attach(pm, m.kind, m.obj.Namespace, gen, hostnames, true)
 		for _, a := range atts {
-			routers(pm, a, rules)
+			for ri, rule := range rules {
+				routers(pm, a, ri, rule)
+			}
 		}
 		sts = append(sts, t.parentStatus(pm, accepted, resolvedRefs(refErr, gen)))
 	}
