@@ -1,20 +1,17 @@
 package dataplane
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
-	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // fakeChallenges is a fixed set of pending challenges.
@@ -46,7 +43,7 @@ func (f *fakeChallenges) TLSALPN01(name string) *tls.Certificate {
 // acme-tls/1 negotiated, while an ordinary handshake for the same name gets
 // the ordinary certificate.
 func TestACMEChallengesAheadOfRouting(t *testing.T) {
-	be := echoBackend(t, "user-router")
+	be := dptest.EchoBackend(t, "user-router")
 	certPEM, keyPEM := selfSigned(t, "app.example.com")
 	chalPEM, chalKey := selfSigned(t, "app.example.com", "challenge.invalid")
 	chal, err := tls.X509KeyPair([]byte(chalPEM), []byte(chalKey))
@@ -62,26 +59,9 @@ func TestACMEChallengesAheadOfRouting(t *testing.T) {
 		"other":     {Address: "127.0.0.1:0"},
 		"websecure": {Address: "127.0.0.1:0"},
 	}
-	log := slog.New(slog.DiscardHandler)
-	h := &harness{t: t, log: log, pool: generation.NewPool(log, generation.PoolOptions{}), active: router.NewActive(), eps: eps}
-	srv, err := NewServer(log, h.active, eps, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.SetChallenges(fc)
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	h.srv = srv
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		h.gen.Close()
-		h.pool.Close()
-		closeIdle()
-	})
-	h.apply(`
+	h := newHarness(t, eps, nil, func(srv *Server) { srv.SetChallenges(fc) })
+	t.Cleanup(dptest.CloseIdle)
+	h.Apply(`
 http:
   routers:
     wellknown@file:
@@ -106,7 +86,7 @@ tls:
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(ep, host, path string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr(ep)+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr(ep)+path, nil)
 		req.Host = host
 		resp, err := noRedirect.Do(req)
 		if err != nil {
@@ -134,13 +114,13 @@ tls:
 		}
 	}
 
-	c := tlsDial(t, h.addr("websecure"), "app.example.com", "acme-tls/1")
+	c := tlsDial(t, h.Addr("websecure"), "app.example.com", "acme-tls/1")
 	st := c.ConnectionState()
 	c.Close()
 	if st.NegotiatedProtocol != "acme-tls/1" || !sameDER(st.PeerCertificates[0], chal.Certificate[0]) {
 		t.Errorf("acme-tls/1 handshake: protocol %q, served %v; want acme-tls/1 and the challenge certificate", st.NegotiatedProtocol, st.PeerCertificates[0].DNSNames)
 	}
-	c = tlsDial(t, h.addr("websecure"), "app.example.com", "h2", "http/1.1")
+	c = tlsDial(t, h.Addr("websecure"), "app.example.com", "h2", "http/1.1")
 	st = c.ConnectionState()
 	c.Close()
 	if sameDER(st.PeerCertificates[0], chal.Certificate[0]) || st.NegotiatedProtocol == "acme-tls/1" {
@@ -148,7 +128,7 @@ tls:
 	}
 	// No challenge pending for the name: acme-tls/1 is not spoken, so a
 	// client offering only it is refused (no common protocol).
-	if c, err := tls.Dial("tcp", h.addr("websecure"), &tls.Config{ServerName: "other.example.com", InsecureSkipVerify: true, NextProtos: []string{"acme-tls/1"}}); err == nil { //nolint:gosec // test
+	if c, err := tls.Dial("tcp", h.Addr("websecure"), &tls.Config{ServerName: "other.example.com", InsecureSkipVerify: true, NextProtos: []string{"acme-tls/1"}}); err == nil { //nolint:gosec // test
 		p := c.ConnectionState().NegotiatedProtocol
 		c.Close()
 		t.Errorf("acme-tls/1 handshake for a name without a pending challenge succeeded (protocol %q)", p)
@@ -169,9 +149,9 @@ func TestDefaultGeneratedCertFromResolver(t *testing.T) {
         resolver: le
         domain: {main: default.example.com, sans: [www.default.example.com]}
 `
-	h.apply("tls:"+store, generation.Options{})
+	h.Apply("tls:"+store, generation.Options{})
 	name := func() string {
-		c := tlsDial(t, h.addr("web"), "unknown.example.org")
+		c := tlsDial(t, h.Addr("web"), "unknown.example.org")
 		defer c.Close()
 		return c.ConnectionState().PeerCertificates[0].Subject.CommonName
 	}
@@ -179,7 +159,7 @@ func TestDefaultGeneratedCertFromResolver(t *testing.T) {
 		t.Errorf("before the resolver's certificate: default %q, want the generated one", got)
 	}
 	certPEM, keyPEM := selfSigned(t, "default.example.com", "www.default.example.com")
-	h.apply(`
+	h.Apply(`
 tls:
   certificates:
     - certFile: `+yamlQuote(certPEM)+`

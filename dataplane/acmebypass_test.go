@@ -1,10 +1,8 @@
 package dataplane
 
 import (
-	"context"
 	"crypto/tls"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -13,7 +11,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
-	"github.com/gantry-proxy/gantry/router"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // acmeBackend is a TLS server speaking only acme-tls/1 with its own
@@ -48,7 +46,7 @@ func acmeBackend(t *testing.T, cert tls.Certificate) string {
 // passthrough router; one for a name it is validating gets Gantry's
 // challenge certificate, unless the entrypoint sets allowACMEByPass.
 func TestACMEHTTP01EntryPointAndByPass(t *testing.T) {
-	solver := echoBackend(t, "external-solver")
+	solver := dptest.EchoBackend(t, "external-solver")
 	chalPEM, chalKey := selfSigned(t, "app.example.com", "challenge.invalid")
 	chal, err := tls.X509KeyPair([]byte(chalPEM), []byte(chalKey))
 	if err != nil {
@@ -71,26 +69,9 @@ func TestACMEHTTP01EntryPointAndByPass(t *testing.T) {
 		"websecure":    {Address: "127.0.0.1:0"},
 		"securebypass": {Address: "127.0.0.1:0", AllowACMEByPass: true},
 	}
-	log := slog.New(slog.DiscardHandler)
-	h := &harness{t: t, log: log, pool: generation.NewPool(log, generation.PoolOptions{}), active: router.NewActive(), eps: eps}
-	srv, err := NewServer(log, h.active, eps, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.SetChallenges(fc, "web", "bypass")
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	h.srv = srv
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		h.gen.Close()
-		h.pool.Close()
-		closeIdle()
-	})
-	h.apply(`
+	h := newHarness(t, eps, nil, func(srv *Server) { srv.SetChallenges(fc, "web", "bypass") })
+	t.Cleanup(dptest.CloseIdle)
+	h.Apply(`
 http:
   routers:
     solver@file:
@@ -133,7 +114,7 @@ tcp:
 		{"bypass", "/.well-known/acme-challenge/unknown", 200, "external-solver"},
 		{"bypass", "/", 301, ""},
 	} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr(tt.ep)+tt.path, nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr(tt.ep)+tt.path, nil)
 		req.Host = "app.example.com"
 		resp, err := noRedirect.Do(req)
 		if err != nil {
@@ -148,7 +129,7 @@ tcp:
 
 	served := func(ep, sni string) string {
 		t.Helper()
-		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", h.addr(ep), &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: []string{"acme-tls/1"}}) //nolint:gosec // test
+		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", h.Addr(ep), &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: []string{"acme-tls/1"}}) //nolint:gosec // test
 		if err != nil {
 			t.Fatalf("%s acme-tls/1 for %s: %v", ep, sni, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // BenchmarkProxy measures one request through the whole in-process path:
@@ -18,9 +19,9 @@ import (
 // keep-alive on both hops.
 func BenchmarkProxy(b *testing.B) {
 	body := []byte("hello, world\n")
-	be := echoHandlerServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	be := dptest.HTTPBackend(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
 	h := newHarness(b, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "Host(`+"`bench.test`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}, {url: %q}]}}}
@@ -28,7 +29,7 @@ http:
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
-	url := "http://" + h.addr("web") + "/bench"
+	url := "http://" + h.Addr("web") + "/bench"
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -54,7 +55,7 @@ http:
 // backend without the proxy.
 func BenchmarkDirect(b *testing.B) {
 	body := []byte("hello, world\n")
-	be := echoHandlerServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	be := dptest.HTTPBackend(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -84,7 +85,7 @@ func BenchmarkDirect(b *testing.B) {
 func BenchmarkProxyKeepAliveGET(b *testing.B) {
 	be := newRawBackend(b)
 	h := newHarness(b, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "Host(`+"`bench.test`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
@@ -96,7 +97,7 @@ http:
 	}
 	direct.c.Close()
 
-	c := dialRaw(b, h.addr("web"))
+	c := dialRaw(b, h.Addr("web"))
 	for range 100 { // warm up: pools, the upstream connection, the generation's caches
 		c.roundTrip(b)
 	}

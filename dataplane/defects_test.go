@@ -25,7 +25,7 @@ func catchAll(h *harness, be string, mws string, names ...string) {
 	if len(names) > 0 {
 		mwList = ", middlewares: [" + strings.Join(names, ", ") + "]"
 	}
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file%s}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
@@ -52,7 +52,7 @@ func TestRepairedFramingClosesConnection(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			be.take()
-			statuses, closed := rawExchange(t, h.addr("web"), raw+next, 2)
+			statuses, closed := rawExchange(t, h.Addr("web"), raw+next, 2)
 			if len(statuses) != 1 || statuses[0] != 400 || !closed {
 				t.Fatalf("got statuses %v closed=%v; want one 400 and the connection closed", statuses, closed)
 			}
@@ -75,7 +75,7 @@ func TestConnectionListDoesNotStripMiddlewareHeader(t *testing.T) {
 `, "add@file")
 	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
 		raw := "GET /x " + proto + "\r\nHost: app\r\nConnection: keep-alive, X-Added, X-Client\r\nX-Client: drop-me\r\nKeep-Alive: timeout=5\r\n\r\n"
-		statuses, _ := rawExchange(t, h.addr("web"), raw, 1)
+		statuses, _ := rawExchange(t, h.Addr("web"), raw, 1)
 		if len(statuses) != 1 || statuses[0] != 200 {
 			t.Fatalf("%s: statuses %v", proto, statuses)
 		}
@@ -105,8 +105,8 @@ func TestHeaderTimeoutRunsFromAccept(t *testing.T) {
 	d := config.Duration(rht)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &d}}}}, nil)
-	h.apply(`http: {}`, generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	h.Apply(`http: {}`, generation.Options{})
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestHeadLimitIsExact(t *testing.T) {
 		if len(raw) != tt.size {
 			t.Fatalf("built %d bytes, want %d", len(raw), tt.size)
 		}
-		statuses, closed := rawExchange(t, h.addr("web"), raw, 1)
+		statuses, closed := rawExchange(t, h.Addr("web"), raw, 1)
 		if len(statuses) != 1 || statuses[0] != tt.status || closed != tt.closed {
 			t.Errorf("%d-byte head: statuses %v closed=%v; want %d closed=%v", tt.size, statuses, closed, tt.status, tt.closed)
 		}
@@ -152,7 +152,7 @@ func TestExpectContinueThroughProxy(t *testing.T) {
 	be := newCaptureBackend(t)
 	h := newHarness(t, nil, nil)
 	catchAll(h, be.URL, "")
-	c, err := net.Dial("tcp", h.addr("web"))
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}

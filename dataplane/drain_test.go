@@ -67,14 +67,14 @@ http:
 
 	t.Run("replaced", func(t *testing.T) {
 		h := newHarness(t, map[string]*static.EntryPoint{"web": ep(upgraded, false)}, nil)
-		h.apply(routes, generation.Options{})
-		addr := h.addr("web")
+		h.Apply(routes, generation.Options{})
+		addr := h.Addr("web")
 		c, echo := openWS(t, addr)
 		if err := echo("before"); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		done, err := h.srv.ReplaceEntryPoint(context.Background(), "web", ep(upgraded, true), 0)
+		done, err := h.Srv.ReplaceEntryPoint(context.Background(), "web", ep(upgraded, true), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,12 +110,12 @@ http:
 
 	t.Run("shutdown cuts", func(t *testing.T) {
 		h := newHarness(t, map[string]*static.EntryPoint{"web": ep(time.Hour, false)}, nil)
-		h.apply(routes, generation.Options{})
-		c, echo := openWS(t, h.addr("web"))
+		h.Apply(routes, generation.Options{})
+		c, echo := openWS(t, h.Addr("web"))
 		if err := echo("before"); err != nil {
 			t.Fatal(err)
 		}
-		done, err := h.srv.ReplaceEntryPoint(context.Background(), "web", ep(time.Hour, true), 0)
+		done, err := h.Srv.ReplaceEntryPoint(context.Background(), "web", ep(time.Hour, true), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ http:
 			t.Fatalf("upgraded connection cut within graceTimeOut: %v", err)
 		}
 		shut := make(chan error, 1)
-		go func() { shut <- h.srv.Shutdown(context.Background()) }()
+		go func() { shut <- h.Srv.Shutdown(context.Background()) }()
 		select {
 		case err := <-shut:
 			if err != nil {
@@ -150,19 +150,19 @@ func TestUpgradedDrainOnlyUpgraded(t *testing.T) {
 	eps := map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: config.Duration(200 * time.Millisecond), UpgradedGraceTimeOut: config.Duration(time.Hour)}}}}
 	h := newHarness(t, eps, nil)
-	if got := h.srv.ShutdownBound(); got != 200*time.Millisecond {
+	if got := h.Srv.ShutdownBound(); got != 200*time.Millisecond {
 		t.Errorf("ShutdownBound %v, want graceTimeOut 200ms", got)
 	}
-	h.srv.HandedOver()
-	if got := h.srv.ShutdownBound(); got != time.Hour {
+	h.Srv.HandedOver()
+	if got := h.Srv.ShutdownBound(); got != time.Hour {
 		t.Errorf("ShutdownBound after HandedOver %v, want upgradedGraceTimeOut 1h", got)
 	}
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
 `, be.l.Addr()), generation.Options{})
-	addr := h.addr("web")
+	addr := h.Addr("web")
 	_, echo := openWS(t, addr)
 	if err := echo("ws"); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ http:
 	defer plain.Close()
 	io.WriteString(plain, "GET / HTTP/1.1\r\nHost: x\r\n")
 	time.Sleep(100 * time.Millisecond)
-	done, err := h.srv.ReplaceEntryPoint(context.Background(), "web", &static.EntryPoint{Address: "127.0.0.1:0"}, 0)
+	done, err := h.Srv.ReplaceEntryPoint(context.Background(), "web", &static.EntryPoint{Address: "127.0.0.1:0"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

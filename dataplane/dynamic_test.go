@@ -20,6 +20,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -66,7 +67,7 @@ func refused(addr string) bool {
 func TestAddEntryPointWhileServing(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 1)
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("wait") != "" {
 			arrived <- struct{}{}
 			select {
@@ -77,15 +78,15 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 		fmt.Fprint(w, "from ", r.Host)
 	}))
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.eps["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
-	h.apply(dynConfig(be.URL), generation.Options{})
+	defer dptest.CloseIdle()
+	h.EPs["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
+	h.Apply(dynConfig(be.URL), generation.Options{})
 
 	inflight := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/?wait=1", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr("web")+"/?wait=1", nil)
 		req.Host = "web.test"
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			inflight <- err.Error()
 			return
@@ -95,13 +96,13 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 		inflight <- fmt.Sprint(resp.StatusCode, " ", string(b))
 	}()
 	<-arrived
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn", h.EPs["dyn"]); err != nil {
 		t.Fatalf("AddEntryPoint: %v", err)
 	}
-	if got := h.srv.EntryPoints(); !slices.Equal(got, []string{"dyn", "web"}) {
+	if got := h.Srv.EntryPoints(); !slices.Equal(got, []string{"dyn", "web"}) {
 		t.Errorf("EntryPoints() = %v, want [dyn web]", got)
 	}
-	dyn := h.addr("dyn")
+	dyn := h.Addr("dyn")
 	if code, body, err := getOn(dyn, "dyn.test"); err != nil || code != 200 || body != "from dyn.test" {
 		t.Errorf("GET dyn.test on the added entrypoint: %d %q %v, want 200 from dyn.test", code, body, err)
 	}
@@ -125,10 +126,10 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 		t.Errorf("request in flight on web during the add: %q, want 200 from web.test", r)
 	}
 
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn", &static.EntryPoint{Address: "127.0.0.1:0"}); err == nil || !strings.Contains(err.Error(), "entrypoint dyn: already served") {
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn", &static.EntryPoint{Address: "127.0.0.1:0"}); err == nil || !strings.Contains(err.Error(), "entrypoint dyn: already served") {
 		t.Errorf("adding dyn twice: %v, want already served", err)
 	}
-	if err := h.srv.AddEntryPoint(context.Background(), "dns", &static.EntryPoint{Address: "127.0.0.1:0/udp"}); err == nil || !strings.Contains(err.Error(), "entrypoint dns: address") || !strings.Contains(err.Error(), "udp is not supported") {
+	if err := h.Srv.AddEntryPoint(context.Background(), "dns", &static.EntryPoint{Address: "127.0.0.1:0/udp"}); err == nil || !strings.Contains(err.Error(), "entrypoint dns: address") || !strings.Contains(err.Error(), "udp is not supported") {
 		t.Errorf("adding a UDP entrypoint: %v, want it refused naming dns", err)
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -136,7 +137,7 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	busyAddr := busy.Addr().String()
-	err = h.srv.AddEntryPoint(context.Background(), "busy", &static.EntryPoint{Address: busyAddr})
+	err = h.Srv.AddEntryPoint(context.Background(), "busy", &static.EntryPoint{Address: busyAddr})
 	if err == nil || !strings.Contains(err.Error(), "entrypoint busy: listen on "+busyAddr) {
 		t.Errorf("adding on a busy port: %v, want an error naming busy and %s", err, busyAddr)
 	}
@@ -144,7 +145,7 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 	if !refused(busyAddr) {
 		t.Errorf("a listener is left on %s after the failed add", busyAddr)
 	}
-	if got := h.srv.EntryPoints(); !slices.Equal(got, []string{"dyn", "web"}) {
+	if got := h.Srv.EntryPoints(); !slices.Equal(got, []string{"dyn", "web"}) {
 		t.Errorf("EntryPoints() after refused adds = %v, want [dyn web]", got)
 	}
 }
@@ -156,7 +157,7 @@ func TestAddEntryPointWhileServing(t *testing.T) {
 func TestRemoveEntryPointDrains(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 1)
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("wait") != "" {
 			arrived <- struct{}{}
 			select {
@@ -167,13 +168,13 @@ func TestRemoveEntryPointDrains(t *testing.T) {
 		fmt.Fprint(w, "from ", r.Host)
 	}))
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.eps["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
+	defer dptest.CloseIdle()
+	h.EPs["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn", h.EPs["dyn"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(dynConfig(be.URL), generation.Options{})
-	dyn := h.addr("dyn")
+	h.Apply(dynConfig(be.URL), generation.Options{})
+	dyn := h.Addr("dyn")
 
 	c, err := net.Dial("tcp", dyn)
 	if err != nil {
@@ -182,18 +183,18 @@ func TestRemoveEntryPointDrains(t *testing.T) {
 	defer c.Close()
 	io.WriteString(c, "GET /?wait=1 HTTP/1.1\r\nHost: dyn.test\r\n\r\n")
 	<-arrived
-	done, err := h.srv.RemoveEntryPoint("dyn", 10*time.Second)
+	done, err := h.Srv.RemoveEntryPoint("dyn", 10*time.Second)
 	if err != nil {
 		t.Fatalf("RemoveEntryPoint: %v", err)
 	}
 	if !refused(dyn) {
 		t.Errorf("a new connection to %s is not refused after RemoveEntryPoint returned", dyn)
 	}
-	if got := h.srv.EntryPoints(); !slices.Equal(got, []string{"web"}) {
+	if got := h.Srv.EntryPoints(); !slices.Equal(got, []string{"web"}) {
 		t.Errorf("EntryPoints() = %v, want [web]", got)
 	}
-	if h.srv.Addrs("dyn") != nil {
-		t.Errorf("Addrs(dyn) after the removal: %v, want nil", h.srv.Addrs("dyn"))
+	if h.Srv.Addrs("dyn") != nil {
+		t.Errorf("Addrs(dyn) after the removal: %v, want nil", h.Srv.Addrs("dyn"))
 	}
 	select {
 	case <-done:
@@ -201,7 +202,7 @@ func TestRemoveEntryPointDrains(t *testing.T) {
 	default:
 	}
 	// The name and the port are free while the old entrypoint drains.
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn", &static.EntryPoint{Address: dyn}); err != nil {
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn", &static.EntryPoint{Address: dyn}); err != nil {
 		t.Fatalf("adding dyn again on %s while the old one drains: %v", dyn, err)
 	}
 	if code, body, err := getOn(dyn, "dyn.test"); err != nil || code != 200 || body != "from dyn.test" {
@@ -222,10 +223,10 @@ func TestRemoveEntryPointDrains(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("drain not over after its last request")
 	}
-	if code, _, err := getOn(h.addr("web"), "web.test"); err != nil || code != 200 {
+	if code, _, err := getOn(h.Addr("web"), "web.test"); err != nil || code != 200 {
 		t.Errorf("GET on web after removing dyn: %d %v", code, err)
 	}
-	if _, err := h.srv.RemoveEntryPoint("nowhere", time.Second); err == nil || !strings.Contains(err.Error(), "entrypoint nowhere: not served") {
+	if _, err := h.Srv.RemoveEntryPoint("nowhere", time.Second); err == nil || !strings.Contains(err.Error(), "entrypoint nowhere: not served") {
 		t.Errorf("removing an unknown entrypoint: %v", err)
 	}
 }
@@ -236,7 +237,7 @@ func TestRemoveEntryPointGraceOver(t *testing.T) {
 	stuck := make(chan struct{})
 	defer close(stuck)
 	arrived := make(chan struct{}, 1)
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		select {
 		case <-stuck:
@@ -244,12 +245,12 @@ func TestRemoveEntryPointGraceOver(t *testing.T) {
 		}
 	}))
 	h := newHarness(t, nil, nil)
-	h.eps["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
+	h.EPs["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn", h.EPs["dyn"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(dynConfig(be.URL), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("dyn"))
+	h.Apply(dynConfig(be.URL), generation.Options{})
+	c, err := net.Dial("tcp", h.Addr("dyn"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestRemoveEntryPointGraceOver(t *testing.T) {
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: dyn.test\r\n\r\n")
 	<-arrived
 	start := time.Now()
-	done, err := h.srv.RemoveEntryPoint("dyn", 200*time.Millisecond)
+	done, err := h.Srv.RemoveEntryPoint("dyn", 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestShutdownCutsRemovalDrain(t *testing.T) {
 	stuck := make(chan struct{})
 	defer close(stuck)
 	arrived := make(chan struct{}, 1)
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		arrived <- struct{}{}
 		select {
@@ -291,25 +292,25 @@ func TestShutdownCutsRemovalDrain(t *testing.T) {
 		}
 	}))
 	h := newHarness(t, nil, nil)
-	h.eps["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn", h.eps["dyn"]); err != nil {
+	h.EPs["dyn"] = &static.EntryPoint{Address: "127.0.0.1:0"}
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn", h.EPs["dyn"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(dynConfig(be.URL), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("dyn"))
+	h.Apply(dynConfig(be.URL), generation.Options{})
+	c, err := net.Dial("tcp", h.Addr("dyn"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: dyn.test\r\n\r\n")
 	<-arrived
-	done, err := h.srv.RemoveEntryPoint("dyn", time.Hour)
+	done, err := h.Srv.RemoveEntryPoint("dyn", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if err := h.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.Srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown with a drain of an hour: %v, want its context's deadline", err)
 	}
 	select {
@@ -317,10 +318,10 @@ func TestShutdownCutsRemovalDrain(t *testing.T) {
 	default:
 		t.Error("Shutdown returned before the removed entrypoint's drain ended")
 	}
-	if err := h.srv.AddEntryPoint(context.Background(), "late", &static.EntryPoint{Address: "127.0.0.1:0"}); err == nil || !strings.Contains(err.Error(), "server shut down") {
+	if err := h.Srv.AddEntryPoint(context.Background(), "late", &static.EntryPoint{Address: "127.0.0.1:0"}); err == nil || !strings.Contains(err.Error(), "server shut down") {
 		t.Errorf("AddEntryPoint after Shutdown: %v", err)
 	}
-	if _, err := h.srv.RemoveEntryPoint("web", time.Second); err == nil || !strings.Contains(err.Error(), "server shut down") {
+	if _, err := h.Srv.RemoveEntryPoint("web", time.Second); err == nil || !strings.Contains(err.Error(), "server shut down") {
 		t.Errorf("RemoveEntryPoint after Shutdown: %v", err)
 	}
 	if hits.Load() != 1 {
@@ -331,7 +332,7 @@ func TestShutdownCutsRemovalDrain(t *testing.T) {
 // Before Start, AddEntryPoint only registers (Start binds it) and
 // RemoveEntryPoint unregisters.
 func TestAddRemoveBeforeStart(t *testing.T) {
-	srv, err := NewServer(testLogger(t), router.NewActive(), map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}, nil)
+	srv, err := NewServer(dptest.Logger(t), router.NewActive(), map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,21 +368,21 @@ func TestAddRemoveBeforeStart(t *testing.T) {
 // and serves the routes naming it; removed, the UDP port is free once the
 // drain is over.
 func TestAddEntryPointHTTP3(t *testing.T) {
-	be := echoBackend(t, "s")
+	be := dptest.EchoBackend(t, "s")
 	cert, key := selfSigned(t, "a.test")
 	h := newHarness(t, nil, nil)
-	h.eps["dyn3"] = &static.EntryPoint{Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}}
-	if err := h.srv.AddEntryPoint(context.Background(), "dyn3", h.eps["dyn3"]); err != nil {
+	h.EPs["dyn3"] = &static.EntryPoint{Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}}
+	if err := h.Srv.AddEntryPoint(context.Background(), "dyn3", h.EPs["dyn3"]); err != nil {
 		t.Fatal(err)
 	}
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, entryPoints: [dyn3], tls: {}}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 tls:
   certificates: [{certFile: %s, keyFile: %s}]
 `, be.URL, yamlQuote(cert), yamlQuote(key)), generation.Options{})
-	addr := h.addr("dyn3")
+	addr := h.Addr("dyn3")
 	tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}} //nolint:gosec // test
 	c := &http.Client{Transport: hostRewriter{rt: tr, addr: addr}, Timeout: 5 * time.Second}
 	resp, err := c.Get("https://a.test/")
@@ -393,7 +394,7 @@ tls:
 		t.Errorf("got %d over %s, want 200 over HTTP/3", resp.StatusCode, resp.Proto)
 	}
 	tr.Close()
-	done, err := h.srv.RemoveEntryPoint("dyn3", 2*time.Second)
+	done, err := h.Srv.RemoveEntryPoint("dyn3", 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // One entry handler for every protocol: HTTP/1.1 plain and over TLS
@@ -25,14 +26,14 @@ import (
 func TestEveryProtocolReachesTheSameHandler(t *testing.T) {
 	be := newCaptureBackend(t)
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers:
     plain@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}
     secure@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file, tls: {}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	addr := h.addr("web")
+	addr := h.Addr("web")
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 	}
@@ -94,7 +95,7 @@ func TestConnectionCap(t *testing.T) {
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{MaxConnections: 2}}}, nil)
 	catchAll(h, be.URL, "")
-	addr := h.addr("web")
+	addr := h.Addr("web")
 	const head, end = "GET / HTTP/1.1\r\nHost: app\r\n", "\r\n"
 	open := func(s string) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", addr)
@@ -151,7 +152,7 @@ func TestConnectionCap(t *testing.T) {
 
 // An invalid maxConnections names the option.
 func TestConnectionCapValidated(t *testing.T) {
-	_, err := NewServer(testLogger(t), nil, map[string]*static.EntryPoint{"web": {Address: ":0",
+	_, err := NewServer(dptest.Logger(t), nil, map[string]*static.EntryPoint{"web": {Address: ":0",
 		Transport: &static.EntryTransport{MaxConnections: -1}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "entrypoint web: transport.maxConnections") {
 		t.Fatalf("got %v", fmt.Sprint(err))

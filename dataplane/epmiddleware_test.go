@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // Case 060: an entrypoint's unqualified middleware names are qualified
@@ -16,9 +17,9 @@ import (
 // router without it) and is one problem (the middleware, with the
 // routers it wraps), not an error on every router.
 func TestEntryPointMiddlewaresQualifiedPerProvider(t *testing.T) {
-	be := echoBackend(t, "be")
+	be := dptest.EchoBackend(t, "be")
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}, "other": {Address: "127.0.0.1:0"}}, nil)
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file, middlewares: [rtprefix@file]}
@@ -31,17 +32,17 @@ http:
     rtprefix@file: {addPrefix: {prefix: /rt}}
     hdr@file: {headers: {customRequestHeaders: {X-Ep: "yes"}}}
 `, be.URL), generation.Options{EntryPointMiddlewares: map[string][]string{"web": {"epprefix@file", "hdr"}}})
-	code, body := h.get("web", "x.example.com", "/x")
-	if code != 200 || reqLine(body) != "GET /rt/ep/x HTTP/1.1" || echoHeader(body, "X-Ep") != "yes" {
-		t.Errorf("file router r on web: %d %q X-Ep %q, want /rt/ep/x with X-Ep yes", code, reqLine(body), echoHeader(body, "X-Ep"))
+	code, body := h.Get("web", "x.example.com", "/x")
+	if code != 200 || reqLine(body) != "GET /rt/ep/x HTTP/1.1" || dptest.EchoHeader(body, "X-Ep") != "yes" {
+		t.Errorf("file router r on web: %d %q X-Ep %q, want /rt/ep/x with X-Ep yes", code, reqLine(body), dptest.EchoHeader(body, "X-Ep"))
 	}
-	if _, body := h.get("web", "x.example.com", "/dup/y"); reqLine(body) != "GET /ep/ep/dup/y HTTP/1.1" {
+	if _, body := h.Get("web", "x.example.com", "/dup/y"); reqLine(body) != "GET /ep/ep/dup/y HTTP/1.1" {
 		t.Errorf("dup on web: %q, want /ep/ep/dup/y", reqLine(body))
 	}
-	if code, _ := h.get("web", "d.example.com", "/"); code != 503 {
+	if code, _ := h.Get("web", "d.example.com", "/"); code != 503 {
 		t.Errorf("docker router on web (hdr@docker missing): %d, want 503", code)
 	}
-	if code, body := h.get("other", "d.example.com", "/"); code != 200 || reqLine(body) != "GET / HTTP/1.1" {
+	if code, body := h.Get("other", "d.example.com", "/"); code != 200 || reqLine(body) != "GET / HTTP/1.1" {
 		t.Errorf("docker router on other: %d %q, want 200 unchanged", code, reqLine(body))
 	}
 	rep := tbl.Report()

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
@@ -16,20 +18,20 @@ import (
 // service sees only the listed headers, and the access-log event records
 // the status actually sent. Retries of a retry middleware are counted.
 func TestErrorPageStatusAndHeaders(t *testing.T) {
-	app := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-App", "leaked")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprint(w, "app down")
 	}))
 	defer app.Close()
-	pages := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "page %s keep=%q drop=%q", r.URL.RequestURI(), r.Header.Get("X-Keep"), r.Header.Get("X-Drop"))
 	}))
 	defer pages.Close()
-	obs := &recorder{}
+	obs := &dptest.Recorder{}
 	h := newHarness(t, nil, obs)
-	defer closeIdle()
-	tbl := h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     some@file: {rule: "Host(`+"`some`"+`)", service: app@file, middlewares: [some@file]}
@@ -58,11 +60,11 @@ http:
 		{"all", `page /502 keep="k" drop="d"`, 502},
 	}
 	for _, tt := range tests {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/x", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr("web")+"/x", nil)
 		req.Host = tt.host
 		req.Header.Set("X-Keep", "k")
 		req.Header.Set("X-Drop", "d")
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +73,7 @@ http:
 		if resp.StatusCode != tt.code || string(b) != tt.body || resp.Header.Get("X-App") != "" {
 			t.Errorf("%s: %d %q (X-App %q), want %d %q and no header of the caught answer", tt.host, resp.StatusCode, b, resp.Header.Get("X-App"), tt.code, tt.body)
 		}
-		ev, ok := obs.find(func(e observe.RequestEvent) bool { return strings.HasPrefix(e.Router, tt.host+"@") })
+		ev, ok := obs.Find(func(e observe.RequestEvent) bool { return strings.HasPrefix(e.Router, tt.host+"@") })
 		if !ok || ev.Status != tt.code {
 			t.Errorf("%s: access-log status %d, want the %d sent", tt.host, ev.Status, tt.code)
 		}
@@ -86,11 +88,11 @@ http:
 // server's) beside the status sent (503 after statusRewrites), and the page
 // call as a call to its own service with the page service's status.
 func TestErrorPageEventRecordsEachServiceAnswer(t *testing.T) {
-	page := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "page") }))
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "page") }))
 	defer page.Close()
-	obs := &recorder{}
+	obs := &dptest.Recorder{}
 	h := newHarness(t, nil, obs)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {shop@file: {rule: "Host(`+"`shop`"+`)", service: shop@file, middlewares: [pages@file]}}
   middlewares:
@@ -98,14 +100,14 @@ http:
   services:
     shop@file:   {loadBalancer: {servers: [{url: "http://%s"}]}}
     errsvc@file: {loadBalancer: {servers: [{url: %q}]}}
-`, deadAddr(t), page.URL), generation.Options{})
-	if code, body := h.get("web", "shop", "/"); code != 503 || body != "page" {
+`, dptest.DeadAddr(t), page.URL), generation.Options{})
+	if code, body := h.Get("web", "shop", "/"); code != 503 || body != "page" {
 		t.Fatalf("got %d %q, want 503 and the page", code, body)
 	}
 	var ev observe.RequestEvent
-	eventually(t, "the request event", func() bool {
+	dptest.Eventually(t, "the request event", func() bool {
 		var ok bool
-		ev, ok = obs.find(func(e observe.RequestEvent) bool { return e.Host == "shop" })
+		ev, ok = obs.Find(func(e observe.RequestEvent) bool { return e.Host == "shop" })
 		return ok
 	})
 	if ev.Status != 503 || ev.OriginStatus != 502 || ev.ServiceStatus() != 502 {

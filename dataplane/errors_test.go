@@ -7,71 +7,34 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gantry-proxy/gantry/dataplane/proxy"
 )
-
-// recorder is an observe.Observer that keeps every event.
-type recorder struct {
-	mu     sync.Mutex
-	events []observe.RequestEvent
-	conns  map[string]int
-}
-
-func (r *recorder) Request(ev *observe.RequestEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e := *ev
-	e.Header, e.ResponseHeader = nil, nil
-	e.Attempts, e.Calls = slices.Clone(e.Attempts), slices.Clone(e.Calls)
-	r.events = append(r.events, e)
-}
-
-func (r *recorder) Conn(ep, proto string, d int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.conns == nil {
-		r.conns = map[string]int{}
-	}
-	r.conns[ep+"/"+proto] += d
-}
-
-func (r *recorder) find(pred func(observe.RequestEvent) bool) (observe.RequestEvent, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if pred(e) {
-			return e, true
-		}
-	}
-	return observe.RequestEvent{}, false
-}
 
 // Status mapping (case 032 and the issue): no route 404, no available
 // server 503 "no available server", refused 502, response-header timeout
 // 504, client gone 499 (observed, not sent).
 func TestErrorStatuses(t *testing.T) {
 	release := make(chan struct{})
-	hang := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hang := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
 	}))
 	defer close(release)
-	obs := &recorder{}
+	obs := &dptest.Recorder{}
 	h := newHarness(t, nil, obs)
-	defer closeIdle()
-	dead := deadAddr(t)
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	dead := dptest.DeadAddr(t)
+	h.Apply(fmt.Sprintf(`
 http:
   routers:
     empty@file: {rule: "Host(`+"`empty.test`"+`)", service: empty@file}
@@ -98,7 +61,7 @@ http:
 	}
 	for _, tt := range tests {
 		t.Run(tt.host, func(t *testing.T) {
-			code, body := h.get("web", tt.host, "/")
+			code, body := h.Get("web", tt.host, "/")
 			if code != tt.status || strings.TrimSpace(body) != tt.body {
 				t.Errorf("got %d %q, want %d %q", code, body, tt.status, tt.body)
 			}
@@ -106,63 +69,47 @@ http:
 	}
 	t.Run("client gone is 499", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h.addr("web")+"/", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h.Addr("web")+"/", nil)
 		req.Host = "gone.test"
 		done := make(chan error, 1)
 		go func() {
-			resp, err := plainClient.Do(req)
+			resp, err := dptest.Client.Do(req)
 			if err == nil {
 				resp.Body.Close()
 			}
 			done <- err
 		}()
-		eventually(t, "request to reach the backend", func() bool { return inflightOf(h, hang.URL) > 0 })
+		dptest.Eventually(t, "request to reach the backend", func() bool { return h.Backend(hang.URL).InFlight > 0 })
 		cancel()
 		<-done
-		eventually(t, "a 499 event", func() bool {
-			_, ok := obs.find(func(e observe.RequestEvent) bool {
+		dptest.Eventually(t, "a 499 event", func() bool {
+			_, ok := obs.Find(func(e observe.RequestEvent) bool {
 				return e.Host == "gone.test" && e.Status == proxy.StatusClientClosedRequest
 			})
 			return ok
 		})
 	})
-	ev, ok := obs.find(func(e observe.RequestEvent) bool { return e.Host == "nothing.test" })
+	ev, ok := obs.Find(func(e observe.RequestEvent) bool { return e.Host == "nothing.test" })
 	if !ok || ev.Status != 404 || ev.Router != "" || ev.EntryPoint != "web" {
 		t.Errorf("unmatched request event = %+v (found %v), want status 404, no router, entrypoint web", ev, ok)
 	}
-	ev, ok = obs.find(func(e observe.RequestEvent) bool { return e.Host == "dead.test" })
+	ev, ok = obs.Find(func(e observe.RequestEvent) bool { return e.Host == "dead.test" })
 	if !ok || ev.Status != 502 || ev.Router != "dead@file" || ev.Service != "dead@file" || ev.Upstream != "http://"+dead {
 		t.Errorf("dead.test event = %+v, want 502 from router dead@file upstream http://%s", ev, dead)
 	}
 }
 
-func inflightOf(h *harness, url string) int64 {
-	for _, s := range h.pool.Status() {
-		if s.URL == url {
-			return s.InFlight
-		}
-	}
-	return 0
-}
-
-func echoHandlerServer(t testing.TB, hf http.Handler) *httptestServer {
-	t.Helper()
-	s := newTestServer(hf)
-	t.Cleanup(s.Close)
-	return s
-}
-
 // RFC 9112 §6.1: a request with both Content-Length and Transfer-Encoding
 // is refused (400, as nginx) and its connection closed after the response.
 func TestContentLengthAndTransferEncodingCloses(t *testing.T) {
-	be := echoBackend(t, "b")
+	be := dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,17 +134,17 @@ http:
 // reliability.md §3.1 v32: an h2c upgrade is not forwarded; the request is
 // served as plain HTTP/1.1.
 func TestH2CUpgradeRefused(t *testing.T) {
-	be := echoBackend(t, "b")
+	be := dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	body := rawGet(t, "127.0.0.1", h.addr("web"), "a", map[string]string{"Upgrade": "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA", "Connection": "Upgrade, HTTP2-Settings"})
+	body := rawGet(t, "127.0.0.1", h.Addr("web"), "a", map[string]string{"Upgrade": "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA", "Connection": "Upgrade, HTTP2-Settings"})
 	for _, k := range []string{"Upgrade", "Http2-Settings", "Connection"} {
-		if echoHas(body, k) {
-			t.Errorf("backend got %s: %q, want it stripped", k, echoHeader(body, k))
+		if dptest.EchoHas(body, k) {
+			t.Errorf("backend got %s: %q, want it stripped", k, dptest.EchoHeader(body, k))
 		}
 	}
 }
@@ -205,9 +152,9 @@ http:
 // The entrypoint header limit (default 64 KiB, far below Go's 1 MiB)
 // answers 431.
 func TestMaxHeaderBytes(t *testing.T) {
-	be := echoBackend(t, "b")
+	be := dptest.EchoBackend(t, "b")
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}}, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
@@ -216,7 +163,7 @@ http:
 		size   int
 		status int
 	}{{32 << 10, 200}, {100 << 10, 431}} {
-		c, err := net.Dial("tcp", h.addr("web"))
+		c, err := net.Dial("tcp", h.Addr("web"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,15 +182,15 @@ http:
 
 // More than 100 header fields: 431 and the connection closed.
 func TestHeaderFieldCap(t *testing.T) {
-	be := echoBackend(t, "b")
+	be := dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
 	for _, tt := range []struct{ fields, status int }{{98, 200}, {101, 431}} {
-		c, err := net.Dial("tcp", h.addr("web"))
+		c, err := net.Dial("tcp", h.Addr("web"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +216,7 @@ http:
 // A backend dying mid-body must never look like a complete response
 // (reliability.md F9): the client sees the connection aborted.
 func TestBackendDiesMidBody(t *testing.T) {
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			return
@@ -278,13 +225,13 @@ func TestBackendDiesMidBody(t *testing.T) {
 		c.Close()
 	}))
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+	resp, err := dptest.Client.Get("http://" + h.Addr("web") + "/")
 	if err != nil {
 		return // aborted before the headers: fine
 	}

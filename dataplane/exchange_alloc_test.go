@@ -32,7 +32,7 @@ func (w *reusedWriter) Write(p []byte) (int, error) { w.n += len(p); return len(
 func routeHandler(t testing.TB, cfg string, opts generation.Options) http.Handler {
 	t.Helper()
 	h := newHarness(t, nil, nil)
-	tbl := h.apply(cfg, opts)
+	tbl := h.Apply(cfg, opts)
 	req, _ := http.NewRequest(http.MethodGet, "http://bench.test/bench", nil)
 	_, hd := tbl.Lookup("web", req)
 	if hd == nil {

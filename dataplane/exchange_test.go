@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"golang.org/x/net/http2"
 )
 
@@ -64,17 +65,17 @@ func TestInFlightReturnsToZeroAfterAbortedBody(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
 	})
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(lbConfig(u), generation.Options{})
+	defer dptest.CloseIdle()
+	h.Apply(lbConfig(u), generation.Options{})
 	for i := range 4 {
 		// GETs and POSTs (the latter reached net/http's server before
 		// issue 12, where the abort panicked past the decrement).
 		var resp *http.Response
 		var err error
 		if i%2 == 0 {
-			resp, err = plainClient.Get("http://" + h.addr("web") + "/")
+			resp, err = dptest.Client.Get("http://" + h.Addr("web") + "/")
 		} else {
-			resp, err = plainClient.Post("http://"+h.addr("web")+"/", "text/plain", strings.NewReader("upload"))
+			resp, err = dptest.Client.Post("http://"+h.Addr("web")+"/", "text/plain", strings.NewReader("upload"))
 		}
 		if err == nil {
 			_, err = io.ReadAll(resp.Body)
@@ -85,7 +86,7 @@ func TestInFlightReturnsToZeroAfterAbortedBody(t *testing.T) {
 		}
 	}
 	time.Sleep(50 * time.Millisecond) // let the handlers unwind
-	if n := inflightOf(h, u); n != 0 {
+	if n := h.Backend(u).InFlight; n != 0 {
 		t.Fatalf("in-flight count is %d after 4 aborted responses, want 0", n)
 	}
 }
@@ -99,8 +100,8 @@ func TestTruncatedChunkedResponseIsBroken(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
 	})
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(u), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	h.Apply(lbConfig(u), generation.Options{})
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +143,12 @@ func TestEarly401ToHTTP2ClientWithExpect(t *testing.T) {
 		c.(*net.TCPConn).SetLinger(0) // close with a reset, at once
 	})
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(u), generation.Options{})
+	h.Apply(lbConfig(u), generation.Options{})
 	tr := h2cClient()
 	defer tr.CloseIdleConnections()
 	body := strings.Repeat("x", 1<<20)
 	for i := range 20 {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/upload", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, "http://"+h.Addr("web")+"/upload", strings.NewReader(body))
 		req.Header.Set("Expect", "100-continue")
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
@@ -171,14 +172,14 @@ func TestPartialHeadAtHeaderTimeoutIs504(t *testing.T) {
 			time.Sleep(2 * time.Second)
 		})
 		h := newHarness(t, nil, nil)
-		h.apply(fmt.Sprintf(`
+		h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {serversTransport: fast@file, servers: [{url: %q}]}}}
   serversTransports:
     fast@file: {forwardingTimeouts: {responseHeaderTimeout: 200ms}}
 `, u), generation.Options{})
-		if code, _ := h.get("web", "x.test", "/"); code != http.StatusGatewayTimeout {
+		if code, _ := h.Get("web", "x.test", "/"); code != http.StatusGatewayTimeout {
 			t.Errorf("partial head %q: got %d, want 504", partial, code)
 		}
 	}
@@ -192,8 +193,8 @@ func TestInformationalResponsesRelayed(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 	})
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(u), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	h.Apply(lbConfig(u), generation.Options{})
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,8 +228,8 @@ func TestInformationalResponsesRelayed(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
 	})
-	h.apply(lbConfig(u2), generation.Options{})
-	c2, err := net.Dial("tcp", h.addr("web"))
+	h.Apply(lbConfig(u2), generation.Options{})
+	c2, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,15 +257,15 @@ func TestInformationalResponsesRelayed(t *testing.T) {
 // 502 and no deadlock, over HTTP/1.1 (a raw client reading while it
 // writes) and HTTP/2.
 func TestEarly413StopsUpload(t *testing.T) {
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.CopyN(io.Discard, r.Body, 64<<10)
 		w.Header().Set("Connection", "close")
 		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 	}))
 	h := newHarness(t, nil, nil)
-	h.apply(lbConfig(be.URL), generation.Options{})
+	h.Apply(lbConfig(be.URL), generation.Options{})
 	for i := range 5 {
-		c, err := net.Dial("tcp", h.addr("web"))
+		c, err := net.Dial("tcp", h.Addr("web"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +287,7 @@ func TestEarly413StopsUpload(t *testing.T) {
 	// be reset under it (h1's lingerClose).
 	for i := range 5 {
 		tr := &http.Transport{}
-		req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/up", io.LimitReader(neverEnding('x'), 256<<20))
+		req, _ := http.NewRequest(http.MethodPost, "http://"+h.Addr("web")+"/up", io.LimitReader(neverEnding('x'), 256<<20))
 		req.Host = "x.test"
 		req.ContentLength = 256 << 20
 		resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
@@ -304,7 +305,7 @@ func TestEarly413StopsUpload(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	for i := range 5 {
 		sent := &countingReader{r: io.LimitReader(neverEnding('x'), 256<<20)}
-		req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/", sent)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+h.Addr("web")+"/", sent)
 		req.ContentLength = 256 << 20
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
@@ -360,14 +361,14 @@ func TestH2CBackendTrailers(t *testing.T) {
 	be.Start()
 	defer be.Close()
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "h2c://%s"}]}}}
 `, be.Listener.Addr()), generation.Options{})
 	tr := h2cClient()
 	defer tr.CloseIdleConnections()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/svc/Method", strings.NewReader("ping"))
+	req, _ := http.NewRequest(http.MethodPost, "http://"+h.Addr("web")+"/svc/Method", strings.NewReader("ping"))
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("Te", "trailers")
 	resp, err := tr.RoundTrip(req)

@@ -10,19 +10,20 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // Case 026: from a trusted peer, several X-Forwarded-For lines are joined
 // with ", " before the peer is appended.
 func TestForwardedForLinesJoined(t *testing.T) {
-	be := echoBackend(t, "echo")
+	be := dptest.EchoBackend(t, "echo")
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", ForwardedHeaders: &static.ForwardedHeaders{TrustedIPs: []string{"127.0.0.0/8"}}}}, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ http:
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if got, want := echoHeader(string(body), "X-Forwarded-For"), "203.0.113.7, 198.51.100.1, 198.51.100.2, 127.0.0.1"; got != want {
+	if got, want := dptest.EchoHeader(string(body), "X-Forwarded-For"), "203.0.113.7, 198.51.100.1, 198.51.100.2, 127.0.0.1"; got != want {
 		t.Errorf("X-Forwarded-For = %q, want %q", got, want)
 	}
 }

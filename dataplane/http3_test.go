@@ -24,6 +24,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // clientCA returns a CA (PEM file path) and a client certificate it signed.
@@ -63,13 +64,13 @@ func clientCA(t *testing.T) (string, tls.Certificate) {
 // require a client certificate refuses an HTTP/3 client without one and
 // serves one with a valid one, as on TCP.
 func TestHTTP3SameTableAndMTLS(t *testing.T) {
-	be := echoBackend(t, "s")
+	be := dptest.EchoBackend(t, "s")
 	cert, key := selfSigned(t, "a.test", "m.test")
 	caFile, clientCert := clientCA(t)
 	eps := map[string]*static.EntryPoint{"websecure": {Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}}}
-	obs := &recorder{}
+	obs := &dptest.Recorder{}
 	h := newHarness(t, eps, obs)
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, tls: {}}
@@ -86,7 +87,7 @@ tls:
 			t.Fatalf("router %s: %+v", n, st)
 		}
 	}
-	addr := h.addr("websecure")
+	addr := h.Addr("websecure")
 	_, port, _ := net.SplitHostPort(addr)
 	h2c := &http.Client{Transport: &http2.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}, //nolint:gosec // self-signed test certificate
@@ -126,8 +127,8 @@ tls:
 	if err != nil {
 		t.Fatalf("HTTP/3 GET: %v", err)
 	}
-	if r3.Proto != "HTTP/3.0" || r3.StatusCode != 200 || echoHeader(b3, "Name") != "s" || firstLines(b3, 2) != firstLines(b2, 2) {
-		t.Errorf("HTTP/3 answer %s %d:\n%s\nwant as over HTTP/2:\n%s", r3.Proto, r3.StatusCode, firstLines(b3, 3), firstLines(b2, 3))
+	if r3.Proto != "HTTP/3.0" || r3.StatusCode != 200 || dptest.EchoHeader(b3, "Name") != "s" || dptest.FirstLines(b3, 2) != dptest.FirstLines(b2, 2) {
+		t.Errorf("HTTP/3 answer %s %d:\n%s\nwant as over HTTP/2:\n%s", r3.Proto, r3.StatusCode, dptest.FirstLines(b3, 3), dptest.FirstLines(b2, 3))
 	}
 	if r3.Header.Get("Alt-Svc") != "" {
 		t.Errorf("HTTP/3 answer advertises Alt-Svc %q", r3.Header.Get("Alt-Svc"))
@@ -146,22 +147,18 @@ tls:
 	withCert := h3(clientCert)
 	withCert.Transport.(*http3.Transport).TLSClientConfig.ServerName = "m.test"
 	rewrite(withCert)
-	if r, b, err := get(withCert, "m.test", "/"); err != nil || r.StatusCode != 200 || echoHeader(b, "Name") != "s" {
+	if r, b, err := get(withCert, "m.test", "/"); err != nil || r.StatusCode != 200 || dptest.EchoHeader(b, "Name") != "s" {
 		t.Errorf("HTTP/3 with a client certificate: %v %v", r, err)
 	}
-	obs.mu.Lock()
-	opened := obs.conns["websecure/udp"]
-	obs.mu.Unlock()
+	opened := obs.Conns("websecure/udp")
 	if opened < 2 {
 		t.Errorf("open QUIC connections counted: %d, want the two live clients'", opened)
 	}
 	for _, c := range []*http.Client{h3plain, noCert, withCert} {
 		c.Transport.(hostRewriter).rt.(*http3.Transport).Close()
 	}
-	eventually(t, "QUIC connections counted closed", func() bool {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		return obs.conns["websecure/udp"] == 0
+	dptest.Eventually(t, "QUIC connections counted closed", func() bool {
+		return obs.Conns("websecure/udp") == 0
 	})
 }
 
@@ -185,7 +182,7 @@ func TestHTTP3AdvertisedPort(t *testing.T) {
 	}
 	eps := map[string]*static.EntryPoint{"websecure": {Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{AdvertisedPort: 443}}}
 	h := newHarness(t, eps, nil)
-	if got := h.srv.eps["websecure"].h3.altSvc; got != `h3=":443"; ma=2592000` {
+	if got := h.Srv.eps["websecure"].h3.altSvc; got != `h3=":443"; ma=2592000` {
 		t.Errorf("Alt-Svc %q, want port 443", got)
 	}
 }
@@ -194,18 +191,18 @@ func TestHTTP3AdvertisedPort(t *testing.T) {
 // maxConnections 1 a second HTTP/3 client is refused while the first is
 // connected, and served once it leaves.
 func TestHTTP3ConnectionCap(t *testing.T) {
-	be := echoBackend(t, "s")
+	be := dptest.EchoBackend(t, "s")
 	cert, key := selfSigned(t, "a.test")
 	eps := map[string]*static.EntryPoint{"websecure": {Address: "127.0.0.1:0", HTTP3: &static.EntryHTTP3{}, Transport: &static.EntryTransport{MaxConnections: 1}}}
 	h := newHarness(t, eps, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, tls: {}}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 tls:
   certificates: [{certFile: %s, keyFile: %s}]
 `, be.URL, yamlQuote(cert), yamlQuote(key)), generation.Options{})
-	addr := h.addr("websecure")
+	addr := h.Addr("websecure")
 	client := func() (*http.Client, *http3.Transport) {
 		tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: "a.test"}} //nolint:gosec // test
 		return &http.Client{Transport: hostRewriter{rt: tr, addr: addr}, Timeout: 5 * time.Second}, tr
@@ -228,7 +225,7 @@ tls:
 		t.Error("second QUIC connection served beyond maxConnections 1")
 	}
 	t1.Close()
-	eventually(t, "the second client served once the first left", func() bool {
+	dptest.Eventually(t, "the second client served once the first left", func() bool {
 		c3, t3 := client()
 		defer t3.Close()
 		return get(c3) == nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/dataplane/certs"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // ocspResponder is a real OCSP responder (x/crypto/ocsp signs with the
@@ -101,7 +102,7 @@ func TestOCSPStapling(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	h := newHarness(t, nil, nil)
-	h.apply(`
+	h.Apply(`
 tls:
   certificates:
     - certFile: `+yamlQuote(goodChain)+`
@@ -111,7 +112,7 @@ tls:
 `, generation.Options{Stapler: st})
 
 	staple := func(sni string) *ocsp.Response {
-		c := tlsDial(t, h.addr("web"), sni)
+		c := tlsDial(t, h.Addr("web"), sni)
 		defer c.Close()
 		raw := c.ConnectionState().OCSPResponse
 		if raw == nil {
@@ -124,7 +125,7 @@ tls:
 		return r
 	}
 	var first *ocsp.Response
-	eventually(t, "a staple for good.test", func() bool { first = staple("good.test"); return first != nil })
+	dptest.Eventually(t, "a staple for good.test", func() bool { first = staple("good.test"); return first != nil })
 	if first.Status != ocsp.Good || first.SerialNumber.Cmp(goodSerial) != 0 {
 		t.Errorf("staple: status %d serial %x, want good for %x", first.Status, first.SerialNumber, goodSerial)
 	}
@@ -132,7 +133,7 @@ tls:
 		t.Errorf("revoked certificate stapled (status %d)", r.Status)
 	}
 	// Refreshed halfway through its 4s validity: a newer response.
-	eventually(t, "a refreshed staple", func() bool {
+	dptest.Eventually(t, "a refreshed staple", func() bool {
 		r := staple("good.test")
 		return r != nil && r.ThisUpdate.After(first.ThisUpdate)
 	})

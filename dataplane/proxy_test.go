@@ -12,49 +12,15 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 )
 
-// echoBackend answers with the request line, Host and headers, one a line,
-// like traefik/whoami.
-func echoBackend(t testing.TB, name string) *httptest.Server {
-	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "Name: %s\n%s %s %s\nHost: %s\n", name, r.Method, r.RequestURI, r.Proto, r.Host)
-		for k, vs := range r.Header {
-			for _, v := range vs {
-				fmt.Fprintf(w, "%s: %s\n", k, v)
-			}
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// echoHeader returns the value of header k in an echoBackend body ("" if absent).
-func echoHeader(body, k string) string {
-	for _, l := range strings.Split(body, "\n") {
-		if name, v, ok := strings.Cut(l, ": "); ok && name == k {
-			return v
-		}
-	}
-	return ""
-}
-
-func echoHas(body, k string) bool {
-	for _, l := range strings.Split(body, "\n") {
-		if name, _, ok := strings.Cut(l, ": "); ok && name == k {
-			return true
-		}
-	}
-	return false
-}
-
 func TestRouteByHostAndPath(t *testing.T) {
-	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	a, b := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers:
     a@file: {rule: "Host(`+"`a.test`"+`)", service: a@file}
@@ -73,7 +39,7 @@ http:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body := h.get("web", tt.host, tt.path)
+			code, body := h.Get("web", tt.host, tt.path)
 			if code != tt.status || !strings.Contains(body, tt.want) {
 				t.Errorf("got %d %q, want %d containing %q", code, body, tt.status, tt.want)
 			}
@@ -85,10 +51,10 @@ http:
 // then it is joined with exactly one slash. Semicolons in the query become
 // '&' (Traefik).
 func TestServerURLPath(t *testing.T) {
-	be := echoBackend(t, "s")
+	be := dptest.EchoBackend(t, "s")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers:
     plain@file: {rule: "PathPrefix(`+"`/test`"+`)", service: plain@file}
@@ -108,23 +74,18 @@ http:
 		{"/test/q?a=1;b=2", "GET /test/q?a=1&b=2 HTTP/1.1"},
 	}
 	for _, tt := range tests {
-		_, body := h.get("web", "x.test", tt.path)
+		_, body := h.Get("web", "x.test", tt.path)
 		if !strings.Contains(body, tt.want+"\n") {
-			t.Errorf("GET %s: backend saw %q, want request line %q", tt.path, firstLines(body, 2), tt.want)
+			t.Errorf("GET %s: backend saw %q, want request line %q", tt.path, dptest.FirstLines(body, 2), tt.want)
 		}
 	}
-}
-
-func firstLines(s string, n int) string {
-	ls := strings.SplitN(s, "\n", n+1)
-	return strings.Join(ls[:min(n, len(ls))], " | ")
 }
 
 // Case 026: forwarded headers are regenerated from the connection unless
 // the peer is in trustedIPs (or insecure is set); when trusted, they are
 // kept and the peer is appended to X-Forwarded-For.
 func TestForwardedHeaders(t *testing.T) {
-	be := echoBackend(t, "echo")
+	be := dptest.EchoBackend(t, "echo")
 	const nginx, attacker = "127.0.0.31", "127.0.0.9"
 	cfg := fmt.Sprintf(`
 http:
@@ -168,38 +129,38 @@ http:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", ForwardedHeaders: tt.fh}}, nil)
-			h.apply(cfg, generation.Options{})
-			body := rawGet(t, tt.peer, h.addr("web"), "shop.example.com", tt.sent)
+			h.Apply(cfg, generation.Options{})
+			body := rawGet(t, tt.peer, h.Addr("web"), "shop.example.com", tt.sent)
 			for k, v := range tt.expect {
 				if v == "" {
-					if echoHas(body, k) {
-						t.Errorf("backend got %s: %q, want it removed", k, echoHeader(body, k))
+					if dptest.EchoHas(body, k) {
+						t.Errorf("backend got %s: %q, want it removed", k, dptest.EchoHeader(body, k))
 					}
 					continue
 				}
-				if got := echoHeader(body, k); got != v {
+				if got := dptest.EchoHeader(body, k); got != v {
 					t.Errorf("backend got %s: %q, want %q", k, got, v)
 				}
 			}
-			if got := echoHeader(body, "Host"); got != "shop.example.com" {
+			if got := dptest.EchoHeader(body, "Host"); got != "shop.example.com" {
 				t.Errorf("backend got Host %q, want the client's (passHostHeader default true)", got)
 			}
 		})
 	}
 	t.Run("passHostHeader false", func(t *testing.T) {
 		h := newHarness(t, nil, nil)
-		h.apply(cfg, generation.Options{})
-		body := rawGet(t, "127.0.0.1", h.addr("web"), "nohost.example.com", nil)
-		if got, want := echoHeader(body, "Host"), strings.TrimPrefix(be.URL, "http://"); got != want {
+		h.Apply(cfg, generation.Options{})
+		body := rawGet(t, "127.0.0.1", h.Addr("web"), "nohost.example.com", nil)
+		if got, want := dptest.EchoHeader(body, "Host"), strings.TrimPrefix(be.URL, "http://"); got != want {
 			t.Errorf("backend got Host %q, want %q", got, want)
 		}
 	})
 	t.Run("Connection cannot strip forwarding headers", func(t *testing.T) {
 		h := newHarness(t, nil, nil)
-		h.apply(cfg, generation.Options{})
-		body := rawGet(t, "127.0.0.1", h.addr("web"), "shop.example.com", map[string]string{"Connection": "X-Forwarded-For, X-Real-Ip, X-Forwarded-Proto"})
+		h.Apply(cfg, generation.Options{})
+		body := rawGet(t, "127.0.0.1", h.Addr("web"), "shop.example.com", map[string]string{"Connection": "X-Forwarded-For, X-Real-Ip, X-Forwarded-Proto"})
 		for _, k := range []string{"X-Forwarded-For", "X-Real-Ip", "X-Forwarded-Proto"} {
-			if echoHeader(body, k) == "" {
+			if dptest.EchoHeader(body, k) == "" {
 				t.Errorf("backend did not get %s; a client's Connection header removed it", k)
 			}
 		}
@@ -249,45 +210,43 @@ func TestH2CBackend(t *testing.T) {
 	be.Start()
 	defer be.Close()
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "h2c://%s"}]}}}
 `, be.Listener.Addr()), generation.Options{})
-	if code, body := h.get("web", "x", "/"); code != 200 || echoHeader(body, "Proto") != "HTTP/2.0" {
+	if code, body := h.Get("web", "x", "/"); code != 200 || dptest.EchoHeader(body, "Proto") != "HTTP/2.0" {
 		t.Errorf("got %d %q, want 200 over HTTP/2.0", code, body)
 	}
 }
 
 // The observe.Observer sees connections open and close per entrypoint and protocol.
 func TestObserverConnCounts(t *testing.T) {
-	be := echoBackend(t, "b")
-	obs := &recorder{}
+	be := dptest.EchoBackend(t, "b")
+	obs := &dptest.Recorder{}
 	h := newHarness(t, nil, obs)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
 	tr := &http.Transport{}
-	resp, err := (&http.Client{Transport: tr}).Get("http://" + h.addr("web") + "/")
+	resp, err := (&http.Client{Transport: tr}).Get("http://" + h.Addr("web") + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	count := func() int {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		return obs.conns["web/http"]
+		return obs.Conns("web/http")
 	}
 	if got := count(); got != 1 {
 		t.Errorf("open connections = %d, want 1", got)
 	}
 	tr.CloseIdleConnections()
-	eventually(t, "the connection to be reported closed", func() bool { return count() == 0 })
-	ev, ok := obs.find(func(e observe.RequestEvent) bool { return e.Router == "r@file" })
+	dptest.Eventually(t, "the connection to be reported closed", func() bool { return count() == 0 })
+	ev, ok := obs.Find(func(e observe.RequestEvent) bool { return e.Router == "r@file" })
 	if !ok || ev.Status != 200 || ev.EntryPoint != "web" || ev.Upstream != be.URL || ev.BytesOut == 0 || ev.Method != "GET" {
 		t.Errorf("request event %+v, want 200 on web via r@file to %s with bytes", ev, be.URL)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // An entrypoint replaced with new settings on the same address keeps its
@@ -24,7 +25,7 @@ import (
 func TestReplaceEntryPoint(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 1)
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("wait") != "" {
 			arrived <- struct{}{}
 			<-release
@@ -35,14 +36,14 @@ func TestReplaceEntryPoint(t *testing.T) {
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	defer unblock() // a failure must not leave the backend handler waiting
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers:
     w@file: {rule: "Host(`+"`web.test`"+`)", entryPoints: [web], service: s@file}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	web := h.addr("web")
+	web := h.Addr("web")
 	get := func(addr string) (string, error) {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
@@ -71,7 +72,7 @@ http:
 	go func() {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+web+"/?wait=1", nil)
 		req.Host = "web.test"
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			inflight <- err.Error()
 			return
@@ -115,7 +116,7 @@ http:
 	defer silent.Close()
 	time.Sleep(100 * time.Millisecond) // accepted by the old settings
 	cfg := &static.EntryPoint{Address: web, ForwardedHeaders: &static.ForwardedHeaders{Insecure: true}}
-	done, err := h.srv.ReplaceEntryPoint(context.Background(), "web", cfg, 2*time.Second)
+	done, err := h.Srv.ReplaceEntryPoint(context.Background(), "web", cfg, 2*time.Second)
 	if err != nil {
 		t.Fatalf("ReplaceEntryPoint: %v", err)
 	}
@@ -132,7 +133,7 @@ http:
 	if len(failures) > 0 || sent < 10 {
 		t.Errorf("%d new connections across the replacement, failures: %q", sent, failures)
 	}
-	if got := h.addr("web"); got != web {
+	if got := h.Addr("web"); got != web {
 		t.Errorf("address after the replacement %s, want %s", got, web)
 	}
 	if body, err := get(web); err != nil || body != "xff=203.0.113.7, 127.0.0.1" {
@@ -155,14 +156,14 @@ http:
 	}
 	other := l.Addr().String()
 	// Busy: refused, the entrypoint serves as before.
-	if _, err := h.srv.ReplaceEntryPoint(context.Background(), "web", &static.EntryPoint{Address: other}, time.Second); err == nil || !strings.Contains(err.Error(), "entrypoint web") {
+	if _, err := h.Srv.ReplaceEntryPoint(context.Background(), "web", &static.EntryPoint{Address: other}, time.Second); err == nil || !strings.Contains(err.Error(), "entrypoint web") {
 		t.Errorf("replace onto a busy port: %v, want an error naming the entrypoint", err)
 	}
 	if _, err := get(web); err != nil {
 		t.Errorf("after a failed replacement the entrypoint does not serve: %v", err)
 	}
 	l.Close()
-	done, err = h.srv.ReplaceEntryPoint(context.Background(), "web", &static.EntryPoint{Address: other}, time.Second)
+	done, err = h.Srv.ReplaceEntryPoint(context.Background(), "web", &static.EntryPoint{Address: other}, time.Second)
 	if err != nil {
 		t.Fatalf("replace onto %s: %v", other, err)
 	}
@@ -173,7 +174,7 @@ http:
 	if !refused(web) {
 		t.Errorf("the old address %s still accepts", web)
 	}
-	if _, err := h.srv.ReplaceEntryPoint(context.Background(), "nope", cfg, 0); err == nil {
+	if _, err := h.Srv.ReplaceEntryPoint(context.Background(), "nope", cfg, 0); err == nil {
 		t.Error("replacing an unknown entrypoint: no error")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 func TestSanitizePath(t *testing.T) {
@@ -45,7 +46,7 @@ func TestSanitizePath(t *testing.T) {
 // A path with dot-segments must not reach a catch-all router past the one
 // that guards /admin with basic auth (Traefik's sanitizePath, on by default).
 func TestSanitizedPathCannotBypassAuth(t *testing.T) {
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "secret at "+r.URL.Path)
 	}))
 	dyn := fmt.Sprintf(`
@@ -65,9 +66,9 @@ http:
 	}{{"default", nil, http.StatusUnauthorized}, {"sanitizePath false", &off, http.StatusOK}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", HTTP: &static.EntryHTTP{SanitizePath: tc.sanitize}}}, nil)
-			h.apply(dyn, generation.Options{})
+			h.Apply(dyn, generation.Options{})
 			for _, p := range []string{"/x/../admin/", "//admin/", "/%2e%2e/admin/"} {
-				c, err := net.Dial("tcp", h.addr("web"))
+				c, err := net.Dial("tcp", h.Addr("web"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -91,11 +92,11 @@ http:
 // Plaintext HTTP/2 with prior knowledge (gRPC without TLS) is served, as by
 // Traefik; h1 hands a connection that starts with the preface to net/http.
 func TestH2CPriorKnowledge(t *testing.T) {
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}))
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
@@ -104,7 +105,7 @@ http:
 	p.SetUnencryptedHTTP2(true)
 	tr := &http.Transport{Protocols: &p}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Get("http://" + h.addr("web") + "/")
+	resp, err := (&http.Client{Transport: tr}).Get("http://" + h.Addr("web") + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

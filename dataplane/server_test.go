@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"github.com/gantry-proxy/gantry/router"
 )
 
@@ -46,7 +47,7 @@ func TestNewServerValidates(t *testing.T) {
 // port already taken fails Start with the entrypoint and address named.
 func TestListenersPerCoreAndBindError(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	addrs := h.srv.Addrs("web")
+	addrs := h.Srv.Addrs("web")
 	if runtime.GOOS == "linux" && len(addrs) != runtime.GOMAXPROCS(0) {
 		t.Errorf("got %d listeners, want GOMAXPROCS=%d", len(addrs), runtime.GOMAXPROCS(0))
 	}
@@ -126,7 +127,7 @@ func (r *headerRecorder) WriteHeader(c int)           { r.code = c }
 func TestGracefulShutdown(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 10)
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-release
 		fmt.Fprint(w, "done")
@@ -175,7 +176,7 @@ http:
 	}
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(context.Background()) }()
-	eventually(t, "listeners to close", func() bool {
+	dptest.Eventually(t, "listeners to close", func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
@@ -239,14 +240,14 @@ http:
 
 // transport.keepAliveMaxRequests closes a connection after N requests.
 func TestKeepAliveMaxRequests(t *testing.T) {
-	be := echoBackend(t, "b")
+	be := dptest.EchoBackend(t, "b")
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{KeepAliveMaxRequests: 2}}}, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,21 +272,21 @@ http:
 // Sticky cookie: the first answer sets the cookie; requests carrying it
 // stay on that server.
 func TestStickyCookie(t *testing.T) {
-	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	a, b := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {sticky: {cookie: {name: lb, httpOnly: true}}, servers: [{url: %q}, {url: %q}]}}}
 `, a.URL, b.URL), generation.Options{})
-	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+	resp, err := dptest.Client.Get("http://" + h.Addr("web") + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	first := echoHeader(string(body), "Name")
+	first := dptest.EchoHeader(string(body), "Name")
 	var cookie *http.Cookie
 	for _, c := range resp.Cookies() {
 		if c.Name == "lb" {
@@ -296,15 +297,15 @@ http:
 		t.Fatalf("no httpOnly cookie lb in %v", resp.Header["Set-Cookie"])
 	}
 	for range 6 {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr("web")+"/", nil)
 		req.AddCookie(cookie)
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if got := echoHeader(string(body), "Name"); got != first {
+		if got := dptest.EchoHeader(string(body), "Name"); got != first {
 			t.Fatalf("sticky request went to %s, want %s", got, first)
 		}
 	}
@@ -314,7 +315,7 @@ http:
 // must not let two instances share a port silently.
 func TestSecondServerOnSamePortFails(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	addr := h.addr("web")
+	addr := h.Addr("web")
 	s2, err := NewServer(slog.New(slog.DiscardHandler), router.NewActive(), map[string]*static.EntryPoint{"web": {Address: addr}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -327,10 +328,10 @@ func TestSecondServerOnSamePortFails(t *testing.T) {
 
 // weighted.sticky.cookie pins a client to one child service.
 func TestWeightedStickyCookie(t *testing.T) {
-	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	a, b := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: w@file}}
   services:
@@ -340,28 +341,28 @@ http:
 `, a.URL, b.URL), generation.Options{})
 	seen := map[string]bool{}
 	for range 4 {
-		resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+		resp, err := dptest.Client.Get("http://" + h.Addr("web") + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		name := echoHeader(string(body), "Name")
+		name := dptest.EchoHeader(string(body), "Name")
 		seen[name] = true
 		cookies := resp.Cookies()
 		if len(cookies) != 1 {
 			t.Fatalf("cookies %v, want one", resp.Header["Set-Cookie"])
 		}
 		for range 3 {
-			req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/", nil)
+			req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr("web")+"/", nil)
 			req.AddCookie(cookies[0])
-			resp, err := plainClient.Do(req)
+			resp, err := dptest.Client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if got := echoHeader(string(body), "Name"); got != name {
+			if got := dptest.EchoHeader(string(body), "Name"); got != name {
 				t.Fatalf("cookie for %s led to %s", name, got)
 			}
 		}
@@ -377,9 +378,9 @@ func TestReadHeaderTimeout(t *testing.T) {
 	rht := config.Duration(200 * time.Millisecond)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &rht}}}}, nil)
-	h.apply(`http: {}`, generation.Options{})
+	h.Apply(`http: {}`, generation.Options{})
 	for _, partial := range []string{"", "GET / HTTP/1.1\r\nHost: a\r\nX-Slow: "} {
-		c, err := net.Dial("tcp", h.addr("web"))
+		c, err := net.Dial("tcp", h.Addr("web"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +419,7 @@ func TestShutdownCutsSilentConnections(t *testing.T) {
 	}
 	defer c.Close()
 	ep := srv.eps["web"]
-	eventually(t, "the connection to be accepted", func() bool { return ep.sniffers.Load() == 1 })
+	dptest.Eventually(t, "the connection to be accepted", func() bool { return ep.sniffers.Load() == 1 })
 	done := make(chan error, 1)
 	go func() { done <- srv.Shutdown(context.Background()) }()
 	select {
@@ -439,7 +440,7 @@ func TestShutdownCutsSilentConnections(t *testing.T) {
 // are still accepted and served for that long (for load balancers in front
 // to notice), then the entrypoint stops.
 func TestRequestAcceptGraceTimeout(t *testing.T) {
-	be := echoBackend(t, "b")
+	be := dptest.EchoBackend(t, "b")
 	lc := &static.LifeCycle{RequestAcceptGraceTimeout: config.Duration(time.Hour)}
 	log := slog.New(slog.DiscardHandler)
 	pool := generation.NewPool(log, generation.PoolOptions{})
@@ -488,7 +489,7 @@ http:
 // served, and the redirect still covers the rest. Requests without a Host
 // match no rule (Traefik's HostRegexp(`^.+$`)).
 func TestRedirectionPriority(t *testing.T) {
-	be := echoBackend(t, "app")
+	be := dptest.EchoBackend(t, "app")
 	for _, tt := range []struct {
 		prio     int
 		wantCode int
@@ -498,7 +499,7 @@ func TestRedirectionPriority(t *testing.T) {
 			"websecure": {Address: "127.0.0.1:0"},
 		}
 		h := newHarness(t, eps, nil)
-		tbl := h.apply(fmt.Sprintf(`
+		tbl := h.Apply(fmt.Sprintf(`
 http:
   routers: {api@file: {rule: "Host(`+"`shop.example.com`"+`) && PathPrefix(`+"`/.well-known/`"+`)", priority: 100, entryPoints: [web], service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
@@ -508,7 +509,7 @@ http:
 		}
 		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		send := func(path string) *http.Response {
-			req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+path, nil)
+			req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr("web")+path, nil)
 			req.Host = "shop.example.com"
 			resp, err := noFollow.Do(req)
 			if err != nil {

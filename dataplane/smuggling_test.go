@@ -130,7 +130,7 @@ func rawExchange(t *testing.T, addr, raw string, max int) (statuses []int, close
 func TestSmugglingVectors(t *testing.T) {
 	be := newCaptureBackend(t)
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
@@ -139,7 +139,7 @@ http:
 		t.Run(v.ID, func(t *testing.T) {
 			raw := strings.ReplaceAll(v.Send, "@20480", strings.Repeat("a", 20480))
 			be.take()
-			statuses, closed := rawExchange(t, h.addr("web"), raw, len(v.Statuses))
+			statuses, closed := rawExchange(t, h.Addr("web"), raw, len(v.Statuses))
 			time.Sleep(50 * time.Millisecond) // a forwarded body fault reaches the backend, if at all
 			got := be.take()
 			ok := slices.Equal(statuses, v.Statuses)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
-	"github.com/gantry-proxy/gantry/dataplane/balance"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // SSE events arrive one by one: the backend sends the next event only after
@@ -21,7 +21,7 @@ import (
 // proxy would deadlock (and the test time out) instead of passing.
 func TestSSEFlushedPerEvent(t *testing.T) {
 	next := make(chan struct{})
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for i := range 3 {
 			fmt.Fprintf(w, "data: event %d\n\n", i)
@@ -34,14 +34,14 @@ func TestSSEFlushedPerEvent(t *testing.T) {
 		}
 	}))
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {responseForwarding: {flushInterval: 1h}, servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
 	// A buffering proxy would stall the stream: fail after 10s, not hang.
-	resp, err := (&http.Client{Transport: plainClient.Transport, Timeout: 10 * time.Second}).Get("http://" + h.addr("web") + "/events")
+	resp, err := (&http.Client{Transport: dptest.Client.Transport, Timeout: 10 * time.Second}).Get("http://" + h.Addr("web") + "/events")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ http:
 func TestUploadStreamed(t *testing.T) {
 	got := make(chan string, 1)
 	firstPart := make(chan struct{})
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		buf := make([]byte, 5)
 		if _, err := io.ReadFull(r.Body, buf); err != nil {
 			http.Error(w, err.Error(), 500)
@@ -78,21 +78,21 @@ func TestUploadStreamed(t *testing.T) {
 	zero := config.Duration(0)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadTimeout: &zero}}}}, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
 	pr, pw := io.Pipe()
-	req, _ := http.NewRequest(http.MethodPut, "http://"+h.addr("web")+"/files/big.bin", pr)
+	req, _ := http.NewRequest(http.MethodPut, "http://"+h.Addr("web")+"/files/big.bin", pr)
 	type result struct {
 		resp *http.Response
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		done <- result{resp, err}
 	}()
 	io.WriteString(pw, "hello")
@@ -115,18 +115,18 @@ http:
 // Weights 3:1 give exactly 3:1 with smooth WRR (within ±5 % over 1000
 // requests is the end-to-end bar; in-process it is exact), weight 0 never.
 func TestWeightsThroughProxy(t *testing.T) {
-	a, b, z := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "zero")
+	a, b, z := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b"), dptest.EchoBackend(t, "zero")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: %q, weight: 3}, {url: %q, weight: 1}, {url: %q, weight: 0}]}}}
 `, a.URL, b.URL, z.URL), generation.Options{})
 	counts := map[string]int{}
 	for range 1000 {
-		_, body := h.get("web", "x", "/")
-		counts[echoHeader(body, "Name")]++
+		_, body := h.Get("web", "x", "/")
+		counts[dptest.EchoHeader(body, "Name")]++
 	}
 	if counts["a"] != 750 || counts["b"] != 250 || counts["zero"] != 0 {
 		t.Errorf("got %v, want a:750 b:250 zero:0", counts)
@@ -137,20 +137,20 @@ http:
 // expires is cut with a clear 408, not an ambiguous 502/504, and the
 // backend is not blamed.
 func TestUploadCutByReadTimeoutIs408(t *testing.T) {
-	be := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusCreated)
 	}))
 	rt := config.Duration(300 * time.Millisecond)
-	obs := &recorder{}
+	obs := &dptest.Recorder{}
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
 		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadTimeout: &rt}}}}, obs)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {passiveHealthCheck: {maxFailedAttempts: 1}, servers: [{url: %q}]}}}
 `, be.URL), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,17 +165,7 @@ http:
 	if resp.StatusCode != http.StatusRequestTimeout {
 		t.Errorf("got %d, want 408", resp.StatusCode)
 	}
-	if !statusOf(h.pool, be.URL).Up {
+	if !h.Backend(be.URL).Up {
 		t.Error("the backend was marked down for a slow client")
 	}
-}
-
-// statusOf returns the status of the backend with URL u in p (zero when absent).
-func statusOf(p *generation.Pool, u string) balance.BackendStatus {
-	for _, s := range p.Status() {
-		if s.URL == u {
-			return s
-		}
-	}
-	return balance.BackendStatus{}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // Configuration swaps under load lose nothing (reliability.md §3.5, F3):
@@ -16,7 +17,7 @@ import (
 // configuration is swapped 50 times (unrelated routers change, the
 // service's servers stay); every request gets 200.
 func TestSwapUnderLoad(t *testing.T) {
-	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	a, b := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b")
 	h := newHarness(t, nil, nil)
 	cfg := func(i int) string {
 		return fmt.Sprintf(`
@@ -28,8 +29,8 @@ http:
     app@file: {loadBalancer: {servers: [{url: %q}, {url: %q}]}}
 `, i, i, a.URL, b.URL)
 	}
-	h.apply(cfg(0), generation.Options{})
-	url := "http://" + h.addr("web") + "/"
+	h.Apply(cfg(0), generation.Options{})
+	url := "http://" + h.Addr("web") + "/"
 	stop := make(chan struct{})
 	var ok, failed atomic.Int64
 	var firstErr atomic.Value
@@ -65,8 +66,8 @@ http:
 		})
 	}
 	for i := 1; i <= 50; i++ {
-		h.apply(cfg(i), generation.Options{})
-		eventually(t, "requests during the swap", func() bool { return ok.Load() >= int64(i*4) })
+		h.Apply(cfg(i), generation.Options{})
+		dptest.Eventually(t, "requests during the swap", func() bool { return ok.Load() >= int64(i*4) })
 	}
 	close(stop)
 	wg.Wait()

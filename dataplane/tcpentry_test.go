@@ -1,66 +1,21 @@
 package dataplane
 
 import (
-	"bufio"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strings"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
-
-// tcpEchoBackend echoes every connection, prefixed by tag, until EOF.
-func tcpEchoBackend(t *testing.T, tag string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, tag+line); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return l.Addr().String()
-}
-
-func lineTrip(t *testing.T, c net.Conn, msg string) string {
-	t.Helper()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.WriteString(c, msg+"\n"); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
 
 // TCP routers through a real Server: a HostSNI TLS passthrough router on
 // an entrypoint that also serves plain HTTP, and a ClientIP router on
@@ -71,10 +26,10 @@ func TestTCPRoutingThroughServer(t *testing.T) {
 		"web": {Address: "127.0.0.1:0"},
 		"raw": {Address: "127.0.0.1:0", Transport: &static.EntryTransport{LifeCycle: &static.LifeCycle{GraceTimeOut: 300 * 1e6}}},
 	}
-	rec := &recorder{}
+	rec := &dptest.Recorder{}
 	h := newHarness(t, eps, rec)
-	a, b := tcpEchoBackend(t, "a:"), tcpEchoBackend(t, "b:")
-	w := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "http ok") }))
+	a, b := dptest.TCPEchoBackend(t, "a:"), dptest.TCPEchoBackend(t, "b:")
+	w := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "http ok") }))
 	t.Cleanup(w.Close)
 	conf := func(router string) string {
 		return fmt.Sprintf(`
@@ -109,31 +64,29 @@ http:
         servers: [{url: %q}]
 `, router, a, b, w.URL)
 	}
-	tbl := h.apply(conf("r1"), generation.Options{})
+	tbl := h.Apply(conf("r1"), generation.Options{})
 	if st := tbl.Report().TCPRouters["r1"]; st == nil || st.Status != "enabled" {
 		t.Fatalf("r1: %+v", st)
 	}
-	c, err := net.Dial("tcp", h.addr("raw"))
+	c, err := net.Dial("tcp", h.Addr("raw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := lineTrip(t, c, "one"); got != "a:one" {
+	if got := dptest.LineTrip(t, c, "one"); got != "a:one" {
 		t.Fatalf("raw: %q", got)
 	}
-	rec.mu.Lock()
-	open := rec.conns["raw/tcp"]
-	rec.mu.Unlock()
+	open := rec.Conns("raw/tcp")
 	if open != 1 {
 		t.Errorf("open TCP connections on raw: %d, want 1", open)
 	}
 	// Plain HTTP still served on the entrypoint that has a TLS TCP router.
-	if code, body := h.get("web", "x.test", "/"); code != 200 || body != "http ok" {
+	if code, body := h.Get("web", "x.test", "/"); code != 200 || body != "http ok" {
 		t.Fatalf("http next to tcp: %d %q", code, body)
 	}
 	// A TLS ClientHello for pass.test is passed through untouched: the
 	// backend sees the handshake bytes (0x16 record), not plaintext.
-	raw, err := net.Dial("tcp", h.addr("web"))
+	raw, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,24 +97,24 @@ http:
 	}
 	raw.Close()
 	for i := range 5 {
-		h.apply(conf("r1")+fmt.Sprintf("\n# swap %d\n", i), generation.Options{})
-		if got := lineTrip(t, c, fmt.Sprint(i)); got != fmt.Sprintf("a:%d", i) {
+		h.Apply(conf("r1")+fmt.Sprintf("\n# swap %d\n", i), generation.Options{})
+		if got := dptest.LineTrip(t, c, fmt.Sprint(i)); got != fmt.Sprintf("a:%d", i) {
 			t.Fatalf("after swap %d: %q", i, got)
 		}
 	}
-	h.apply(conf("r2"), generation.Options{}) // r1 removed
+	h.Apply(conf("r2"), generation.Options{}) // r1 removed
 	removed := time.Now()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	_, err = c.Read(make([]byte, 1))
 	if ne, ok := errors.AsType[net.Error](err); err == nil || ok && ne.Timeout() || time.Since(removed) < 250*time.Millisecond {
 		t.Fatalf("removed router's connection: err %v after %v, want closed after the 300ms grace", err, time.Since(removed))
 	}
-	c2, err := net.Dial("tcp", h.addr("raw"))
+	c2, err := net.Dial("tcp", h.Addr("raw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if got := lineTrip(t, c2, "new"); got != "a:new" {
+	if got := dptest.LineTrip(t, c2, "new"); got != "a:new" {
 		t.Fatalf("r2: %q", got)
 	}
 }
@@ -174,9 +127,9 @@ http:
 func TestStalledHelloHandedBackToHTTPSIsCut(t *testing.T) {
 	rht := config.Duration(200 * time.Millisecond)
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0",
-		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &rht}}}}, &recorder{})
-	b := tcpEchoBackend(t, "b:")
-	h.apply(fmt.Sprintf(`
+		Transport: &static.EntryTransport{RespondingTimeouts: &static.RespondingTimeouts{ReadHeaderTimeout: &rht}}}}, &dptest.Recorder{})
+	b := dptest.TCPEchoBackend(t, "b:")
+	h.Apply(fmt.Sprintf(`
 tcp:
   routers:
     pass:
@@ -194,7 +147,7 @@ tcp:
 		"\x16\x03\x01\x00\x05\x01\x00\x00\xff\xff", // a whole record, the handshake message announced longer
 		"\x16\x03\x01\x00\x40\x01\x00",             // a record cut short
 	} {
-		c, err := net.Dial("tcp", h.addr("web"))
+		c, err := net.Dial("tcp", h.Addr("web"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,9 +186,9 @@ tcp:
         servers: [{address: "127.0.0.1:9"}]
 `, router)
 	}
-	old := h.apply(conf("r1"), generation.Options{})
-	h.apply(conf("r2"), generation.Options{}) // r1 removed
-	ep := h.srv.eps["raw"]
+	old := h.Apply(conf("r1"), generation.Options{})
+	h.Apply(conf("r2"), generation.Options{}) // r1 removed
+	ep := h.Srv.eps["raw"]
 	if !ep.tcpLive.empty() {
 		t.Fatal("connections registered before any was served")
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // selfSigned returns PEM certificate and key for names (CN = names[0]).
@@ -57,8 +58,8 @@ func yamlQuote(s string) string { return fmt.Sprintf("%q", s) }
 // certificate change picked up without a restart while an open connection
 // keeps working. An unreadable certificate disables only itself.
 func TestTLSBySNIAndHotSwap(t *testing.T) {
-	be := echoBackend(t, "secure")
-	plainBE := echoBackend(t, "plain")
+	be := dptest.EchoBackend(t, "secure")
+	plainBE := dptest.EchoBackend(t, "plain")
 	dir := t.TempDir()
 	aCert, aKey := selfSigned(t, "a.test")
 	os.WriteFile(filepath.Join(dir, "a.crt"), []byte(aCert), 0o600)
@@ -82,8 +83,8 @@ tls:
     - {certFile: %s, keyFile: %s}
     - {certFile: /nonexistent/c.crt, keyFile: /nonexistent/c.key}
 `, filepath.Join(dir, "a.crt"), filepath.Join(dir, "a.key"), yamlQuote(wCert), yamlQuote(wKey))
-	h.apply(cfg(certs), generation.Options{})
-	addr := h.addr("web")
+	h.Apply(cfg(certs), generation.Options{})
+	addr := h.Addr("web")
 	for _, tt := range []struct{ sni, wantCN string }{
 		{"a.test", "a.test"},
 		{"x.b.test", "*.b.test"},
@@ -130,20 +131,20 @@ tls:
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	resp, body := get("https://a.test:" + port + "/")
-	if resp.ProtoMajor != 2 || echoHeader(body, "Name") != "secure" || echoHeader(body, "X-Forwarded-Proto") != "https" {
-		t.Errorf("TLS request: proto %s, body %q; want HTTP/2 to the tls router with X-Forwarded-Proto https", resp.Proto, firstLines(body, 1))
+	if resp.ProtoMajor != 2 || dptest.EchoHeader(body, "Name") != "secure" || dptest.EchoHeader(body, "X-Forwarded-Proto") != "https" {
+		t.Errorf("TLS request: proto %s, body %q; want HTTP/2 to the tls router with X-Forwarded-Proto https", resp.Proto, dptest.FirstLines(body, 1))
 	}
 	resp2, body2 := get("http://" + addr + "/")
-	if echoHeader(body2, "Name") != "plain" || resp2.ProtoMajor != 1 {
-		t.Errorf("plain request on the TLS port: %s %q, want HTTP/1.1 to the plain router", resp2.Proto, firstLines(body2, 1))
+	if dptest.EchoHeader(body2, "Name") != "plain" || resp2.ProtoMajor != 1 {
+		t.Errorf("plain request on the TLS port: %s %q, want HTTP/1.1 to the plain router", resp2.Proto, dptest.FirstLines(body2, 1))
 	}
 
 	// Certificate change without restart: the open HTTP/2 connection keeps
 	// serving, new handshakes get the new certificate.
 	a2Cert, a2Key := selfSigned(t, "a.test", "renewed.a.test")
-	h.apply(cfg(fmt.Sprintf("    - {certFile: %s, keyFile: %s}\n", yamlQuote(a2Cert), yamlQuote(a2Key))), generation.Options{})
-	if _, body := get("https://a.test:" + port + "/again"); echoHeader(body, "Name") != "secure" {
-		t.Errorf("open connection after the certificate change: %q", firstLines(body, 1))
+	h.Apply(cfg(fmt.Sprintf("    - {certFile: %s, keyFile: %s}\n", yamlQuote(a2Cert), yamlQuote(a2Key))), generation.Options{})
+	if _, body := get("https://a.test:" + port + "/again"); dptest.EchoHeader(body, "Name") != "secure" {
+		t.Errorf("open connection after the certificate change: %q", dptest.FirstLines(body, 1))
 	}
 	c := tlsDial(t, addr, "a.test")
 	if sans := c.ConnectionState().PeerCertificates[0].DNSNames; !strings.Contains(strings.Join(sans, ","), "renewed.a.test") {
@@ -161,7 +162,7 @@ tls:
   options:
     bad: {minVersion: VersionTLS99}
 `)
-	g := generation.New(h.pool, c, generation.Options{})
+	g := generation.New(h.Pool, c, generation.Options{})
 	defer g.Close()
 	get, errs := g.BuildTLS(t.Context(), c.Config.TLS, nil)
 	if len(errs) != 2 || !strings.Contains(errs[0].Error()+errs[1].Error(), "/nonexistent/c.crt") || !strings.Contains(errs[0].Error()+errs[1].Error(), "tls.options.bad") {
@@ -177,10 +178,10 @@ tls:
 // host, else tls.options.default; an unknown options name disables the
 // router that names it.
 func TestTLSOptionsPerHost(t *testing.T) {
-	be := echoBackend(t, "s")
+	be := dptest.EchoBackend(t, "s")
 	aCert, aKey := selfSigned(t, "a.test", "b.test")
 	h := newHarness(t, nil, nil)
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     a@file: {rule: "Host(`+"`a.test`"+`)", service: s@file, tls: {options: modern@file}}
@@ -197,7 +198,7 @@ tls:
 	if st := tbl.Report().Routers["c@file"]; st == nil || st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), `tls.options "missing@file" does not exist`) {
 		t.Errorf("router with unknown options: %+v", st)
 	}
-	addr := h.addr("web")
+	addr := h.Addr("web")
 	dial := func(sni string, maxV uint16) (*tls.Conn, error) {
 		return tls.Dial("tcp", addr, &tls.Config{ServerName: sni, InsecureSkipVerify: true, MaxVersion: maxV, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec // test
 	}
@@ -232,10 +233,10 @@ tls:
 // Session tickets stay valid within a generation, so clients resume.
 func TestTLSSessionResumption(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	h.apply(`http: {}`, generation.Options{})
+	h.Apply(`http: {}`, generation.Options{})
 	cfg := &tls.Config{InsecureSkipVerify: true, ServerName: "x.test", ClientSessionCache: tls.NewLRUClientSessionCache(4), MaxVersion: tls.VersionTLS12} //nolint:gosec // test
 	for i, want := range []bool{false, true} {
-		c, err := tls.Dial("tcp", h.addr("web"), cfg)
+		c, err := tls.Dial("tcp", h.Addr("web"), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
 	"github.com/gorilla/websocket"
 )
@@ -107,7 +108,7 @@ func (b *rawWSBackend) handshakes() []string {
 // handshakes during the swaps succeed.
 func TestWebSocketThroughSwaps(t *testing.T) {
 	be := newRawWSBackend(t)
-	obs := &recorder{}
+	obs := &dptest.Recorder{}
 	h := newHarness(t, nil, obs)
 	cfg := func(wsExtra, other string) string {
 		return fmt.Sprintf(`
@@ -119,9 +120,9 @@ http:
     chat@file: {loadBalancer: {servers: [{url: "http://%s"}]}}
 `, wsExtra, other, be.l.Addr())
 	}
-	h.apply(cfg("", ""), generation.Options{})
+	h.Apply(cfg("", ""), generation.Options{})
 
-	dialer := websocket.Dialer{NetDial: func(_, _ string) (net.Conn, error) { return net.Dial("tcp", h.addr("web")) }}
+	dialer := websocket.Dialer{NetDial: func(_, _ string) (net.Conn, error) { return net.Dial("tcp", h.Addr("web")) }}
 	hdr := http.Header{"Origin": {"https://chat.example.com"}}
 	dialer.Subprotocols = []string{"chat.v1"}
 	conn, resp, err := dialer.Dial("ws://chat.example.com/socket", hdr)
@@ -150,7 +151,7 @@ http:
 		}
 	}
 	echo(conn, "before")
-	if ev, ok := obs.find(func(e observe.RequestEvent) bool { return e.Router == "ws@file" }); ok {
+	if ev, ok := obs.Find(func(e observe.RequestEvent) bool { return e.Router == "ws@file" }); ok {
 		t.Errorf("upgraded request reported before it ended: %+v", ev)
 	}
 	for i := range 20 {
@@ -158,7 +159,7 @@ http:
 		if i == 19 {
 			wsExtra = ", priority: 1000" // the ws router itself is edited
 		}
-		h.apply(cfg(wsExtra, fmt.Sprint(i)), generation.Options{})
+		h.Apply(cfg(wsExtra, fmt.Sprint(i)), generation.Options{})
 		echo(conn, fmt.Sprint("during ", i))
 		if i%5 == 0 {
 			c2, _, err := dialer.Dial("ws://chat.example.com/socket", hdr)
@@ -182,8 +183,8 @@ http:
 		t.Fatal(err)
 	}
 	c3.Close()
-	eventually(t, "the closed WebSocket reported as 101", func() bool {
-		_, ok := obs.find(func(e observe.RequestEvent) bool {
+	dptest.Eventually(t, "the closed WebSocket reported as 101", func() bool {
+		_, ok := obs.Find(func(e observe.RequestEvent) bool {
 			return e.Router == "ws@file" && e.Status == http.StatusSwitchingProtocols
 		})
 		return ok
@@ -191,7 +192,7 @@ http:
 
 	// The router and service removed: the open connection stays (Traefik
 	// keeps it); a new handshake gets 404.
-	h.apply(`http: {}`, generation.Options{})
+	h.Apply(`http: {}`, generation.Options{})
 	echo(conn, "after removal")
 	if _, resp, err := dialer.Dial("ws://chat.example.com/socket", hdr); err == nil || resp == nil || resp.StatusCode != 404 {
 		t.Errorf("handshake after removal: resp %v err %v, want 404", resp, err)
@@ -263,12 +264,12 @@ func TestUpgradeHalfClose(t *testing.T) {
 		got <- string(b)
 	}()
 	h := newHarness(t, nil, nil)
-	h.apply(fmt.Sprintf(`
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {servers: [{url: "http://%s"}]}}}
 `, l.Addr()), generation.Options{})
-	c, err := net.Dial("tcp", h.addr("web"))
+	c, err := net.Dial("tcp", h.Addr("web"))
 	if err != nil {
 		t.Fatal(err)
 	}

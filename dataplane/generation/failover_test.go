@@ -1,12 +1,16 @@
-package generation
+package generation_test
 
 import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // failover.errors (Traefik v3.7): a primary answering 503 hands the
@@ -26,10 +30,10 @@ func TestFailoverByStatus(t *testing.T) {
 		w.Header().Set("X-From", "fallback")
 		fmt.Fprint(w, "fallback")
 	}}
-	sp, sf := newTestServer(primary), newTestServer(fallback)
+	sp, sf := httptest.NewServer(primary), httptest.NewServer(fallback)
 	defer sp.Close()
 	defer sf.Close()
-	echo := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		s := string(b)
 		fallbackBody.Store(&s)
@@ -37,7 +41,7 @@ func TestFailoverByStatus(t *testing.T) {
 	}))
 	defer echo.Close()
 	h := newHarness(t, nil, nil)
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     fo@file:   {rule: "Host(`+"`fo`"+`)", service: fo@file}
@@ -48,16 +52,16 @@ http:
     echo@file:     {loadBalancer: {servers: [{url: %q}]}}
     fo@file:     {failover: {service: primary@file, fallback: fallback@file, errors: {status: ["502-504"]}}}
     foecho@file: {failover: {service: primary@file, fallback: echo@file, errors: {status: ["503"], maxRequestBodyBytes: 1024}}}
-`, sp.URL, sf.URL, echo.URL), Options{})
+`, sp.URL, sf.URL, echo.URL), generation.Options{})
 	for name, st := range tbl.Report().Routers {
 		if st.Status != "enabled" {
 			t.Fatalf("router %s: %+v", name, st)
 		}
 	}
 	get := func(host, method, body string) (*http.Response, string) {
-		req, _ := http.NewRequest(method, "http://"+h.addr("web")+"/", strings.NewReader(body))
+		req, _ := http.NewRequest(method, "http://"+h.Addr("web")+"/", strings.NewReader(body))
 		req.Host = host
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,13 +94,13 @@ http:
 		t.Errorf("large body: %d, primary got %d, fallback called %v; want 503, 1, not called", resp.StatusCode, primary.count(), fallbackBody.Load() != nil)
 	}
 	// A bad status range disables the service and its router.
-	tbl = h.apply(`
+	tbl = h.Apply(`
 http:
   routers: {fo@file: {rule: "Host(`+"`fo`"+`)", service: fo@file}}
   services:
     a@file: {loadBalancer: {servers: [{url: "http://127.0.0.1:1"}]}}
     fo@file: {failover: {service: a@file, fallback: a@file, errors: {status: ["5xx"]}}}
-`, Options{})
+`, generation.Options{})
 	if st := tbl.Report().Routers["fo@file"]; st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), "failover.errors.status[0]") {
 		t.Errorf("bad status: %+v", st)
 	}
@@ -110,10 +114,10 @@ http:
 // health-checked main it is accepted; healthCheck on the failover itself
 // requires a fallback that reports its health.
 func TestFailoverNeedsAWayToFailOver(t *testing.T) {
-	fb := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "fallback") }))
+	fb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "fallback") }))
 	defer fb.Close()
 	h := newHarness(t, nil, nil)
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     nohc@file:   {rule: "Host(`+"`nohc`"+`)", service: fo-nohc@file}
@@ -131,7 +135,7 @@ http:
     fo-hc@file:     {failover: {service: main-hc@file, fallback: fb@file}}
     fo-fbnohc@file: {failover: {service: main-hc@file, fallback: fb@file, healthCheck: {}}}
     fo-both@file:   {failover: {service: main-hc@file, fallback: fb-hc@file, healthCheck: {}}}
-`, fb.URL, fb.URL), Options{})
+`, fb.URL, fb.URL), generation.Options{})
 	rep := tbl.Report().Routers
 	for name, want := range map[string]string{
 		"nohc@file":   "main service main-nohc@file has no healthCheck",
@@ -147,10 +151,10 @@ http:
 			t.Errorf("router %s: %+v, want enabled", name, st)
 		}
 	}
-	if code, body := h.get("web", "errref", "/"); code != 200 || body != "fallback" {
+	if code, body := h.Get("web", "errref", "/"); code != 200 || body != "fallback" {
 		t.Errorf("errors.status 502 with a dead main: %d %q, want the fallback's 200", code, body)
 	}
-	if code, _ := h.get("web", "nohc", "/"); code != http.StatusNotFound {
+	if code, _ := h.Get("web", "nohc", "/"); code != http.StatusNotFound {
 		t.Errorf("refused failover: %d, want 404 (its router is not built)", code)
 	}
 }

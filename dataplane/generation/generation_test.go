@@ -1,24 +1,27 @@
-package generation
+package generation_test
 
 import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // A broken reference disables only the routers that use it, with an error
 // naming the object once; the other routers keep serving.
 func TestBrokenObjectsDisableOnlyTheirRouters(t *testing.T) {
-	be := echoBackend(t, "ok")
+	be := dptest.EchoBackend(t, "ok")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	tbl := h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     good@file: {rule: "Host(`+"`good`"+`)", service: s@file}
@@ -38,7 +41,7 @@ http:
   middlewares:
     bad@file: {stripPrefixRegex: {regex: ["(["]}}
     chain@file: {chain: {middlewares: [bad@file]}}
-`, be.URL), Options{})
+`, be.URL), generation.Options{})
 	rep := tbl.Report()
 	tests := []struct{ router, want string }{
 		{"nosvc@file", `"missing@file" does not exist`},
@@ -63,10 +66,10 @@ http:
 			t.Errorf("middleware %s: %+v, want it marked in error", mw, st)
 		}
 	}
-	if code, _ := h.get("web", "good", "/"); code != 200 {
+	if code, _ := h.Get("web", "good", "/"); code != 200 {
 		t.Errorf("good router: %d, want 200", code)
 	}
-	if code, _ := h.get("web", "nosvc", "/"); code != 404 {
+	if code, _ := h.Get("web", "nosvc", "/"); code != 404 {
 		t.Errorf("disabled router: %d, want 404", code)
 	}
 }
@@ -74,21 +77,21 @@ http:
 // Weighted, failover, mirroring, internal and service-level middlewares,
 // entrypoint middlewares on their entrypoint only, and panic recovery.
 func TestServiceKinds(t *testing.T) {
-	a, b := echoBackend(t, "a"), echoBackend(t, "b")
+	a, b := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b")
 	var mirrored atomic.Int64
 	var mirrorBody atomic.Value
-	mirrorBE := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mirrorBE := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mirrorBody.Store(string(body))
 		mirrored.Add(1)
 	}))
 	h := newHarness(t, map[string]*static.EntryPoint{"web": {Address: "127.0.0.1:0"}, "admin": {Address: "127.0.0.1:0"}}, nil)
-	defer closeIdle()
+	defer dptest.CloseIdle()
 	internal := map[string]http.Handler{
 		"api@internal":   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "Name: api\n") }),
 		"panic@internal": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") }),
 	}
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     w@file: {rule: "Host(`+"`w`"+`)", service: w@file}
@@ -109,7 +112,7 @@ http:
   middlewares:
     tag@file: {headers: {customRequestHeaders: {X-Tag: svc}}}
     ep@file: {headers: {customRequestHeaders: {X-Ep: admin}}}
-`, a.URL, b.URL, mirrorBE.URL, a.URL), Options{
+`, a.URL, b.URL, mirrorBE.URL, a.URL), generation.Options{
 		Internal:              internal,
 		EntryPointMiddlewares: map[string][]string{"admin": {"ep@file"}},
 	})
@@ -120,43 +123,43 @@ http:
 	}
 	counts := map[string]int{}
 	for range 9 {
-		_, body := h.get("web", "w", "/")
-		counts[echoHeader(body, "Name")]++
+		_, body := h.Get("web", "w", "/")
+		counts[dptest.EchoHeader(body, "Name")]++
 	}
 	if counts["a"] != 6 || counts["b"] != 3 {
 		t.Errorf("weighted 2:1 with an empty child: got %v, want a:6 b:3", counts)
 	}
-	if _, body := h.get("web", "f", "/"); echoHeader(body, "Name") != "b" {
-		t.Errorf("failover with main down: got %q, want fallback b", firstLines(body, 1))
+	if _, body := h.Get("web", "f", "/"); dptest.EchoHeader(body, "Name") != "b" {
+		t.Errorf("failover with main down: got %q, want fallback b", dptest.FirstLines(body, 1))
 	}
 	for i := range 10 {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+h.addr("web")+"/", strings.NewReader(fmt.Sprint("payload ", i)))
+		req, _ := http.NewRequest(http.MethodPost, "http://"+h.Addr("web")+"/", strings.NewReader(fmt.Sprint("payload ", i)))
 		req.Host = "m"
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if echoHeader(string(body), "Name") != "a" {
-			t.Fatalf("mirroring: main answered %q", firstLines(string(body), 1))
+		if dptest.EchoHeader(string(body), "Name") != "a" {
+			t.Fatalf("mirroring: main answered %q", dptest.FirstLines(string(body), 1))
 		}
 	}
-	eventually(t, "5 of 10 requests mirrored", func() bool { return mirrored.Load() == 5 })
+	dptest.Eventually(t, "5 of 10 requests mirrored", func() bool { return mirrored.Load() == 5 })
 	if got, _ := mirrorBody.Load().(string); !strings.HasPrefix(got, "payload ") {
 		t.Errorf("mirror got body %q, want a copy of the request body", got)
 	}
-	if _, body := h.get("web", "api", "/"); echoHeader(body, "Name") != "api" {
+	if _, body := h.Get("web", "api", "/"); dptest.EchoHeader(body, "Name") != "api" {
 		t.Errorf("internal service: %q", body)
 	}
-	if code, _ := h.get("web", "panic", "/"); code != 500 {
+	if code, _ := h.Get("web", "panic", "/"); code != 500 {
 		t.Errorf("panicking handler: %d, want 500", code)
 	}
-	if _, body := h.get("web", "mw", "/"); echoHeader(body, "X-Tag") != "svc" || echoHeader(body, "X-Ep") != "" {
-		t.Errorf("service middleware on web: X-Tag %q X-Ep %q, want svc and none", echoHeader(body, "X-Tag"), echoHeader(body, "X-Ep"))
+	if _, body := h.Get("web", "mw", "/"); dptest.EchoHeader(body, "X-Tag") != "svc" || dptest.EchoHeader(body, "X-Ep") != "" {
+		t.Errorf("service middleware on web: X-Tag %q X-Ep %q, want svc and none", dptest.EchoHeader(body, "X-Tag"), dptest.EchoHeader(body, "X-Ep"))
 	}
-	if _, body := h.get("admin", "mw", "/"); echoHeader(body, "X-Ep") != "admin" {
-		t.Errorf("entrypoint middleware on admin: X-Ep %q, want admin", echoHeader(body, "X-Ep"))
+	if _, body := h.Get("admin", "mw", "/"); dptest.EchoHeader(body, "X-Ep") != "admin" {
+		t.Errorf("entrypoint middleware on admin: X-Ep %q, want admin", dptest.EchoHeader(body, "X-Ep"))
 	}
 }
 
@@ -168,7 +171,7 @@ http:
 func TestGenerationCloseReleases(t *testing.T) {
 	var peers sync.Map // upstream connections seen by the backend, by remote address
 	var n atomic.Int32
-	be := newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/health" {
 			peers.Store(n.Add(1), r.RemoteAddr)
 		}
@@ -180,19 +183,19 @@ http:
   routers: {%s@file: {rule: "PathPrefix(` + "`/`" + `)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 300ms}, servers: [{url: %q}]}}}
 `
-	h.apply(fmt.Sprintf(cfg, "r", be.URL), Options{})
-	if st := h.pool.Status(); len(st) != 1 {
+	h.Apply(fmt.Sprintf(cfg, "r", be.URL), generation.Options{})
+	if st := h.Pool.Status(); len(st) != 1 {
 		t.Fatalf("status %v; want one backend", st)
 	}
-	eventually(t, "the first active check", func() bool { return !h.pool.Status()[0].LastCheck.IsZero() })
-	if code, _ := h.get("web", "x", "/"); code != 200 {
+	dptest.Eventually(t, "the first active check", func() bool { return !h.Pool.Status()[0].LastCheck.IsZero() })
+	if code, _ := h.Get("web", "x", "/"); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	h.apply(fmt.Sprintf(cfg, "renamed", be.URL), Options{})
-	if st := h.pool.Status(); len(st) != 1 || st[0].LastCheck.IsZero() {
+	h.Apply(fmt.Sprintf(cfg, "renamed", be.URL), generation.Options{})
+	if st := h.Pool.Status(); len(st) != 1 || st[0].LastCheck.IsZero() {
 		t.Errorf("after a swap: status %+v; want the running checker kept (its last check known)", st)
 	}
-	if code, _ := h.get("web", "x", "/"); code != 200 {
+	if code, _ := h.Get("web", "x", "/"); code != 200 {
 		t.Fatalf("status %d", code)
 	}
 	first, _ := peers.Load(int32(1))
@@ -200,8 +203,8 @@ http:
 	if first == nil || first != second {
 		t.Errorf("upstream connections %v then %v; want the transport's keep-alive connection kept across the swap", first, second)
 	}
-	h.apply(`http: {}`, Options{})
-	if st := h.pool.Status(); len(st) != 0 {
+	h.Apply(`http: {}`, generation.Options{})
+	if st := h.Pool.Status(); len(st) != 0 {
 		t.Errorf("after the swap: status %v; want none", st)
 	}
 }

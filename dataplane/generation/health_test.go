@@ -1,4 +1,4 @@
-package generation
+package generation_test
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantry-proxy/gantry/dataplane/balance"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // The active check takes a failing server out of rotation through the
@@ -15,8 +16,8 @@ import (
 // reflects it (Traefik issue 5503).
 func TestActiveHealthThroughProxy(t *testing.T) {
 	var bDown atomic.Bool
-	a := echoBackend(t, "a")
-	b := echoHandlerServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a := dptest.EchoBackend(t, "a")
+	b := dptest.HTTPBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" && bDown.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -24,24 +25,24 @@ func TestActiveHealthThroughProxy(t *testing.T) {
 		fmt.Fprint(w, "Name: b\n")
 	}))
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 20ms, timeout: 1s}, servers: [{url: %q}, {url: %q}]}}}
-`, a.URL, b.URL), Options{})
+`, a.URL, b.URL), generation.Options{})
 	names := func(n int) map[string]int {
 		m := map[string]int{}
 		for range n {
-			_, body := h.get("web", "x", "/")
-			m[echoHeader(body, "Name")]++
+			_, body := h.Get("web", "x", "/")
+			m[dptest.EchoHeader(body, "Name")]++
 		}
 		return m
 	}
 	if got := names(4); got["a"] != 2 || got["b"] != 2 {
 		t.Fatalf("both up: got %v", got)
 	}
-	changed := h.pool.Changed()
+	changed := h.Pool.Changed()
 	bDown.Store(true)
 	select {
 	case <-changed:
@@ -51,37 +52,27 @@ http:
 	if got := names(6); got["b"] != 0 {
 		t.Errorf("b is down but got requests: %v", got)
 	}
-	st := statusOf(h.pool, b.URL)
+	st := h.Backend(b.URL)
 	if st.Up || st.LastError == "" || st.LastCheck.IsZero() || len(st.Services) != 1 || st.Services[0] != "s@file" {
 		t.Errorf("status of b = %+v, want down with error, last check, service s@file", st)
 	}
 	bDown.Store(false)
-	eventually(t, "b back in rotation", func() bool { return names(2)["b"] == 1 })
-	if !statusOf(h.pool, b.URL).Up {
+	dptest.Eventually(t, "b back in rotation", func() bool { return names(2)["b"] == 1 })
+	if !h.Backend(b.URL).Up {
 		t.Error("status of b still down")
 	}
 
 	// Health state survives a configuration swap that keeps the service.
 	bDown.Store(true)
-	eventually(t, "b down again", func() bool { return !statusOf(h.pool, b.URL).Up })
-	h.apply(fmt.Sprintf(`
+	dptest.Eventually(t, "b down again", func() bool { return !h.Backend(b.URL).Up })
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r2@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {healthCheck: {path: /health, interval: 20ms, timeout: 1s}, servers: [{url: %q}, {url: %q}]}}}
-`, a.URL, b.URL), Options{})
+`, a.URL, b.URL), generation.Options{})
 	if got := names(4); got["b"] != 0 {
 		t.Errorf("after a swap the known-down server got requests: %v", got)
 	}
-}
-
-// statusOf returns the status of the backend with URL u in p (zero when absent).
-func statusOf(p *Pool, u string) balance.BackendStatus {
-	for _, s := range p.Status() {
-		if s.URL == u {
-			return s
-		}
-	}
-	return balance.BackendStatus{}
 }
 
 // Passive health: after maxFailedAttempts forwarding errors within
@@ -89,12 +80,12 @@ func statusOf(p *Pool, u string) balance.BackendStatus {
 // without a body that met a refused connection is retried once on another
 // server (design.md §2.5), so clients see no error.
 func TestPassiveHealthCheck(t *testing.T) {
-	a := echoBackend(t, "a")
-	dead := deadAddr(t)
-	obs := &recorder{}
+	a := dptest.EchoBackend(t, "a")
+	dead := dptest.DeadAddr(t)
+	obs := &dptest.Recorder{}
 	h := newHarness(t, nil, obs)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers:
     r@file: {rule: "Host(`+"`x`"+`)", service: s@file}
@@ -102,10 +93,10 @@ http:
   services:
     s@file: {loadBalancer: {passiveHealthCheck: {failureWindow: 1m, maxFailedAttempts: 2}, servers: [{url: %q}, {url: "http://%s"}]}}
     d@file: {loadBalancer: {passiveHealthCheck: {failureWindow: 1m}, servers: [{url: "http://%s"}]}}
-`, a.URL, dead, dead), Options{})
+`, a.URL, dead, dead), generation.Options{})
 	var codes []int
 	for range 8 {
-		c, _ := h.get("web", "x", "/")
+		c, _ := h.Get("web", "x", "/")
 		codes = append(codes, c)
 	}
 	want := []int{200, 200, 200, 200, 200, 200, 200, 200}
@@ -113,20 +104,18 @@ http:
 		t.Errorf("got %v, want %v (refused connections retried on the live server)", codes, want)
 	}
 	retried := func() (n int) {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		for _, e := range obs.events {
+		for _, e := range obs.Events() {
 			if e.Host == "x" {
 				n += e.Retries
 			}
 		}
 		return n
 	}
-	eventually(t, "2 retries observed", func() bool { return retried() == 2 })
-	if statusOf(h.pool, "http://"+dead).Up {
+	dptest.Eventually(t, "2 retries observed", func() bool { return retried() == 2 })
+	if h.Backend("http://" + dead).Up {
 		t.Error("dead server reported up")
 	}
-	if c, body := h.get("web", "dead", "/"); c != 503 || body != "no available server\n" {
+	if c, body := h.Get("web", "dead", "/"); c != 503 || body != "no available server\n" {
 		t.Errorf("all servers passively down: got %d %q, want 503 no available server", c, body)
 	}
 }

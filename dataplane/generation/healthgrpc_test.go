@@ -1,4 +1,4 @@
-package generation
+package generation_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -48,7 +50,7 @@ func grpcBackend(t *testing.T) (*health.Server, string, chan metadata.MD) {
 func TestGRPCHealthCheck(t *testing.T) {
 	hs, addr, seen := grpcBackend(t)
 	h := newHarness(t, nil, nil)
-	tbl := h.apply(fmt.Sprintf(`
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers: {g@file: {rule: "PathPrefix(`+"`/`"+`)", service: g@file}}
   services:
@@ -56,11 +58,11 @@ http:
       loadBalancer:
         servers: [{url: "h2c://%s"}]
         healthCheck: {mode: grpc, interval: 50ms, unhealthyInterval: 20ms, timeout: 2s, hostname: health.example, headers: {X-Probe: gantry}}
-`, addr), Options{})
+`, addr), generation.Options{})
 	if st := tbl.Report().Routers["g@file"]; st.Status != "enabled" {
 		t.Fatalf("router: %+v", st)
 	}
-	conn, err := grpc.NewClient("passthrough:///"+h.addr("web"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("passthrough:///"+h.Addr("web"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ http:
 		return status.Code(err), resp.GetStatus()
 	}
 	up := func() bool {
-		for _, b := range h.pool.Status() {
+		for _, b := range h.Pool.Status() {
 			if strings.HasSuffix(b.URL, addr) {
 				return b.Up
 			}
@@ -84,7 +86,7 @@ http:
 		t.Fatalf("call through Gantry: %v %v, want OK SERVING", c, s)
 	}
 	// The checker sends hostname as :authority and headers as metadata.
-	eventually(t, "a health check with the configured authority and metadata", func() bool {
+	dptest.Eventually(t, "a health check with the configured authority and metadata", func() bool {
 		select {
 		case md := <-seen:
 			return strings.Join(md.Get(":authority"), "") == "health.example" && strings.Join(md.Get("x-probe"), "") == "gantry"
@@ -93,19 +95,19 @@ http:
 		}
 	})
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	eventually(t, "the server marked down", func() bool { return !up() })
+	dptest.Eventually(t, "the server marked down", func() bool { return !up() })
 	if c, _ := call(); c != codes.Unavailable {
 		t.Errorf("call while the only server is down: %v, want Unavailable (503 no available server)", c)
 	}
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	eventually(t, "the server back up", up)
+	dptest.Eventually(t, "the server back up", up)
 	if c, s := call(); c != codes.OK || s != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("call after recovery: %v %v", c, s)
 	}
 	// A server without the health service is down with a clear error.
 	hs.Shutdown() // every status NOT_SERVING from now on
-	eventually(t, "down after Shutdown", func() bool { return !up() })
-	for _, b := range h.pool.Status() {
+	dptest.Eventually(t, "down after Shutdown", func() bool { return !up() })
+	for _, b := range h.Pool.Status() {
 		if strings.HasSuffix(b.URL, addr) && !strings.Contains(b.LastError, "NOT_SERVING") {
 			t.Errorf("last error %q, want it to name NOT_SERVING", b.LastError)
 		}
@@ -114,12 +116,12 @@ http:
 
 func TestGRPCHealthModeValidation(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	tbl := h.apply(`
+	tbl := h.Apply(`
 http:
   routers: {g@file: {rule: "PathPrefix(`+"`/`"+`)", service: g@file}}
   services:
     g@file: {loadBalancer: {servers: [{url: "h2c://127.0.0.1:1"}], healthCheck: {mode: tcp}}}
-`, Options{})
+`, generation.Options{})
 	if st := tbl.Report().Routers["g@file"]; st.Status != "disabled" || !strings.Contains(strings.Join(st.Errors, ";"), `"tcp" is not one of http, grpc`) {
 		t.Errorf("mode tcp: %+v", st)
 	}

@@ -1,17 +1,20 @@
-package generation
+package generation_test
 
 import (
 	"context"
 	"fmt"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // highestRandomWeight: a client (peer IP) keeps its child; a child without
 // an available server gets nobody; removing a child moves only its own
 // clients; clients spread over the children.
 func TestHighestRandomWeightService(t *testing.T) {
-	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
+	a, b, c := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b"), dptest.EchoBackend(t, "c")
 	h := newHarness(t, nil, nil)
 	cfg := `
 http:
@@ -24,14 +27,11 @@ http:
     hrw@file: {highestRandomWeight: {services: [%s]}}
 `
 	mapping := func(children string) map[string]string {
-		tbl := h.apply(fmt.Sprintf(cfg, a.URL, b.URL, c.URL, children), Options{})
+		tbl := h.Apply(fmt.Sprintf(cfg, a.URL, b.URL, c.URL, children), generation.Options{})
 		if st := tbl.Report().Routers["r@file"]; st.Status != "enabled" {
 			t.Fatalf("router: %+v", st)
 		}
-		h.mu.Lock()
-		g := h.gen
-		h.mu.Unlock()
-		svc, err := g.Service(context.Background(), "hrw@file")
+		svc, err := h.Generation().Service(context.Background(), "hrw@file")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ http:
 				req.RemoteAddr = fmt.Sprintf("%s:%d", ip, 40000+try)
 				rec := httptest.NewRecorder()
 				svc.ServeHTTP(rec, req)
-				got := echoHeader(rec.Body.String(), "Name")
+				got := dptest.EchoHeader(rec.Body.String(), "Name")
 				if try > 0 && got != m[ip] {
 					t.Fatalf("client %s moved from %s to %s", ip, m[ip], got)
 				}

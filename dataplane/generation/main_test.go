@@ -1,4 +1,4 @@
-package generation
+package generation_test
 
 import (
 	"testing"

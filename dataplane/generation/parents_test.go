@@ -1,9 +1,12 @@
-package generation
+package generation_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // Multi-layer routing (router parentRefs, Traefik v3.6): the parent's
@@ -11,10 +14,10 @@ import (
 // request; no matching child is 404; broken hierarchies disable only the
 // routers concerned, with the reason.
 func TestParentRefs(t *testing.T) {
-	admin, user := echoBackend(t, "admin"), echoBackend(t, "user")
+	admin, user := dptest.EchoBackend(t, "admin"), dptest.EchoBackend(t, "user")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	tbl := h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     api@file:   {rule: "PathPrefix(`+"`/api`"+`)", middlewares: [role@file]}
@@ -34,7 +37,7 @@ http:
   services:
     admin@file: {loadBalancer: {servers: [{url: %q}]}}
     user@file:  {loadBalancer: {servers: [{url: %q}]}}
-`, admin.URL, user.URL), Options{})
+`, admin.URL, user.URL), generation.Options{})
 	rep := tbl.Report()
 	for _, n := range []string{"api@file", "admin@file", "user@file", "deep@file", "leaf@file"} {
 		if st := rep.Routers[n]; st == nil || st.Status != "enabled" {
@@ -53,20 +56,20 @@ http:
 	}
 	// The parent's middleware set X-User-Role: admin, so the admin child
 	// (priority 100) matches although the client sent no such header.
-	if code, body := h.get("web", "x", "/api/v1"); code != 200 || echoHeader(body, "Name") != "admin" {
-		t.Errorf("/api/v1: %d %q, want admin", code, firstLines(body, 1))
+	if code, body := h.Get("web", "x", "/api/v1"); code != 200 || dptest.EchoHeader(body, "Name") != "admin" {
+		t.Errorf("/api/v1: %d %q, want admin", code, dptest.FirstLines(body, 1))
 	}
-	if code, body := h.get("web", "x", "/api/deep/x"); code != 200 || echoHeader(body, "Name") != "admin" {
-		t.Errorf("/api/deep/x through an intermediate router: %d %q", code, firstLines(body, 1))
+	if code, body := h.Get("web", "x", "/api/deep/x"); code != 200 || dptest.EchoHeader(body, "Name") != "admin" {
+		t.Errorf("/api/deep/x through an intermediate router: %d %q", code, dptest.FirstLines(body, 1))
 	}
-	if code, _ := h.get("web", "x", "/api/deep/y"); code != 404 {
+	if code, _ := h.Get("web", "x", "/api/deep/y"); code != 404 {
 		t.Errorf("/api/deep/y matches the intermediate router and no child: %d, want 404", code)
 	}
-	if code, _ := h.get("web", "x", "/other"); code != 404 {
+	if code, _ := h.Get("web", "x", "/other"); code != 404 {
 		t.Errorf("/other: %d, want 404 (children are not attached to the entrypoint)", code)
 	}
 	// Without the parent's header the user child answers, with its own middleware.
-	tbl = h.apply(fmt.Sprintf(`
+	tbl = h.Apply(fmt.Sprintf(`
 http:
   routers:
     api@file:   {rule: "PathPrefix(`+"`/api`"+`)"}
@@ -77,8 +80,8 @@ http:
   services:
     admin@file: {loadBalancer: {servers: [{url: %q}]}}
     user@file:  {loadBalancer: {servers: [{url: %q}]}}
-`, admin.URL, user.URL), Options{})
-	if code, body := h.get("web", "x", "/api/v1"); code != 200 || echoHeader(body, "Name") != "user" || echoHeader(body, "X-Tag") != "user" {
-		t.Errorf("/api/v1 without the role: %d %q", code, firstLines(body, 3))
+`, admin.URL, user.URL), generation.Options{})
+	if code, body := h.Get("web", "x", "/api/v1"); code != 200 || dptest.EchoHeader(body, "Name") != "user" || dptest.EchoHeader(body, "X-Tag") != "user" {
+		t.Errorf("/api/v1 without the role: %d %q", code, dptest.FirstLines(body, 3))
 	}
 }

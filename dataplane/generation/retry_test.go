@@ -1,13 +1,17 @@
-package generation
+package generation_test
 
 import (
 	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // backendLog is a backend that logs every request it received (method,
@@ -43,7 +47,7 @@ func (b *backendLog) reset() {
 // connections, .62 resets after reading the request, .63 answers 503 to
 // GET /flaky twice, then 200. Each retry re-enters the balancer.
 func TestRetryCase040(t *testing.T) {
-	dead := deadAddr(t)
+	dead := dptest.DeadAddr(t)
 	reset := &backendLog{serv: func(_ int, w http.ResponseWriter, _ *http.Request) {
 		c, _, _ := http.NewResponseController(w).Hijack()
 		_ = c.Close()
@@ -56,14 +60,14 @@ func TestRetryCase040(t *testing.T) {
 		}
 		fmt.Fprint(w, "ok")
 	}}
-	s62, s63 := newTestServer(reset), newTestServer(flaky)
+	s62, s63 := httptest.NewServer(reset), httptest.NewServer(flaky)
 	defer s62.Close()
 	defer s63.Close()
 	h := newHarness(t, nil, nil)
 	apply := func(servers string) {
 		reset.reset()
 		flaky.reset()
-		h.apply(fmt.Sprintf(`
+		h.Apply(fmt.Sprintf(`
 http:
   routers:
     r@file:  {rule: "Host(`+"`r`"+`)", service: api@file, middlewares: [r@file]}
@@ -75,12 +79,12 @@ http:
     r3@file: {retry: {attempts: 4, status: ["503"], retryNonIdempotentMethod: true, maxRequestBodyBytes: 1048576}}
   services:
     api@file: {loadBalancer: {servers: [%s]}}
-`, servers), Options{})
+`, servers), generation.Options{})
 	}
 	send := func(host, method, path, body string) int {
-		req, _ := http.NewRequest(method, "http://"+h.addr("web")+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, "http://"+h.Addr("web")+path, strings.NewReader(body))
 		req.Host = host
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, path, err)
 		}

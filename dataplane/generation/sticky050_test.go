@@ -1,10 +1,13 @@
-package generation
+package generation_test
 
 import (
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // Case 050: sticky cookie attributes as Traefik writes them — Path=/ by
@@ -14,10 +17,10 @@ import (
 // default name is Traefik's; sameSite none without secure is a warning
 // naming the service (browsers reject such a cookie).
 func TestStickyCookieAttributesCase050(t *testing.T) {
-	be := echoBackend(t, "a")
+	be := dptest.EchoBackend(t, "a")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	tbl := h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	tbl := h.Apply(fmt.Sprintf(`
 http:
   routers:
     lax@file:   {rule: "Host(`+"`lax`"+`)", service: lax@file}
@@ -31,12 +34,12 @@ http:
     odd@file:   {loadBalancer: {sticky: {cookie: {name: "my cookie;v"}}, servers: [{url: %[1]q}]}}
     dflt@file:  {loadBalancer: {sticky: {cookie: {}}, servers: [{url: %[1]q}]}}
     none@file:  {loadBalancer: {sticky: {cookie: {name: s, sameSite: none}}, servers: [{url: %[1]q}]}}
-`, be.URL), Options{})
+`, be.URL), generation.Options{})
 	setCookie := func(host string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, "http://"+h.addr("web")+"/", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.Addr("web")+"/", nil)
 		req.Host = host
-		resp, err := plainClient.Do(req)
+		resp, err := dptest.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package generation
+package generation_test
 
 import (
 	"crypto/sha1" //nolint:gosec // Traefik's cookie-name derivation
@@ -12,13 +12,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/dataplane"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // stickyClient sends requests with the cookies it was given, like a
 // browser with its own cookie jar, and remembers Set-Cookie.
 type stickyClient struct {
 	t       *testing.T
-	h       *harness
+	h       *dptest.Harness[*dataplane.Server]
 	host    string
 	cookies map[string]*http.Cookie
 	lastSet []*http.Cookie
@@ -26,12 +30,12 @@ type stickyClient struct {
 
 func (c *stickyClient) get() string {
 	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, "http://"+c.h.addr("web")+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+c.h.Addr("web")+"/", nil)
 	req.Host = c.host
 	for _, ck := range c.cookies {
 		req.AddCookie(ck)
 	}
-	resp, err := plainClient.Do(req)
+	resp, err := dptest.Client.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -41,10 +45,10 @@ func (c *stickyClient) get() string {
 	for _, ck := range c.lastSet {
 		c.cookies[ck.Name] = ck
 	}
-	return echoHeader(string(body), "Name")
+	return dptest.EchoHeader(string(body), "Name")
 }
 
-func newStickyClient(t *testing.T, h *harness, host string) *stickyClient {
+func newStickyClient(t *testing.T, h *dptest.Harness[*dataplane.Server], host string) *stickyClient {
 	return &stickyClient{t: t, h: h, host: host, cookies: map[string]*http.Cookie{}}
 }
 
@@ -53,9 +57,9 @@ func newStickyClient(t *testing.T, h *harness, host string) *stickyClient {
 // (here: weight 0, then removed) has its clients re-picked with a new
 // cookie; an unknown value is treated as no cookie.
 func TestStickyCase033AcrossWeightZero(t *testing.T) {
-	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
+	a, b, c := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b"), dptest.EchoBackend(t, "c")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
+	defer dptest.CloseIdle()
 	cfg := `
 http:
   routers: {app@docker: {rule: "Host(` + "`app.example.com`" + `)", service: app@docker}}
@@ -65,7 +69,7 @@ http:
         sticky: {cookie: {name: app_lb, secure: true, httpOnly: true, sameSite: lax, maxAge: 3600, path: /shop, domain: example.com}}
         servers: [{url: %q}, {url: %q, weight: %d}, {url: %q}]
 `
-	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 1, c.URL), Options{})
+	h.Apply(fmt.Sprintf(cfg, a.URL, b.URL, 1, c.URL), generation.Options{})
 	var clients []*stickyClient
 	dist := map[string]int{}
 	for range 9 {
@@ -94,7 +98,7 @@ http:
 		}
 	}
 	// b drained: weight 0.
-	h.apply(fmt.Sprintf(cfg, a.URL, b.URL, 0, c.URL), Options{})
+	h.Apply(fmt.Sprintf(cfg, a.URL, b.URL, 0, c.URL), generation.Options{})
 	for cl, was := range pinned {
 		got := cl.get()
 		switch {
@@ -128,13 +132,13 @@ func TestStickyCookieOnErrorStatus(t *testing.T) {
 	}))
 	defer be.Close()
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
-	h.apply(fmt.Sprintf(`
+	defer dptest.CloseIdle()
+	h.Apply(fmt.Sprintf(`
 http:
   routers: {r@file: {rule: "PathPrefix(`+"`/`"+`)", service: s@file}}
   services: {s@file: {loadBalancer: {sticky: {cookie: {}}, servers: [{url: %q}]}}}
-`, be.URL), Options{})
-	resp, err := plainClient.Get("http://" + h.addr("web") + "/")
+`, be.URL), generation.Options{})
+	resp, err := dptest.Client.Get("http://" + h.Addr("web") + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +152,9 @@ http:
 // Two levels: weighted → loadBalancer, each with its own cookie; a
 // weight-0 child is never pinned; legacy Traefik values are rewritten.
 func TestStickyTwoLevels(t *testing.T) {
-	a1, a2, b1 := echoBackend(t, "a1"), echoBackend(t, "a2"), echoBackend(t, "b1")
+	a1, a2, b1 := dptest.EchoBackend(t, "a1"), dptest.EchoBackend(t, "a2"), dptest.EchoBackend(t, "b1")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
+	defer dptest.CloseIdle()
 	cfg := `
 http:
   routers: {r@file: {rule: "PathPrefix(` + "`/`" + `)", service: w@file}}
@@ -159,7 +163,7 @@ http:
     a@file: {loadBalancer: {sticky: {cookie: {name: inner}}, servers: [{url: %q}, {url: %q}]}}
     b@file: {loadBalancer: {servers: [{url: %q}]}}
 `
-	h.apply(fmt.Sprintf(cfg, 1, a1.URL, a2.URL, b1.URL), Options{})
+	h.Apply(fmt.Sprintf(cfg, 1, a1.URL, a2.URL, b1.URL), generation.Options{})
 	var cl *stickyClient
 	for range 4 { // find a client pinned into a@file
 		cl = newStickyClient(t, h, "x")
@@ -183,7 +187,7 @@ http:
 		t.Errorf("legacy value: served by %s, cookies %v", got, legacy.lastSet)
 	}
 	// a@file drained in the weighted service: its client moves to b.
-	h.apply(fmt.Sprintf(cfg, 0, a1.URL, a2.URL, b1.URL), Options{})
+	h.Apply(fmt.Sprintf(cfg, 0, a1.URL, a2.URL, b1.URL), generation.Options{})
 	if got := cl.get(); got != "b1" {
 		t.Errorf("client of the weight-0 child served by %s, want b1", got)
 	}
@@ -213,9 +217,9 @@ func traefikSHA(s string) string {
 // clients move with a new cookie once it is gone (Traefik v3's fenced
 // servers).
 func TestStickyFencedServer(t *testing.T) {
-	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
+	a, b, c := dptest.EchoBackend(t, "a"), dptest.EchoBackend(t, "b"), dptest.EchoBackend(t, "c")
 	h := newHarness(t, nil, nil)
-	defer closeIdle()
+	defer dptest.CloseIdle()
 	cfg := `
 http:
   routers: {app@kubernetes: {rule: "Host(` + "`app.example.com`" + `)", service: app@kubernetes}}
@@ -225,14 +229,14 @@ http:
         sticky: {cookie: {name: app_lb}}
         servers: [%s]
 `
-	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}, {url: %q}", a.URL, b.URL, c.URL)), Options{})
+	h.Apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}, {url: %q}", a.URL, b.URL, c.URL)), generation.Options{})
 	pinned := map[*stickyClient]string{}
 	for range 9 {
 		cl := newStickyClient(t, h, "app.example.com")
 		pinned[cl] = cl.get()
 	}
 	// b terminating: fenced.
-	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q, fenced: true}, {url: %q}", a.URL, b.URL, c.URL)), Options{})
+	h.Apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q, fenced: true}, {url: %q}", a.URL, b.URL, c.URL)), generation.Options{})
 	onB := 0
 	for cl, was := range pinned {
 		if was == "b" {
@@ -252,7 +256,7 @@ http:
 		}
 	}
 	// b gone: its clients get another server and a new cookie.
-	h.apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}", a.URL, c.URL)), Options{})
+	h.Apply(fmt.Sprintf(cfg, fmt.Sprintf("{url: %q}, {url: %q}", a.URL, c.URL)), generation.Options{})
 	for cl, was := range pinned {
 		got := cl.get()
 		if was == "b" && (got == "b" || len(cl.lastSet) != 1) {

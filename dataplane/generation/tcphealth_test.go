@@ -1,4 +1,4 @@
-package generation
+package generation_test
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
 )
 
 // A TCP server found down by its health check stays out of rotation
@@ -67,7 +68,7 @@ tcp:
 	// notRouted reports whether Gantry closed the connection at once (no
 	// healthy server) rather than handing it to the server, which holds it.
 	notRouted := func() bool {
-		c, err := net.Dial("tcp", h.addr("raw"))
+		c, err := net.Dial("tcp", h.Addr("raw"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ tcp:
 		ne, ok := err.(net.Error)
 		return err != nil && !(ok && ne.Timeout())
 	}
-	h.apply(conf(1), Options{})
+	h.Apply(conf(1), generation.Options{})
 	deadline := time.Now().Add(10 * time.Second)
 	hang.Store(true) // client connections to the server are held from now on
 	for !notRouted() {
@@ -85,7 +86,7 @@ tcp:
 			t.Fatal("the failing server was never taken out of rotation")
 		}
 	}
-	h.apply(conf(2), Options{})
+	h.Apply(conf(2), generation.Options{})
 	if !notRouted() {
 		t.Fatal("after a swap the server found down counts as healthy again before its new check ends")
 	}

@@ -1,4 +1,4 @@
-package generation
+package generation_test
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config/static"
+	"github.com/gantry-proxy/gantry/dataplane/generation"
+	"github.com/gantry-proxy/gantry/dataplane/internal/dptest"
 )
 
 // Case 062 and issue 26: an inFlightConn cap holds across configuration
@@ -20,7 +22,7 @@ import (
 func TestTCPInFlightConnCountSurvivesSwaps(t *testing.T) {
 	eps := map[string]*static.EntryPoint{"tcpep": {Address: "127.0.0.1:0"}}
 	h := newHarness(t, eps, nil)
-	echo := tcpEchoBackend(t, "e:")
+	echo := dptest.TCPEchoBackend(t, "e:")
 	conf := func(amount int, extra string) string {
 		return fmt.Sprintf(`
 tcp:
@@ -32,10 +34,10 @@ tcp:
     echo: {loadBalancer: {servers: [{address: %q}]}}
 %s`, amount, echo, extra)
 	}
-	h.apply(conf(2, ""), Options{})
+	h.Apply(conf(2, ""), generation.Options{})
 	dial := func() net.Conn {
 		t.Helper()
-		c, err := net.Dial("tcp", h.addr("tcpep"))
+		c, err := net.Dial("tcp", h.Addr("tcpep"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,20 +52,20 @@ tcp:
 	}
 	held := []net.Conn{dial(), dial()}
 	for i, c := range held {
-		if got := lineTrip(t, c, fmt.Sprint(i)); got != fmt.Sprintf("e:%d", i) {
+		if got := dptest.LineTrip(t, c, fmt.Sprint(i)); got != fmt.Sprintf("e:%d", i) {
 			t.Fatalf("connection %d: %q", i, got)
 		}
 	}
 	if !refused(dial()) {
 		t.Fatal("a third connection got through a cap of 2")
 	}
-	h.apply(conf(2, "    other: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n"), Options{})
+	h.Apply(conf(2, "    other: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n"), generation.Options{})
 	if !refused(dial()) {
 		t.Fatal("after an unrelated swap, a third connection got through a cap of 2: the count restarted")
 	}
-	h.apply(conf(3, ""), Options{})
+	h.Apply(conf(3, ""), generation.Options{})
 	c3 := dial()
-	if got := lineTrip(t, c3, "three"); got != "e:three" {
+	if got := dptest.LineTrip(t, c3, "three"); got != "e:three" {
 		t.Fatalf("cap raised to 3: third connection got %q", got)
 	}
 	if !refused(dial()) {
@@ -88,11 +90,11 @@ tcp:
 		t.Fatal("after one held connection closed, no new connection got through")
 	}
 	// The router gone and every connection closed, nothing is kept.
-	h.apply("tcp:\n  services:\n    echo: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n", Options{})
+	h.Apply("tcp:\n  services:\n    echo: {loadBalancer: {servers: [{address: \"127.0.0.1:1\"}]}}\n", generation.Options{})
 	for _, c := range append(held, c3) {
 		c.Close()
 	}
-	eventually(t, "the counts to be forgotten", func() bool { return h.pool.tcpInFlight.Len() == 0 })
+	dptest.Eventually(t, "the counts to be forgotten", func() bool { return h.Pool.TCPInFlightLen() == 0 })
 }
 
 // Case 062: the deprecated TCP ipWhiteList still filters and is reported
@@ -100,8 +102,8 @@ tcp:
 func TestTCPIPWhiteListDeprecationWarning(t *testing.T) {
 	eps := map[string]*static.EntryPoint{"tcpep": {Address: "127.0.0.1:0"}}
 	h := newHarness(t, eps, nil)
-	echo := tcpEchoBackend(t, "e:")
-	tbl := h.apply(fmt.Sprintf(`
+	echo := dptest.TCPEchoBackend(t, "e:")
+	tbl := h.Apply(fmt.Sprintf(`
 tcp:
   routers:
     r2: {entryPoints: [tcpep], rule: "HostSNI(`+"`*`"+`)", middlewares: [old], service: echo}
@@ -109,7 +111,7 @@ tcp:
     old: {ipWhiteList: {sourceRange: ["192.0.2.1/32"]}}
   services:
     echo: {loadBalancer: {servers: [{address: %q}]}}
-`, echo), Options{})
+`, echo), generation.Options{})
 	st := tbl.Report().TCPMiddlewares["old"]
 	if st == nil || st.Status != "warning" || len(st.Errors) != 1 || !strings.Contains(st.Errors[0], "ipWhiteList is deprecated") {
 		t.Fatalf("tcp middleware old: %+v, want a deprecation warning", st)
@@ -117,7 +119,7 @@ tcp:
 	if r := tbl.Report().TCPRouters["r2"]; r.Status == "disabled" {
 		t.Fatalf("router r2: %+v, want it served", r)
 	}
-	c, err := net.Dial("tcp", h.addr("tcpep"))
+	c, err := net.Dial("tcp", h.Addr("tcpep"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,7 @@ tcp:
 func TestTCPDeprecatedLoadBalancerFieldsWarn(t *testing.T) {
 	eps := map[string]*static.EntryPoint{"tcpep": {Address: "127.0.0.1:0"}}
 	h := newHarness(t, eps, nil)
-	tbl := h.apply(`
+	tbl := h.Apply(`
 tcp:
   routers:
     r: {entryPoints: [tcpep], rule: "HostSNI(`+"`*`"+`)", service: both}
@@ -144,7 +146,7 @@ tcp:
     legacy: {loadBalancer: {proxyProtocol: {version: 1}, servers: [{address: "127.0.0.1:1"}]}}
   serversTransports:
     v1: {proxyProtocol: {version: 1}}
-`, Options{})
+`, generation.Options{})
 	rep := tbl.Report().TCPServices
 	if st := rep["both"]; st.Status != "warning" || len(st.Errors) != 2 || !strings.Contains(st.Errors[0], "loadBalancer.proxyProtocol is deprecated") || !strings.Contains(st.Errors[0], "ignored, serversTransport v1 decides") {
 		t.Errorf("both: %+v", st)
