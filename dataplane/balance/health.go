@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gantry-proxy/gantry/config"
+	"github.com/gantry-proxy/gantry/providers"
 )
 
 // Active health-check defaults (Traefik's).
@@ -114,20 +115,13 @@ type Checker struct {
 // run checks until ctx is done. It is started and joined by the Pool.
 func (c *Checker) run(ctx context.Context) {
 	defer close(c.done)
-	t := time.NewTimer(c.spec.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	for next := c.spec.interval; providers.Sleep(ctx, next); {
 		err := c.check(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		c.lastCheck.Store(time.Now().UnixNano())
-		next := c.spec.interval
+		next = c.spec.interval
 		if err != nil {
 			msg := err.Error()
 			c.lastErr.Store(&msg)
@@ -141,7 +135,6 @@ func (c *Checker) run(ctx context.Context) {
 			c.log.Info("server up", "backend", c.origin)
 			c.notify()
 		}
-		t.Reset(next)
 	}
 }
 
