@@ -12,6 +12,34 @@ import (
 // the binary: lego's DNS-01 providers and the cloud SDKs they bring run in
 // gantry-dns (package dnshelper).
 func TestBinaryLinksNoDNSProviders(t *testing.T) {
+	for _, d := range linked(t, "github.com/gantry-proxy/gantry/providers/acme/dnsproviders",
+		"github.com/go-acme/lego/v5/providers/dns/",
+		"github.com/aws/aws-sdk-go-v2/",
+		"cloud.google.com/go/",
+		"google.golang.org/api/",
+		"github.com/baidubce/") {
+		t.Errorf("cmd/gantry links %s: it belongs in cmd/gantry-dns", d)
+	}
+}
+
+// The Kubernetes providers read a few kinds through a minimal scheme
+// (providers/kubernetes/k8s): client-go's kubernetes/scheme registers
+// every built-in API group at init (all of k8s.io/api), and the typed
+// clientsets, informer factories and discovery client import it.
+func TestBinaryLinksNoKubernetesClientsets(t *testing.T) {
+	for _, d := range linked(t, "k8s.io/client-go/kubernetes",
+		"k8s.io/client-go/informers",
+		"k8s.io/client-go/listers/",
+		"k8s.io/client-go/discovery",
+		"sigs.k8s.io/gateway-api/pkg/client/") {
+		t.Errorf("cmd/gantry links %s: the Kubernetes providers read through k8s.Kind and k8s.Informers", d)
+	}
+}
+
+// linked returns the packages gantry links (go list -deps) that are, or
+// lie under, one of prefixes: each forbidden prefix at most once.
+func linked(t *testing.T, prefixes ...string) []string {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
@@ -20,19 +48,14 @@ func TestBinaryLinksNoDNSProviders(t *testing.T) {
 	if len(deps) < 100 {
 		t.Fatalf("go list -deps listed %d packages: %q", len(deps), out)
 	}
-	for _, forbidden := range []string{
-		"github.com/gantry-proxy/gantry/providers/acme/dnsproviders",
-		"github.com/go-acme/lego/v5/providers/dns/",
-		"github.com/aws/aws-sdk-go-v2/",
-		"cloud.google.com/go/",
-		"google.golang.org/api/",
-		"github.com/baidubce/",
-	} {
+	var found []string
+	for _, p := range prefixes {
 		for _, d := range deps {
-			if d == forbidden || strings.HasPrefix(d, forbidden) {
-				t.Errorf("cmd/gantry links %s (%s): it belongs in cmd/gantry-dns", d, forbidden)
+			if d == p || strings.HasPrefix(d, p) {
+				found = append(found, d)
 				break
 			}
 		}
 	}
+	return found
 }

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
@@ -95,7 +94,7 @@ func isSecretKey(s string) bool {
 // Gantry replicas share accounts, certificates and challenge answers, and
 // serializes orders with a Lease per domain set (see Lock).
 type kubeStore struct {
-	c       kubernetes.Interface
+	c       *k8s.Client
 	ns      string
 	name    string
 	storage string // as configured, for messages
@@ -140,7 +139,7 @@ func parseKubeStorage(storage string) (ns, name string, err error) {
 
 // newKubeStore returns the store of a parsed kubernetes:// storage using
 // client.
-func newKubeStore(client kubernetes.Interface, storage, ns, name string) *kubeStore {
+func newKubeStore(client *k8s.Client, storage, ns, name string) *kubeStore {
 	host, _ := os.Hostname()
 	var r [4]byte
 	_, _ = rand.Read(r[:])
@@ -169,7 +168,7 @@ func newKubeStoreFrom(storage string, c *static.Configuration) (*kubeStore, erro
 	if err != nil {
 		return nil, fmt.Errorf("storage %q: %w", storage, err)
 	}
-	return newKubeStore(cl.Clientset, storage, ns, name), nil
+	return newKubeStore(cl, storage, ns, name), nil
 }
 
 // String names the storage in messages.
@@ -212,7 +211,7 @@ func (s *kubeStore) labels() map[string]string {
 // Get implements KV.
 func (s *kubeStore) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 	name, dk := s.object(bucket, key)
-	sec, err := s.c.CoreV1().Secrets(s.ns).Get(ctx, name, metav1.GetOptions{})
+	sec, err := k8s.Secrets.Client(s.c, s.ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, s.record("get secret "+name, nil)
 	}
@@ -232,7 +231,7 @@ func (s *kubeStore) Put(ctx context.Context, bucket, key string, v []byte) error
 func (s *kubeStore) Delete(ctx context.Context, bucket, key string) error {
 	name, dk := s.object(bucket, key)
 	if name != s.name {
-		err := s.c.CoreV1().Secrets(s.ns).Delete(ctx, name, metav1.DeleteOptions{})
+		err := k8s.Secrets.Client(s.c, s.ns).Delete(ctx, name, metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			err = nil
 		}
@@ -251,7 +250,7 @@ func (s *kubeStore) Update(ctx context.Context, bucket, key string, fn func(old 
 
 // update sets (nil: removes) data key dk of Secret name.
 func (s *kubeStore) update(ctx context.Context, name, dk string, fn func(old []byte) ([]byte, error)) error {
-	secrets := s.c.CoreV1().Secrets(s.ns)
+	secrets := k8s.Secrets.Client(s.c, s.ns)
 	for range 20 {
 		sec, err := secrets.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -328,7 +327,7 @@ func checkSecretSize(sec *corev1.Secret, dk string) error {
 // timeout), until ctx ends.
 func (s *kubeStore) Watch(ctx context.Context, bucket, key string, changed func()) {
 	name, dk := s.object(bucket, key)
-	secrets := s.c.CoreV1().Secrets(s.ns)
+	secrets := k8s.Secrets.Client(s.c, s.ns)
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	var last []byte
 	known := false

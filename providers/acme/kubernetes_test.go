@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-proxy/gantry/integration/harness"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
 func TestParseKubeStorage(t *testing.T) {
@@ -52,8 +53,12 @@ func TestParseKubeStorage(t *testing.T) {
 func TestKubeStore(t *testing.T) {
 	k := harness.StartKube(t)
 	ns := k.Namespace(t, "acme")
+	client, err := k8s.NewClientForConfig(k.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	newStore := func() *kubeStore {
-		s := newKubeStore(k.Client, "kubernetes://"+ns+"/gantry-acme", ns, "gantry-acme")
+		s := newKubeStore(client, "kubernetes://"+ns+"/gantry-acme", ns, "gantry-acme")
 		s.duration, s.renew, s.poll = 3*time.Second, 500*time.Millisecond, 100*time.Millisecond
 		return s
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
 // Lease timing: a holder renews every leaseRenew; a Lease whose holder has
@@ -33,7 +34,7 @@ func (s *kubeStore) leaseName(name string) string { return s.name + "-lock-" + h
 // Lease is lost (not renewed in time, or taken by another replica);
 // release gives it up at once for the next waiter.
 func (s *kubeStore) Lock(ctx context.Context, name string) (context.Context, func(), error) {
-	leases := s.c.CoordinationV1().Leases(s.ns)
+	leases := k8s.Leases.Client(s.c, s.ns)
 	ln := s.leaseName(name)
 	var seenRV string
 	var seenAt time.Time
@@ -174,7 +175,7 @@ func (s *kubeStore) renewLease(ctx context.Context, ln string) (mine bool, err e
 // modifyLease reads ln, applies fn and writes it back (when fn says so)
 // with the read resourceVersion as precondition, again on a conflict.
 func (s *kubeStore) modifyLease(ctx context.Context, ln string, fn func(*coordinationv1.Lease) bool) error {
-	leases := s.c.CoordinationV1().Leases(s.ns)
+	leases := k8s.Leases.Client(s.c, s.ns)
 	for range 20 {
 		l, err := leases.Get(ctx, ln, metav1.GetOptions{})
 		if err != nil {
@@ -195,7 +196,7 @@ func (s *kubeStore) modifyLease(ctx context.Context, ln string, fn func(*coordin
 // Backoff implements backoffStore: the failure kept on name's Lease.
 func (s *kubeStore) Backoff(ctx context.Context, name string) (orderBackoff, error) {
 	ln := s.leaseName(name)
-	l, err := s.c.CoordinationV1().Leases(s.ns).Get(ctx, ln, metav1.GetOptions{})
+	l, err := k8s.Leases.Client(s.c, s.ns).Get(ctx, ln, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return orderBackoff{}, s.record("", nil)
 	}

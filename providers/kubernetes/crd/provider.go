@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -89,12 +87,12 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 	w := k8s.NewWatcher(ProviderName, client, p.throttle, p.log)
 
-	core := p.scope.Factories(client.Clientset, false, nil)
+	core := p.scope.Informers(client, false, nil)
 	var svcs, eps, secrets []cache.SharedIndexInformer
 	for _, f := range core {
-		svcs = append(svcs, f.Core().V1().Services().Informer())
-		eps = append(eps, f.Discovery().V1().EndpointSlices().Informer())
-		secrets = append(secrets, f.Core().V1().Secrets().Informer())
+		svcs = append(svcs, k8s.Services.Informer(f))
+		eps = append(eps, k8s.EndpointSlices.Informer(f))
+		secrets = append(secrets, k8s.Secrets.Informer(f))
 	}
 	for _, infs := range [][]cache.SharedIndexInformer{svcs, secrets} {
 		if err := w.Watch(nil, infs...); err != nil {
@@ -114,15 +112,11 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	}
 	crs := map[string][]cache.SharedIndexInformer{}
 	for _, ns := range p.scope.InformerNamespaces() {
-		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, func(o *metav1.ListOptions) {
+		f := k8s.NewInformers(client, ns, func(o *metav1.ListOptions) {
 			o.LabelSelector = p.scope.LabelSelector
 		})
 		for _, k := range Kinds {
-			inf := f.ForResource(k.GVR()).Informer()
-			if err := inf.SetTransform(k8s.StripManagedFields); err != nil {
-				return err
-			}
-			crs[k.Kind] = append(crs[k.Kind], inf)
+			crs[k.Kind] = append(crs[k.Kind], f.Dynamic(dc, k.GVR()))
 		}
 		w.AddFactory(f)
 	}
@@ -171,7 +165,7 @@ type configMaps struct {
 	scope     k8s.Scope
 	client    *k8s.Client
 	w         *k8s.Watcher
-	factories []informers.SharedInformerFactory
+	factories []*k8s.Informers
 	lister    *k8s.Lister[*corev1.ConfigMap]
 }
 
@@ -180,10 +174,10 @@ func (c *configMaps) start(ctx context.Context) *k8s.Lister[*corev1.ConfigMap] {
 	if c.lister != nil {
 		return c.lister
 	}
-	c.factories = c.scope.Factories(c.client.Clientset, false, nil)
+	c.factories = c.scope.Informers(c.client, false, nil)
 	var infs []cache.SharedIndexInformer
 	for _, f := range c.factories {
-		infs = append(infs, f.Core().V1().ConfigMaps().Informer())
+		infs = append(infs, k8s.ConfigMaps.Informer(f))
 	}
 	for _, inf := range infs {
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -238,7 +232,7 @@ func usesConfigMaps(in *Input) bool {
 func (p *Provider) waitForCRDs(ctx context.Context, client *k8s.Client, publish func(providers.Snapshot)) error {
 	last := ""
 	for {
-		missing, err := missingKinds(client)
+		missing, err := missingKinds(ctx, client)
 		if err == nil && len(missing) == 0 {
 			return nil
 		}
@@ -263,9 +257,9 @@ func (p *Provider) waitForCRDs(ctx context.Context, client *k8s.Client, publish 
 }
 
 // missingKinds lists the kinds of Kinds the API server does not serve.
-func missingKinds(client *k8s.Client) ([]string, error) {
+func missingKinds(ctx context.Context, client *k8s.Client) ([]string, error) {
 	served := map[string]bool{}
-	list, err := client.Clientset.Discovery().ServerResourcesForGroupVersion(Group + "/" + Version)
+	list, err := client.ServerResources(ctx, schema.GroupVersion{Group: Group, Version: Version})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}

@@ -13,11 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
@@ -98,11 +95,11 @@ type caches struct {
 // status writer, then publishes a translation on every change until ctx
 // ends. Errors: the client, discovery or an informer could not start.
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
-	client, gwcs, err := p.clients()
+	client, gwc, err := p.clients()
 	if err != nil {
 		return err
 	}
-	served, err := p.servedKinds(client)
+	served, err := p.servedKinds(ctx, client)
 	if err != nil {
 		return err
 	}
@@ -111,11 +108,11 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	if err := p.watchCore(w, client, &c); err != nil {
 		return err
 	}
-	if err := p.watchGatewayAPI(w, gwcs, served, &c); err != nil {
+	if err := p.watchGatewayAPI(w, gwc, served, &c); err != nil {
 		return err
 	}
 
-	sw := newStatusWriter(gwcs, &c, p.opts, p.log, w.Trigger)
+	sw := newStatusWriter(gwc, &c, p.opts, p.log, w.Trigger)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -139,24 +136,23 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 // clients builds the Kubernetes client from the provider's endpoint, token
 // and CA options, and the Gateway API client on a copy of its config with
 // the provider's qps and burst (default 50 and 100).
-func (p *Provider) clients() (*k8s.Client, *gwclient.Clientset, error) {
+func (p *Provider) clients() (*k8s.Client, *k8s.Client, error) {
 	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: p.opts.Endpoint, Token: p.opts.Token, CertAuthFilePath: p.opts.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := *client.Config
-	cfg.QPS, cfg.Burst = 50, 100
+	qps, burst := float32(50), 100
 	if p.opts.QPS != 0 {
-		cfg.QPS = float32(p.opts.QPS)
+		qps = float32(p.opts.QPS)
 	}
 	if p.opts.Burst > 0 {
-		cfg.Burst = p.opts.Burst
+		burst = p.opts.Burst
 	}
-	gwcs, err := gwclient.NewForConfig(&cfg)
+	gwc, err := client.WithRate(qps, burst)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gateway API client: %w", err)
 	}
-	return client, gwcs, nil
+	return client, gwc, nil
 }
 
 // watchCore adds to w the informers of the core objects the translation
@@ -165,14 +161,14 @@ func (p *Provider) clients() (*k8s.Client, *gwclient.Clientset, error) {
 // selectors).
 func (p *Provider) watchCore(w *k8s.Watcher, client *k8s.Client, c *caches) error {
 	var svcs, slis, secs []cache.SharedIndexInformer
-	for _, f := range p.scope.Factories(client.Clientset, false, nil) {
-		svcs = append(svcs, f.Core().V1().Services().Informer())
-		slis = append(slis, f.Discovery().V1().EndpointSlices().Informer())
-		secs = append(secs, f.Core().V1().Secrets().Informer())
+	for _, f := range p.scope.Informers(client, false, nil) {
+		svcs = append(svcs, k8s.Services.Informer(f))
+		slis = append(slis, k8s.EndpointSlices.Informer(f))
+		secs = append(secs, k8s.Secrets.Informer(f))
 		w.AddFactory(f)
 	}
-	nsf := informers.NewSharedInformerFactoryWithOptions(client.Clientset, 0, informers.WithTransform(k8s.StripManagedFields))
-	nsInf := nsf.Core().V1().Namespaces().Informer()
+	nsf := k8s.NewInformers(client, "", nil)
+	nsInf := k8s.Namespaces.Informer(nsf)
 	w.AddFactory(nsf)
 	if err := w.Watch(nil, append(append(svcs, secs...), nsInf)...); err != nil {
 		return err
@@ -190,10 +186,9 @@ func (p *Provider) watchCore(w *k8s.Watcher, client *k8s.Client, c *caches) erro
 // namespace of the scope each namespaced kind the API server serves
 // (served, from servedKinds); TCPRoutes and UDPRoutes only with the
 // experimental channel.
-func (p *Provider) watchGatewayAPI(w *k8s.Watcher, gwcs *gwclient.Clientset, served map[string]bool, c *caches) error {
-	cf := gwinformers.NewSharedInformerFactoryWithOptions(gwcs, 0, gwinformers.WithTransform(k8s.StripManagedFields),
-		gwinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = p.opts.LabelSelector }))
-	classInf := cf.Gateway().V1().GatewayClasses().Informer()
+func (p *Provider) watchGatewayAPI(w *k8s.Watcher, gwc *k8s.Client, served map[string]bool, c *caches) error {
+	cf := k8s.NewInformers(gwc, "", func(o *metav1.ListOptions) { o.LabelSelector = p.opts.LabelSelector })
+	classInf := k8s.GatewayClasses.Informer(cf)
 	w.AddFactory(cf)
 	if err := w.Watch(nil, classInf); err != nil {
 		return err
@@ -201,21 +196,20 @@ func (p *Provider) watchGatewayAPI(w *k8s.Watcher, gwcs *gwclient.Clientset, ser
 	c.classes = k8s.NewLister[any](classInf)
 	kinds := map[string][]cache.SharedIndexInformer{}
 	for _, ns := range p.scope.InformerNamespaces() {
-		f := gwinformers.NewSharedInformerFactoryWithOptions(gwcs, 0, gwinformers.WithNamespace(ns), gwinformers.WithTransform(k8s.StripManagedFields))
-		v1 := f.Gateway().V1()
-		add := func(resource string, inf func() cache.SharedIndexInformer) {
+		f := k8s.NewInformers(gwc, ns, nil)
+		add := func(resource string, inf func(*k8s.Informers) cache.SharedIndexInformer) {
 			if served[resource] {
-				kinds[resource] = append(kinds[resource], inf())
+				kinds[resource] = append(kinds[resource], inf(f))
 			}
 		}
-		add("gateways", func() cache.SharedIndexInformer { return v1.Gateways().Informer() })
-		add("httproutes", func() cache.SharedIndexInformer { return v1.HTTPRoutes().Informer() })
-		add("grpcroutes", func() cache.SharedIndexInformer { return v1.GRPCRoutes().Informer() })
-		add("tlsroutes", func() cache.SharedIndexInformer { return v1.TLSRoutes().Informer() })
-		add("referencegrants", func() cache.SharedIndexInformer { return v1.ReferenceGrants().Informer() })
+		add("gateways", k8s.Gateways.Informer)
+		add("httproutes", k8s.HTTPRoutes.Informer)
+		add("grpcroutes", k8s.GRPCRoutes.Informer)
+		add("tlsroutes", k8s.TLSRoutes.Informer)
+		add("referencegrants", k8s.ReferenceGrants.Informer)
 		if p.opts.ExperimentalChannel {
-			add("tcproutes", func() cache.SharedIndexInformer { return v1.TCPRoutes().Informer() })
-			add("udproutes", func() cache.SharedIndexInformer { return v1.UDPRoutes().Informer() })
+			add("tcproutes", k8s.TCPRoutes.Informer)
+			add("udproutes", k8s.UDPRoutes.Informer)
 		}
 		w.AddFactory(f)
 	}
@@ -233,8 +227,8 @@ func (p *Provider) watchGatewayAPI(w *k8s.Watcher, gwcs *gwclient.Clientset, ser
 // servedKinds asks the API server which Gateway API v1 resources it
 // serves: informers for a missing CRD would never sync. Gateways and
 // GatewayClasses are required.
-func (p *Provider) servedKinds(client *k8s.Client) (map[string]bool, error) {
-	rl, err := client.Clientset.Discovery().ServerResourcesForGroupVersion(gwv1.GroupVersion.String())
+func (p *Provider) servedKinds(ctx context.Context, client *k8s.Client) (map[string]bool, error) {
+	rl, err := client.ServerResources(ctx, gwv1.SchemeGroupVersion)
 	if err != nil {
 		return nil, fmt.Errorf("discovering %s (are the Gateway API CRDs installed?): %w", gwv1.GroupVersion, err)
 	}

@@ -8,10 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
 // statusRetry is how long the writer waits before trying again after a
@@ -23,7 +23,7 @@ const statusRetry = time.Second
 // back as informer updates, settle at once). The latest submitted status
 // wins; a failed write asks for a rebuild after statusRetry.
 type statusWriter struct {
-	cs      gwclient.Interface
+	client  *k8s.Client
 	c       *caches
 	log     *slog.Logger
 	trigger func()
@@ -31,8 +31,8 @@ type statusWriter struct {
 	pending chan Status
 }
 
-func newStatusWriter(cs gwclient.Interface, c *caches, _ static.KubernetesGateway, log *slog.Logger, trigger func()) *statusWriter {
-	return &statusWriter{cs: cs, c: c, log: log, trigger: trigger, ctrl: DefaultControllerName, pending: make(chan Status, 1)}
+func newStatusWriter(client *k8s.Client, c *caches, _ static.KubernetesGateway, log *slog.Logger, trigger func()) *statusWriter {
+	return &statusWriter{client: client, c: c, log: log, trigger: trigger, ctrl: DefaultControllerName, pending: make(chan Status, 1)}
 }
 
 // submit replaces the pending status; it never blocks.
@@ -77,7 +77,7 @@ func (s *statusWriter) write(ctx context.Context, st Status) (failed int) {
 			s.log.Warn("status not written; retrying", "kind", kind, "namespace", ns, "name", name, "error", err)
 		}
 	}
-	gw := s.cs.GatewayV1()
+	kc := s.client
 	for name, want := range st.GatewayClasses {
 		o, ok := s.c.classes.Get("", name)
 		gc, _ := o.(*gwv1.GatewayClass)
@@ -87,7 +87,7 @@ func (s *statusWriter) write(ctx context.Context, st Status) (failed int) {
 		merge := func(have gwv1.GatewayClassStatus) (gwv1.GatewayClassStatus, bool) {
 			return mergeGatewayClass(have, want, now)
 		}
-		if err := writeStatus(ctx, gc, func(c *gwv1.GatewayClass) *gwv1.GatewayClassStatus { return &c.Status }, merge, gw.GatewayClasses().UpdateStatus); err != nil {
+		if err := writeStatus(ctx, gc, func(c *gwv1.GatewayClass) *gwv1.GatewayClassStatus { return &c.Status }, merge, k8s.GatewayClasses.Client(kc, "").UpdateStatus); err != nil {
 			fail("GatewayClass", "", name, err)
 		}
 	}
@@ -98,7 +98,7 @@ func (s *statusWriter) write(ctx context.Context, st Status) (failed int) {
 			continue
 		}
 		merge := func(have gwv1.GatewayStatus) (gwv1.GatewayStatus, bool) { return mergeGateway(have, want, now) }
-		if err := writeStatus(ctx, g, func(g *gwv1.Gateway) *gwv1.GatewayStatus { return &g.Status }, merge, gw.Gateways(nn.Namespace).UpdateStatus); err != nil {
+		if err := writeStatus(ctx, g, func(g *gwv1.Gateway) *gwv1.GatewayStatus { return &g.Status }, merge, k8s.Gateways.Client(kc, nn.Namespace).UpdateStatus); err != nil {
 			fail("Gateway", nn.Namespace, nn.Name, err)
 		}
 	}
@@ -147,18 +147,18 @@ func (s *statusWriter) writeRoute(ctx context.Context, kind string, o any, st St
 	merge := func(have []gwv1.RouteParentStatus) ([]gwv1.RouteParentStatus, bool) {
 		return mergeRouteParents(have, want, s.ctrl, now)
 	}
-	gw := s.cs.GatewayV1()
+	kc := s.client
 	switch x := o.(type) {
 	case *gwv1.HTTPRoute:
-		return writeStatus(ctx, x, func(r *gwv1.HTTPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.HTTPRoutes(m.Namespace).UpdateStatus)
+		return writeStatus(ctx, x, func(r *gwv1.HTTPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, k8s.HTTPRoutes.Client(kc, m.Namespace).UpdateStatus)
 	case *gwv1.GRPCRoute:
-		return writeStatus(ctx, x, func(r *gwv1.GRPCRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.GRPCRoutes(m.Namespace).UpdateStatus)
+		return writeStatus(ctx, x, func(r *gwv1.GRPCRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, k8s.GRPCRoutes.Client(kc, m.Namespace).UpdateStatus)
 	case *gwv1.TLSRoute:
-		return writeStatus(ctx, x, func(r *gwv1.TLSRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.TLSRoutes(m.Namespace).UpdateStatus)
+		return writeStatus(ctx, x, func(r *gwv1.TLSRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, k8s.TLSRoutes.Client(kc, m.Namespace).UpdateStatus)
 	case *gwv1.TCPRoute:
-		return writeStatus(ctx, x, func(r *gwv1.TCPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.TCPRoutes(m.Namespace).UpdateStatus)
+		return writeStatus(ctx, x, func(r *gwv1.TCPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, k8s.TCPRoutes.Client(kc, m.Namespace).UpdateStatus)
 	case *gwv1.UDPRoute:
-		return writeStatus(ctx, x, func(r *gwv1.UDPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, gw.UDPRoutes(m.Namespace).UpdateStatus)
+		return writeStatus(ctx, x, func(r *gwv1.UDPRoute) *[]gwv1.RouteParentStatus { return &r.Status.Parents }, merge, k8s.UDPRoutes.Client(kc, m.Namespace).UpdateStatus)
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	netv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/gantry-proxy/gantry/config/static"
@@ -88,22 +87,21 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	if err != nil {
 		return fmt.Errorf("providers.kubernetesIngress: %w", err)
 	}
-	cs := client.Clientset
 	w := k8s.NewWatcher(ProviderName, client, time.Duration(p.opts.ThrottleDuration), p.log)
 	var ingInf, svcInf, sliceInf, secretInf, classInf []cache.SharedIndexInformer
-	ingFs := p.scope.Factories(cs, true, nil)
-	kubeFs := p.scope.Factories(cs, false, nil)
-	secretFs := p.scope.Factories(cs, false, notHelm)
+	ingFs := p.scope.Informers(client, true, nil)
+	kubeFs := p.scope.Informers(client, false, nil)
+	secretFs := p.scope.Informers(client, false, notHelm)
 	for i := range ingFs {
-		ingInf = append(ingInf, ingFs[i].Networking().V1().Ingresses().Informer())
-		svcInf = append(svcInf, kubeFs[i].Core().V1().Services().Informer())
-		sliceInf = append(sliceInf, kubeFs[i].Discovery().V1().EndpointSlices().Informer())
-		secretInf = append(secretInf, secretFs[i].Core().V1().Secrets().Informer())
+		ingInf = append(ingInf, k8s.Ingresses.Informer(ingFs[i]))
+		svcInf = append(svcInf, k8s.Services.Informer(kubeFs[i]))
+		sliceInf = append(sliceInf, k8s.EndpointSlices.Informer(kubeFs[i]))
+		secretInf = append(secretInf, k8s.Secrets.Informer(secretFs[i]))
 		w.AddFactory(ingFs[i], kubeFs[i], secretFs[i])
 	}
 	if p.s.classLookup {
-		cf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(k8s.StripManagedFields))
-		classInf = append(classInf, cf.Networking().V1().IngressClasses().Informer())
+		cf := k8s.NewInformers(client, "", nil)
+		classInf = append(classInf, k8s.IngressClasses.Informer(cf))
 		w.AddFactory(cf)
 	}
 	for _, infs := range [][]cache.SharedIndexInformer{ingInf, svcInf, secretInf, classInf} {
@@ -129,7 +127,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 	sctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
 	if p.opts.IngressEndpoint != nil {
-		status = newStatusWriter(cs, c.ingresses, p.log)
+		status = newStatusWriter(client, c.ingresses, p.log)
 		wg.Go(func() { status.run(sctx) })
 	}
 	buildAll := func() providers.Snapshot {

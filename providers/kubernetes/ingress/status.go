@@ -12,10 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	netv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/kubernetes/k8s"
 )
 
 // statusTimeout bounds one status write; statusRetry is the pause before
@@ -78,7 +78,7 @@ func desiredStatus(ep *static.KubernetesIngressEndpoint, services Lister[*corev1
 // so that a slow API server or thousands of Ingresses never delay
 // routing. It keeps the latest wish per Ingress and retries failures.
 type statusWriter struct {
-	cs        kubernetes.Interface
+	client    *k8s.Client
 	ingresses Lister[*netv1.Ingress]
 	log       *slog.Logger
 
@@ -87,8 +87,8 @@ type statusWriter struct {
 	kick chan struct{}
 }
 
-func newStatusWriter(cs kubernetes.Interface, ingresses Lister[*netv1.Ingress], log *slog.Logger) *statusWriter {
-	return &statusWriter{cs: cs, ingresses: ingresses, log: log, kick: make(chan struct{}, 1)}
+func newStatusWriter(client *k8s.Client, ingresses Lister[*netv1.Ingress], log *slog.Logger) *statusWriter {
+	return &statusWriter{client: client, ingresses: ingresses, log: log, kick: make(chan struct{}, 1)}
 }
 
 // set replaces the wished statuses: lbs for each of ings.
@@ -156,7 +156,7 @@ func (s *statusWriter) write(ctx context.Context, key string, lbs []netv1.Ingres
 	c.Status.LoadBalancer.Ingress = lbs
 	wctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	_, err := s.cs.NetworkingV1().Ingresses(ns).UpdateStatus(wctx, c, metav1.UpdateOptions{})
+	_, err := k8s.Ingresses.Client(s.client, ns).UpdateStatus(wctx, c, metav1.UpdateOptions{})
 	return err
 }
 

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	netv1 "k8s.io/api/networking/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/gantry-proxy/gantry/config/static"
@@ -109,18 +108,18 @@ func Watch(w *k8s.Watcher, client *k8s.Client, ns string) (*Source, error) {
 	if ns != "" {
 		scope.Namespaces = []string{ns}
 	}
-	fs := scope.Factories(client.Clientset, false, nil)
-	cluster := informers.NewSharedInformerFactoryWithOptions(client.Clientset, 0, informers.WithTransform(k8s.StripManagedFields))
+	fs := scope.Informers(client, false, nil)
+	cluster := k8s.NewInformers(client, "", nil)
 	var ings, svcs, slices, secrets, cms []cache.SharedIndexInformer
 	for _, f := range fs {
-		ings = append(ings, f.Networking().V1().Ingresses().Informer())
-		svcs = append(svcs, f.Core().V1().Services().Informer())
-		slices = append(slices, f.Discovery().V1().EndpointSlices().Informer())
-		secrets = append(secrets, f.Core().V1().Secrets().Informer())
-		cms = append(cms, f.Core().V1().ConfigMaps().Informer())
+		ings = append(ings, k8s.Ingresses.Informer(f))
+		svcs = append(svcs, k8s.Services.Informer(f))
+		slices = append(slices, k8s.EndpointSlices.Informer(f))
+		secrets = append(secrets, k8s.Secrets.Informer(f))
+		cms = append(cms, k8s.ConfigMaps.Informer(f))
 		w.AddFactory(f)
 	}
-	classes := cluster.Networking().V1().IngressClasses().Informer()
+	classes := k8s.IngressClasses.Informer(cluster)
 	w.AddFactory(cluster)
 	all := append(append(append(append(append([]cache.SharedIndexInformer{}, ings...), svcs...), secrets...), cms...), classes)
 	if err := w.Watch(nil, all...); err != nil {

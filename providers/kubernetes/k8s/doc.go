@@ -5,8 +5,14 @@
 // the API server's health as Problems, and the translation of Services,
 // EndpointSlices and Secrets into servers and certificates.
 //
-// Client (NewClient): options endpoint, token (a value or a file path),
-// certAuthFilePath; an explicit Kubeconfig file (gantry migrate's
+// Client (NewClient): REST clients over a minimal scheme holding only the
+// kinds Gantry reads or writes (kinds.go: core/v1, discovery/v1,
+// networking/v1, coordination/v1, Gateway API v1), built on first use;
+// custom resources are read unstructured (Informers.Dynamic). client-go's
+// kubernetes/scheme, typed clientsets and informer factories are not
+// linked: their package initialisation registers every built-in API
+// group, in every gantry process, configured or not. Options endpoint,
+// token (a value or a file path), certAuthFilePath; an explicit Kubeconfig file (gantry migrate's
 // --kubeconfig) comes first; then with KUBERNETES_SERVICE_HOST and
 // KUBERNETES_SERVICE_PORT set (in a pod) the in-cluster configuration
 // (the service account token and CA under

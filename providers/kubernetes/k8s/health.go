@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gantry-proxy/gantry/providers"
 )
@@ -149,7 +149,8 @@ func (o observed) RoundTrip(req *http.Request) (*http.Response, error) {
 // Probe GETs /version every ProbeInterval until ctx is done, so that an
 // API server that stops answering is noticed even while no list or watch
 // is running (an established watch only fails when its stream breaks).
-func (h *Health) Probe(ctx context.Context, cs kubernetes.Interface) {
+// rc is any of the client's REST clients (the path is absolute).
+func (h *Health) Probe(ctx context.Context, rc rest.Interface) {
 	t := time.NewTicker(ProbeInterval)
 	defer t.Stop()
 	for {
@@ -159,7 +160,7 @@ func (h *Health) Probe(ctx context.Context, cs kubernetes.Interface) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
-		err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error()
+		err := rc.Get().AbsPath("/version").Do(pctx).Error()
 		cancel()
 		if err != nil && ctx.Err() == nil && strings.Contains(err.Error(), "deadline exceeded") {
 			// The transport saw a cancelled request and ignored it: a

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -47,27 +45,27 @@ func (s Scope) Watches(ns string) bool {
 	return len(s.Namespaces) == 0 || slices.Contains(s.Namespaces, ns)
 }
 
-// Factories returns one typed informer factory per namespace of s. With
-// selected, list and watch requests carry s.LabelSelector (for the
-// provider's own kinds); tweak, when not nil, changes them further (e.g.
-// Traefik's "owner!=helm" for Secrets). Every object has its
-// managedFields removed before it is cached.
-func (s Scope) Factories(cs kubernetes.Interface, selected bool, tweak func(*metav1.ListOptions)) []informers.SharedInformerFactory {
-	var fs []informers.SharedInformerFactory
+// Informers returns one informer factory per namespace of s, reading
+// through c. With selected, list and watch requests carry
+// s.LabelSelector (for the provider's own kinds); tweak, when not nil,
+// changes them further (e.g. Traefik's "owner!=helm" for Secrets). Every
+// object has its managedFields removed before it is cached.
+func (s Scope) Informers(c *Client, selected bool, tweak func(*metav1.ListOptions)) []*Informers {
+	var fs []*Informers
 	for _, ns := range s.InformerNamespaces() {
-		opts := []informers.SharedInformerOption{informers.WithNamespace(ns), informers.WithTransform(StripManagedFields)}
+		var t func(*metav1.ListOptions)
 		if selected && s.LabelSelector != "" || tweak != nil {
 			sel := s.LabelSelector
-			opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			t = func(o *metav1.ListOptions) {
 				if selected {
 					o.LabelSelector = sel
 				}
 				if tweak != nil {
 					tweak(o)
 				}
-			}))
+			}
 		}
-		fs = append(fs, informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...))
+		fs = append(fs, NewInformers(c, ns, t))
 	}
 	return fs
 }

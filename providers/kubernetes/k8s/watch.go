@@ -13,8 +13,8 @@ import (
 	"github.com/gantry-proxy/gantry/providers"
 )
 
-// Factory is an informer factory Watcher starts and shuts down: the typed,
-// dynamic and Gateway API factories all have these methods.
+// Factory is an informer factory Watcher starts and shuts down
+// (Informers, or a client-go factory).
 type Factory interface {
 	Start(stopCh <-chan struct{})
 	Shutdown()
@@ -117,7 +117,7 @@ func (w *Watcher) Run(ctx context.Context, build func() providers.Snapshot, publ
 	for _, f := range w.factories {
 		f.Start(ctx.Done())
 	}
-	wg.Go(func() { w.client.Health.Probe(ctx, w.client.Clientset) })
+	wg.Go(func() { w.client.Health.Probe(ctx, w.client.core()) })
 
 	tick := time.NewTicker(syncPoll)
 	for !w.allSynced() {
