@@ -25,13 +25,20 @@ func TestBinaryLinksNoDNSProviders(t *testing.T) {
 // The Kubernetes providers read a few kinds through a minimal scheme
 // (providers/kubernetes/k8s): client-go's kubernetes/scheme registers
 // every built-in API group at init (all of k8s.io/api), and the typed
-// clientsets, informer factories and discovery client import it.
+// clientsets, informer factories and discovery client import it; gentype
+// imports client-go's fake-client machinery (client-go/testing,
+// structured-merge-diff's typed schemas, OpenAPI models).
 func TestBinaryLinksNoKubernetesClientsets(t *testing.T) {
 	for _, d := range linked(t, "k8s.io/client-go/kubernetes",
 		"k8s.io/client-go/informers",
 		"k8s.io/client-go/listers/",
 		"k8s.io/client-go/discovery",
-		"sigs.k8s.io/gateway-api/pkg/client/") {
+		"sigs.k8s.io/gateway-api/pkg/client/",
+		"k8s.io/client-go/gentype",
+		"k8s.io/client-go/testing",
+		"sigs.k8s.io/structured-merge-diff/v6/typed",
+		"k8s.io/kube-openapi/pkg/util/proto",
+		"github.com/google/gnostic-models/") {
 		t.Errorf("cmd/gantry links %s: the Kubernetes providers read through k8s.Kind and k8s.Informers", d)
 	}
 }

@@ -2,12 +2,16 @@ package k8s
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	netv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,5 +135,50 @@ func TestInformersDecodeWithMinimalScheme(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return after stop closed")
+	}
+}
+
+// TestTypedClientRequests checks the method, path and body of each
+// TypedClient call against what client-go's generated clients send, and
+// that the answer decodes into the kind's type.
+func TestTypedClientRequests(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type")+" "+strconv.Itoa(len(body)))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Ingress","apiVersion":"networking.k8s.io/v1","metadata":{"name":"web","namespace":"apps","resourceVersion":"9"}}`))
+	}))
+	defer srv.Close()
+	c, err := NewClientForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ings := Ingresses.Client(c, "apps")
+	ing := &netv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"}}
+	out, err := ings.UpdateStatus(ctx, ing, metav1.UpdateOptions{})
+	if err != nil || out.ResourceVersion != "9" {
+		t.Fatalf("UpdateStatus: %+v %v", out, err)
+	}
+	if _, err := ings.Get(ctx, "web", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Ingresses.Client(c, "apps").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GatewayClasses.Client(c, "").Create(ctx, &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "gantry"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Builtin kinds are sent as protobuf, custom resources as JSON, as
+	// client-go's generated clients send them.
+	want := []string{
+		`PUT /apis/networking.k8s.io/v1/namespaces/apps/ingresses/web/status application/vnd.kubernetes.protobuf 74`,
+		`GET /apis/networking.k8s.io/v1/namespaces/apps/ingresses/web  0`,
+		`DELETE /apis/networking.k8s.io/v1/namespaces/apps/ingresses/web application/vnd.kubernetes.protobuf 49`,
+		`POST /apis/gateway.networking.k8s.io/v1/gatewayclasses application/json 126`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

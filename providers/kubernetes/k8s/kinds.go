@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -56,19 +55,10 @@ var (
 
 func newOf[T any]() *T { return new(T) }
 
-// TypedClient is the typed client of one kind in one namespace (or of a
-// cluster-scoped kind): Get, List, Watch, Create, Update, UpdateStatus,
-// Delete and Patch, as client-go's generated clients have them.
-type TypedClient[T Object, L runtime.Object] = gentype.ClientWithList[T, L]
-
 // Client returns the typed client of k in namespace ns ("" for all
 // namespaces or a cluster-scoped kind) over c.
 func (k Kind[T, L]) Client(c *Client, ns string) *TypedClient[T, L] {
-	var opts []gentype.Option[T]
-	if k.Builtin {
-		opts = append(opts, gentype.PrefersProtobuf[T]())
-	}
-	return gentype.NewClientWithList(k.Resource, c.rest[k.GV], c.codecs.params, ns, k.New, k.NewList, opts...)
+	return &TypedClient[T, L]{rc: c.rest[k.GV], params: c.codecs.params, ns: ns, kind: k}
 }
 
 // Informer returns f's informer of k, making it the first time (as a
