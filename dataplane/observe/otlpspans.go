@@ -157,9 +157,34 @@ func clampCount(n int) uint64 { return uint64(min(max(n, 0), math.MaxUint32)) }
 // unixNano is an OTLP timestamp: ns nanoseconds since the epoch, 0 before it.
 func unixNano(ns int64) uint64 { return uint64(max(ns, 0)) }
 
-// appendKeyValues appends each of attrs as a KeyValue in field num.
+// appendKeyValues appends each of attrs as a KeyValue in field num. The
+// lengths of a string, integer or boolean attribute (nearly all of
+// Gantry's) are computed before its bytes are written; other values are
+// written first and their lengths put in front after (endMessage).
 func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue) []byte {
 	for _, kv := range attrs {
+		var anyLen int // the AnyValue's length; 0: not computed
+		switch kv.Value.Type() {
+		case attribute.STRING:
+			anyLen = 1 + protowire.SizeBytes(len(kv.Value.AsString()))
+		case attribute.INT64:
+			anyLen = 1 + protowire.SizeVarint(uint64(kv.Value.AsInt64()))
+		case attribute.BOOL:
+			anyLen = 2
+		}
+		if anyLen > 0 {
+			body := 1 + protowire.SizeBytes(anyLen)
+			if kv.Key != "" {
+				body += 1 + protowire.SizeBytes(len(kv.Key))
+			}
+			b = protowire.AppendTag(b, num, protowire.BytesType)
+			b = protowire.AppendVarint(b, uint64(body))
+			b = appendString(b, fKeyValueKey, string(kv.Key))
+			b = protowire.AppendTag(b, fKeyValueValue, protowire.BytesType)
+			b = protowire.AppendVarint(b, uint64(anyLen))
+			b = appendAnyValue(b, kv.Value)
+			continue
+		}
 		var at int
 		b, at = beginMessage(b, num)
 		b = appendString(b, fKeyValueKey, string(kv.Key))

@@ -47,9 +47,10 @@ type Trace struct {
 }
 
 // Start begins the spans of r, routed by router (rule, to service) on
-// entryPoint: EntryPoint (server) ← Router. It returns r with their
-// context; each try on a server then adds a ReverseProxy (client) span
-// (Attempt). Requests to Gantry's own services are not traced unless
+// entryPoint: EntryPoint (server) ← Router. It returns r as it came (the
+// spans' context stays in the Trace: nothing downstream reads it from the
+// request, and a request copy per traced request is saved); each try on a
+// server then adds a ReverseProxy (client) span (Attempt). Requests to Gantry's own services are not traced unless
 // tracing.addInternals (Traefik's default); Start then returns r and nil.
 func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service string) (*http.Request, *Trace) {
 	if !t.addInternals && (strings.HasSuffix(service, "@internal") || strings.HasSuffix(router, "@internal")) {
@@ -71,7 +72,7 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 			semconv.HTTPRoute(rule))
 	}
 	tr.routerCtx = ctx
-	return r.WithContext(ctx), tr
+	return r, tr
 }
 
 // StartUnrouted begins the EntryPoint span of a request no router matched
