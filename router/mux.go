@@ -171,13 +171,16 @@ type hostSet struct {
 func (h *hostSet) size() int { return len(h.exact) + len(h.wild) }
 
 // hostsOf derives the host set of a matcher tree, or nil when the tree may
-// match some request of any host.
+// match some request of any host. It takes time and memory linear in the
+// tree: a rule of n Host alternatives is one chain of n-1 Or nodes.
 func hostsOf(n *node) *hostSet {
 	switch n.kind {
-	case kHost:
-		return &hostSet{exact: []string{n.s}}
-	case kHostWild:
-		return &hostSet{wild: []string{n.s}}
+	case kHost, kHostWild, kOr:
+		s := &hostSet{}
+		if !s.addOr(n) {
+			return nil
+		}
+		return s
 	case kAnd:
 		l, r := hostsOf(n.l), hostsOf(n.r)
 		switch {
@@ -189,14 +192,31 @@ func hostsOf(n *node) *hostSet {
 			return r
 		}
 		return l
-	case kOr:
-		l, r := hostsOf(n.l), hostsOf(n.r)
-		if l == nil || r == nil {
-			return nil
-		}
-		return &hostSet{exact: append(slices.Clip(l.exact), r.exact...), wild: append(slices.Clip(l.wild), r.wild...)}
 	}
 	return nil
+}
+
+// addOr appends to h the hosts of n, an operand of a disjunction, walking
+// nested Or nodes in place (so the hosts of a chain are copied once, in
+// rule order); false when n may match some request of any host.
+func (h *hostSet) addOr(n *node) bool {
+	switch n.kind {
+	case kHost:
+		h.exact = append(h.exact, n.s)
+		return true
+	case kHostWild:
+		h.wild = append(h.wild, n.s)
+		return true
+	case kOr:
+		return h.addOr(n.l) && h.addOr(n.r)
+	}
+	s := hostsOf(n)
+	if s == nil {
+		return false
+	}
+	h.exact = append(h.exact, s.exact...)
+	h.wild = append(h.wild, s.wild...)
+	return true
 }
 
 // candidates fills ls with the lists of routes that may match in's host.
