@@ -139,12 +139,15 @@ func redisOptions(c *config.RateLimitRedis) (*redis.UniversalOptions, error) {
 	}
 	// No retries (go-redis retries 3 times by default, with backoff: a
 	// hung Redis held each request 20.1 s), and the request's context
-	// deadline (decisionTimeout) bounds every wait: dial, pool, I/O.
+	// deadline (decisionTimeout) bounds every wait: dial, pool, I/O. The
+	// pool's own dial, which goes on in the background after the decision
+	// gave up, is tried once too (go-redis tries it 5 times by default: an
+	// unreachable Redis cost 5 dials per rate-limited request).
 	o := &redis.UniversalOptions{
 		Addrs: eps, Username: c.Username, Password: c.Password, DB: c.DB,
 		PoolSize: c.PoolSize, MinIdleConns: c.MinIdleConns, MaxActiveConns: c.MaxActiveConns,
 		ReadTimeout: c.ReadTimeout.D(), WriteTimeout: c.WriteTimeout.D(), DialTimeout: c.DialTimeout.D(),
-		MaxRetries: -1, ContextTimeoutEnabled: true,
+		MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true,
 	}
 	if c.TLS != nil {
 		tc, err := clientTLSConfig(c.TLS)
