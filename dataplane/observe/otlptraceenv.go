@@ -9,24 +9,32 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantry-proxy/gantry/config"
 )
 
 // traceEnv is what the OpenTelemetry environment variables set for the
 // OTLP/HTTP trace exporter (https://opentelemetry.io/docs/specs/otel/protocol/exporter/),
 // as the OpenTelemetry exporter reads them: OTEL_EXPORTER_OTLP_TRACES_X
 // wins over OTEL_EXPORTER_OTLP_X. Gantry's configuration wins over both
-// for the endpoint and the headers.
+// for the endpoint, the headers and the TLS files.
 type traceEnv struct {
 	endpoint string            // a full URL; "": none
 	headers  map[string]string // nil: none
 	timeout  time.Duration     // 0: none
 	gzip     bool
+	// tls holds CERTIFICATE (CA file), CLIENT_CERTIFICATE and
+	// CLIENT_KEY (PEM files) for an https endpoint; nil: none set.
+	tls *config.ClientTLS
+	// tlsVars names the variables tls came from, for errors.
+	tlsVars string
 }
 
 // readTraceEnv reads ENDPOINT (a base URL, to which /v1/traces is
 // appended; TRACES_ENDPOINT is used as is), HEADERS (k=v pairs separated
-// by commas, values URL-escaped), TIMEOUT (milliseconds) and COMPRESSION
-// (gzip or none) through getenv. A malformed variable is left out; the
+// by commas, values URL-escaped), TIMEOUT (milliseconds), COMPRESSION
+// (gzip or none), CERTIFICATE, CLIENT_CERTIFICATE and CLIENT_KEY (file
+// paths, read when the exporter is built) through getenv. A malformed variable is left out; the
 // error names each (errors.Join).
 func readTraceEnv(getenv func(string) string) (traceEnv, error) {
 	var e traceEnv
@@ -69,6 +77,20 @@ func readTraceEnv(getenv func(string) string) (traceEnv, error) {
 		} else {
 			errs = append(errs, fmt.Errorf("%s: %q is not a number of milliseconds", name, v))
 		}
+	}
+	var vars []string
+	var tc config.ClientTLS
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"CERTIFICATE", &tc.CA}, {"CLIENT_CERTIFICATE", &tc.Cert}, {"CLIENT_KEY", &tc.Key}} {
+		if name, v := get(f.name); v != "" {
+			*f.to = v
+			vars = append(vars, name)
+		}
+	}
+	if len(vars) > 0 {
+		e.tls, e.tlsVars = &tc, strings.Join(vars, ", ")
 	}
 	switch name, v := get("COMPRESSION"); v {
 	case "", "none":

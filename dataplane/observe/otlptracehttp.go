@@ -101,7 +101,8 @@ type otlpHTTPClient struct {
 // else env's, else https://localhost:4318/v1/traces), its headers (else
 // env's) go with each request, its tls (nil: the system's roots) secures
 // https (an http endpoint with tls set is an error, as in the
-// OpenTelemetry exporter); env's timeout and gzip apply. Errors name the
+// OpenTelemetry exporter; without tls, env's CA and client certificate
+// files secure an https endpoint); env's timeout and gzip apply. Errors name the
 // option.
 func newOTLPHTTPTraces(h *static.OTLPHTTP, env traceEnv) (*spanExporter, error) {
 	endpoint, headers := env.endpoint, env.headers
@@ -127,6 +128,10 @@ func newOTLPHTTPTraces(h *static.OTLPHTTP, env traceEnv) (*spanExporter, error) 
 		}
 		if u.Scheme == "http" {
 			return nil, errors.New("tracing.otlp.http: insecure HTTP endpoint cannot use TLS client configuration")
+		}
+	} else if env.tls != nil && u.Scheme == "https" {
+		if tc, err = clientTLS(env.tls); err != nil {
+			return nil, fmt.Errorf("tracing.otlp.http: %s: %w", env.tlsVars, err)
 		}
 	}
 	if u.Path == "" {

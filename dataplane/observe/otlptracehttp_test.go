@@ -3,9 +3,12 @@ package observe
 import (
 	"compress/gzip"
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +271,52 @@ func TestTraceEnv(t *testing.T) {
 	}
 	if c.types[0] != "POST /v1/traces application/x-protobuf env" || c.types[1] != "POST /v1/traces application/x-protobuf t1" {
 		t.Errorf("requests %q", c.types)
+	}
+}
+
+// TestTraceEnvTLS: OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE is the CA an
+// https collector's certificate is checked against, as in the OpenTelemetry
+// exporter (without it the system roots refuse a private CA); a client
+// certificate without its key is an error naming the variables.
+func TestTraceEnvTLS(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewTLSServer(c)
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": ca}
+	e, err := readTraceEnv(func(k string) string { return env[k] })
+	if err != nil || e.tls == nil || e.tls.CA != ca {
+		t.Fatalf("read %+v, %v", e, err)
+	}
+	spans := testSpans(t)[:1]
+	exp, err := newOTLPHTTPTraces(&static.OTLPHTTP{Endpoint: srv.URL + "/v1/traces"}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.ExportSpans(context.Background(), spans); err != nil {
+		t.Fatalf("with the collector's CA from the environment: %v", err)
+	}
+	if len(c.bodies) != 1 {
+		t.Fatalf("%d requests reached the collector, want 1", len(c.bodies))
+	}
+	plain, err := newOTLPHTTPTraces(&static.OTLPHTTP{Endpoint: srv.URL + "/v1/traces"}, traceEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := plain.ExportSpans(ctx, spans); err == nil {
+		t.Error("the collector's private CA was trusted without the CERTIFICATE variable")
+	}
+	env["OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"] = ca
+	if e, err = readTraceEnv(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newOTLPHTTPTraces(&static.OTLPHTTP{Endpoint: srv.URL + "/v1/traces"}, e)
+	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE") {
+		t.Errorf("a client certificate without its key: %v, want an error naming the variable", err)
 	}
 }
