@@ -41,38 +41,18 @@ func (b *builder) middleware(o *Middleware, id string) (*config.Middleware, stri
 		return nil, "spec.plugin", errors.New("plugins are not supported by Gantry")
 	}
 	if h := sp.Headers; h != nil {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{
-			{"featurePolicy", h.FeaturePolicy != nil && *h.FeaturePolicy != ""},
-			{"sslRedirect", h.SSLRedirect != nil && *h.SSLRedirect},
-			{"sslTemporaryRedirect", h.SSLTemporaryRedirect != nil && *h.SSLTemporaryRedirect},
-			{"sslHost", h.SSLHost != nil && *h.SSLHost != ""},
-			{"sslForceHost", h.SSLForceHost != nil && *h.SSLForceHost},
-		} {
-			if f.set {
-				return nil, "spec.headers." + f.name, errors.New("deprecated in Traefik v3 and not supported by Gantry (use permissionsPolicy, a redirectScheme or redirectRegex middleware)")
-			}
+		hd, field, err := headers(h)
+		if err != nil {
+			return nil, field, err
 		}
-		hd := h.Headers
-		m.Headers = &hd
+		m.Headers = hd
 	}
 	if c := sp.Chain; c != nil {
-		if len(c.Middlewares) > maxChainElements {
-			return nil, "spec.chain.middlewares", fmt.Errorf("%d middlewares, over the limit of %d", len(c.Middlewares), maxChainElements)
+		ch, field, err := b.chain(ns, id, c)
+		if err != nil {
+			return nil, field, err
 		}
-		m.Chain = &config.Chain{}
-		for i, r := range c.Middlewares {
-			name, err := b.resolveRef("middleware", ns, r)
-			if err != nil {
-				return nil, fmt.Sprintf("spec.chain.middlewares[%d]", i), err
-			}
-			if name == id {
-				return nil, fmt.Sprintf("spec.chain.middlewares[%d]", i), errors.New("a chain cannot contain itself")
-			}
-			m.Chain.Middlewares = append(m.Chain.Middlewares, name)
-		}
+		m.Chain = ch
 	}
 	if a := sp.BasicAuth; a != nil {
 		users, err := b.authUsers(ns, a.Secret, true)
@@ -116,6 +96,47 @@ func (b *builder) middleware(o *Middleware, id string) (*config.Middleware, stri
 		m.RateLimit = r
 	}
 	return m, "", nil
+}
+
+// headers translates headers, refusing the options Traefik v3 deprecated
+// (field names the one set).
+func headers(h *Headers) (*config.Headers, string, error) {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"featurePolicy", h.FeaturePolicy != nil && *h.FeaturePolicy != ""},
+		{"sslRedirect", h.SSLRedirect != nil && *h.SSLRedirect},
+		{"sslTemporaryRedirect", h.SSLTemporaryRedirect != nil && *h.SSLTemporaryRedirect},
+		{"sslHost", h.SSLHost != nil && *h.SSLHost != ""},
+		{"sslForceHost", h.SSLForceHost != nil && *h.SSLForceHost},
+	} {
+		if f.set {
+			return nil, "spec.headers." + f.name, errors.New("deprecated in Traefik v3 and not supported by Gantry (use permissionsPolicy, a redirectScheme or redirectRegex middleware)")
+		}
+	}
+	hd := h.Headers
+	return &hd, "", nil
+}
+
+// chain resolves a chain's middlewares in namespace ns (at most
+// maxChainElements; the chain id cannot name itself).
+func (b *builder) chain(ns, id string, c *Chain) (*config.Chain, string, error) {
+	if len(c.Middlewares) > maxChainElements {
+		return nil, "spec.chain.middlewares", fmt.Errorf("%d middlewares, over the limit of %d", len(c.Middlewares), maxChainElements)
+	}
+	ch := &config.Chain{}
+	for i, r := range c.Middlewares {
+		name, err := b.resolveRef("middleware", ns, r)
+		if err != nil {
+			return nil, fmt.Sprintf("spec.chain.middlewares[%d]", i), err
+		}
+		if name == id {
+			return nil, fmt.Sprintf("spec.chain.middlewares[%d]", i), errors.New("a chain cannot contain itself")
+		}
+		ch.Middlewares = append(ch.Middlewares, name)
+	}
+	return ch, "", nil
 }
 
 // forwardAuth translates forwardAuth, its TLS from Secrets.
