@@ -1,7 +1,6 @@
 package observe
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"math/rand/v2"
@@ -11,27 +10,22 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // Trace is the spans of one request; End finishes them.
 //
-// Each span's attributes are collected here and set once, when it ends: a
-// recording span's attribute slice grows (a copy) on every SetAttributes.
+// The spans are Gantry's own (span): each one's attributes are appended to
+// its slice while it is open and handed to the exporter when it ends.
 //
 // A request that is not sampled (begin) makes no span: entry is nil, and
 // the Trace holds only the IDs its server's traceparent and the access log
 // carry.
 type Trace struct {
 	t             *Tracing
-	entry, router trace.Span
-	routerCtx     context.Context // the Router span's: parent of each attempt
-	client        trace.Span      // the attempt in progress; nil between attempts
-	attrs         *attrBufs       // from attrPool while the spans are open
-	entryAttrs    []attribute.KeyValue
-	clientAttrs   []attribute.KeyValue // the attempt's; the array is reused by the next
+	entry, router *span
+	client        *span // the attempt in progress; nil between attempts
 	// rawQuery and safeQuery are the request's query and its redaction,
 	// computed once for the EntryPoint span and reused by each attempt.
 	rawQuery, safeQuery string
@@ -49,29 +43,26 @@ type Trace struct {
 // Start begins the spans of r, routed by router (rule, to service) on
 // entryPoint: EntryPoint (server) ← Router. It returns r as it came (the
 // spans' context stays in the Trace: nothing downstream reads it from the
-// request, and a request copy per traced request is saved); each try on a
-// server then adds a ReverseProxy (client) span (Attempt). Requests to Gantry's own services are not traced unless
+// request); each try on a server then adds a ReverseProxy (client) span
+// (Attempt). Requests to Gantry's own services are not traced unless
 // tracing.addInternals (Traefik's default); Start then returns r and nil.
 func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service string) (*http.Request, *Trace) {
 	if !t.addInternals && (strings.HasSuffix(service, "@internal") || strings.HasSuffix(router, "@internal")) {
 		return r, nil
 	}
-	ctx, tr := t.begin(r)
+	parent, tr := t.begin(r)
 	if tr != nil {
 		return r, tr // not sampled
 	}
 	start := time.Now()
 	tr = &Trace{t: t}
-	ctx, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, serverKind, trace.WithTimestamp(start))
-	tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
-	ctx, tr.router = t.tracer.Start(ctx, SpanRouter, internalKind, trace.WithTimestamp(start))
-	if tr.router.IsRecording() {
-		tr.router.SetAttributes(
-			attribute.String("traefik.service.name", service),
-			attribute.String("traefik.router.name", router),
-			semconv.HTTPRoute(rule))
-	}
-	tr.routerCtx = ctx
+	tr.entry = t.startSpan(SpanEntryPoint, trace.SpanKindServer, parent, start)
+	tr.entry.attrs = t.serverAttributes(tr, tr.entry.attrs, r, entryPoint)
+	tr.router = t.startSpan(SpanRouter, trace.SpanKindInternal, tr.entry.sc, start)
+	tr.router.attrs = append(tr.router.attrs,
+		attribute.String("traefik.service.name", service),
+		attribute.String("traefik.router.name", router),
+		semconv.HTTPRoute(rule))
 	return r, tr
 }
 
@@ -80,23 +71,22 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 // routing): End finishes it with the status answered (404, or the
 // entrypoint's notFound page).
 func (t *Tracing) StartUnrouted(r *http.Request, entryPoint string) *Trace {
-	ctx, tr := t.begin(r)
+	parent, tr := t.begin(r)
 	if tr != nil {
 		return tr
 	}
 	tr = &Trace{t: t}
-	_, tr.entry = t.tracer.Start(ctx, SpanEntryPoint, serverKind)
-	if tr.entry.IsRecording() {
-		tr.entryAttrs = t.serverAttributes(tr, r, entryPoint)
-	}
+	tr.entry = t.startSpan(SpanEntryPoint, trace.SpanKindServer, parent, time.Now())
+	tr.entry.attrs = t.serverAttributes(tr, tr.entry.attrs, r, entryPoint)
 	return tr
 }
 
 // Attempt begins the ReverseProxy (client) span of one try of r on the
 // server upstream (a URL), a child of the Router span, and sets r's
-// traceparent (and tracestate, baggage) to it, so the server continues the
-// trace from this attempt. A retry makes a new span: each try is one, as
-// each of Traefik's round trips is. AttemptDone ends it.
+// traceparent (and tracestate) to it, so the server continues the trace
+// from this attempt; baggage goes on as it came. A retry makes a new span:
+// each try is one, as each of Traefik's round trips is. AttemptDone ends
+// it.
 func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	if tr == nil {
 		return
@@ -111,19 +101,16 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 		}
 		return // baggage is the caller's, forwarded as it came
 	}
-	if tr.routerCtx == nil { // an unrouted request's trace: no attempt
+	if tr.router == nil { // an unrouted request's trace: no attempt
 		return
 	}
 	if tr.client != nil {
-		tr.client.End()
+		tr.client.finish(time.Time{})
 	}
-	_, span := tr.t.tracer.Start(tr.routerCtx, SpanReverseProxy, clientKind)
-	if span.IsRecording() {
-		tr.bufs()
-		tr.clientAttrs = tr.t.clientAttributes(tr, tr.clientAttrs, r, upstream)
-	}
-	inject(span.SpanContext(), r.Header)
-	tr.client = span
+	s := tr.t.startSpan(SpanReverseProxy, trace.SpanKindClient, tr.router.sc, time.Now())
+	s.attrs = tr.t.clientAttributes(tr, s.attrs, r, upstream)
+	inject(s.sc, r.Header)
+	tr.client = s
 }
 
 // AttemptDone ends the attempt's span: status is the server's answer, or
@@ -134,29 +121,17 @@ func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
 	if tr == nil || tr.client == nil {
 		return
 	}
-	if tr.client.IsRecording() {
-		var code codes.Code
-		var desc string
-		tr.clientAttrs, code, desc = statusAttrs(tr.clientAttrs, status, trace.SpanKindClient, h, tr.t.respHeaders)
-		if err != nil {
-			code, desc = codes.Error, err.Error()
-		}
-		tr.client.SetAttributes(tr.clientAttrs...) // copied: the slice is ours again
-		if code != codes.Unset {
-			tr.client.SetStatus(code, desc)
-		}
-		clear(tr.clientAttrs)
+	s := tr.client
+	var code codes.Code
+	var desc string
+	s.attrs, code, desc = statusAttrs(s.attrs, status, trace.SpanKindClient, h, tr.t.respHeaders)
+	if err != nil {
+		code, desc = codes.Error, err.Error()
 	}
-	tr.client.End()
+	s.setStatus(code, desc)
 	tr.client = nil
+	s.finish(time.Time{})
 }
-
-// The span kinds, made once: each option is an interface value.
-var (
-	serverKind   = trace.WithSpanKind(trace.SpanKindServer)
-	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
-	clientKind   = trace.WithSpanKind(trace.SpanKindClient)
-)
 
 // inject sets h's traceparent to sc (version 00, its sampled and random
 // flags) and its tracestate to sc's, when it has one, as the
@@ -184,56 +159,55 @@ func (tr *Trace) End(ev *RequestEvent) {
 		return
 	}
 	end := time.Now()
-	t := tr.t
+	entry := tr.entry
+	ev.TraceID, ev.SpanID = entry.sc.TraceID(), entry.sc.SpanID()
 	if tr.client != nil { // an attempt aborted by a panic
-		tr.client.End(trace.WithTimestamp(end))
+		tr.client.finish(end)
 		tr.client = nil
 	}
 	if tr.router != nil {
-		tr.router.End(trace.WithTimestamp(end))
+		tr.router.finish(end)
+		tr.router = nil
 	}
-	if tr.entry.IsRecording() {
-		var code codes.Code
-		var desc string
-		tr.entryAttrs, code, desc = statusAttrs(tr.entryAttrs, ev.Status, trace.SpanKindServer, ev.ResponseHeader, t.respHeaders)
-		tr.entry.SetAttributes(tr.entryAttrs...) // copied: the slice goes back to the pool
-		if code != codes.Unset {
-			tr.entry.SetStatus(code, desc)
-		}
-	}
-	tr.releaseAttrs()
-	tr.entry.End(trace.WithTimestamp(end))
-	if sc := tr.entry.SpanContext(); sc.IsValid() {
-		ev.TraceID, ev.SpanID = sc.TraceID(), sc.SpanID()
-	}
+	var code codes.Code
+	var desc string
+	entry.attrs, code, desc = statusAttrs(entry.attrs, ev.Status, trace.SpanKindServer, ev.ResponseHeader, tr.t.respHeaders)
+	entry.setStatus(code, desc)
+	tr.entry = nil
+	entry.finish(end)
 }
 
 // begin decides whether r is sampled. A request continuing a caller's
 // sampled trace (a valid traceparent with the sampled flag) is; one
-// starting a trace is with probability tracing.sampleRate (the SDK's
-// sampler then samples every root: ParentBased(AlwaysSample)). Then the
-// Trace is nil and ctx, with the caller's trace context and baggage
-// extracted, is the context to start the EntryPoint span in.
+// starting a trace is with probability tracing.sampleRate. Then the Trace
+// is nil and parent is the caller's span context (remote, with its
+// tracestate, as the OpenTelemetry propagator extracts it) or, for a new
+// trace, invalid.
 //
-// Otherwise begin returns the request's Trace without touching the SDK: no
-// span, no context, no attribute; only the IDs the server's traceparent
-// and the access log carry: the caller's trace ID (its traceparent's flags
-// 00) or a new one, and a new span ID. That is all W3C Trace Context asks
-// of a participant that records nothing (https://www.w3.org/TR/trace-context/
+// Otherwise begin returns the request's Trace and records nothing: no
+// span, no attribute; only the IDs the server's traceparent and the access
+// log carry: the caller's trace ID (its traceparent's flags 00) or a new
+// one, and a new span ID. That is all W3C Trace Context asks of a
+// participant that records nothing (https://www.w3.org/TR/trace-context/
 // §3.5: a new parent-id, tracestate and baggage passed on as they came).
-func (t *Tracing) begin(r *http.Request) (context.Context, *Trace) {
-	parent, ok := parseTraceparent(r.Header["Traceparent"])
-	if ok && parent.flags&flagSampled == 0 {
-		return nil, &Trace{t: t, traceID: parent.traceID, spanID: newSpanID(), flags: parent.flags & flagRandom, continued: true}
+func (t *Tracing) begin(r *http.Request) (trace.SpanContext, *Trace) {
+	p, ok := parseTraceparent(r.Header["Traceparent"])
+	if ok && p.flags&flagSampled == 0 {
+		return trace.SpanContext{}, &Trace{t: t, traceID: p.traceID, spanID: newSpanID(), flags: p.flags & flagRandom, continued: true}
 	}
-	if ok || t.sampleRoot() {
-		ctx := r.Context()
-		if ok || len(r.Header["Baggage"]) > 0 {
-			ctx = t.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	if ok {
+		scc := trace.SpanContextConfig{TraceID: p.traceID, SpanID: p.spanID, TraceFlags: trace.TraceFlags(p.flags), Remote: true}
+		if ts := r.Header["Tracestate"]; len(ts) > 0 { // the first field, as the propagator reads it
+			if state, err := trace.ParseTraceState(ts[0]); err == nil {
+				scc.TraceState = state
+			}
 		}
-		return ctx, nil
+		return trace.NewSpanContext(scc), nil
 	}
-	return nil, &Trace{t: t, traceID: newTraceID(), spanID: newSpanID()}
+	if t.sampleRoot() {
+		return trace.SpanContext{}, nil
+	}
+	return trace.SpanContext{}, &Trace{t: t, traceID: newTraceID(), spanID: newSpanID()}
 }
 
 // traceparent flags (W3C Trace Context Level 2 §3.2.2.5): sampled, and

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -30,12 +29,11 @@ func protoVersion(p string) string {
 	return p
 }
 
-// serverAttributes are Traefik's CaptureServerRequest attributes (plus
-// entry_point and the global attributes), with room for the response's.
-// It records the request's query and its redaction in tr.
-func (t *Tracing) serverAttributes(tr *Trace, r *http.Request, entryPoint string) []attribute.KeyValue {
-	tr.bufs()
-	attrs := slices.Grow(tr.entryAttrs[:0], 16+len(t.globalAttrs)+len(t.reqHeaders)+1+len(t.respHeaders))
+// serverAttributes appends to attrs Traefik's CaptureServerRequest
+// attributes (plus entry_point and the global attributes), with room for
+// the response's. It records the request's query and its redaction in tr.
+func (t *Tracing) serverAttributes(tr *Trace, attrs []attribute.KeyValue, r *http.Request, entryPoint string) []attribute.KeyValue {
+	attrs = slices.Grow(attrs[:0], 16+len(t.globalAttrs)+len(t.reqHeaders)+1+len(t.respHeaders))
 	attrs = append(attrs, attribute.String("entry_point", entryPoint))
 	attrs = append(attrs, t.globalAttrs...)
 	tr.rawQuery = r.URL.RawQuery
@@ -182,45 +180,4 @@ func (t *Tracing) safeRawQuery(raw string) string {
 		}
 	}
 	return q.Encode()
-}
-
-// attrBufs are the attribute slices of one trace's spans (the EntryPoint
-// span's and the attempts'), recycled whole through attrPool: a recording
-// span copies what SetAttributes gives it, so they are ours again after.
-type attrBufs struct{ entry, client []attribute.KeyValue }
-
-var attrPool = sync.Pool{New: func() any {
-	return &attrBufs{entry: make([]attribute.KeyValue, 0, 32), client: make([]attribute.KeyValue, 0, 32)}
-}}
-
-// maxPooledAttrs bounds the slices kept for reuse (many captured headers
-// grow them).
-const maxPooledAttrs = 256
-
-// bufs returns tr's attribute slices, taken from the pool on first use.
-func (tr *Trace) bufs() *attrBufs {
-	if tr.attrs == nil {
-		tr.attrs = attrPool.Get().(*attrBufs)
-		tr.entryAttrs, tr.clientAttrs = tr.attrs.entry[:0], tr.attrs.client[:0]
-	}
-	return tr.attrs
-}
-
-// releaseAttrs gives tr's attribute slices (as grown) back to the pool,
-// cleared of this request's values.
-func (tr *Trace) releaseAttrs() {
-	b := tr.attrs
-	if b == nil {
-		return
-	}
-	keep := func(s []attribute.KeyValue) []attribute.KeyValue {
-		if cap(s) > maxPooledAttrs {
-			return make([]attribute.KeyValue, 0, 32)
-		}
-		clear(s[:cap(s)])
-		return s[:0]
-	}
-	b.entry, b.client = keep(tr.entryAttrs), keep(tr.clientAttrs)
-	tr.attrs, tr.entryAttrs, tr.clientAttrs = nil, nil, nil
-	attrPool.Put(b)
 }

@@ -16,11 +16,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/credentials"
 
 	"github.com/gantry-proxy/gantry/config"
@@ -42,17 +41,23 @@ const (
 	SpanReverseProxy = "ReverseProxy"
 )
 
-// Tracing creates OpenTelemetry spans for requests and exports them over
-// OTLP (HTTP or gRPC), with Traefik's span names and attributes
+// Tracing records OpenTelemetry spans for requests in Gantry's own span
+// structures (span: no SDK tracer, its per-span locking, attribute map
+// de-duplication and snapshot copy) and exports them in batches
+// (spanBatcher, the SDK batch span processor's OTEL_BSP_* semantics) over
+// OTLP (HTTP: Gantry's own encoding; gRPC: the OpenTelemetry exporter, fed
+// the same spans as sdktrace.ReadOnlySpan), with Traefik's span names and attributes
 // (pkg/observability/tracing/tracing.go). Incoming W3C trace context
 // (traceparent, tracestate, baggage) is continued; each try of the request
 // on a server is a ReverseProxy span whose context the server receives. sampleRate is a
 // parent-based trace-ID ratio: a sampled caller is always sampled. Create
 // it with NewTracing; Shutdown flushes.
 type Tracing struct {
-	provider     *sdktrace.TracerProvider
-	tracer       trace.Tracer
-	prop         propagation.TextMapPropagator
+	batch        *spanBatcher
+	res          *resource.Resource
+	scope        instrumentation.Scope
+	limits       spanLimits
+	mayRepeat    bool     // an attribute key may be set twice on a span (global attributes, captured headers)
 	reqHeaders   []string // canonical
 	respHeaders  []string
 	safeQuery    []string
@@ -63,7 +68,7 @@ type Tracing struct {
 	nUpstreams   atomic.Int32
 }
 
-// NewTracing builds the exporter and tracer provider from c. Errors name
+// NewTracing builds the exporter and the span batcher from c. Errors name
 // the option: `tracing.sampleRate: 2 is not between 0 and 1`.
 func NewTracing(ctx context.Context, c *static.Tracing) (*Tracing, error) {
 	if c == nil {
@@ -83,8 +88,9 @@ func NewTracing(ctx context.Context, c *static.Tracing) (*Tracing, error) {
 	return newTracing(c, rate, exp), nil
 }
 
-// newTracing builds the tracer provider over exp (tests and benchmarks
-// pass their own exporter).
+// newTracing records spans in Gantry's own structures (span) and exports
+// them through a batcher with the SDK's OTEL_BSP_* semantics to exp
+// (tests and benchmarks pass their own exporter).
 func newTracing(c *static.Tracing, rate float64, exp sdktrace.SpanExporter) *Tracing {
 	name := c.ServiceName
 	if name == "" {
@@ -94,17 +100,11 @@ func newTracing(c *static.Tracing, rate float64, exp sdktrace.SpanExporter) *Tra
 	for _, k := range sortedKeys(c.ResourceAttributes) {
 		attrs = append(attrs, attribute.String(k, c.ResourceAttributes[k]))
 	}
-	res := resource.NewWithAttributes(semconv.SchemaURL, attrs...)
-	p := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(res),
-		// New traces are sampled at rate before the SDK sees them (Tracing.begin).
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
-	)
 	t := &Tracing{
-		provider:     p,
-		tracer:       p.Tracer("github.com/gantry-proxy/gantry"),
-		prop:         propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		batch:        newSpanBatcher(exp, bspConfigFromEnv()),
+		res:          resource.NewWithAttributes(semconv.SchemaURL, attrs...),
+		scope:        instrumentation.Scope{Name: "github.com/gantry-proxy/gantry"},
+		limits:       spanLimitsFromEnv(),
 		safeQuery:    c.SafeQueryParams,
 		addInternals: c.AddInternals,
 		rate:         rate,
@@ -118,6 +118,7 @@ func newTracing(c *static.Tracing, rate float64, exp sdktrace.SpanExporter) *Tra
 	for _, k := range sortedKeys(c.GlobalAttributes) {
 		t.globalAttrs = append(t.globalAttrs, attribute.String(k, c.GlobalAttributes[k]))
 	}
+	t.mayRepeat = len(t.globalAttrs)+len(t.reqHeaders)+len(t.respHeaders) > 0
 	return t
 }
 
@@ -202,7 +203,7 @@ func clientTLS(c *config.ClientTLS) (*tls.Config, error) {
 
 // Shutdown exports the spans still queued and stops the exporter.
 func (t *Tracing) Shutdown(ctx context.Context) error {
-	if err := t.provider.Shutdown(ctx); err != nil {
+	if err := t.batch.Shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: shutdown: %w", err)
 	}
 	return nil
