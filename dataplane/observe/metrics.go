@@ -101,7 +101,7 @@ type Metrics struct {
 	lastReload     prometheus.Gauge
 
 	cache    sync.Map // reqKey -> *children
-	tlsCache sync.Map // tlsKey -> *tlsChildren
+	tlsCache sync.Map // tlsKey -> *tlsSeries[prometheus.Counter]
 	conns    sync.Map // [2]string{entrypoint, protocol} -> prometheus.Gauge
 
 	// headerLabels (metrics.prometheus.headerLabels), sorted by label name:

@@ -78,30 +78,19 @@ func (m *Metrics) children(k reqKey) *children {
 	return v.(*children)
 }
 
-type tlsKey struct {
-	version, cipher     uint16
-	ep, router, service string
+// tlsChildren returns the TLS counters of k (tlsSeriesOf): children of
+// the levels' tls_total vectors.
+func (m *Metrics) tlsChildren(k tlsKey) *tlsSeries[prometheus.Counter] {
+	return tlsSeriesOf[prometheus.Counter](m, &m.tlsCache, k)
 }
 
-type tlsChildren struct{ ep, rt, svc prometheus.Counter }
+// levels implements tlsBackend.
+func (m *Metrics) levels() (ep, router, service bool) { return m.ep, m.router, m.service }
 
-func (m *Metrics) tlsChildren(k tlsKey) *tlsChildren {
-	if v, ok := m.tlsCache.Load(k); ok {
-		return v.(*tlsChildren)
-	}
-	ver, cipher := TLSVersionLabel(k.version), TLSCipherLabel(k.cipher)
-	c := &tlsChildren{}
-	if m.ep && k.ep != "" {
-		c.ep = m.epM.tls.WithLabelValues(ver, cipher, k.ep)
-	}
-	if m.router && k.router != "" {
-		c.rt = m.rtM.tls.WithLabelValues(ver, cipher, k.router, k.service)
-	}
-	if m.service && k.service != "" {
-		c.svc = m.svcM.tls.WithLabelValues(ver, cipher, k.service)
-	}
-	v, _ := m.tlsCache.LoadOrStore(k, c)
-	return v.(*tlsChildren)
+// tlsSeries implements tlsBackend: the child of level l's tls_total
+// vector with label values (tlsLabels[l] order).
+func (m *Metrics) tlsSeries(l level, values ...string) prometheus.Counter {
+	return [...]*family{m.epM, m.rtM, m.svcM}[l].tls.WithLabelValues(values...)
 }
 
 // Request implements Observer.
@@ -167,7 +156,7 @@ func (m *Metrics) request(ev *RequestEvent, rt *routeMetrics) {
 	}
 	if ev.TLSVersion != 0 {
 		tk := tlsKey{version: ev.TLSVersion, cipher: ev.TLSCipher, ep: ev.EntryPoint, router: ev.Router, service: ev.Service}
-		var t *tlsChildren
+		var t *tlsSeries[prometheus.Counter]
 		if rt != nil {
 			t = rt.tlsChildren(tk)
 		} else {

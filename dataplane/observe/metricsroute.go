@@ -1,6 +1,10 @@
 package observe
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // RouteObserver is an Observer that prepares what it needs for one route
 // ahead of its requests: the dataplane calls ForRoute once per router
@@ -45,7 +49,7 @@ type routeEntry struct {
 
 type routeTLSEntry struct {
 	k tlsKey
-	c *tlsChildren
+	c *tlsSeries[prometheus.Counter]
 }
 
 // Request implements Observer.
@@ -78,7 +82,7 @@ func (r *routeMetrics) children(k reqKey) *children {
 }
 
 // tlsChildren is children for the TLS counters: the first set seen is kept.
-func (r *routeMetrics) tlsChildren(k tlsKey) *tlsChildren {
+func (r *routeMetrics) tlsChildren(k tlsKey) *tlsSeries[prometheus.Counter] {
 	if e := r.tls.Load(); e != nil && e.k == k {
 		return e.c
 	}

@@ -89,7 +89,7 @@ type OTLPMetrics struct {
 	lastReload atomic.Int64 // unix seconds; 0 before the first reload
 	conns      sync.Map     // [2]string{entrypoint, protocol} -> *otelGauge
 	cache      sync.Map     // reqKey -> *otelChildren
-	tlsCache   sync.Map     // tlsKey -> *otelTLSChildren
+	tlsCache   sync.Map     // tlsKey -> *tlsSeries[*otelSeries]
 }
 
 type otelFamily struct {

@@ -73,25 +73,23 @@ func (m *OTLPMetrics) children(k reqKey) *otelChildren {
 	return v.(*otelChildren)
 }
 
-type otelTLSChildren struct{ ep, rt, svc *otelSeries }
+// tlsChildren returns the TLS series of k (tlsSeriesOf): the levels'
+// tls counters bound to its attributes.
+func (m *OTLPMetrics) tlsChildren(k tlsKey) *tlsSeries[*otelSeries] {
+	return tlsSeriesOf[*otelSeries](m, &m.tlsCache, k)
+}
 
-func (m *OTLPMetrics) tlsChildren(k tlsKey) *otelTLSChildren {
-	if v, ok := m.tlsCache.Load(k); ok {
-		return v.(*otelTLSChildren)
+// levels implements tlsBackend.
+func (m *OTLPMetrics) levels() (ep, router, service bool) { return m.ep, m.router, m.service }
+
+// tlsSeries implements tlsBackend: level l's instruments bound to the
+// attributes tlsLabels[l] with values (the same length).
+func (m *OTLPMetrics) tlsSeries(l level, values ...string) *otelSeries {
+	kv := make([]string, 0, 2*len(values))
+	for i, v := range values {
+		kv = append(kv, tlsLabels[l][i], v)
 	}
-	ver, cipher := TLSVersionLabel(k.version), TLSCipherLabel(k.cipher)
-	c := &otelTLSChildren{}
-	if m.ep && k.ep != "" {
-		c.ep = m.epF.series("tls_version", ver, "tls_cipher", cipher, "entrypoint", k.ep)
-	}
-	if m.router && k.router != "" {
-		c.rt = m.rtF.series("tls_version", ver, "tls_cipher", cipher, "router", k.router, "service", k.service)
-	}
-	if m.service && k.service != "" {
-		c.svc = m.svcF.series("tls_version", ver, "tls_cipher", cipher, "service", k.service)
-	}
-	v, _ := m.tlsCache.LoadOrStore(k, c)
-	return v.(*otelTLSChildren)
+	return [...]*otelFamily{m.epF, m.rtF, m.svcF}[l].series(kv...)
 }
 
 // Request implements Observer.
