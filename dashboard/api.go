@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/dataplane/observe"
+	"github.com/gantry-proxy/gantry/internal/workgroup"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/kubernetes/ingressnginx"
 )
@@ -88,11 +88,9 @@ type API struct {
 	sec     *security
 	handler http.Handler
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex // guards closed and wg.Add
-	closed bool
-	wg     sync.WaitGroup
+	// work holds the sampler's goroutine and the WebSocket loops; its
+	// context is theirs.
+	work *workgroup.Group
 
 	cvMu    sync.Mutex // guards the content version cache (cluster.go)
 	cvTable Table
@@ -137,13 +135,13 @@ func New(opts Options) (*API, error) {
 		opts.Log.Warn(w)
 	}
 	a := &API{opts: opts, log: opts.Log, tables: opts.Tables, health: opts.Health, sec: sec}
-	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.work = workgroup.New()
 	switch {
 	case opts.Sampler != nil:
 		a.sampler = opts.Sampler
 	case opts.Live != nil:
 		a.sampler = NewSampler(opts.Live, opts.StatsInterval, opts.Now)
-		a.wg.Go(func() { a.sampler.Run(a.ctx.Done(), opts.Tables) })
+		a.work.Go(func() { a.sampler.Run(a.work.Context().Done(), opts.Tables) })
 	}
 	a.handler = a.routes()
 	return a, nil
@@ -156,14 +154,9 @@ func New(opts Options) (*API, error) {
 func (a *API) Handler() http.Handler { return a.handler }
 
 // Close ends every open WebSocket connection and waits for their loops to
-// return. Safe to call more than once.
-func (a *API) Close() {
-	a.mu.Lock()
-	a.closed = true
-	a.mu.Unlock()
-	a.cancel()
-	a.wg.Wait()
-}
+// return; a WebSocket request after is refused. Safe to call more than
+// once.
+func (a *API) Close() { a.work.Close() }
 
 func (a *API) routes() http.Handler {
 	mux := http.NewServeMux()

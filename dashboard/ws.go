@@ -66,11 +66,11 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "websocket: origin "+r.Header.Get("Origin")+" is not allowed")
 		return
 	}
-	if !a.track() {
+	if !a.work.Enter() {
 		writeError(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
-	defer a.wg.Done()
+	defer a.work.Leave()
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		CheckOrigin:      func(*http.Request) bool { return true }, // checked above
@@ -79,7 +79,7 @@ func (a *API) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has answered the client
 	}
-	ctx, cancel := context.WithCancel(a.ctx)
+	ctx, cancel := context.WithCancel(a.work.Context())
 	c := &wsClient{a: a, conn: conn}
 	readDone := make(chan struct{})
 	go func() {
@@ -267,17 +267,6 @@ func (a *API) configMessage(t Table, previous string, changes *store.Changes) WS
 		Type: "config", At: a.opts.Now(), Version: t.Version(), Previous: previous,
 		Changes: changes, Overview: &o, Problems: a.problems(v), Servers: v.servers,
 	}
-}
-
-// track registers one WebSocket loop; false once Close has begun.
-func (a *API) track() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return false
-	}
-	a.wg.Add(1)
-	return true
 }
 
 // sourcesKey fingerprints the providers' states ("" without Sources).

@@ -76,14 +76,15 @@ func (h *mirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, m := range due {
 		// The mirror outlives the client's request but not the Pool, and
 		// shares none of the request's context values (observer record).
-		mr := r.Clone(h.pool.ctx)
+		mr := r.Clone(h.pool.work.Context())
 		if body != nil {
 			mr.Body = io.NopCloser(bytes.NewReader(body))
 		} else {
 			mr.Body = http.NoBody
 			mr.ContentLength = 0
 		}
-		h.pool.wg.Go(func() { m.h.ServeHTTP(discardWriter{h: http.Header{}}, mr) })
+		// Not sent once the Pool is closed (its context is canceled).
+		h.pool.work.Go(func() { m.h.ServeHTTP(discardWriter{h: http.Header{}}, mr) })
 	}
 	h.main.ServeHTTP(w, r)
 }

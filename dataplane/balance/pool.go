@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gantry-proxy/gantry/internal/workgroup"
 )
 
 // Pool holds the servers' state that survives configuration generations:
@@ -26,12 +28,11 @@ import (
 type Pool struct {
 	log *slog.Logger
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// work holds the checker goroutines and the mirrored requests; its
+	// context is theirs.
+	work *workgroup.Group
 
 	mu        sync.Mutex
-	closed    bool
 	backends  map[string]*Backend
 	checkers  map[string]*Checker
 	latencies map[string]*Latency // by backend key, for leasttime; dropped with the backend
@@ -41,11 +42,9 @@ type Pool struct {
 
 // NewPool returns an empty Pool. log must not be nil.
 func NewPool(log *slog.Logger) *Pool {
-	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pool{
 		log:       log,
-		ctx:       ctx,
-		cancel:    cancel,
+		work:      workgroup.New(),
 		backends:  map[string]*Backend{},
 		checkers:  map[string]*Checker{},
 		latencies: map[string]*Latency{},
@@ -56,14 +55,8 @@ func NewPool(log *slog.Logger) *Pool {
 }
 
 // Close stops every health checker and cancels mirrored requests, and
-// waits for them all.
-func (p *Pool) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.cancel()
-	p.wg.Wait()
-}
+// waits for them all; none starts after. Safe to call more than once.
+func (p *Pool) Close() { p.work.Close() }
 
 // BackendStatus is one server as the dashboard and API show it.
 type BackendStatus struct {
@@ -218,7 +211,7 @@ func (p *Pool) AcquireChecker(o *url.URL, spec *HealthSpec, trKey string, rt htt
 		c.refs++
 		return c
 	}
-	ctx, cancel := context.WithCancel(p.ctx)
+	ctx, cancel := context.WithCancel(p.work.Context())
 	c := &Checker{
 		key:    key,
 		origin: o.String(),
@@ -232,12 +225,10 @@ func (p *Pool) AcquireChecker(o *url.URL, spec *HealthSpec, trKey string, rt htt
 	}
 	c.up.Store(true)
 	p.checkers[key] = c
-	if p.closed {
+	if !p.work.Go(func() { c.run(ctx) }) { // the Pool is closed
 		cancel()
 		close(c.done)
-		return c
 	}
-	p.wg.Go(func() { c.run(ctx) })
 	return c
 }
 
