@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-proxy/gantry/dataplane/coalesce"
 	"github.com/gantry-proxy/gantry/dataplane/conninfo"
 	"github.com/gantry-proxy/gantry/dataplane/h1"
+	"github.com/gantry-proxy/gantry/internal/replayconn"
 )
 
 // listen opens listenerCount() SO_REUSEPORT listeners on the address; with
@@ -130,7 +131,7 @@ func (e *entryPoint) acceptLoop(l net.Listener, h2 *chanListener, h1s *h1.Server
 			}
 		}
 		now := time.Now()
-		tc := &trackedConn{Conn: c, ep: e, accepted: now,
+		tc := &trackedConn{Conn: replayconn.Conn{Conn: c}, ep: e, accepted: now,
 			info: &conninfo.Info{EntryPoint: e.name, Handshake: certs.Handshake{EntryPoint: e.name}, Trusted: e.trust.trusts(c.RemoteAddr()), Start: now}}
 		if !e.track(tc) {
 			_ = tc.Close()
@@ -168,7 +169,7 @@ func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 		_ = c.Close()
 		return
 	}
-	if c.first[0] != 0x16 {
+	if c.Pending[0] != 0x16 {
 		h1s.ServeConn(c, deadline)
 		return
 	}
@@ -181,7 +182,7 @@ func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 	}
 	if tc.ConnectionState().NegotiatedProtocol == "h2" {
 		_ = c.SetDeadline(time.Time{})
-		c.w = coalesce.New(c.Conn)
+		c.w = coalesce.New(c.Conn.Conn)
 		h2.push(tc)
 		c.w.Run() // this goroutine writes the connection's frames until it closes
 		return
@@ -189,17 +190,17 @@ func (e *entryPoint) sniff(c *trackedConn, h2 *chanListener, h1s *h1.Server) {
 	h1s.ServeConn(tc, deadline)
 }
 
-// sniffFirst reads the first byte of c into c.first, bounded by deadline
+// sniffFirst reads the first byte of c into c.Pending, bounded by deadline
 // (kept for what follows), and ends c's count in e.sniffers.
 func (e *entryPoint) sniffFirst(c *trackedConn, deadline time.Time) bool {
 	defer e.sniffers.Add(-1)
 	_ = c.SetReadDeadline(deadline)
 	var b [1]byte
-	if _, err := c.Conn.Read(b[:]); err != nil {
+	if _, err := c.Conn.Conn.Read(b[:]); err != nil {
 		return false
 	}
 	c.sniffed.Store(true)
-	c.first = b[:]
+	c.Pending = b[:]
 	return true
 }
 

@@ -93,7 +93,7 @@ func (e *entryPoint) h1Server(h2 *chanListener, wg *sync.WaitGroup) *h1.Server {
 		H2C: func(c net.Conn) {
 			if tc := trackedOf(c); tc != nil {
 				tc.markH2C()
-				tc.w = coalesce.New(tc.Conn)
+				tc.w = coalesce.New(tc.Conn.Conn)
 				wg.Go(tc.w.Run) // writes the connection's frames until it closes
 			}
 			h2.push(c)

@@ -10,11 +10,13 @@ import (
 
 	"github.com/gantry-proxy/gantry/dataplane/coalesce"
 	"github.com/gantry-proxy/gantry/dataplane/conninfo"
+	"github.com/gantry-proxy/gantry/internal/replayconn"
 )
 
 // trackedConn is an accepted connection whose first byte was read to tell
 // TLS (a handshake record starts with 0x16) from plain HTTP. It replays
-// that byte, and when closed removes itself from its entrypoint's
+// that byte (or the bytes a TCP router's peek gave back: giveBack) before
+// reading the socket again (replayconn.Conn's Read), and when closed removes itself from its entrypoint's
 // connection set (so Shutdown can close what is left, upgraded connections,
 // at the end of the grace period) and frees its connection slot.
 type trackedConn struct {
@@ -22,8 +24,9 @@ type trackedConn struct {
 	idle atomic.Bool
 	// busy is set while h1 reads or serves a request on the connection.
 	busy atomic.Bool
-	net.Conn
-	first    []byte
+	// Conn is the socket (Conn.Conn) and the bytes read from it still to
+	// be replayed (Conn.Pending).
+	replayconn.Conn
 	ep       *entryPoint
 	info     *conninfo.Info // the connection's facts, for every request on it
 	accepted time.Time
@@ -87,18 +90,6 @@ func trackedOf(c net.Conn) *trackedConn {
 	return nil
 }
 
-func (c *trackedConn) Read(b []byte) (int, error) {
-	if len(c.first) > 0 {
-		n := copy(b, c.first)
-		c.first = c.first[n:]
-		if len(c.first) == 0 {
-			c.first = nil // an idle connection keeps no array
-		}
-		return n, nil
-	}
-	return c.Conn.Read(b)
-}
-
 // Write writes b to the socket, or through the coalescer of an HTTP/2
 // connection.
 func (c *trackedConn) Write(b []byte) (int, error) {
@@ -111,7 +102,7 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 // SyscallConn exposes the socket, for h1's buffer-free wait between
 // requests.
 func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(syscall.Conn)
+	sc, ok := c.Conn.Conn.(syscall.Conn)
 	if !ok {
 		return nil, errors.New("connection has no file descriptor")
 	}
@@ -137,7 +128,7 @@ func (c *trackedConn) Close() error {
 // proxy propagates a backend's end of stream on upgraded (WebSocket)
 // connections instead of waiting for the client.
 func (c *trackedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+	if cw, ok := c.Conn.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil

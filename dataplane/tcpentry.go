@@ -32,7 +32,7 @@ var postgresSSLRequest = []byte{0, 0, 0, 8, 4, 210, 22, 47}
 // divert offers an accepted connection to the entrypoint's PROXY protocol
 // policy and TCP routers before HTTP sees it (the one hook in sniff). It
 // returns true when it took c (served it, or closed it); false hands c back
-// to HTTP, with the bytes it read left in c.first (and c counted as
+// to HTTP, with the bytes it read left in c.Pending (and c counted as
 // sniffed) so that the HTTP servers read them first. With neither TCP
 // routers nor proxyProtocol on the entrypoint it reads nothing.
 //
@@ -48,7 +48,7 @@ func (e *entryPoint) divert(c *trackedConn) bool {
 	if tep.Empty() && e.proxyIn == nil {
 		return false
 	}
-	raw, ok := c.Conn.(*net.TCPConn)
+	raw, ok := c.Conn.Conn.(*net.TCPConn)
 	if !ok {
 		return false
 	}
@@ -108,7 +108,7 @@ func (e *entryPoint) readProxyHeader(c *trackedConn, raw *net.TCPConn, br *bufio
 		return client, false, false
 	case found && trusted:
 		client = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-		c.Conn = &proxiedConn{TCPConn: raw, remote: net.TCPAddrFromAddrPort(client)}
+		c.Conn.Conn = &proxiedConn{TCPConn: raw, remote: net.TCPAddrFromAddrPort(client)}
 	case !trusted:
 		e.log.Debug("proxy protocol header of an untrusted peer dropped", "peer", raw.RemoteAddr().String())
 	}
@@ -153,13 +153,13 @@ func (e *entryPoint) routeTCP(t *router.Table, tep *tcpmux.EntryPoint, c *tracke
 }
 
 // giveBack hands c back to HTTP (divert's false): the read deadline is
-// cleared, and the bytes br read from raw are kept in c.first, c counted
+// cleared, and the bytes br read from raw are kept in c.Pending, c counted
 // as sniffed, so that the HTTP servers read them first.
 func (e *entryPoint) giveBack(c *trackedConn, raw *net.TCPConn, br *bufio.Reader) bool {
 	_ = raw.SetReadDeadline(time.Time{})
 	if n := br.Buffered(); n > 0 {
 		b, _ := br.Peek(n)
-		c.first = bytes.Clone(b)
+		c.Pending = bytes.Clone(b)
 		c.sniffed.Store(true)
 		e.sniffers.Add(-1)
 	}
