@@ -165,9 +165,10 @@ func NewLoadBalancer(ctx context.Context, name string, servers []*Server, t *Tra
 }
 
 // ServeTCP dials the next healthy server (trying each once) and forwards c
-// to it. A Postgres client whose TLS Gantry acknowledged gets the
-// SSLRequest replayed to the server first (passthrough of Postgres
-// STARTTLS, Traefik postgres.go).
+// to it; the server socket's keep-alive is set once the connection has
+// lived keepAliveDelay (armKeepAlive). A Postgres client whose TLS Gantry
+// acknowledged gets the SSLRequest replayed to the server first
+// (passthrough of Postgres STARTTLS, Traefik postgres.go).
 func (lb *LoadBalancer) ServeTCP(c *tcpmux.Conn) {
 	var triedBuf [4]*Server // the servers dialed so far (most services have few)
 	tried := triedBuf[:0]
@@ -179,11 +180,13 @@ func (lb *LoadBalancer) ServeTCP(c *tcpmux.Conn) {
 			return
 		}
 		tried = append(tried, s)
-		up, err := lb.transport.dial(lb.dialCtx, s, c)
+		up, raw, err := lb.transport.dial(lb.dialCtx, s, c)
 		if err != nil {
 			lb.log.Debug("tcp: dial failed", "service", lb.name, "server", s.Address, "error", err)
 			continue
 		}
+		ka := lb.transport.armKeepAlive(raw)
+		defer ka.stop() // once: both ways on return
 		if c.Postgres {
 			if err := replayPostgres(up); err != nil {
 				lb.log.Debug("tcp: postgres starttls towards server failed", "service", lb.name, "server", s.Address, "error", err)

@@ -40,28 +40,35 @@ func DefaultTransport() *Transport {
 }
 
 // dial connects to server s, with TLS when s asks for it, and writes the
-// PROXY protocol header for c first when the transport asks for one.
-// (Dialer.DialTCP with an address parsed once would skip the parsing per
-// dial, but it binds the socket to the zero local address first: one
-// syscall more per connection, measured.)
-func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (net.Conn, error) {
-	d := net.Dialer{Timeout: t.DialTimeout, KeepAlive: t.DialKeepAlive, KeepAliveConfig: keepAlive(t.DialKeepAlive)}
+// PROXY protocol header for c first when the transport asks for one. raw is
+// the TCP socket under conn (conn itself without TLS), for armKeepAlive:
+// the keep-alive options are not set here but once the connection has
+// lived keepAliveDelay (see armKeepAlive), unless dialKeepAlive is that
+// short. (Dialer.DialTCP with an address parsed once would skip the
+// parsing per dial, but it binds the socket to the zero local address
+// first: one syscall more per connection, measured.)
+func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (conn net.Conn, raw *net.TCPConn, err error) {
+	d := net.Dialer{Timeout: t.DialTimeout, KeepAlive: -1}
 	if t.DialTimeout <= 0 {
 		d.Timeout = 0
 	}
-	raw, err := d.DialContext(ctx, "tcp", s.Address)
-	if err != nil {
-		return nil, err
+	if ka := keepAlive(t.DialKeepAlive); ka.Enable && ka.Idle <= keepAliveDelay {
+		d.KeepAliveConfig = ka
 	}
+	nc, err := d.DialContext(ctx, "tcp", s.Address)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw = nc.(*net.TCPConn)
 	if t.ProxyProtocol > 0 {
 		hdr := ProxyHeader(t.ProxyProtocol, c.Client, c.LocalAddr())
 		if _, err := raw.Write(hdr); err != nil {
 			_ = raw.Close()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if !s.TLS {
-		return raw, nil
+		return raw, raw, nil
 	}
 	cfg := t.TLS
 	if cfg == nil {
@@ -81,9 +88,9 @@ func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (net.Co
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		_ = raw.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return tc, nil
+	return tc, raw, nil
 }
 
 // keepAlive is the backend socket's keep-alive for dialKeepAlive d:
@@ -100,6 +107,59 @@ func keepAlive(d time.Duration) net.KeepAliveConfig {
 		d = DefaultDialKeepAlive
 	}
 	return net.KeepAliveConfig{Enable: true, Idle: d, Interval: d, Count: -1}
+}
+
+// keepAliveDelay is how long a dialled connection lives before its
+// keep-alive options are set (armKeepAlive), when dialKeepAlive is longer.
+// A connection that ends sooner never idles for dialKeepAlive, so no probe
+// would have been sent: it skips the three setsockopt calls (SO_KEEPALIVE,
+// TCP_KEEPIDLE, TCP_KEEPINTVL) and the kernel's keep-alive timer. The
+// kernel counts the first idle period from when the options are set, so a
+// connection idle from its start sends its first probe at most this much
+// later than dialKeepAlive after the connect; later periods are unchanged.
+const keepAliveDelay = time.Second
+
+// keepAliveArm sets a dialled socket's keep-alive options keepAliveDelay
+// after armKeepAlive, unless stop comes first.
+type keepAliveArm struct {
+	raw   *net.TCPConn
+	cfg   net.KeepAliveConfig
+	timer *time.Timer
+	wg    sync.WaitGroup // the timer's function, while it runs
+}
+
+// armKeepAlive schedules dialKeepAlive's options on raw, the socket dial
+// returned, keepAliveDelay from now; nil when dial set them already (a
+// dialKeepAlive of keepAliveDelay or less) or keep-alive is disabled. The
+// caller calls stop when the connection ended.
+func (t *Transport) armKeepAlive(raw *net.TCPConn) *keepAliveArm {
+	cfg := keepAlive(t.DialKeepAlive)
+	if !cfg.Enable || cfg.Idle <= keepAliveDelay {
+		return nil
+	}
+	a := &keepAliveArm{raw: raw, cfg: cfg}
+	a.wg.Add(1)
+	a.timer = time.AfterFunc(keepAliveDelay, a.set)
+	return a
+}
+
+// set is the timer's function. An error (the connection closed meanwhile)
+// is ignored, as Go's Dialer ignores its own keep-alive errors.
+func (a *keepAliveArm) set() {
+	defer a.wg.Done()
+	_ = a.raw.SetKeepAliveConfig(a.cfg)
+}
+
+// stop cancels the setting if it has not started, else waits for it to
+// end. Safe on nil.
+func (a *keepAliveArm) stop() {
+	if a == nil {
+		return
+	}
+	if a.timer.Stop() {
+		a.wg.Done()
+	}
+	a.wg.Wait()
 }
 
 // postgresSSLRequest is the Postgres SSLRequest message: int32 length 8,
