@@ -271,6 +271,11 @@ func (i *Instance) restore(ctx context.Context) {
 	}
 }
 
+// Applied is closed once the first configuration is applied: the store's
+// last good one at Start, else the providers' first merge (at once when
+// there are no providers).
+func (i *Instance) Applied() <-chan struct{} { return i.first }
+
 // applied marks the first configuration applied.
 func (i *Instance) applied() { i.firstOnce.Do(func() { close(i.first) }) }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-proxy/gantry/dashboard"
 	"github.com/gantry-proxy/gantry/dataplane/handoff"
 	"github.com/gantry-proxy/gantry/instance"
+	"github.com/gantry-proxy/gantry/internal/exepages"
 	"github.com/gantry-proxy/gantry/providers/acme"
 	"github.com/gantry-proxy/gantry/providers/consul"
 	"github.com/gantry-proxy/gantry/router"
@@ -193,7 +194,29 @@ func (p *process) start(ctx context.Context, c *static.Configuration, ro reloadO
 			log.Warn("static configuration file not watched; SIGHUP reloads it", "error", err)
 		}
 	}
+	w.Components = append(w.Components, startPagesReleaser(p.inst.Applied(), log))
 	return p.inst.Start(ctx, w)
+}
+
+// startPagesReleaser is the component that, once the first configuration
+// is applied (applied closed), gives back the executable's start-up pages
+// (exepages.Release): what the package initialisers, the binding and the
+// first compilation touched stays in the page cache, but out of gantry's
+// RSS until used again. It returns at once after.
+func startPagesReleaser(applied <-chan struct{}, log *slog.Logger) instance.Component {
+	return instance.Component{Name: "start-up pages", Run: func(ctx context.Context) error {
+		select {
+		case <-applied:
+		case <-ctx.Done():
+			return nil
+		}
+		n, err := exepages.Release()
+		if err != nil {
+			return fmt.Errorf("give back the executable's start-up pages: %w", err)
+		}
+		log.Debug("gave back the executable's start-up pages", "bytes", n)
+		return nil
+	}}
 }
 
 // staticWatcher is the component telling run that the static

@@ -11,8 +11,11 @@
 # bytes they allocate, from GODEBUG=inittrace=1) and the packages it links.
 #
 # file is the binary's pages mapped into gantry (its code and read-only
-# data touched since start, at the kernel's fault granularity); anon is the
-# Go heap, stacks and runtime. "cold" first evicts the page cache of a
+# data touched, at the kernel's fault granularity: since the first
+# configuration was applied, when gantry gives back its start-up pages,
+# internal/exepages); anon is the Go heap, stacks and runtime. Gantry's
+# forced GC (every 2 minutes) maps more of them again: IDLE_WAIT=150 shows
+# that later state. "cold" first evicts the page cache of a
 # private copy of the binary (posix_fadvise DONTNEED on that copy only),
 # so the pages mapped are those gantry touches plus the kernel's
 # read-around; "warm" runs the same copy again with its pages cached, where
