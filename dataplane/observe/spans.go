@@ -78,7 +78,7 @@ func (s *span) setStatus(code codes.Code, desc string) {
 	s.status = sdktrace.Status{Code: code, Description: desc}
 }
 
-// end finishes s at end (zero: its start plus the monotonic time since)
+// finish ends s at end (zero: its start plus the monotonic time since)
 // and queues it for export; s is not the caller's any more.
 func (s *span) finish(end time.Time) {
 	if end.IsZero() {

@@ -129,9 +129,11 @@ func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 	default:
 		query = t.safeRawQuery(query)
 	}
-	full := u.prefix + r.URL.EscapedPath()
-	if query != "" {
-		full += "?" + query
+	var full string // one concatenation (one allocation) either way
+	if path := r.URL.EscapedPath(); query == "" {
+		full = u.prefix + path
+	} else {
+		full = u.prefix + path + "?" + query
 	}
 	attrs = append(attrs, semconv.URLFull(full), semconv.URLScheme(u.scheme),
 		semconv.NetworkPeerAddress(u.host), semconv.NetworkPeerPort(u.port), semconv.ServerAddress(u.host), semconv.ServerPort(u.port))
