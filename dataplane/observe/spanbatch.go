@@ -175,14 +175,20 @@ func (b *spanBatcher) exportBatch(fullOnly bool) bool {
 }
 
 // Shutdown stops queueing, exports the spans queued and shuts the
-// exporter down; ctx bounds the wait.
+// exporter down; ctx bounds the wait. Only the first call does; a later
+// one returns nil, as the SDK's TracerProvider.Shutdown.
 func (b *spanBatcher) Shutdown(ctx context.Context) error {
+	first := false
 	b.stopOnce.Do(func() {
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()
 		close(b.stop)
+		first = true
 	})
+	if !first {
+		return nil
+	}
 	var errs []error
 	select {
 	case <-b.done:

@@ -19,6 +19,7 @@ type gateExporter struct {
 	sizes   []int
 	entered chan struct{} // an export began (capacity 16)
 	gate    chan struct{}
+	stopped int // Shutdown calls
 }
 
 func (g *gateExporter) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
@@ -31,7 +32,12 @@ func (g *gateExporter) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan)
 	g.mu.Unlock()
 	return nil
 }
-func (g *gateExporter) Shutdown(context.Context) error { return nil }
+func (g *gateExporter) Shutdown(context.Context) error {
+	g.mu.Lock()
+	g.stopped++
+	g.mu.Unlock()
+	return nil
+}
 
 func (g *gateExporter) batches() []int {
 	g.mu.Lock()
@@ -74,6 +80,9 @@ func TestSpanBatcherQueueAndBatches(t *testing.T) {
 	}
 	if got := g.batches(); !slices.Equal(got, []int{3}) {
 		t.Errorf("batch sizes %v, want [3]: the partial batch at Shutdown", got)
+	}
+	if err := b.Shutdown(context.Background()); err != nil || g.stopped != 1 {
+		t.Errorf("second Shutdown: %v, exporter shut down %d times, want nil and once", err, g.stopped)
 	}
 
 	g = &gateExporter{entered: make(chan struct{}, 16)}
