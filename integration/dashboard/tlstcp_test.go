@@ -97,8 +97,13 @@ providers:
 		chromedp.Navigate(admin+"/dashboard/#router/shop@file"),
 		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body .tlspanel[data-loaded="true"]`)))
-	rows := value(t, ctx, "read the TLS panel", 60*time.Second, chromedp.Evaluate[map[string]string](
-		`Object.fromEntries([...document.querySelectorAll('#detail-body .tlspanel tr')].map(r => [r.dataset.tls, r.querySelector('td').innerText]))`))
+	// The page is drawn again on every configuration reload; the rows are
+	// read from a filled panel in one evaluation, polled until one is there.
+	var rows map[string]string
+	for deadline := time.Now().Add(30 * time.Second); len(rows) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		rows = value(t, ctx, "read the TLS panel", 60*time.Second, chromedp.Evaluate[map[string]string](
+			`Object.fromEntries([...document.querySelectorAll('#detail-body .tlspanel[data-loaded="true"] tr')].map(r => [r.dataset.tls, r.querySelector('td').innerText]))`))
+	}
 	t.Logf("TLS panel: %v", rows)
 	for k, want := range map[string][]string{
 		"Resolver":           {"none"},

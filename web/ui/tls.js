@@ -51,6 +51,11 @@ export function leftText(t, now = Date.now()) {
 
 const row = (k, ...v) => el('tr', { 'data-tls': k }, el('th', {}, k), el('td', {}, v));
 
+// lastRead holds the certificates and options read last ([certs, opts]),
+// so a page drawn again (every configuration change redraws it) shows the
+// panel filled at once instead of empty until the next read answers.
+let lastRead = null;
+
 // tlsPanel returns the panel for router r (HTTP or TCP), filled once the
 // certificates and options are read; null without a tls section.
 export function tlsPanel(r) {
@@ -83,6 +88,10 @@ export function tlsPanel(r) {
     tbody.replaceChildren(...rows);
     box.dataset.loaded = 'true';
   };
-  Promise.all([getJSON('tls/certificates').catch(() => []), getJSON('tls/options').catch(() => [])]).then(([c, o]) => fillIn(c, o));
+  if (lastRead) fillIn(...lastRead);
+  Promise.all([getJSON('tls/certificates').catch(() => []), getJSON('tls/options').catch(() => [])]).then(([c, o]) => {
+    lastRead = [c, o];
+    fillIn(c, o);
+  });
   return box;
 }
