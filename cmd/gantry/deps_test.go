@@ -43,6 +43,19 @@ func TestBinaryLinksNoKubernetesClientsets(t *testing.T) {
 	}
 }
 
+// The Docker provider speaks the Engine API through its own small client
+// (providers/docker/engineapi): the official client and its dependencies
+// (distribution/reference, OpenTelemetry's HTTP instrumentation, ...)
+// allocated at init in every gantry process, Docker configured or not.
+func TestBinaryLinksNoDockerClient(t *testing.T) {
+	for _, d := range linked(t, "github.com/docker/docker/",
+		"github.com/docker/go-connections/",
+		"github.com/distribution/reference",
+		"github.com/opencontainers/") {
+		t.Errorf("cmd/gantry links %s: the Docker provider reads through providers/docker/engineapi", d)
+	}
+}
+
 // linked returns the packages gantry links (go list -deps) that are, or
 // lie under, one of prefixes: each forbidden prefix at most once.
 func linked(t *testing.T, prefixes ...string) []string {

@@ -62,7 +62,7 @@ type Docker struct {
 // digits, "-"; unique) qualifies what Gantry names after a container on
 // that engine. HostAddress is the address its containers are reached on
 // through their published ports; it defaults to the endpoint's host for
-// tcp://, http(s):// and ssh:// endpoints (remote daemons) and is unset for
+// tcp:// and http(s):// endpoints (remote daemons) and is unset for
 // unix:// (a local daemon: containers are reached on their own networks).
 type DockerEndpoint struct {
 	Name              string            `json:"name,omitempty"`

@@ -47,7 +47,7 @@ func testOutage(t *testing.T, e *env) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		if !strings.Contains(string(b), "Cannot connect to the Docker daemon") && !strings.Contains(string(b), "event stream") {
+		if !strings.Contains(string(b), "cannot connect to the Docker daemon") && !strings.Contains(string(b), "event stream") {
 			return fmt.Errorf("docker source shows no error yet: %.300s", b)
 		}
 		return nil

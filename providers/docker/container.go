@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
 )
 
 // containerInfo is what build needs to know about one container: the parts
@@ -68,26 +68,16 @@ type binding struct {
 
 // fromInspect extracts a containerInfo from an inspect response. Networks
 // of a container in network_mode container:<id> are filled in by the caller.
-func fromInspect(in container.InspectResponse) containerInfo {
-	var c containerInfo
-	if in.ContainerJSONBase != nil {
-		c.ID = in.ID
-		c.Name = strings.TrimPrefix(in.Name, "/")
-		if in.State != nil {
-			c.State = string(in.State.Status)
-			if h := in.State.Health; h != nil {
-				c.Health = string(h.Status)
-				if n := len(h.Log); n > 0 && h.Log[n-1] != nil {
-					c.HealthLog = lastCheck(h.Log[n-1].ExitCode, h.Log[n-1].Output)
-				}
-			}
-		}
-		if in.HostConfig != nil {
-			c.NetworkMode = string(in.HostConfig.NetworkMode)
-		}
+func fromInspect(in engineapi.Container) containerInfo {
+	c := containerInfo{
+		ID: in.ID, Name: strings.TrimPrefix(in.Name, "/"), Labels: in.Config.Labels,
+		State: in.State.Status, NetworkMode: in.HostConfig.NetworkMode,
 	}
-	if in.Config != nil {
-		c.Labels = in.Config.Labels
+	if h := in.State.Health; h != nil {
+		c.Health = h.Status
+		if n := len(h.Log); n > 0 && h.Log[n-1] != nil {
+			c.HealthLog = lastCheck(h.Log[n-1].ExitCode, h.Log[n-1].Output)
+		}
 	}
 	ports := map[string]*portInfo{}
 	addPort := func(spec string) *portInfo {
@@ -106,23 +96,19 @@ func fromInspect(in container.InspectResponse) containerInfo {
 		ports[spec] = p
 		return p
 	}
-	if in.Config != nil {
-		for p := range in.Config.ExposedPorts {
-			addPort(string(p))
+	for p := range in.Config.ExposedPorts {
+		addPort(p)
+	}
+	for p, bs := range in.NetworkSettings.Ports {
+		pi := addPort(p)
+		if pi == nil {
+			continue
+		}
+		for _, b := range bs {
+			pi.Bindings = append(pi.Bindings, binding{HostIP: b.HostIP, HostPort: b.HostPort})
 		}
 	}
-	if ns := in.NetworkSettings; ns != nil {
-		for p, bs := range ns.Ports {
-			pi := addPort(string(p))
-			if pi == nil {
-				continue
-			}
-			for _, b := range bs {
-				pi.Bindings = append(pi.Bindings, binding{HostIP: b.HostIP, HostPort: b.HostPort})
-			}
-		}
-		c.Networks = networksOf(ns)
-	}
+	c.Networks = networksOf(in.NetworkSettings.Networks)
 	for _, p := range ports {
 		c.Ports = append(c.Ports, *p)
 	}
@@ -132,9 +118,10 @@ func fromInspect(in container.InspectResponse) containerInfo {
 	return c
 }
 
-func networksOf(ns *container.NetworkSettings) []netInfo {
+// networksOf lists a container's attached networks, sorted by name.
+func networksOf(nets map[string]*engineapi.Endpoint) []netInfo {
 	var out []netInfo
-	for name, ep := range ns.Networks {
+	for name, ep := range nets {
 		if ep == nil {
 			continue
 		}

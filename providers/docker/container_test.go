@@ -3,39 +3,34 @@ package docker
 import (
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/network"
-	"github.com/docker/go-connections/nat"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
 )
 
 func TestFromInspect(t *testing.T) {
-	in := container.InspectResponse{
-		ContainerJSONBase: &container.ContainerJSONBase{
-			ID: "abc", Name: "/web-1",
-			State: &container.State{Status: container.StateRunning, Health: &container.Health{
-				Status: container.Unhealthy,
-				Log: []*container.HealthcheckResult{
-					{ExitCode: 0, Output: "ok"},
-					{ExitCode: 1, Output: "503 Service\n Unavailable\n"},
-				},
-			}},
-			HostConfig: &container.HostConfig{NetworkMode: "proxy"},
-		},
-		Config: &container.Config{
-			Labels:       map[string]string{"a": "b"},
-			ExposedPorts: nat.PortSet{"8080/tcp": {}, "443/tcp": {}, "53/udp": {}},
-		},
-		NetworkSettings: &container.NetworkSettings{
-			NetworkSettingsBase: container.NetworkSettingsBase{Ports: nat.PortMap{
+	in := engineapi.Container{
+		ID: "abc", Name: "/web-1",
+		State: engineapi.State{Status: "running", Health: &engineapi.Health{
+			Status: "unhealthy",
+			Log: []*engineapi.HealthResult{
+				{ExitCode: 0, Output: "ok"},
+				{ExitCode: 1, Output: "503 Service\n Unavailable\n"},
+			},
+		}},
+		NetworkSettings: engineapi.NetworkSettings{
+			Ports: map[string][]engineapi.PortBinding{
 				"443/tcp": {{HostIP: "127.0.0.1", HostPort: "8443"}},
-			}},
-			Networks: map[string]*network.EndpointSettings{
+			},
+			Networks: map[string]*engineapi.Endpoint{
 				"zeta":  {IPAddress: "192.0.2.2"},
 				"alpha": {GlobalIPv6Address: "2001:db8::1"},
 			},
 		},
 	}
+	in.HostConfig.NetworkMode = "proxy"
+	in.Config.Labels = map[string]string{"a": "b"}
+	in.Config.ExposedPorts = map[string]struct{}{"8080/tcp": {}, "443/tcp": {}, "53/udp": {}}
 	want := containerInfo{
 		ID: "abc", Name: "web-1", Labels: map[string]string{"a": "b"},
 		State: "running", Health: "unhealthy", HealthLog: "exit 1: 503 Service Unavailable",

@@ -12,10 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/client"
-
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
 )
 
 // engine is one Docker engine of providers.docker.endpoints.
@@ -53,7 +52,7 @@ func newEngines(opts static.Docker) ([]*engine, error) {
 		if ep.Endpoint == "" {
 			return nil, fmt.Errorf("%s.endpoint: empty", where)
 		}
-		u, err := client.ParseHostURL(ep.Endpoint)
+		u, err := engineapi.ParseEndpoint(ep.Endpoint)
 		if err != nil {
 			return nil, fmt.Errorf("%s.endpoint %q: %w", where, ep.Endpoint, err)
 		}
@@ -68,16 +67,16 @@ func newEngines(opts static.Docker) ([]*engine, error) {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out = append(out, &engine{name: ep.Name, endpoint: ep.Endpoint, hostAddress: host,
-			newClient: func() (dockerAPI, error) { return client.NewClientWithOpts(co...) }})
+			newClient: func() (dockerAPI, error) { return engineapi.New(co) }})
 	}
 	return out, nil
 }
 
-// remoteHost is the host of a remote engine's endpoint (tcp, http, https,
-// ssh), "" for a local one (unix, npipe).
+// remoteHost is the host of a remote engine's endpoint (tcp, http,
+// https), "" for a local one (unix).
 func remoteHost(u *url.URL) string {
 	switch u.Scheme {
-	case "tcp", "http", "https", "ssh":
+	case "tcp", "http", "https":
 		return u.Hostname()
 	}
 	return ""

@@ -8,13 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/events"
-	"github.com/docker/go-connections/nat"
-
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
 )
 
 // flakyAPI is a fakeAPI whose engine can go down (Ping fails, the event
@@ -25,13 +21,13 @@ type flakyAPI struct {
 	down bool
 }
 
-func (f *flakyAPI) Ping(ctx context.Context) (types.Ping, error) {
+func (f *flakyAPI) Ping(ctx context.Context) (engineapi.Ping, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
-		return types.Ping{}, errors.New("connection refused")
+		return engineapi.Ping{}, errors.New("connection refused")
 	}
-	return types.Ping{}, nil
+	return engineapi.Ping{}, nil
 }
 
 func (f *flakyAPI) setDown(d bool) {
@@ -47,9 +43,9 @@ func newEngine(name, host string, f *flakyAPI) *engine {
 	return &engine{name: name, endpoint: "fake://" + name, hostAddress: host, newClient: func() (dockerAPI, error) { return f, nil }}
 }
 
-func published(id, name, ip, hostPort string) container.InspectResponse {
+func published(id, name, ip, hostPort string) engineapi.Container {
 	c := inspected(id, name, ip)
-	c.NetworkSettings.Ports = nat.PortMap{"80/tcp": {{HostIP: "0.0.0.0", HostPort: hostPort}}}
+	c.NetworkSettings.Ports = map[string][]engineapi.PortBinding{"80/tcp": {{HostIP: "0.0.0.0", HostPort: hostPort}}}
 	return c
 }
 
@@ -61,10 +57,10 @@ func published(id, name, ip, hostPort string) container.InspectResponse {
 // problem goes.
 func TestRunSeveralEngines(t *testing.T) {
 	engineMinBackoff, engineMaxBackoff = 10*time.Millisecond, 50*time.Millisecond
-	a := &flakyAPI{fakeAPI: &fakeAPI{running: []container.InspectResponse{published("a1", "web", "192.0.2.1", "8080")},
-		evs: make(chan events.Message), errs: make(chan error, 1)}}
-	b := &flakyAPI{fakeAPI: &fakeAPI{running: []container.InspectResponse{published("b1", "web", "10.9.9.9", "8081")},
-		evs: make(chan events.Message), errs: make(chan error, 1)}}
+	a := &flakyAPI{fakeAPI: &fakeAPI{running: []engineapi.Container{published("a1", "web", "192.0.2.1", "8080")},
+		evs: make(chan engineapi.Event), errs: make(chan error, 1)}}
+	b := &flakyAPI{fakeAPI: &fakeAPI{running: []engineapi.Container{published("b1", "web", "10.9.9.9", "8081")},
+		evs: make(chan engineapi.Event), errs: make(chan error, 1)}}
 	p, err := New(static.Docker{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +120,7 @@ func TestRunSeveralEngines(t *testing.T) {
 	a.fakeAPI.mu.Lock()
 	a.running = append(a.running, published("a2", "api", "192.0.2.2", "8082"))
 	a.fakeAPI.mu.Unlock()
-	a.evs <- events.Message{Type: events.ContainerEventType, Action: "start"}
+	a.evs <- engineapi.Event{Type: "container", Action: "start"}
 	s = await("a's new container", func(s providers.Snapshot) bool { return len(servers(s)) == 3 })
 	if !hasSource(s, "docker endpoint b") || s.Config.HTTP.Routers["api-a"] == nil {
 		t.Fatalf("want api-a routed and b still a problem; routers %v problems %v", keys(s.Config.HTTP.Routers), s.Problems)
@@ -190,9 +186,11 @@ func TestEndpointsRefused(t *testing.T) {
 		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a b", Endpoint: "unix:///a"}}}, `endpoints[0].name "a b"`},
 		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a", Endpoint: "unix:///a"}, {Name: "a", Endpoint: "unix:///b"}}}, `endpoints[1].name "a": used twice`},
 		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a"}}}, "endpoints[0].endpoint: empty"},
+		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a", Endpoint: "ssh://deploy@hostc"}}}, `endpoints[0].endpoint "ssh://deploy@hostc": docker host "ssh://deploy@hostc": scheme "ssh" not supported`},
+		{static.Docker{Endpoint: "/var/run/docker.sock"}, `docker: endpoint: docker host "/var/run/docker.sock": want unix:///path/to/socket`},
 	} {
 		if _, err := New(c.opts, nil); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: got %v, want %q", c.opts.Endpoints, err, c.want)
+			t.Errorf("%q %+v: got %v, want %q", c.opts.Endpoint, c.opts.Endpoints, err, c.want)
 		}
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -17,15 +17,10 @@ import (
 	"time"
 
 	"github.com/Masterminds/sprig/v3"
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/events"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
-	"github.com/docker/go-connections/sockets"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
 )
 
 const providerName = "docker"
@@ -42,12 +37,13 @@ const (
 // empty: Gantry's own, then Traefik's.
 var DefaultPrefixes = []string{"gantry", "traefik"}
 
-// dockerAPI is the part of the Docker client the provider uses: reads only.
+// dockerAPI is the part of the Docker client (*engine.Client) the provider
+// uses: reads only.
 type dockerAPI interface {
-	Ping(ctx context.Context) (types.Ping, error)
-	ContainerList(ctx context.Context, o container.ListOptions) ([]container.Summary, error)
-	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
-	Events(ctx context.Context, o events.ListOptions) (<-chan events.Message, <-chan error)
+	Ping(ctx context.Context) (engineapi.Ping, error)
+	ContainerList(ctx context.Context) ([]engineapi.Summary, error)
+	ContainerInspect(ctx context.Context, id string) (engineapi.Container, error)
+	Events(ctx context.Context, types ...string) (<-chan engineapi.Event, <-chan error)
 	Close() error
 }
 
@@ -105,7 +101,7 @@ func New(opts static.Docker, log *slog.Logger) (*Provider, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
-	clientOpts, err := clientOptions(opts, endpoint)
+	co, err := clientOptions(opts, endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +111,7 @@ func New(opts static.Docker, log *slog.Logger) (*Provider, error) {
 		watch:    opts.Watch == nil || *opts.Watch,
 		base:     s,
 	}
-	p.newClient = func() (dockerAPI, error) { return client.NewClientWithOpts(clientOpts...) }
+	p.newClient = func() (dockerAPI, error) { return engineapi.New(co) }
 	if len(opts.Endpoints) > 0 {
 		if opts.Endpoint != "" {
 			return nil, fmt.Errorf("docker: set endpoint or endpoints, not both")
@@ -127,33 +123,23 @@ func New(opts static.Docker, log *slog.Logger) (*Provider, error) {
 	return p, nil
 }
 
-func clientOptions(opts static.Docker, endpoint string) ([]client.Opt, error) {
-	headers := map[string]string{"User-Agent": "Gantry"}
+// clientOptions are the engine client's options for endpoint: headers
+// (User-Agent, basic auth), TLS and the timeout. Errors name the endpoint
+// (not unix://, tcp://, http:// or https://) or the TLS option.
+func clientOptions(opts static.Docker, endpoint string) (engineapi.Options, error) {
+	co := engineapi.Options{Endpoint: endpoint, Headers: map[string]string{"User-Agent": "Gantry"}, Timeout: opts.HTTPClientTimeout.D()}
 	if opts.Username != "" || opts.Password != "" {
-		headers["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(opts.Username+":"+opts.Password))
+		co.Headers["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(opts.Username+":"+opts.Password))
 	}
-	co := []client.Opt{
-		client.WithHost(endpoint),
-		client.WithAPIVersionNegotiation(),
-		client.WithHTTPHeaders(headers),
+	if _, err := engineapi.ParseEndpoint(endpoint); err != nil {
+		return co, fmt.Errorf("docker: endpoint: %w", err)
 	}
 	if opts.TLS != nil {
 		tc, err := tlsConfig(opts)
 		if err != nil {
-			return nil, err
+			return co, err
 		}
-		u, err := client.ParseHostURL(endpoint)
-		if err != nil {
-			return nil, fmt.Errorf("docker: endpoint %q: %w", endpoint, err)
-		}
-		tr := &http.Transport{TLSClientConfig: tc}
-		if err := sockets.ConfigureTransport(tr, u.Scheme, u.Host); err != nil {
-			return nil, fmt.Errorf("docker: endpoint %q: %w", endpoint, err)
-		}
-		co = append(co, client.WithHTTPClient(&http.Client{Transport: tr}), client.WithScheme("https"))
-	}
-	if opts.HTTPClientTimeout > 0 {
-		co = append(co, client.WithTimeout(opts.HTTPClientTimeout.D()))
+		co.TLS = tc
 	}
 	return co, nil
 }
@@ -258,10 +244,7 @@ func (p *Provider) watchEngine(ctx context.Context, endpoint string, newClient f
 	// Subscribe before listing so that no change falls between the two.
 	evCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	evs, errs := cli.Events(evCtx, events.ListOptions{Filters: filters.NewArgs(
-		filters.Arg("type", string(events.ContainerEventType)),
-		filters.Arg("type", string(events.NetworkEventType)),
-	)})
+	evs, errs := cli.Events(evCtx, "container", "network")
 	if err := w.refresh(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -301,12 +284,12 @@ func (p *Provider) watchEngine(ctx context.Context, endpoint string, newClient f
 }
 
 // relevant reports whether an event can change routing.
-func relevant(ev events.Message) bool {
-	a := string(ev.Action)
+func relevant(ev engineapi.Event) bool {
+	a := ev.Action
 	switch ev.Type {
-	case events.NetworkEventType:
+	case "network":
 		return a == "connect" || a == "disconnect"
-	case events.ContainerEventType:
+	case "container":
 		switch a {
 		case "start", "die", "stop", "kill", "destroy", "pause", "unpause", "rename", "restart":
 			return true
@@ -386,7 +369,7 @@ func (w *watcher) refresh(ctx context.Context) error {
 // costs one list call plus one inspect per changed container. A container
 // that vanishes between list and inspect is skipped.
 func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
-	sum, err := w.cli.ContainerList(ctx, container.ListOptions{All: true})
+	sum, err := w.cli.ContainerList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("docker: list containers: %w", err)
 	}
@@ -401,7 +384,7 @@ func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
 		}
 		in, err := w.cli.ContainerInspect(ctx, s.ID)
 		if err != nil {
-			if client.IsErrNotFound(err) {
+			if errors.Is(err, engineapi.ErrNotFound) {
 				continue
 			}
 			return nil, fmt.Errorf("docker: inspect container %s: %w", shortID(s.ID), err)
@@ -410,9 +393,9 @@ func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
 		if target, ok := strings.CutPrefix(c.NetworkMode, "container:"); ok {
 			// network_mode container:X shares X's network stack and
 			// addresses; X can change on its own, so c is never cached.
-			if tin, err := w.cli.ContainerInspect(ctx, target); err == nil && tin.NetworkSettings != nil {
-				c.Networks = networksOf(tin.NetworkSettings)
-			} else if err != nil && !client.IsErrNotFound(err) {
+			if tin, err := w.cli.ContainerInspect(ctx, target); err == nil {
+				c.Networks = networksOf(tin.NetworkSettings.Networks)
+			} else if err != nil && !errors.Is(err, engineapi.ErrNotFound) {
 				return nil, fmt.Errorf("docker: inspect container %s (network of %s): %w", shortID(target), c.Name, err)
 			}
 			fp = ""
@@ -448,19 +431,17 @@ var healthInStatus = regexp.MustCompile(`\((healthy|unhealthy|health: starting)\
 // container: its state, health, network addresses and ports. Labels and the
 // network mode are fixed for a container's life; its name can change
 // (rename), so the name is included too.
-func fingerprint(s container.Summary) string {
+func fingerprint(s engineapi.Summary) string {
 	f := struct {
 		Names  []string
 		State  string
 		Health string
 		Nets   map[string]string
-		Ports  []container.Port
-	}{Names: s.Names, State: string(s.State), Health: healthInStatus.FindString(s.Status), Ports: s.Ports, Nets: map[string]string{}}
-	if s.NetworkSettings != nil {
-		for n, ep := range s.NetworkSettings.Networks {
-			if ep != nil {
-				f.Nets[n] = ep.IPAddress + " " + ep.GlobalIPv6Address
-			}
+		Ports  []engineapi.Port
+	}{Names: s.Names, State: s.State, Health: healthInStatus.FindString(s.Status), Ports: s.Ports, Nets: map[string]string{}}
+	for n, ep := range s.NetworkSettings.Networks {
+		if ep != nil {
+			f.Nets[n] = ep.IPAddress + " " + ep.GlobalIPv6Address
 		}
 	}
 	b, _ := json.Marshal(f)

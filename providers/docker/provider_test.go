@@ -3,19 +3,17 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/events"
-	"github.com/docker/docker/api/types/network"
 	"go.uber.org/goleak"
 
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
+	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -27,26 +25,26 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	lists    int
 	inspects int
-	running  []container.InspectResponse
-	evs      chan events.Message
+	running  []engineapi.Container
+	evs      chan engineapi.Event
 	errs     chan error
 }
 
-func (f *fakeAPI) Ping(context.Context) (types.Ping, error) { return types.Ping{}, f.pingErr }
-func (f *fakeAPI) Close() error                             { return nil }
+func (f *fakeAPI) Ping(context.Context) (engineapi.Ping, error) { return engineapi.Ping{}, f.pingErr }
+func (f *fakeAPI) Close() error                                 { return nil }
 
-func (f *fakeAPI) ContainerList(context.Context, container.ListOptions) ([]container.Summary, error) {
+func (f *fakeAPI) ContainerList(context.Context) ([]engineapi.Summary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lists++
-	var out []container.Summary
+	var out []engineapi.Summary
 	for _, c := range f.running {
-		out = append(out, container.Summary{ID: c.ID, Names: []string{c.Name}, State: c.State.Status})
+		out = append(out, engineapi.Summary{ID: c.ID, Names: []string{c.Name}, State: c.State.Status})
 	}
 	return out, nil
 }
 
-func (f *fakeAPI) ContainerInspect(_ context.Context, id string) (container.InspectResponse, error) {
+func (f *fakeAPI) ContainerInspect(_ context.Context, id string) (engineapi.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inspects++
@@ -55,10 +53,10 @@ func (f *fakeAPI) ContainerInspect(_ context.Context, id string) (container.Insp
 			return c, nil
 		}
 	}
-	return container.InspectResponse{}, errors.New("no such container")
+	return engineapi.Container{}, fmt.Errorf("inspect %s: %w", id, engineapi.ErrNotFound)
 }
 
-func (f *fakeAPI) Events(context.Context, events.ListOptions) (<-chan events.Message, <-chan error) {
+func (f *fakeAPI) Events(context.Context, ...string) (<-chan engineapi.Event, <-chan error) {
 	return f.evs, f.errs
 }
 
@@ -68,14 +66,11 @@ func (f *fakeAPI) counts() (int, int) {
 	return f.lists, f.inspects
 }
 
-func inspected(id, name, ip string) container.InspectResponse {
-	return container.InspectResponse{
-		ContainerJSONBase: &container.ContainerJSONBase{ID: id, Name: "/" + name, State: &container.State{Status: container.StateRunning}},
-		Config:            &container.Config{Labels: map[string]string{"gantry.http.services.s.loadbalancer.server.port": "80"}},
-		NetworkSettings: &container.NetworkSettings{Networks: map[string]*network.EndpointSettings{
-			"n": {IPAddress: ip},
-		}},
-	}
+func inspected(id, name, ip string) engineapi.Container {
+	c := engineapi.Container{ID: id, Name: "/" + name, State: engineapi.State{Status: "running"}}
+	c.Config.Labels = map[string]string{"gantry.http.services.s.loadbalancer.server.port": "80"}
+	c.NetworkSettings.Networks = map[string]*engineapi.Endpoint{"n": {IPAddress: ip}}
+	return c
 }
 
 func newFakeProvider(t *testing.T, f *fakeAPI) *Provider {
@@ -109,8 +104,8 @@ func TestRunUnreachable(t *testing.T) {
 // one, which keeps the configuration).
 func TestRunEventStreamBreaks(t *testing.T) {
 	f := &fakeAPI{
-		running: []container.InspectResponse{inspected("c1", "web-1", "192.0.2.1")},
-		evs:     make(chan events.Message), errs: make(chan error, 1),
+		running: []engineapi.Container{inspected("c1", "web-1", "192.0.2.1")},
+		evs:     make(chan engineapi.Event), errs: make(chan error, 1),
 	}
 	p := newFakeProvider(t, f)
 	var got []providers.Snapshot
@@ -129,8 +124,8 @@ func TestRunEventStreamBreaks(t *testing.T) {
 // snapshot is not published again; cancelling ctx returns nil.
 func TestRunEvents(t *testing.T) {
 	f := &fakeAPI{
-		running: []container.InspectResponse{inspected("c1", "web-1", "192.0.2.1")},
-		evs:     make(chan events.Message), errs: make(chan error),
+		running: []engineapi.Container{inspected("c1", "web-1", "192.0.2.1")},
+		evs:     make(chan engineapi.Event), errs: make(chan error),
 	}
 	p := newFakeProvider(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -138,12 +133,12 @@ func TestRunEvents(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- p.Run(ctx, func(s providers.Snapshot) { published <- s }) }()
 	<-published
-	send := func(typ events.Type, action string) {
-		f.evs <- events.Message{Type: typ, Action: events.Action(action)}
+	send := func(typ, action string) {
+		f.evs <- engineapi.Event{Type: typ, Action: action}
 	}
 	// Irrelevant, then relevant but unchanged: no publish, one more list.
-	send(events.ContainerEventType, "exec_start: /probe")
-	send(events.ContainerEventType, "health_status: healthy")
+	send("container", "exec_start: /probe")
+	send("container", "health_status: healthy")
 	// Let that re-list finish before the next event, so the two do not
 	// coalesce into one (bursts do, by design) and the count below is exact.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -158,7 +153,7 @@ func TestRunEvents(t *testing.T) {
 	f.mu.Lock()
 	f.running = append(f.running, inspected("c2", "web-2", "192.0.2.2"))
 	f.mu.Unlock()
-	send(events.NetworkEventType, "connect")
+	send("network", "connect")
 	s := <-published
 	if n := len(s.Config.HTTP.Services["s"].LoadBalancer.Servers); n != 2 {
 		t.Fatalf("got %d servers, want 2", n)
