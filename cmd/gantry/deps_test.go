@@ -6,6 +6,30 @@ import (
 	"testing"
 )
 
+// linked returns the packages gantry links (go list -deps) that are, or
+// lie under, one of prefixes: each forbidden prefix at most once.
+func linked(t *testing.T, prefixes ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 100 {
+		t.Fatalf("go list -deps listed %d packages: %q", len(deps), out)
+	}
+	var found []string
+	for _, p := range prefixes {
+		for _, d := range deps {
+			if d == p || strings.HasPrefix(d, p) {
+				found = append(found, d)
+				break
+			}
+		}
+	}
+	return found
+}
+
 // What gantry links initialises at every start, configured or not (each
 // package's init runs and touches its pages of the binary). Code that
 // only some configurations use and that pulls in heavy SDKs stays out of
@@ -54,28 +78,4 @@ func TestBinaryLinksNoDockerClient(t *testing.T) {
 		"github.com/opencontainers/") {
 		t.Errorf("cmd/gantry links %s: the Docker provider reads through providers/docker/engineapi", d)
 	}
-}
-
-// linked returns the packages gantry links (go list -deps) that are, or
-// lie under, one of prefixes: each forbidden prefix at most once.
-func linked(t *testing.T, prefixes ...string) []string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 100 {
-		t.Fatalf("go list -deps listed %d packages: %q", len(deps), out)
-	}
-	var found []string
-	for _, p := range prefixes {
-		for _, d := range deps {
-			if d == p || strings.HasPrefix(d, p) {
-				found = append(found, d)
-				break
-			}
-		}
-	}
-	return found
 }
