@@ -73,10 +73,10 @@ func newEngines(opts static.Docker) ([]*engine, error) {
 }
 
 // remoteHost is the host of a remote engine's endpoint (tcp, http,
-// https), "" for a local one (unix).
+// https, ssh), "" for a local one (unix).
 func remoteHost(u *url.URL) string {
 	switch u.Scheme {
-	case "tcp", "http", "https":
+	case "tcp", "http", "https", "ssh":
 		return u.Hostname()
 	}
 	return ""

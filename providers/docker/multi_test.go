@@ -186,11 +186,30 @@ func TestEndpointsRefused(t *testing.T) {
 		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a b", Endpoint: "unix:///a"}}}, `endpoints[0].name "a b"`},
 		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a", Endpoint: "unix:///a"}, {Name: "a", Endpoint: "unix:///b"}}}, `endpoints[1].name "a": used twice`},
 		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a"}}}, "endpoints[0].endpoint: empty"},
-		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a", Endpoint: "ssh://deploy@hostc"}}}, `endpoints[0].endpoint "ssh://deploy@hostc": docker host "ssh://deploy@hostc": scheme "ssh" not supported`},
+		{static.Docker{Endpoints: []static.DockerEndpoint{{Name: "a", Endpoint: "npipe:////./pipe/docker"}}}, `endpoints[0].endpoint "npipe:////./pipe/docker": docker host "npipe:////./pipe/docker": scheme "npipe" not supported`},
 		{static.Docker{Endpoint: "/var/run/docker.sock"}, `docker: endpoint: docker host "/var/run/docker.sock": want unix:///path/to/socket`},
 	} {
 		if _, err := New(c.opts, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q %+v: got %v, want %q", c.opts.Endpoint, c.opts.Endpoints, err, c.want)
+		}
+	}
+}
+
+// A remote engine's published ports are on its host: for tcp:// and
+// ssh:// endpoints the host of the endpoint, for unix:// none.
+func TestEngineHostAddress(t *testing.T) {
+	engines, err := newEngines(static.Docker{Endpoints: []static.DockerEndpoint{
+		{Name: "local", Endpoint: "unix:///var/run/docker.sock"},
+		{Name: "tcp", Endpoint: "tcp://198.51.100.7:2376"},
+		{Name: "ssh", Endpoint: "ssh://deploy@docker-b.example:2222"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"local": "", "tcp": "198.51.100.7", "ssh": "docker-b.example"}
+	for _, e := range engines {
+		if e.hostAddress != want[e.name] {
+			t.Errorf("engine %s: host address %q, want %q", e.name, e.hostAddress, want[e.name])
 		}
 	}
 }

@@ -4,7 +4,9 @@
 // structs holding only the fields Gantry reads.
 //
 // Endpoints: unix:///path/to/socket, tcp://host:port[/base],
-// http://host:port[/base] and https://host:port[/base]. Every error names
+// http://host:port[/base], https://host:port[/base] and
+// ssh://[user@]host[:port][/path/to/socket] (through ssh(1) and the remote
+// `docker system dial-stdio`, as Docker's CLI and Traefik). Every error names
 // the endpoint and the call; every response is read under a size limit
 // (32 MiB per object, 256 MiB per container list), so a
 // broken or hostile engine cannot make Gantry allocate without bound.
@@ -93,9 +95,9 @@ type Client struct {
 
 // ParseEndpoint splits a Docker endpoint as the official client does,
 // "proto://addr": Scheme is the protocol, Host the socket path (unix) or
-// host:port, Path the base path of a tcp:// or http(s):// endpoint. It
-// fails on another protocol (ssh://, npipe://: Gantry has no SSH client and
-// no named pipes).
+// host:port, Path the base path of a tcp:// or http(s):// endpoint (an
+// ssh:// endpoint keeps its user, host, port and socket path). It fails on
+// another protocol (npipe://: Windows named pipes).
 func ParseEndpoint(endpoint string) (*url.URL, error) {
 	proto, addr, ok := strings.Cut(endpoint, "://")
 	if !ok || addr == "" {
@@ -110,8 +112,10 @@ func ParseEndpoint(endpoint string) (*url.URL, error) {
 			return nil, fmt.Errorf("docker host %q: %w", endpoint, err)
 		}
 		return &url.URL{Scheme: proto, Host: u.Host, Path: u.Path}, nil
+	case "ssh":
+		return parseSSH(endpoint)
 	}
-	return nil, fmt.Errorf("docker host %q: scheme %q not supported (want unix, tcp, http or https)", endpoint, proto)
+	return nil, fmt.Errorf("docker host %q: scheme %q not supported (want unix, tcp, http, https or ssh)", endpoint, proto)
 }
 
 // New returns a client of o.Endpoint; it does not connect. It fails when
@@ -136,6 +140,10 @@ func New(o Options) (*Client, error) {
 			return dialer.DialContext(ctx, "unix", socket)
 		}
 		c.host = dummyHost
+	case "ssh":
+		args := sshArgs(u)
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) { return dialSSH(ctx, args) }
+		c.host, c.basePath = dummyHost, ""
 	default: // tcp, http, https
 		tr.Proxy = http.ProxyFromEnvironment
 		tr.DialContext = dialer.DialContext

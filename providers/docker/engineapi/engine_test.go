@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,7 +23,12 @@ import (
 	"github.com/gantry-proxy/gantry/config/label"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if sock := os.Getenv(fakeSSHEnv); sock != "" {
+		os.Exit(fakeSSH(sock))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // engine is a fake Docker engine on a unix socket: it answers /_ping with
 // apiVersion (no header when ""), records every request and hands the
@@ -220,7 +226,7 @@ func TestCannotConnect(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot connect to the Docker daemon") || !strings.Contains(err.Error(), "unix://"+sock+": ping") {
 		t.Errorf("got %v", err)
 	}
-	for _, bad := range []string{"", "/var/run/docker.sock", "ssh://host", "npipe:////./pipe/docker"} {
+	for _, bad := range []string{"", "/var/run/docker.sock", "ssh://", "npipe:////./pipe/docker"} {
 		if _, err := New(Options{Endpoint: bad}); err == nil {
 			t.Errorf("New(%q) succeeded", bad)
 		}
