@@ -18,6 +18,7 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 
+	"github.com/gantry-proxy/gantry/config/label"
 	"github.com/gantry-proxy/gantry/config/static"
 	"github.com/gantry-proxy/gantry/providers"
 	"github.com/gantry-proxy/gantry/providers/docker/engineapi"
@@ -363,6 +364,23 @@ func (w *watcher) refresh(ctx context.Context) error {
 	return nil
 }
 
+// maxEngineLabelBytes bounds the labels (keys and values, every prefix) of
+// all the containers of one engine held at once: 64 MiB, four times what
+// one container may carry (label.MaxTotalBytes). Labels of 4 MiB on each of
+// 5 000 containers (every one within the per-container limits) made Gantry
+// hold 1.5 GB and climbing; past this bound the list is an error naming
+// the container that crossed it, and the last good configuration stays.
+var maxEngineLabelBytes = 4 * label.MaxTotalBytes
+
+// labelBytes is the size of c's labels: the bytes of every key and value.
+func labelBytes(c containerInfo) int {
+	n := 0
+	for k, v := range c.Labels {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
 // list inspects every container, running or not (build filters them). A
 // container whose list entry did not change since the last list (state,
 // health, networks, ports) is not inspected again: a re-list after an event
@@ -375,11 +393,21 @@ func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
 	}
 	out := make([]containerInfo, 0, len(sum))
 	seen := make(map[string]bool, len(sum))
+	total := 0
+	hold := func(c containerInfo) error {
+		if total += labelBytes(c); total > maxEngineLabelBytes {
+			return fmt.Errorf("docker: container %s (%s) brings the labels of the containers listed to %d bytes, over the %d held at most for one engine: nothing of this list is applied", c.Name, shortID(c.ID), total, maxEngineLabelBytes)
+		}
+		out = append(out, c)
+		return nil
+	}
 	for _, s := range sum {
 		seen[s.ID] = true
 		fp := fingerprint(s)
 		if ce, ok := w.cache[s.ID]; ok && ce.fp == fp {
-			out = append(out, ce.info)
+			if err := hold(ce.info); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		in, err := w.cli.ContainerInspect(ctx, s.ID)
@@ -403,10 +431,12 @@ func (w *watcher) list(ctx context.Context) ([]containerInfo, error) {
 		if c.NetworkMode == "host" && !w.hostOK {
 			w.s.hostIP, w.hostOK = hostAddress(ctx), true
 		}
+		if err := hold(c); err != nil {
+			return nil, err
+		}
 		if fp != "" {
 			w.cache[s.ID] = cacheEntry{fp: fp, info: c}
 		}
-		out = append(out, c)
 	}
 	for id := range w.cache {
 		if !seen[id] {

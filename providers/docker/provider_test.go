@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,5 +169,29 @@ func TestRunEvents(t *testing.T) {
 	}
 	if len(published) != 0 {
 		t.Errorf("%d unexpected publishes", len(published))
+	}
+}
+
+// TestListLabelBound: the labels of all of an engine's containers are held
+// up to maxEngineLabelBytes; the container that crosses it makes the list
+// an error naming it (Run fails, the aggregator retries, the last good
+// configuration stays), however many more containers there are.
+func TestListLabelBound(t *testing.T) {
+	old := maxEngineLabelBytes
+	maxEngineLabelBytes = 2500
+	t.Cleanup(func() { maxEngineLabelBytes = old })
+	f := &fakeAPI{evs: make(chan engineapi.Event), errs: make(chan error)}
+	for i := range 100 {
+		c := inspected(fmt.Sprintf("c%03d", i), fmt.Sprintf("web-%d", i), "192.0.2.1")
+		c.Config.Labels["gantry.http.routers.r.rule"] = "Host(`" + strings.Repeat("a", 900) + "`)"
+		f.running = append(f.running, c)
+	}
+	p := newFakeProvider(t, f)
+	err := p.Run(context.Background(), func(providers.Snapshot) {})
+	if err == nil || !strings.Contains(err.Error(), "container web-2 (c002)") || !strings.Contains(err.Error(), "over the 2500 held at most") {
+		t.Fatalf("got %v, want the list refused at the third container", err)
+	}
+	if _, inspects := f.counts(); inspects != 3 {
+		t.Errorf("%d containers inspected, want 3 (none after the bound)", inspects)
 	}
 }

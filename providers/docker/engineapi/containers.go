@@ -88,6 +88,8 @@ type PortBinding struct {
 // containers.
 func (c *Client) ContainerList(ctx context.Context) ([]Summary, error) {
 	const call = "list containers"
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	path, err := c.apiPath(ctx, "/containers/json")
 	if err != nil {
 		return nil, err
@@ -111,7 +113,7 @@ func (c *Client) ContainerList(ctx context.Context) ([]Summary, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, c.fail(call, path, err)
+		return nil, c.fail(call, path, bodyErr(ctx, err))
 	}
 	return out, nil
 }
@@ -121,6 +123,8 @@ func (c *Client) ContainerList(ctx context.Context) ([]Summary, error) {
 // maxObjectBytes is an error.
 func (c *Client) ContainerInspect(ctx context.Context, id string) (Container, error) {
 	call := "inspect container " + id
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	path, err := c.apiPath(ctx, "/containers/"+url.PathEscape(id)+"/json")
 	if err != nil {
 		return Container{}, err
@@ -132,7 +136,17 @@ func (c *Client) ContainerInspect(ctx context.Context, id string) (Container, er
 	defer resp.Body.Close()
 	var out Container
 	if err := newDecoder(resp.Body, maxObjectBytes).next(&out); err != nil {
-		return Container{}, c.fail(call, path, err)
+		return Container{}, c.fail(call, path, bodyErr(ctx, err))
 	}
 	return out, nil
+}
+
+// bodyErr is err from reading a response body, or the context's error
+// when ctx ended the read (the transport closes the connection then, and
+// the read says only "use of closed network connection").
+func bodyErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("reading the answer: %w", context.Cause(ctx))
+	}
+	return err
 }

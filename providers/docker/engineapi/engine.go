@@ -53,6 +53,14 @@ var (
 
 const maxErrorBytes = 64 << 10
 
+// callTimeout bounds each ping, list and inspect, body included, whatever
+// Options.Timeout says (which bounds every request, the event stream too,
+// and is none by default): an engine that accepts the connection and then
+// answers nothing, or a byte a second, makes the call an error after a
+// minute instead of leaving the provider "starting" with nothing said.
+// A variable for the tests.
+var callTimeout = time.Minute
+
 // dummyHost is the Host of requests over a unix socket (the official
 // client's).
 const dummyHost = "api.moby.localhost"
@@ -191,6 +199,8 @@ type Ping struct {
 // header is absent. An API-Version that is not MAJOR.MINOR is an error.
 func (c *Client) Ping(ctx context.Context) (Ping, error) {
 	const call = "ping"
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	resp, err := c.do(ctx, call, "/_ping", nil)
 	if err != nil {
 		return Ping{}, err

@@ -380,3 +380,56 @@ func TestTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestCallTimeout: an engine that accepts and then says nothing, or
+// trickles a list, makes ping and list an error naming the call once
+// callTimeout has passed, without Options.Timeout.
+func TestCallTimeout(t *testing.T) {
+	old := callTimeout
+	callTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { callTimeout = old })
+
+	sock := filepath.Join(t.TempDir(), "silent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		for c := range accepted {
+			c.Close()
+		}
+	})
+	_, err = newClient(t, Options{Endpoint: "unix://" + sock}).Ping(context.Background())
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), ": ping (GET /_ping)") {
+		t.Errorf("silent engine: ping error %v, want a deadline naming the call", err)
+	}
+
+	e := newEngine(t, "1.45", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("["))
+		for {
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+				w.Write([]byte(" "))
+			}
+		}
+	})
+	_, err = newClient(t, Options{Endpoint: e.endpoint}).ContainerList(context.Background())
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "list containers") {
+		t.Errorf("trickling engine: list error %v, want a deadline naming the call", err)
+	}
+}

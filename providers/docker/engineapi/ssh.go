@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -64,11 +65,11 @@ func parseSSH(endpoint string) (*url.URL, error) {
 type sshConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout io.ReadCloser
+	stdout *os.File
 	stderr *limitedBuffer
 
-	once sync.Once
-	err  error
+	waited chan struct{} // closed once cmd.Wait returned
+	once   sync.Once
 }
 
 // dialSSH starts `ssh <args>` for one connection. The process outlives
@@ -82,15 +83,26 @@ func dialSSH(ctx context.Context, args []string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Its output through a pipe of our own (not StdoutPipe, which Wait
+	// closes: what ssh wrote just before it exited would be lost).
+	stdout, w, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
-	c := &sshConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: &limitedBuffer{max: 4 << 10}}
+	cmd.Stdout = w
+	c := &sshConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: &limitedBuffer{max: 4 << 10}, waited: make(chan struct{})}
 	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		stdout.Close()
 		return nil, fmt.Errorf("start ssh: %w", err)
 	}
+	// The process is waited for as soon as it ends (its error output is
+	// complete then); Close kills it first, so this goroutine ends by Close
+	// at the latest.
+	go func() { _ = cmd.Wait(); close(c.waited) }()
 	return c, nil
 }
 
@@ -99,6 +111,10 @@ func dialSSH(ctx context.Context, args []string) (net.Conn, error) {
 func (c *sshConn) Read(p []byte) (int, error) {
 	n, err := c.stdout.Read(p)
 	if errors.Is(err, io.EOF) {
+		select { // ssh closed its output: give it a moment to exit
+		case <-c.waited:
+		case <-time.After(time.Second):
+		}
 		if msg := c.stderr.String(); msg != "" {
 			return n, fmt.Errorf("ssh: %s: %w", strings.TrimSpace(msg), io.ErrUnexpectedEOF)
 		}
@@ -108,14 +124,16 @@ func (c *sshConn) Read(p []byte) (int, error) {
 
 func (c *sshConn) Write(p []byte) (int, error) { return c.stdin.Write(p) }
 
-// Close closes ssh's input, ends the process and waits for it.
+// Close closes ssh's input, ends the process and waits for it. It
+// returns nil.
 func (c *sshConn) Close() error {
 	c.once.Do(func() {
 		c.stdin.Close()
 		_ = c.cmd.Process.Kill()
-		_ = c.cmd.Wait()
 	})
-	return c.err
+	<-c.waited
+	c.stdout.Close()
+	return nil
 }
 
 func (c *sshConn) LocalAddr() net.Addr              { return sshAddr{} }
