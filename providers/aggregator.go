@@ -295,7 +295,9 @@ func (a *Aggregator) supervise(ctx context.Context, p Provider) {
 		backoff := bo.Failed(started)
 		a.mu.Lock()
 		st := a.states[name]
-		st.State = StateError
+		if st.State != StateDown { // a provider that said it is down stays down until it answers
+			st.State = StateError
+		}
 		st.LastError = err.Error()
 		st.LastErrorAt = time.Now()
 		st.Restarts++

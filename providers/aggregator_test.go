@@ -506,5 +506,12 @@ func TestDownKeepsConfigAndShowsTheOutage(t *testing.T) {
 		if got := h.names(2); !slices.Equal(got, []string{"api@consul", "web@consul"}) || h.agg.Sources()["consul"].State != providers.StateDown {
 			t.Errorf("down: routers %v state %q; want the last published ones, down", got, h.agg.Sources()["consul"].State)
 		}
+		// Down, then Run fails (the Docker provider does: it is restarted
+		// with backoff): still "down", with the failure as the error.
+		c.Fail(errors.New("ping: connection refused"))
+		synctest.Wait()
+		if st := h.agg.Sources()["consul"]; st.State != providers.StateDown || st.LastError != "ping: connection refused" || st.Restarts != 1 {
+			t.Errorf("down, then failed: %+v; want down with the failure and 1 restart", st)
+		}
 	})
 }
