@@ -59,8 +59,24 @@ func step(t *testing.T, ctx context.Context, what string, timeout time.Duration,
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := chromedp.Do(sctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+		t.Fatalf("%s: %v (page: %s)", what, err, pageState(ctx))
 	}
+}
+
+// pageState says where the page stands, for a step that timed out: its
+// readiness, route, live badge, and the resources it has read.
+func pageState(ctx context.Context) string {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({
+		readyState: document.readyState, href: location.href,
+		live: (document.getElementById('live') || {}).className,
+		resources: performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '') + ' ' + Math.round(r.duration) + 'ms'),
+	})`))
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return v
 }
 
 // value runs one action that returns a value, with a deadline.

@@ -123,10 +123,23 @@ async function refreshHealth() {
   scheduleWatch();
 }
 
+// loadAllRetrying reads everything again, and again 2 s after a failure
+// (a read refused or cut while Gantry restarts or a connection drops): one
+// failed read at the start left the page empty until the next
+// configuration change.
+let retryTimer = null;
+function loadAllRetrying() {
+  clearTimeout(retryTimer);
+  loadAll().catch((err) => {
+    console.error(err);
+    retryTimer = setTimeout(loadAllRetrying, 2000);
+  });
+}
+
 let reloadTimer = null;
 function scheduleReload() {
   clearTimeout(reloadTimer);
-  reloadTimer = setTimeout(() => { loadAll().catch(console.error); loadRevisions(); loadChanges(); loadEntryPoints(); }, 50);
+  reloadTimer = setTimeout(() => { loadAllRetrying(); loadRevisions(); loadChanges(); loadEntryPoints(); }, 50);
 }
 
 function onStats(m) {
@@ -197,7 +210,7 @@ overviewCharts = new LiveCharts('overview', '');
 document.getElementById('overview-charts').append(overviewCharts.el);
 rangeButtons(document.querySelector('.ranges[data-for=overview]'), overviewCharts);
 loadEntryPoints().then(showTab);
-loadAll().catch(console.error);
+loadAllRetrying();
 loadRevisions();
 loadChanges();
 connect();
