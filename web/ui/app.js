@@ -209,6 +209,7 @@ document.getElementById('sim-form').addEventListener('submit', (e) => simulate(e
 overviewCharts = new LiveCharts('overview', '');
 document.getElementById('overview-charts').append(overviewCharts.el);
 rangeButtons(document.querySelector('.ranges[data-for=overview]'), overviewCharts);
+sessionStorage.removeItem('gantry-dashboard-boot-failures'); // see boot.js
 loadEntryPoints().then(showTab);
 loadAllRetrying();
 loadRevisions();
