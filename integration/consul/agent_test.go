@@ -41,7 +41,7 @@ type agent struct {
 func startAgent(t testing.TB) *agent {
 	t.Helper()
 	a := &agent{bin: harness.ConsulBin(t)}
-	a.ports = freePorts(t)
+	a.ports = [4]int{harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)}
 	a.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(a.ports[0]))
 	cfg := api.DefaultConfig()
 	cfg.Address = a.Addr
@@ -58,22 +58,6 @@ func startAgent(t testing.TB) *agent {
 	})
 	a.Start(t)
 	return a
-}
-
-// freePorts returns four distinct loopback ports that were free a moment
-// ago (all are held open together so the kernel cannot hand one out twice).
-func freePorts(t testing.TB) [4]int {
-	t.Helper()
-	var ports [4]int
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
 }
 
 // Start runs the agent and waits until it has a leader and its own node is

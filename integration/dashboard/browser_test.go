@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,6 +64,35 @@ func step(t *testing.T, ctx context.Context, what string, timeout time.Duration,
 	}
 }
 
+// shown waits until an element matching sel is in the page and takes up
+// room (chromedp's own visibility test: an offset width or height, or a
+// client rect), asking the page every 50 ms with one script evaluation.
+// chromedp's WaitVisible looks the element up among the DOM nodes it has
+// tracked through DevTools events and waits until the node has arrived
+// there; on the dashboard, which re-renders its tables on every WebSocket
+// message, a step could time out with the element on the page (seen in
+// CI: the entrypoint page of 10 000 routers). An evaluation that fails
+// (the page is navigating) is tried again until ctx ends.
+func shown(sel chromedp.CSS) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(string(sel))
+	js := `(() => { const e = document.querySelector(` + string(q) + `);
+		return !!e && !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length); })()`
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if ok, err := chromedp.Evaluate[bool](js)(ctx, t); err == nil && ok {
+				return chromedp.Void{}, nil
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, fmt.Errorf("waiting for %s to be shown: %w", sel, ctx.Err())
+			case <-tick.C:
+			}
+		}
+	}
+}
+
 // pageState says where the page stands, for a step that timed out: its
 // readiness, route, live badge, and the resources it has read.
 func pageState(ctx context.Context) string {
@@ -71,6 +101,8 @@ func pageState(ctx context.Context) string {
 	v, err := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({
 		readyState: document.readyState, href: location.href,
 		live: (document.getElementById('live') || {}).className,
+		tab: [...document.querySelectorAll('.tab.active')].map((e) => e.id).join(' '),
+		detail: ((document.getElementById('detail-body') || {}).innerText || '').slice(0, 300),
 		resources: performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '') + ' ' + Math.round(r.duration) + 'ms'),
 	})`))
 	if err != nil {
@@ -118,8 +150,8 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	step(t, ctx, "open the dashboard and see router first@file", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#routers"),
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="first@file"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#routers tbody tr[data-name="first@file"]`)),
+		shown(chromedp.CSS(`#live.on`)),
 	)
 	rule := textOf(t, ctx, "read first@file's rule", `#routers tbody tr[data-name="first@file"] td.rule`, "innerText")
 	if rule != "Host(`first.example`)" {
@@ -130,7 +162,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	harness.WriteFile(t, e.dir, "dynamic.yml", dynamicConfig(e.backend, "first", "second"))
 	step(t, ctx, "see router second@file appear live", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
+		shown(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
 	if marker := value(t, ctx, "read the marker", 60*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
 		t.Errorf("the page was reloaded (marker %d): the new router must arrive over the WebSocket", marker)
 	}
@@ -143,12 +175,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	harness.TryGet(t, 60*time.Second, e.g.URL(t, "web", "/"), harness.Host("second.example"), harness.StatusIs(200))
 	step(t, ctx, "run the simulator", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#simulator'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#sim-form`)),
+		shown(chromedp.CSS(`#sim-form`)),
 		chromedp.WaitReady(chromedp.CSS(`#sim-ep option[value="web"]`)),
 		chromedp.SetValue(chromedp.CSS(`#sim-ep`), "web"),
 		chromedp.SetValue(chromedp.CSS(`#sim-url`), "http://second.example/hello"),
 		chromedp.Click(chromedp.CSS(`#sim-run`)),
-		chromedp.WaitVisible(chromedp.CSS(`#sim-result .winner strong`)),
+		shown(chromedp.CSS(`#sim-result .winner strong`)),
 	)
 	winner := textOf(t, ctx, "read the winner", `#sim-result .winner strong`, "innerText")
 	if winner != "second@file" {
@@ -161,9 +193,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	// The revision history holds both configurations; compare them.
 	step(t, ctx, "compare the last two revisions", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
+		shown(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
 		chromedp.Click(chromedp.CSS(`#diff-btn`)),
-		chromedp.WaitVisible(chromedp.CSS(`#diff-table`)),
+		shown(chromedp.CSS(`#diff-table`)),
 	)
 	diff := textOf(t, ctx, "read the diff", `#diff-table`, "textContent")
 	if !strings.Contains(diff, "added") || !strings.Contains(diff, "second@file") {
@@ -171,7 +203,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	step(t, ctx, "show the certificates", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#certificates'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#cert-list .empty`)))
+		shown(chromedp.CSS(`#cert-list .empty`)))
 	if s := textOf(t, ctx, "read the certificates page", `#cert-list`, "innerText"); s != "No certificates: none in tls.certificates and no ACME resolver." {
 		t.Errorf("certificates page without resolvers says %q", s)
 	}
@@ -184,13 +216,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	for _, tab := range []string{"overview", "services", "providers", "revisions"} {
 		step(t, ctx, "show "+tab, 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#`+tab+`'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#`+tab+`.active`)))
+			shown(chromedp.CSS(`#`+tab+`.active`)))
 		shot(t, ctx, "dashboard-"+tab+".png")
 	}
 
 	step(t, ctx, "back to the routers", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
+		shown(chromedp.CSS(`#routers tbody tr[data-name="second@file"]`)))
 	shot(t, ctx, "dashboard.png")
 }
 

@@ -163,10 +163,10 @@ certificatesResolvers:
 	harness.TryGet(t, 60*time.Second, admin+"/api/problems", harness.StatusIs(200), harness.BodyContains("certificate c.test"), harness.BodyContains(`"router c@file"`))
 	step(t, ctx, "open the certificates page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#certificates"),
-		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="a.test"][data-state="valid"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="b.test"][data-state="failed"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="c.test"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cert-list tr[data-cert="e.test"]`)),
+		shown(chromedp.CSS(`#cert-list tr[data-cert="a.test"][data-state="valid"]`)),
+		shown(chromedp.CSS(`#cert-list tr[data-cert="b.test"][data-state="failed"]`)),
+		shown(chromedp.CSS(`#cert-list tr[data-cert="c.test"]`)),
+		shown(chromedp.CSS(`#cert-list tr[data-cert="e.test"]`)),
 	)
 	read := func(host string) []string {
 		js := fmt.Sprintf(`Array.from(document.querySelectorAll('#cert-list tr[data-cert="%s"] td')).map((td) => td.innerText)`, host)
@@ -230,7 +230,7 @@ certificatesResolvers:
 
 	step(t, ctx, "see the file certificate on the problems page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#problem-groups [data-source="tls.certificates"] li.warning`)))
+		shown(chromedp.CSS(`#problem-groups [data-source="tls.certificates"] li.warning`)))
 	if p := textOf(t, ctx, "read the certificate problem", `#problem-groups [data-source="tls.certificates"] li.warning`, "innerText"); !strings.Contains(p, "c.test") || !strings.Contains(p, "c@file") || !strings.Contains(p, "expires in") {
 		t.Errorf("certificate problem %q, want c.test, router c@file, expires in", p)
 	}

@@ -20,8 +20,8 @@ func TestChartsReadable(t *testing.T) {
 	e := start(t, "load")
 	step(t, ctx, "open the overview", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#overview"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-charts="overview"][data-loaded="true"] figure.chart svg`)))
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`[data-charts="overview"][data-loaded="true"] figure.chart svg`)))
 	url := e.g.URL(t, "web", "/")
 	if n := load(t, url, "load.example", 20, 12*time.Second); n < 200 {
 		t.Fatalf("load: %d of 240 answered 200", n)
@@ -85,7 +85,7 @@ func TestChartsReadable(t *testing.T) {
 	step(t, ctx, "smooth over 15 s", 60*time.Second,
 		chromedp.SetValue(chromedp.CSS(`.ranges[data-for=overview] select.smooth`), "15"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('.ranges[data-for=overview] select.smooth').dispatchEvent(new Event('change')); undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`[data-chart="overview-rates"][data-smooth="15"]`)))
+		shown(chromedp.CSS(`[data-chart="overview-rates"][data-smooth="15"]`)))
 	smoothed := value(t, ctx, "read the smoothed line", 60*time.Second, chromedp.Evaluate[[]float64](
 		`(() => { const c = window.gantryCharts['overview-rates'];
 		  const pts = document.querySelector('[data-chart="overview-rates"] polyline[data-line="rps"]').getAttribute('points').trim().split(/\s+/);

@@ -83,8 +83,8 @@ func TestOverviewChartFollowsLoad(t *testing.T) {
 	e := start(t, "load")
 	step(t, ctx, "open the overview", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#overview"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-charts="overview"][data-loaded="true"] figure.chart svg`)),
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`[data-charts="overview"][data-loaded="true"] figure.chart svg`)),
 	)
 	var before int
 	for deadline := time.Now().Add(60 * time.Second); before < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -219,9 +219,9 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 
 	step(t, ctx, "open the router's page", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#router/shop@file"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"][data-server="`+green.URL()+`"].up`)),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body [data-charts="router"][data-loaded="true"]`)),
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"][data-server="`+green.URL()+`"].up`)),
+		shown(chromedp.CSS(`#detail-body [data-charts="router"][data-loaded="true"]`)),
 	)
 	if busy := value(t, ctx, "read the router's chart", 60*time.Second, chromedp.Evaluate[float64](
 		`window.gantryCharts['router-rates'].rps.reduce((a, v) => a + v, 0)`)); busy < 45 || busy > 80 {
@@ -258,7 +258,7 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 	step(t, ctx, "mark the page", 60*time.Second, chromedp.Evaluate[chromedp.Void](`window.gantryNoReload = 42; undefined`))
 	green.Stop(t)
 	step(t, ctx, "see green's server box turn red", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server="`+green.URL()+`"].down`)))
+		shown(chromedp.CSS(`#detail-body .flow a.box[data-server="`+green.URL()+`"].down`)))
 	if marker := value(t, ctx, "read the marker", 60*time.Second, chromedp.Evaluate[int](`window.gantryNoReload || 0`)); marker != 42 {
 		t.Errorf("the page was reloaded (marker %d): the server's state must arrive over the WebSocket", marker)
 	}
@@ -274,7 +274,7 @@ func TestRouterPageDrawsTheRoute(t *testing.T) {
 
 	step(t, ctx, "the overview names the failing router", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="shop@file"]`)))
+		shown(chromedp.CSS(`#failing li[data-router="shop@file"]`)))
 	why := textOf(t, ctx, "read why", `#failing li[data-router="shop@file"]`, "innerText")
 	if !strings.Contains(why, green.URL()) || !strings.Contains(why, "DOWN") {
 		t.Errorf("failing entry %q does not name the down server", why)
@@ -289,8 +289,8 @@ func TestProblemsPage(t *testing.T) {
 	e := start(t, "fine")
 	step(t, ctx, "open the problems page", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#problems"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#problem-groups .empty`)))
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#problem-groups .empty`)))
 	if s := textOf(t, ctx, "read the empty state", `#problem-groups`, "innerText"); s != "no problems" {
 		t.Errorf("empty problems page says %q", s)
 	}
@@ -298,7 +298,7 @@ func TestProblemsPage(t *testing.T) {
 	bad = strings.Replace(bad, "Host(`fine.example`)", "Host(`fine.example`) || Host(`www.fine.example`)", 1)
 	harness.WriteFile(t, e.dir, "dynamic.yml", bad)
 	step(t, ctx, "see the problems grouped", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#problem-groups .pgroup[data-provider="file"]`)))
+		shown(chromedp.CSS(`#problem-groups .pgroup[data-provider="file"]`)))
 	badge := textOf(t, ctx, "read the badge", `#problem-badge`, "innerText")
 	n := value(t, ctx, "count problems", 60*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#problem-groups li').length`))
 	if badge != fmt.Sprint(n) || n < 2 {
@@ -309,19 +309,19 @@ func TestProblemsPage(t *testing.T) {
 		t.Errorf("sources %v, want sorted and not empty", sources)
 	}
 	for _, page := range []string{"routers", "revisions"} {
-		step(t, ctx, "show "+page, 60*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+page+`'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#`+page+`.active`)))
+		step(t, ctx, "show "+page, 60*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+page+`'; undefined`), shown(chromedp.CSS(`#`+page+`.active`)))
 		if b := textOf(t, ctx, "read the badge on "+page, `#problem-badge`, "innerText"); b != badge {
 			t.Errorf("badge on %s reads %q, want %q", page, b, badge)
 		}
 	}
-	step(t, ctx, "back to problems", 60*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`), chromedp.WaitVisible(chromedp.CSS(`#problems.active`)))
+	step(t, ctx, "back to problems", 60*time.Second, chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`), shown(chromedp.CSS(`#problems.active`)))
 	shot(t, ctx, "problems.png")
 
 	step(t, ctx, "compare the two revisions", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
+		shown(chromedp.CSS(`#revisions tbody tr:nth-child(2) input[name=rev-a]`)),
 		chromedp.Click(chromedp.CSS(`#diff-btn`)),
-		chromedp.WaitVisible(chromedp.CSS(`#diff-table .dblock`)))
+		shown(chromedp.CSS(`#diff-table .dblock`)))
 	diff := textOf(t, ctx, "read the diff", `#diff-table`, "innerText")
 	for _, w := range []string{
 		"added http routers lost@file", "by file", `+   "service": "missing@file"`,
@@ -381,7 +381,7 @@ func TestOverviewTellsWhichRouterFails(t *testing.T) {
 	e.waitRouters(t, "shop", "payments", "search", "admin")
 	step(t, ctx, "open the overview", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#overview"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)))
+		shown(chromedp.CSS(`#live.on`)))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -401,9 +401,9 @@ func TestOverviewTellsWhichRouterFails(t *testing.T) {
 	}()
 	<-done
 	step(t, ctx, "see the failing routers", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="payments@file"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="search@file"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="admin@file"]`)))
+		shown(chromedp.CSS(`#failing li[data-router="payments@file"]`)),
+		shown(chromedp.CSS(`#failing li[data-router="search@file"]`)),
+		shown(chromedp.CSS(`#failing li[data-router="admin@file"]`)))
 	items := value(t, ctx, "list the failing routers", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#failing li')].map(li => li.dataset.router + ' | ' + li.innerText)`))
 	t.Logf("failing now:\n%s", strings.Join(items, "\n"))

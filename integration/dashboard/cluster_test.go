@@ -61,10 +61,10 @@ cluster:
 	harness.TryGet(t, 60*time.Second, admin+"/api/cluster", harness.StatusIs(200), harness.BodyContains(`"id":"gantry-three"`))
 	step(t, ctx, "open the cluster tab: three instances agreeing", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#cluster"),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-tab`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-three"][data-agree="true"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-one"][data-agree="true"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="true"]`)),
+		shown(chromedp.CSS(`#cluster-tab`)),
+		shown(chromedp.CSS(`#cluster-list tr[data-instance="gantry-three"][data-agree="true"]`)),
+		shown(chromedp.CSS(`#cluster-list tr[data-instance="gantry-one"][data-agree="true"]`)),
+		shown(chromedp.CSS(`#cluster-state[data-agree="true"]`)),
 	)
 	summary := textOf(t, ctx, "read the summary", `#cluster-state`, "innerText")
 	if !strings.Contains(summary, "All 3 passing instances of gantry serve configuration") {
@@ -84,8 +84,8 @@ cluster:
 	// another version.
 	harness.WriteFile(t, dirs["gantry-one"], "dynamic.yml", dynamicConfig(backend, "first", "extra"))
 	step(t, ctx, "see gantry-one disagree", 30*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="false"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr.disagree[data-instance="gantry-one"]`)),
+		shown(chromedp.CSS(`#cluster-state[data-agree="false"]`)),
+		shown(chromedp.CSS(`#cluster-list tr.disagree[data-instance="gantry-one"]`)),
 	)
 	if got := agree("gantry-three"); got != "true" {
 		t.Errorf("gantry-three agrees=%q, want true (the majority's version)", got)
@@ -104,8 +104,8 @@ cluster:
 		t.Fatal(err)
 	}
 	step(t, ctx, "see gantry-one critical and the others agree", 30*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-one"][data-agree="n/a"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-state[data-agree="true"]`)),
+		shown(chromedp.CSS(`#cluster-list tr[data-instance="gantry-one"][data-agree="n/a"]`)),
+		shown(chromedp.CSS(`#cluster-state[data-agree="true"]`)),
 	)
 	if s := textOf(t, ctx, "read the killed row", `#cluster-list tr[data-instance="gantry-one"]`, "innerText"); !strings.Contains(s, "critical") {
 		t.Errorf("killed instance row %q, want critical", s)
@@ -149,8 +149,8 @@ cluster:
 		harness.BodyContains(`"id":"gantry-solo"`), harness.BodyContains(`"port":`+webPort+`,`))
 	step(t, ctx, "open the cluster tab", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#cluster"),
-		chromedp.WaitVisible(chromedp.CSS(`#cluster-list tr[data-instance="gantry-solo"][data-agree="true"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#cluster-list tr[data-instance="gantry-solo"][data-agree="true"]`)),
+		shown(chromedp.CSS(`#live.on`)),
 	)
 	row := textOf(t, ctx, "read the instance's row", `#cluster-list tr[data-instance="gantry-solo"]`, "innerText")
 	if !strings.Contains(row, ":"+webPort) {

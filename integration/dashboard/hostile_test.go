@@ -53,8 +53,8 @@ func TestHostileNames(t *testing.T) {
 
 	step(t, ctx, "open the routers page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#routers"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="sp ace@file"]`)))
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#routers tbody tr[data-name="sp ace@file"]`)))
 	names := value(t, ctx, "read the names", 30*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#routers tbody td.name a')].map((a) => a.textContent)`))
 	for _, n := range hostileNames {
@@ -74,10 +74,10 @@ func TestHostileNames(t *testing.T) {
 		sel := fmt.Sprintf(`#routers tbody tr[data-name=%q] td.name a`, name)
 		step(t, ctx, "open the page of "+name, 30*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(sel)),
+			shown(chromedp.CSS(sel)),
 			chromedp.Click(chromedp.CSS(sel)),
-			chromedp.WaitVisible(chromedp.CSS(`#detail-body [data-charts="router"][data-loaded="true"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box.service`)))
+			shown(chromedp.CSS(`#detail-body [data-charts="router"][data-loaded="true"]`)),
+			shown(chromedp.CSS(`#detail-body .flow a.box.service`)))
 		if got := textOf(t, ctx, "read the header", `#detail-body .dhead h2 .mono`, "textContent"); got != name {
 			t.Errorf("page header %q, want %q", got, name)
 		}
@@ -93,7 +93,7 @@ func TestHostileNames(t *testing.T) {
 	}
 	step(t, ctx, "show the overview", 30*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#changelog li`)))
+		shown(chromedp.CSS(`#changelog li`)))
 	if !value(t, ctx, "measure the overview", 30*time.Second, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth + 1`)) {
 		t.Error("the overview (recent changes naming the long router) is wider than the window")
 	}

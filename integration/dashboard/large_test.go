@@ -91,8 +91,8 @@ func TestLargeConfiguration(t *testing.T) {
 
 	step(t, ctx, "open the routers page", 60*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#routers"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="r00000@file"]`)))
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#routers tbody tr[data-name="r00000@file"]`)))
 	rows := value(t, ctx, "count the rows", 30*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#routers tbody tr').length`))
 	pager := textOf(t, ctx, "read the pager", `#routers-pager`, "textContent")
 	_, of, _ := strings.Cut(pager, " of ")
@@ -108,13 +108,13 @@ func TestLargeConfiguration(t *testing.T) {
 	shot(t, ctx, "large-routers.png")
 	step(t, ctx, "filter for the last router", 30*time.Second,
 		chromedp.SendKeys(chromedp.CSS(`#router-search`), fmt.Sprintf("r%05d", largeRouters-1)),
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="`+last+`"]`)))
+		shown(chromedp.CSS(`#routers tbody tr[data-name="`+last+`"]`)))
 	if n := value(t, ctx, "count the filtered rows", 30*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#routers tbody tr').length`)); n != 1 {
 		t.Errorf("filter shows %d rows, want 1", n)
 	}
 	step(t, ctx, "open the web entrypoint's page", 30*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#entrypoint/web'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .more`)))
+		shown(chromedp.CSS(`#detail-body .more`)))
 	if links := value(t, ctx, "count the router links", 30*time.Second, chromedp.Evaluate[int](`document.querySelectorAll('#detail-body a[href^="#router/"]').length`)); links != 50 {
 		t.Errorf("entrypoint page links %d routers, want the first 50 and how many more", links)
 	}

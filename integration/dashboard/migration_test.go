@@ -49,10 +49,10 @@ providers:
 	harness.TryGet(t, 30*time.Second, admin+"/api/kubernetes/ingress-nginx/migration", harness.StatusIs(200), harness.BodyContains(`"name":"legacy"`))
 	step(t, ctx, "open the ingress-nginx tab", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#migration"),
-		chromedp.WaitVisible(chromedp.CSS(`#migration-tab`)),
-		chromedp.WaitVisible(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/shop"] tr[data-annotation="rewrite-target"][data-support="exact"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/shop"] tr[data-annotation="limit-rps"][data-support="approximated"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/legacy"][data-status="denied"] tr[data-annotation="server-snippet"][data-support="refused"]`)),
+		shown(chromedp.CSS(`#migration-tab`)),
+		shown(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/shop"] tr[data-annotation="rewrite-target"][data-support="exact"]`)),
+		shown(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/shop"] tr[data-annotation="limit-rps"][data-support="approximated"]`)),
+		shown(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/legacy"][data-status="denied"] tr[data-annotation="server-snippet"][data-support="refused"]`)),
 	)
 	summary := textOf(t, ctx, "read the totals", `#migration-state`, "innerText")
 	if !strings.Contains(summary, "2 Ingresses: 0 move unchanged, 1 answer 503.") || !strings.Contains(summary, "3 annotations: 1 exact, 1 approximated, 1 refused.") {
@@ -69,7 +69,7 @@ providers:
 	// A new Ingress shows up while the tab is open.
 	k.Apply(t, ingress("plain", "plain.test"))
 	step(t, ctx, "see the new Ingress", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/plain"][data-status="served"]`)))
+		shown(chromedp.CSS(`.migration-ingress[data-ingress="`+ns+`/plain"][data-status="served"]`)))
 	if s := textOf(t, ctx, "read the totals", `#migration-state`, "innerText"); !strings.Contains(s, "3 Ingresses: 1 move unchanged") {
 		t.Errorf("summary after the new Ingress %q", s)
 	}

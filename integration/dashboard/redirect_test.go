@@ -51,8 +51,8 @@ providers:
 
 	step(t, ctx, "open the routers page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#routers"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="`+redirect+`"]`)),
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#routers tbody tr[data-name="`+redirect+`"]`)),
 	)
 	if row := textOf(t, ctx, "read the redirect router's row", `#routers tbody tr[data-name="`+redirect+`"]`, "innerText"); !strings.Contains(row, mw) || !strings.Contains(row, "web") {
 		t.Errorf("redirect router row %q, want entrypoint web and middleware %s", row, mw)
@@ -60,21 +60,21 @@ providers:
 	shot(t, ctx, "redirect-routers.png")
 	step(t, ctx, "open the middlewares page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#middlewares'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#middlewares tbody tr[data-name="`+mw+`"]`)))
+		shown(chromedp.CSS(`#middlewares tbody tr[data-name="`+mw+`"]`)))
 	if row := textOf(t, ctx, "read the middleware's row", `#middlewares tbody tr[data-name="`+mw+`"]`, "innerText"); !strings.Contains(row, "redirectscheme") || !strings.Contains(row, redirect) {
 		t.Errorf("redirect middleware row %q, want redirectscheme used by %s", row, redirect)
 	}
 	step(t, ctx, "open the web entrypoint's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#entrypoint/web'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .redirects`)))
+		shown(chromedp.CSS(`#detail-body .redirects`)))
 	if p := textOf(t, ctx, "read the redirection", `#detail-body .redirects`, "innerText"); !strings.Contains(p, "websecure") || !strings.Contains(p, "https") {
 		t.Errorf("entrypoint web says %q, want it redirects to websecure (https)", p)
 	}
 
 	step(t, ctx, "open the redirect router's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#router/`+redirect+`'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box.redirect`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-charts="router"][data-loaded="true"] figure.chart svg`)),
+		shown(chromedp.CSS(`#detail-body .flow a.box.redirect`)),
+		shown(chromedp.CSS(`[data-charts="router"][data-loaded="true"] figure.chart svg`)),
 	)
 	box := textOf(t, ctx, "read the redirect box", `#detail-body .flow a.box.redirect`, "innerText")
 	if !strings.Contains(box, "https") || !strings.Contains(box, securePort) || !strings.Contains(box, "301") {

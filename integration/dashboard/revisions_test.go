@@ -42,8 +42,8 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 	e.waitRouters(t, "first", "broken")
 	step(t, ctx, "open the overview", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#overview"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#changelog li[data-version]`)),
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#changelog li[data-version]`)),
 	)
 	for i, dyn := range []string{b, c, b} {
 		write(dyn)
@@ -85,14 +85,14 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 	shot(t, ctx, "recent-changes.png")
 	step(t, ctx, "reload the page", 30*time.Second,
 		chromedp.Reload(),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#cards .card`)),
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#cards .card`)),
 	)
 	check("after a reload")
 
 	step(t, ctx, "open the revisions", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#revisions'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#revisions tbody tr:nth-child(4)`)),
+		shown(chromedp.CSS(`#revisions tbody tr:nth-child(4)`)),
 	)
 	rows := value(t, ctx, "read the revisions", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#revisions tbody tr')].map((r) => r.innerText)`))
@@ -130,7 +130,7 @@ func TestRecentChangesNeverHidden(t *testing.T) {
 		`['routers', 'services', 'middlewares', 'problems'].map((k) => document.querySelector('#revisions tbody tr.current td.' + k).textContent)`))
 	step(t, ctx, "open the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#cards .card`)))
+		shown(chromedp.CSS(`#cards .card`)))
 	ov := value(t, ctx, "read the overview's cards", 60*time.Second, chromedp.Evaluate[[]string](
 		`['Routers', 'Services', 'Middlewares', 'Problems'].map((k) => [...document.querySelectorAll('#cards .card')].find((c) => c.firstChild.textContent === k).querySelector('.n').textContent)`))
 	if fmt.Sprint(cur) != fmt.Sprint(ov) {

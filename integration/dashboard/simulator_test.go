@@ -77,9 +77,9 @@ providers:
 
 	step(t, ctx, "open the simulator", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#simulator"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#live.on`)),
 		chromedp.WaitReady(chromedp.CSS(`#sim-ep option[value="db"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#sim-form`)))
+		shown(chromedp.CSS(`#sim-form`)))
 	// The default is chosen once the routers are known.
 	var def string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -98,7 +98,7 @@ providers:
 			chromedp.SetValue(chromedp.CSS(`#sim-url`), url),
 			chromedp.Evaluate[chromedp.Void](`document.getElementById('sim-result').replaceChildren(); undefined`),
 			chromedp.Click(chromedp.CSS(`#sim-run`)),
-			chromedp.WaitVisible(chromedp.CSS(`#sim-result .winner`)))
+			shown(chromedp.CSS(`#sim-result .winner`)))
 	}
 	kinds := func() []string {
 		return value(t, ctx, "list what applies", 60*time.Second, chromedp.Evaluate[[]string](

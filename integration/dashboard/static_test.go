@@ -42,8 +42,8 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 
 	step(t, ctx, "open the entrypoints tab and see shop marked dynamic", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#entrypoints"),
-		chromedp.WaitVisible(chromedp.CSS(`#ep-list tr[data-name="shop"] .tag.dyn`)),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#ep-list tr[data-name="shop"] .tag.dyn`)),
+		shown(chromedp.CSS(`#live.on`)),
 	)
 	row := textOf(t, ctx, "read shop's row", `#ep-list tr[data-name="shop"]`, "innerText")
 	for _, want := range []string{shop, "dynamic", "file", "dynamic.yml", "shop@file"} {
@@ -59,7 +59,7 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	// A reload that is refused: log.format needs a restart.
 	step(t, ctx, "open the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#card-static`)),
+		shown(chromedp.CSS(`#card-static`)),
 	)
 	if c := textOf(t, ctx, "read the static card", `#card-static`, "innerText"); !strings.Contains(c, "rev 1") || !strings.Contains(c, "not reloaded") {
 		t.Errorf("static card at start: %q", c)
@@ -69,8 +69,8 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	}
 	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), static("log:\n  format: json\n"))
 	step(t, ctx, "see the refused reload on the overview, live", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#card-static.bad`)),
-		chromedp.WaitVisible(chromedp.CSS(`#static-badge.some`)),
+		shown(chromedp.CSS(`#card-static.bad`)),
+		shown(chromedp.CSS(`#static-badge.some`)),
 	)
 	card := textOf(t, ctx, "read the static card", `#card-static`, "innerText")
 	for _, want := range []string{"refused", "file", "log", "restart"} {
@@ -86,8 +86,8 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), static("log:\n  format: json\nentryPoints: [\n"))
 	step(t, ctx, "see the invalid reload in the Static tab", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#static'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#static-reloads tr[data-outcome="invalid"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#static-problem`)),
+		shown(chromedp.CSS(`#static-reloads tr[data-outcome="invalid"]`)),
+		shown(chromedp.CSS(`#static-problem`)),
 	)
 	rows := value(t, ctx, "read the reloads", 60*time.Second, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('#static-reloads tbody tr')].map((r) => r.innerText)`))
@@ -109,7 +109,7 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 	shot(t, ctx, "static-reloads.png")
 	step(t, ctx, "back to the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#card-static.bad`)),
+		shown(chromedp.CSS(`#card-static.bad`)),
 	)
 	if c := textOf(t, ctx, "read the static card", `#card-static`, "innerText"); !strings.Contains(c, "invalid") {
 		t.Errorf("static card after the invalid file: %q", c)
@@ -134,13 +134,13 @@ func TestStaticChangeNamesTheOption(t *testing.T) {
 	e.waitRouters(t, "first")
 	step(t, ctx, "open the static tab", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#static"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#static-summary p`)),
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#static-summary p`)),
 	)
 	next := strings.Replace(staticConfig(web, admin, dir), "  web:\n", "  web:\n    http:\n      sanitizePath: false\n", 1) + "log:\n  format: json\n  noColor: true\n"
 	harness.WriteFile(t, filepath.Dir(g.ConfigFile), filepath.Base(g.ConfigFile), next)
 	step(t, ctx, "see the reload", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#static-reloads tbody tr`)))
+		shown(chromedp.CSS(`#static-reloads tbody tr`)))
 	row := textOf(t, ctx, "read the reload", `#static-reloads tbody tr`, "innerText")
 	for _, want := range []string{"log.format added", "log.noColor added", "entryPoints.web.http.sanitizePath added"} {
 		if !strings.Contains(row, want) {
@@ -155,7 +155,7 @@ func TestStaticChangeNamesTheOption(t *testing.T) {
 	shot(t, ctx, "static-option-names.png")
 	step(t, ctx, "open the overview", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#card-static`)))
+		shown(chromedp.CSS(`#card-static`)))
 	if c := textOf(t, ctx, "read the static card", `#card-static`, "innerText"); !strings.Contains(c, "log.format added") || strings.Contains(c, "log added") {
 		t.Errorf("static card %q: want log.format added", c)
 	}

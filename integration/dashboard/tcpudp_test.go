@@ -97,8 +97,8 @@ providers:
 	harness.TryGet(t, 60*time.Second, admin+"/api/tcp/routers", harness.StatusIs(200), harness.BodyContains(`"name":"db@file"`))
 	step(t, ctx, "open the TCP/UDP tab", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#tcpudp"),
-		chromedp.WaitVisible(chromedp.CSS(`#tcp-routers tr[data-name="db@file"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#udp-routers tr[data-name="dns@file"]`)))
+		shown(chromedp.CSS(`#tcp-routers tr[data-name="db@file"]`)),
+		shown(chromedp.CSS(`#udp-routers tr[data-name="dns@file"]`)))
 	if s := textOf(t, ctx, "read the broken router", `#tcp-routers tr[data-name="broken@file"]`, "innerText"); !strings.Contains(s, "disabled") {
 		t.Errorf("broken TCP router row %q, want disabled with its error", s)
 	}
@@ -114,7 +114,7 @@ providers:
 		t.Fatal(err)
 	}
 	step(t, ctx, "see the open connection without a reload", 60*time.Second,
-		chromedp.WaitVisible(chromedp.CSS(`#tcp-routers tr[data-name="db@file"] td.open:not(:empty)`)),
+		shown(chromedp.CSS(`#tcp-routers tr[data-name="db@file"] td.open:not(:empty)`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#tcp-routers tr[data-name="db@file"] td.open').innerText === '1'`))
 	shot(t, ctx, "tcpudp.png")
 	conn.Close()
@@ -123,7 +123,7 @@ providers:
 			return r.querySelector('td.open').innerText === '0' && r.querySelector('td.bytes').innerText.startsWith('5 B / 0 B'); })()`))
 	step(t, ctx, "open the TCP router's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcprouter/db@file'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"]`)))
+		shown(chromedp.CSS(`#detail-body .flow a.box[data-kind="server"]`)))
 	got := boxes(t, ctx)
 	want := []string{"entrypoint db", "tcp router db@file", "middleware lan@file", "service split@file", "service pg@file", "server " + backend.Addr().String()}
 	if len(got) != len(want) {

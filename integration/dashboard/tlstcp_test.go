@@ -95,8 +95,8 @@ providers:
 
 	step(t, ctx, "open the HTTPS router's page", 30*time.Second,
 		chromedp.Navigate(admin+"/dashboard/#router/shop@file"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body .tlspanel[data-loaded="true"]`)))
+		shown(chromedp.CSS(`#live.on`)),
+		shown(chromedp.CSS(`#detail-body .tlspanel[data-loaded="true"]`)))
 	// The page is drawn again on every configuration reload; the rows are
 	// read from a filled panel in one evaluation, polled until one is there.
 	var rows map[string]string
@@ -122,8 +122,8 @@ providers:
 
 	step(t, ctx, "open the TCP/UDP tab", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcpudp'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#tcp-services tr[data-name="pg@file"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#tcp-middlewares tr[data-name="lan@file"]`)))
+		shown(chromedp.CSS(`#tcp-services tr[data-name="pg@file"]`)),
+		shown(chromedp.CSS(`#tcp-middlewares tr[data-name="lan@file"]`)))
 	svc := textOf(t, ctx, "read the TCP service row", `#tcp-services tr[data-name="pg@file"]`, "innerText")
 	if !strings.Contains(svc, "enabled") || !strings.Contains(svc, backend.Addr().String()) || !strings.Contains(svc, "db@file") {
 		t.Errorf("TCP service row %q, want its status, server and router", svc)
@@ -135,7 +135,7 @@ providers:
 
 	step(t, ctx, "open the TCP service's page", 60*time.Second,
 		chromedp.Evaluate[chromedp.Void](`location.hash = '#tcpservice/pg@file'; undefined`),
-		chromedp.WaitVisible(chromedp.CSS(`#detail-body table.counters`)))
+		shown(chromedp.CSS(`#detail-body table.counters`)))
 	conn, err := net.Dial("tcp", dbEP)
 	if err != nil {
 		t.Fatal(err)

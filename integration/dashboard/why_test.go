@@ -90,11 +90,11 @@ func TestDashboardTellsWhy(t *testing.T) {
 
 	step(t, ctx, "open the overview", 30*time.Second,
 		chromedp.Navigate(e.admin+"/dashboard/#overview"),
-		chromedp.WaitVisible(chromedp.CSS(`#live.on`)))
+		shown(chromedp.CSS(`#live.on`)))
 
 	t.Run("item8-dependencies", func(t *testing.T) {
 		step(t, ctx, "see the Consul agent's outage on the overview", 30*time.Second,
-			chromedp.WaitVisible(chromedp.CSS(`#deps.bad li[data-dep="consulcatalog"]`)))
+			shown(chromedp.CSS(`#deps.bad li[data-dep="consulcatalog"]`)))
 		txt := textOf(t, ctx, "read the outage", `#deps li[data-dep="consulcatalog"]`, "innerText")
 		if !strings.Contains(txt, "connection refused") || !strings.Contains(txt, "last configuration keeps serving") {
 			t.Errorf("overview outage reads %q, want the reason (connection refused) and what keeps serving", txt)
@@ -107,14 +107,14 @@ func TestDashboardTellsWhy(t *testing.T) {
 		shot(t, ctx, "why-overview.png")
 		step(t, ctx, "see it atop Problems", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#problems'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#problem-deps.bad li[data-dep="consulcatalog"]`)))
+			shown(chromedp.CSS(`#problem-deps.bad li[data-dep="consulcatalog"]`)))
 		shot(t, ctx, "why-problems.png")
 	})
 
 	t.Run("item5-status-combines-health", func(t *testing.T) {
 		step(t, ctx, "open the routers", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#routers'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="search@file"] td.status.down`)))
+			shown(chromedp.CSS(`#routers tbody tr[data-name="search@file"] td.status.down`)))
 		for _, w := range []struct{ sel, want string }{
 			{`#routers tbody tr[data-name="search@file"] td.status`, "down"},
 			{`#routers tbody tr[data-name="fine@file"] td.status`, "enabled"},
@@ -126,7 +126,7 @@ func TestDashboardTellsWhy(t *testing.T) {
 			}
 		}
 		step(t, ctx, "pay turns degraded (one server answers 500)", 60*time.Second,
-			chromedp.WaitVisible(chromedp.CSS(`#routers tbody tr[data-name="pay@file"] td.status.degraded`)))
+			shown(chromedp.CSS(`#routers tbody tr[data-name="pay@file"] td.status.degraded`)))
 		heads := value(t, ctx, "read the table heads", 60*time.Second, chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll('#routers th, #services th')].map(th => th.textContent)`))
 		for _, h := range heads {
@@ -137,7 +137,7 @@ func TestDashboardTellsWhy(t *testing.T) {
 		shot(t, ctx, "why-routers.png")
 		step(t, ctx, "open search's page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#router/search@file'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server].down`)))
+			shown(chromedp.CSS(`#detail-body .flow a.box[data-server].down`)))
 		if got := textOf(t, ctx, "read the header", `#detail-body .dhead h2 .status`, "textContent"); got != "down" {
 			t.Errorf("router header reads %q, want down", got)
 		}
@@ -153,7 +153,7 @@ func TestDashboardTellsWhy(t *testing.T) {
 	t.Run("item7-reason-first", func(t *testing.T) {
 		step(t, ctx, "open search's page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#router/search@file'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#detail-body .flow a.box[data-server] .berr`)))
+			shown(chromedp.CSS(`#detail-body .flow a.box[data-server] .berr`)))
 		lines := value(t, ctx, "read the server box", 60*time.Second, chromedp.Evaluate[[]string](
 			`(() => { const b = document.querySelector('#detail-body .flow a.box[data-server]');
 			  const r = b.querySelector('.berr'); const u = b.querySelector('.errurl');
@@ -177,7 +177,7 @@ func TestDashboardTellsWhy(t *testing.T) {
 	t.Run("item6-which-server-fails", func(t *testing.T) {
 		step(t, ctx, "open pay's page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#router/pay@file'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#detail-body table.servers tr[data-row-server="`+bad.URL()+`"] td.share.err`)))
+			shown(chromedp.CSS(`#detail-body table.servers tr[data-row-server="`+bad.URL()+`"] td.share.err`)))
 		row := func(url string) []string {
 			return value(t, ctx, "read a server row", 60*time.Second, chromedp.Evaluate[[]string](
 				`[...document.querySelectorAll('#detail-body table.servers tr[data-row-server="`+url+`"] td')].map(td => td.textContent)`))
@@ -200,11 +200,11 @@ func TestDashboardTellsWhy(t *testing.T) {
 		shot(t, ctx, "why-router-pay.png")
 		step(t, ctx, "open pay's service page", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#service/pay@file'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#detail-body table.servers tr[data-row-server="`+bad.URL()+`"] td.share.err`)))
+			shown(chromedp.CSS(`#detail-body table.servers tr[data-row-server="`+bad.URL()+`"] td.share.err`)))
 		shot(t, ctx, "why-service-pay.png")
 		step(t, ctx, "the overview names the server", 60*time.Second,
 			chromedp.Evaluate[chromedp.Void](`location.hash = '#overview'; undefined`),
-			chromedp.WaitVisible(chromedp.CSS(`#failing li[data-router="pay@file"]`)))
+			shown(chromedp.CSS(`#failing li[data-router="pay@file"]`)))
 		txt := textOf(t, ctx, "read pay's entry", `#failing li[data-router="pay@file"]`, "innerText")
 		if !strings.Contains(txt, "server "+bad.URL()+" answers 100% 5xx") || strings.Contains(txt, good.URL()) {
 			t.Errorf("Failing now reads %q, want the server answering 5xx named, not the healthy one", txt)

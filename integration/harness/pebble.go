@@ -44,38 +44,6 @@ func PebbleDir(t testing.TB) string {
 	return dir
 }
 
-// FreePort returns a loopback TCP port nothing listens on right now.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// FreeDNSPort returns a loopback port free for both TCP and UDP (the DNS
-// server binds both; Pebble queries over TCP).
-func FreeDNSPort(t testing.TB) int {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no port free for both TCP and UDP")
-	return 0
-}
-
 // Pebble is Let's Encrypt's ACME test server (built by
 // scripts/setup/pebble.sh), configured and, after Start, running.
 type Pebble struct {

@@ -172,19 +172,6 @@ func TryGet(t testing.TB, timeout time.Duration, url string, args ...any) *Respo
 	return got
 }
 
-// FreeAddr returns "127.0.0.1:port" for a port that was free a moment ago.
-// (Another process may take it before the caller binds it; tests on a
-// shared machine accept that small risk.)
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("harness: find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // DeadAddr returns a loopback address where nothing listens, so dialing it
 // is refused (a server that is down: 502).
 func DeadAddr(t testing.TB) string { return FreeAddr(t) }
