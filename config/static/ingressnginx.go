@@ -9,12 +9,7 @@ import "github.com/gantry-proxy/gantry/config"
 // differs (README, "Moving from ingress-nginx").
 // Source: https://doc.traefik.io/traefik/reference/install-configuration/providers/kubernetes/kubernetes-ingress-nginx/
 type KubernetesIngressNGINX struct {
-	// Endpoint, Token (a value or a file path) and CertAuthFilePath reach
-	// the API server from outside the cluster (in a pod: the service
-	// account; with $KUBECONFIG: that file).
-	Endpoint         string `json:"endpoint,omitempty"`
-	Token            string `json:"token,omitempty"`
-	CertAuthFilePath string `json:"certAuthFilePath,omitempty"`
+	KubernetesAPI
 	// ThrottleDuration is the least time between two builds (default 0).
 	ThrottleDuration config.Duration `json:"throttleDuration,omitempty"`
 	// WatchNamespace limits the provider to one namespace (default all).

@@ -2,16 +2,32 @@ package static
 
 import "github.com/gantry-proxy/gantry/config"
 
+// KubernetesAPI is how a Kubernetes provider reaches the API server:
+// the options endpoint, token and certAuthFilePath, which each of
+// Traefik's Kubernetes providers has (kubernetesIngress, kubernetesCRD,
+// kubernetesGateway, kubernetesIngressNGINX) with the same meaning. In a
+// pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set) none is
+// needed: the service account is used, Endpoint overriding its host;
+// elsewhere, with Endpoint empty, the file $KUBECONFIG names; else
+// Endpoint is required.
+// Source: https://doc.traefik.io/traefik/v3.7/reference/install-configuration/providers/kubernetes/kubernetes-ingress/
+type KubernetesAPI struct {
+	// Endpoint is the API server's URL ("https://host:port").
+	Endpoint string `json:"endpoint,omitempty"`
+	// Token is a bearer token, or the path of a file holding one (read
+	// once at start); it replaces the service account's or kubeconfig's.
+	Token string `json:"token,omitempty"`
+	// CertAuthFilePath is a PEM file of the CA certificates that verify
+	// the API server reached at Endpoint (outside a pod, without
+	// $KUBECONFIG).
+	CertAuthFilePath string `json:"certAuthFilePath,omitempty"`
+}
+
 // KubernetesIngress is providers.kubernetesIngress, with Traefik v3.7's
 // keys and defaults.
 // Source: https://doc.traefik.io/traefik/providers/kubernetes-ingress/
 type KubernetesIngress struct {
-	// Endpoint, Token and CertAuthFilePath locate the API server; all
-	// empty in a pod means the in-cluster configuration. Token is a value
-	// or the path of a file holding it.
-	Endpoint         string `json:"endpoint,omitempty"`
-	Token            string `json:"token,omitempty"`
-	CertAuthFilePath string `json:"certAuthFilePath,omitempty"`
+	KubernetesAPI
 	// Namespaces limits what is read (default: all namespaces).
 	Namespaces []string `json:"namespaces,omitempty"`
 	// LabelSelector selects the Ingresses read (Kubernetes selector syntax).
@@ -60,9 +76,7 @@ type KubernetesIngressEndpoint struct {
 }
 
 // KubernetesCRD is providers.kubernetesCRD: Traefik's custom resources
-// (traefik.io/v1alpha1) from the Kubernetes API. Endpoint, Token (a value
-// or a file path) and CertAuthFilePath are not needed in a pod (in-cluster
-// configuration). LabelSelector selects the custom resources (not the
+// (traefik.io/v1alpha1) from the Kubernetes API. LabelSelector selects the custom resources (not the
 // Services and Secrets they use). ThrottleDuration is the least time
 // between two snapshots (0: none). CrossProviderNamespaces, when set,
 // lists the namespaces whose objects may name other providers' objects
@@ -70,9 +84,7 @@ type KubernetesIngressEndpoint struct {
 // the provider reads no cluster-scoped resource.
 // Source: https://doc.traefik.io/traefik/v3.7/reference/install-configuration/providers/kubernetes/kubernetes-crd/
 type KubernetesCRD struct {
-	Endpoint                     string          `json:"endpoint,omitempty"`
-	Token                        string          `json:"token,omitempty"`
-	CertAuthFilePath             string          `json:"certAuthFilePath,omitempty"`
+	KubernetesAPI
 	Namespaces                   []string        `json:"namespaces,omitempty"`
 	AllowCrossNamespace          bool            `json:"allowCrossNamespace,omitempty"`
 	AllowExternalNameServices    bool            `json:"allowExternalNameServices,omitempty"`

@@ -7,11 +7,7 @@ import "github.com/gantry-proxy/gantry/config"
 // Keys and defaults are Traefik's.
 // Source: https://doc.traefik.io/traefik/reference/install-configuration/providers/kubernetes/kubernetes-gateway/
 type KubernetesGateway struct {
-	// Endpoint, Token (a value or a file path) and CertAuthFilePath reach
-	// the API server; in a pod the in-cluster configuration is used.
-	Endpoint         string `json:"endpoint,omitempty"`
-	Token            string `json:"token,omitempty"`
-	CertAuthFilePath string `json:"certAuthFilePath,omitempty"`
+	KubernetesAPI
 	// Namespaces limits what is read (default: all); LabelSelector selects
 	// GatewayClasses.
 	Namespaces    []string `json:"namespaces,omitempty"`

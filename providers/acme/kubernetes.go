@@ -160,9 +160,9 @@ func newKubeStoreFrom(storage string, c *static.Configuration) (*kubeStore, erro
 	o := k8s.ClientOptions{UserAgent: "gantry acme storage"}
 	switch p := c.Providers; {
 	case p != nil && p.KubernetesCRD != nil:
-		o.Endpoint, o.Token, o.CertAuthFilePath = p.KubernetesCRD.Endpoint, p.KubernetesCRD.Token, p.KubernetesCRD.CertAuthFilePath
+		o.KubernetesAPI = p.KubernetesCRD.KubernetesAPI
 	case p != nil && p.KubernetesIngress != nil:
-		o.Endpoint, o.Token, o.CertAuthFilePath = p.KubernetesIngress.Endpoint, p.KubernetesIngress.Token, p.KubernetesIngress.CertAuthFilePath
+		o.KubernetesAPI = p.KubernetesIngress.KubernetesAPI
 	}
 	cl, err := k8s.NewClient(o)
 	if err != nil {

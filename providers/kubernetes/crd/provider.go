@@ -59,7 +59,7 @@ func New(c static.KubernetesCRD, log *slog.Logger) (*Provider, error) {
 	if p.throttle < 0 {
 		return nil, fmt.Errorf("throttleDuration %v: negative", c.ThrottleDuration)
 	}
-	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: c.Endpoint, Token: c.Token, CertAuthFilePath: c.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
+	client, err := k8s.NewClient(k8s.ClientOptions{KubernetesAPI: c.KubernetesAPI, UserAgent: "gantry/" + ProviderName})
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) er
 // and CA options, and the Gateway API client on a copy of its config with
 // the provider's qps and burst (default 50 and 100).
 func (p *Provider) clients() (*k8s.Client, *k8s.Client, error) {
-	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: p.opts.Endpoint, Token: p.opts.Token, CertAuthFilePath: p.opts.CertAuthFilePath, UserAgent: "gantry/" + ProviderName})
+	client, err := k8s.NewClient(k8s.ClientOptions{KubernetesAPI: p.opts.KubernetesAPI, UserAgent: "gantry/" + ProviderName})
 	if err != nil {
 		return nil, nil, err
 	}

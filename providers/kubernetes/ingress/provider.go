@@ -82,8 +82,7 @@ func notHelm(o *metav1.ListOptions) { o.LabelSelector = "owner!=helm" }
 // ingressEndpoint is set. It returns nil when ctx is done, or an error
 // when the client cannot be made (bad endpoint, token or CA file).
 func (p *Provider) Run(ctx context.Context, publish func(providers.Snapshot)) error {
-	client, err := k8s.NewClient(k8s.ClientOptions{Endpoint: p.opts.Endpoint, Token: p.opts.Token,
-		CertAuthFilePath: p.opts.CertAuthFilePath, UserAgent: "gantry kubernetes/ingress"})
+	client, err := k8s.NewClient(k8s.ClientOptions{KubernetesAPI: p.opts.KubernetesAPI, UserAgent: "gantry kubernetes/ingress"})
 	if err != nil {
 		return fmt.Errorf("providers.kubernetesIngress: %w", err)
 	}

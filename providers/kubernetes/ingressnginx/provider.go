@@ -64,7 +64,7 @@ func New(c static.KubernetesIngressNGINX, log *slog.Logger) (*Provider, error) {
 }
 
 func clientOptions(c static.KubernetesIngressNGINX) k8s.ClientOptions {
-	return k8s.ClientOptions{Endpoint: c.Endpoint, Token: c.Token, CertAuthFilePath: c.CertAuthFilePath, UserAgent: "gantry/" + ProviderName}
+	return k8s.ClientOptions{KubernetesAPI: c.KubernetesAPI, UserAgent: "gantry/" + ProviderName}
 }
 
 // Name implements providers.Provider.

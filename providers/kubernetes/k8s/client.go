@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gantry-proxy/gantry/config/static"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,18 +19,10 @@ import (
 )
 
 // ClientOptions are the connection options every Kubernetes provider of
-// Traefik has.
-// Source: https://doc.traefik.io/traefik/providers/kubernetes-ingress/#endpoint
+// Traefik has (static.KubernetesAPI: endpoint, token, certAuthFilePath)
+// and the client's own.
 type ClientOptions struct {
-	// Endpoint is the API server URL ("https://host:port"); required
-	// outside a pod without $KUBECONFIG, optional in a pod (overrides the
-	// host).
-	Endpoint string
-	// Token is a bearer token, or the path of a file holding one (read
-	// once at start).
-	Token string
-	// CertAuthFilePath is a PEM CA bundle to verify the API server with.
-	CertAuthFilePath string
+	static.KubernetesAPI
 	// UserAgent names the provider in the API server's logs.
 	UserAgent string
 	// Kubeconfig is a kubeconfig file to use before any other source

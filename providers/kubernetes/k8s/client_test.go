@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-proxy/gantry/config/static"
 )
 
 func TestRESTConfig(t *testing.T) {
@@ -22,17 +24,17 @@ func TestRESTConfig(t *testing.T) {
 	if _, err := RESTConfig(ClientOptions{}); err == nil || !strings.Contains(err.Error(), "endpoint: required") {
 		t.Errorf("no options outside a pod: %v", err)
 	}
-	c, err := RESTConfig(ClientOptions{Endpoint: "https://10.0.0.1:6443", Token: tok, CertAuthFilePath: ca})
+	c, err := RESTConfig(ClientOptions{KubernetesAPI: static.KubernetesAPI{Endpoint: "https://10.0.0.1:6443", Token: tok, CertAuthFilePath: ca}})
 	if err != nil || c.Host != "https://10.0.0.1:6443" || c.BearerToken != "sa-token" || string(c.CAData) != "ca" {
 		t.Errorf("external: %+v %v", c, err)
 	}
-	if c, _ := RESTConfig(ClientOptions{Endpoint: "https://h:1", Token: "literal"}); c.BearerToken != "literal" {
+	if c, _ := RESTConfig(ClientOptions{KubernetesAPI: static.KubernetesAPI{Endpoint: "https://h:1", Token: "literal"}}); c.BearerToken != "literal" {
 		t.Errorf("literal token: %q", c.BearerToken)
 	}
-	if _, err := RESTConfig(ClientOptions{Endpoint: "https://h:1", CertAuthFilePath: filepath.Join(dir, "nope")}); err == nil || !strings.Contains(err.Error(), "certAuthFilePath") {
+	if _, err := RESTConfig(ClientOptions{KubernetesAPI: static.KubernetesAPI{Endpoint: "https://h:1", CertAuthFilePath: filepath.Join(dir, "nope")}}); err == nil || !strings.Contains(err.Error(), "certAuthFilePath") {
 		t.Errorf("missing CA: %v", err)
 	}
-	if _, err := RESTConfig(ClientOptions{Endpoint: "ftp://x"}); err == nil || !strings.Contains(err.Error(), "endpoint") {
+	if _, err := RESTConfig(ClientOptions{KubernetesAPI: static.KubernetesAPI{Endpoint: "ftp://x"}}); err == nil || !strings.Contains(err.Error(), "endpoint") {
 		t.Errorf("bad endpoint: %v", err)
 	}
 
@@ -46,7 +48,7 @@ func TestRESTConfig(t *testing.T) {
 	if err != nil || c.Host != "https://10.96.0.1:443" || c.BearerToken != "sa-token" || c.CAFile != ca {
 		t.Errorf("in-cluster: %+v %v", c, err)
 	}
-	c, _ = RESTConfig(ClientOptions{Endpoint: "https://api.internal:6443"})
+	c, _ = RESTConfig(ClientOptions{KubernetesAPI: static.KubernetesAPI{Endpoint: "https://api.internal:6443"}})
 	if c.Host != "https://api.internal:6443" {
 		t.Errorf("in-cluster endpoint override: %s", c.Host)
 	}
