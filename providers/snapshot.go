@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,10 +136,35 @@ type TLSOrigins struct {
 
 // DownSnapshot is the Snapshot a provider publishes when it cannot reach
 // source (named as a user knows it: "consul catalog", "docker endpoint
-// unix:///var/run/docker.sock"): Down set, and one error Problem naming
+// unix:///var/run/docker.sock"), or source answered with what it cannot
+// use (err marked with Answered): Down set, and one error Problem naming
 // source and err, so /api/problems and /api/providers show the outage
 // while the last configuration stays in effect.
 func DownSnapshot(provider, source string, err error) Snapshot {
-	msg := fmt.Sprintf("unreachable: %v; keeping the last configuration", err)
+	msg := Outage(err) + "; keeping the last configuration"
 	return Snapshot{Down: source + " " + msg, Problems: []Problem{{Provider: provider, Source: source, Severity: SeverityError, Message: msg}}}
+}
+
+// Answered marks err as the failure of a source that answered (a list
+// refused for its size, a response that could not be used, a call that
+// timed out half-way) rather than one that could not be reached; nil stays
+// nil. errors.Is and errors.As see through it.
+func Answered(err error) error {
+	if err == nil {
+		return nil
+	}
+	return answeredError{err}
+}
+
+type answeredError struct{ error }
+
+func (e answeredError) Unwrap() error { return e.error }
+
+// Outage words err for a problem: "failing: err" when it is marked
+// Answered, "unreachable: err" otherwise.
+func Outage(err error) string {
+	if errors.As(err, new(answeredError)) {
+		return "failing: " + err.Error()
+	}
+	return "unreachable: " + err.Error()
 }

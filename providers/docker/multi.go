@@ -127,7 +127,7 @@ func (p *Provider) runMulti(ctx context.Context, publish func(providers.Snapshot
 				backoff := bo.Failed(started)
 				mu.Lock()
 				if _, ok := down[e.name]; !ok { // the outage's first error: one stable problem until it ends
-					down[e.name] = err.Error()
+					down[e.name] = providers.Outage(err)
 				}
 				mu.Unlock()
 				notify()
@@ -158,7 +158,7 @@ func (p *Provider) runMulti(ctx context.Context, publish func(providers.Snapshot
 		for _, name := range slices.Sorted(maps.Keys(downNow)) {
 			snap.Problems = append(snap.Problems, providers.Problem{
 				Provider: providerName, Source: "docker endpoint " + name, Severity: providers.SeverityError,
-				Message: "unreachable, its last containers stay in effect: " + downNow[name],
+				Message: downNow[name] + "; its last containers stay in effect",
 			})
 		}
 		b, err := json.Marshal(snap)

@@ -197,7 +197,8 @@ func (p *Provider) Name() string { return providerName }
 // event that can change routing — start, die, stop, kill, destroy, pause,
 // unpause, rename, health_status and network connect/disconnect — and
 // publishes again when the snapshot changed. Bursts coalesce: events that
-// arrive during a re-list cause one more re-list, not one each.
+// arrive during a re-list, or less than relistInterval after the last
+// list, cause one more re-list, not one each.
 //
 // It returns nil when ctx is done, and an error when the engine cannot be
 // reached or the event stream breaks (the daemon stopped or restarted);
@@ -237,7 +238,7 @@ func (p *Provider) watchEngine(ctx context.Context, endpoint string, newClient f
 	w.s.selfID = selfID()
 	if !p.watch {
 		if err := w.refresh(ctx); err != nil && ctx.Err() == nil {
-			return err
+			return providers.Answered(err)
 		}
 		<-ctx.Done()
 		return nil
@@ -250,9 +251,10 @@ func (p *Provider) watchEngine(ctx context.Context, endpoint string, newClient f
 		if ctx.Err() != nil {
 			return nil
 		}
-		return err
+		return providers.Answered(err)
 	}
 	p.log.Info("connected to docker", "endpoint", endpoint)
+	listed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -266,20 +268,56 @@ func (p *Provider) watchEngine(ctx context.Context, endpoint string, newClient f
 			if !relevant(ev) {
 				continue
 			}
-			// Coalesce: take every event already queued, then re-list once.
-			for drained := false; !drained; {
-				select {
-				case <-evs:
-				default:
-					drained = true
-				}
+			// Coalesce: wait until relistInterval has passed since the
+			// last list, take every event queued by then, re-list once.
+			if err := settle(ctx, evs, errs, relistInterval-time.Since(listed)); err != nil {
+				return fmt.Errorf("docker: event stream from %s: %w", endpoint, err)
+			}
+			if ctx.Err() != nil {
+				return nil
 			}
 			if err := w.refresh(ctx); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return err
+				return providers.Answered(err)
 			}
+			listed = time.Now()
+		}
+	}
+}
+
+// relistInterval is the least time between two lists of one engine: a
+// stream of events (200 containers of a compose project starting, or an
+// engine that sends events without end) costs at most 10 lists a second,
+// each taking in every event that came before it; a lone event after a
+// quiet spell is listed at once.
+const relistInterval = 100 * time.Millisecond
+
+// settle waits d (nothing when d <= 0) while consuming the events that
+// arrive, then takes every event already queued. It returns the event
+// stream's error if it breaks meanwhile, and nil when ctx ends.
+func settle(ctx context.Context, evs <-chan engineapi.Event, errs <-chan error, d time.Duration) error {
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-errs:
+				return err
+			case <-evs:
+			case <-t.C:
+				waiting = false
+			}
+		}
+	}
+	for {
+		select {
+		case <-evs:
+		default:
+			return nil
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -187,11 +188,65 @@ func TestListLabelBound(t *testing.T) {
 		f.running = append(f.running, c)
 	}
 	p := newFakeProvider(t, f)
-	err := p.Run(context.Background(), func(providers.Snapshot) {})
+	var got []providers.Snapshot
+	err := p.Run(context.Background(), func(s providers.Snapshot) { got = append(got, s) })
 	if err == nil || !strings.Contains(err.Error(), "container web-2 (c002)") || !strings.Contains(err.Error(), "over the 2500 held at most") {
 		t.Fatalf("got %v, want the list refused at the third container", err)
+	}
+	// The engine answered: the problem says failing, not unreachable.
+	if len(got) != 1 || len(got[0].Problems) != 1 || !strings.HasPrefix(got[0].Problems[0].Message, "failing: ") {
+		t.Errorf("published %+v, want one Down snapshot whose problem says failing", got)
 	}
 	if _, inspects := f.counts(); inspects != 3 {
 		t.Errorf("%d containers inspected, want 3 (none after the bound)", inspects)
 	}
+}
+
+// TestEventStreamListsBounded: an engine sending a relevant event every
+// millisecond for two seconds (fake time) costs one list per
+// relistInterval, not one per event, and the change made during the
+// stream is published once it has been listed.
+func TestEventStreamListsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeAPI{
+			running: []engineapi.Container{inspected("c1", "web-1", "192.0.2.1")},
+			evs:     make(chan engineapi.Event), errs: make(chan error),
+		}
+		p := newFakeProvider(t, f)
+		ctx, cancel := context.WithCancel(t.Context())
+		var mu sync.Mutex
+		var last providers.Snapshot
+		done := make(chan error)
+		go func() {
+			done <- p.Run(ctx, func(s providers.Snapshot) { mu.Lock(); last = s; mu.Unlock() })
+		}()
+		synctest.Wait()
+		const events = 2000
+		for i := range events {
+			if i == events/2 {
+				f.mu.Lock()
+				f.running = append(f.running, inspected("c2", "web-2", "192.0.2.2"))
+				f.mu.Unlock()
+			}
+			f.evs <- engineapi.Event{Type: "container", Action: "start"}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(2 * relistInterval)
+		synctest.Wait()
+		lists, _ := f.counts()
+		// One list at the start, one per 100 ms of the stream, one after it.
+		if maxLists := 1 + events/100 + 1; lists > maxLists {
+			t.Errorf("%d events made %d lists, want at most %d", events, lists, maxLists)
+		}
+		mu.Lock()
+		n := len(last.Config.HTTP.Services["s"].LoadBalancer.Servers)
+		mu.Unlock()
+		if n != 2 {
+			t.Errorf("last snapshot has %d servers, want 2 (the container started during the stream)", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	})
 }
