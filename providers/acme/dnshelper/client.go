@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-acme/lego/v5/challenge"
+
+	"github.com/gantry-proxy/gantry/internal/capture"
 )
 
 // Limits of the client.
@@ -70,10 +72,9 @@ func New(ctx context.Context, path, provider string, resolvers []string, log *sl
 	c.args = append(c.args, provider)
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	var stdout bytes.Buffer
-	stderr := &tail{max: stderrTail}
+	stdout, stderr := capture.Head(MaxLine), capture.Tail(stderrTail)
 	cmd := exec.CommandContext(ctx, path, append(c.args[:len(c.args):len(c.args)], cmdCheck)...)
-	cmd.Stdout, cmd.Stderr = &limited{w: &stdout, n: MaxLine}, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = exitGrace
 	if err := cmd.Run(); err != nil {
 		return nil, c.exitError(err, stderr.String())
@@ -227,7 +228,7 @@ func (c *Client) start(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("run %s: %w", c.path, err)
 	}
 	s := &session{cmd: cmd, stdin: stdin, enc: json.NewEncoder(stdin), waiting: map[uint64]chan string{},
-		first: make(chan []byte, 1), done: make(chan struct{}), stderr: &tail{max: stderrTail}}
+		first: make(chan []byte, 1), done: make(chan struct{}), stderr: capture.Tail(stderrTail)}
 	s.wg.Go(func() { s.logLines(stderr, c.log.With("helper", c.path, "provider", c.name)) })
 	s.wg.Go(func() { s.read(stdout) })
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
@@ -265,9 +266,9 @@ type session struct {
 	mu      sync.Mutex // guards waiting
 	waiting map[uint64]chan string
 
-	first  chan []byte   // the first line, once
-	done   chan struct{} // closed when stdout ends
-	stderr *tail         // the end of the helper's stderr
+	first  chan []byte     // the first line, once
+	done   chan struct{}   // closed when stdout ends
+	stderr *capture.Buffer // the end of the helper's stderr
 
 	closeOnce sync.Once
 	closeErr  error

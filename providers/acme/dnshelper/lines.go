@@ -3,7 +3,6 @@ package dnshelper
 import (
 	"bufio"
 	"io"
-	"sync"
 )
 
 // lineReader reads lines of at most max bytes; a longer line is cut at max
@@ -48,45 +47,4 @@ func trimNewline(b []byte) []byte {
 		b = b[:n-1]
 	}
 	return b
-}
-
-// tail is an io.Writer keeping the last max bytes written. Safe for
-// concurrent use.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-// limited writes the first n bytes to w and drops the rest.
-type limited struct {
-	w io.Writer
-	n int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		if _, err := l.w.Write(p[:k]); err != nil {
-			return 0, err
-		}
-		l.n -= k
-	}
-	return len(p), nil
 }

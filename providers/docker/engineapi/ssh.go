@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gantry-proxy/gantry/internal/capture"
 )
 
 // sshArgs are the arguments of ssh(1) reaching the engine of an
@@ -66,7 +68,7 @@ type sshConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *os.File
-	stderr *limitedBuffer
+	stderr *capture.Buffer // the first 4 KiB of ssh's error output
 
 	waited chan struct{} // closed once cmd.Wait returned
 	once   sync.Once
@@ -91,7 +93,7 @@ func dialSSH(ctx context.Context, args []string) (net.Conn, error) {
 		return nil, err
 	}
 	cmd.Stdout = w
-	c := &sshConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: &limitedBuffer{max: 4 << 10}, waited: make(chan struct{})}
+	c := &sshConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: capture.Head(4 << 10), waited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	err = cmd.Start()
 	w.Close()
@@ -146,26 +148,3 @@ type sshAddr struct{}
 
 func (sshAddr) Network() string { return "ssh" }
 func (sshAddr) String() string  { return "ssh" }
-
-// limitedBuffer keeps the first max bytes written to it (ssh's error
-// output), safe for concurrent use; the rest is dropped.
-type limitedBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := l.max - len(l.b); room > 0 {
-		l.b = append(l.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (l *limitedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.b)
-}
