@@ -178,18 +178,24 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 		// file.
 		ic, bad, ierr := isolate(ctx, rendered, f)
 		if ierr != nil {
+			// An error outside the objects fails the file. When some
+			// objects are bad too, the file's own error is the one left
+			// without them (err may be one of theirs), if it names a key
+			// to find in the file; each bad object is reported as well,
+			// so that one fix does not reveal the next.
+			if len(bad) > 0 && errorKey(errorMessage(ierr)) != "" {
+				err = ierr
+			}
 			p, msg := decodeError(err, rendered, f)
 			c, probs := fail(p, msg)
+			for _, o := range bad {
+				probs = append(probs, objectProblem(in.path, o, "also wrong"))
+			}
 			return c, probs, rendered
 		}
 		c = ic
 		for _, o := range bad {
-			msg := errorMessage(o.err)
-			isolated = append(isolated, providers.Problem{
-				Provider: name, Source: in.path + o.at.String(), Severity: providers.SeverityError,
-				Objects: []string{o.kind + " " + o.name},
-				Message: fmt.Sprintf("%s; %s %s left out (the rest of the file is used)", msg, o.kind, o.name),
-			})
+			isolated = append(isolated, objectProblem(in.path, o, "left out (the rest of the file is used)"))
 		}
 	}
 	if at, n := longValue(reflect.ValueOf(c), b.limits.valueSize, ""); at != "" {
@@ -204,6 +210,16 @@ func (b *builder) decodeFile(ctx context.Context, in input) (*config.Configurati
 	d := decoded{rendered: rendered, good: c, c: withoutInvalid(c), probs: append(isolated, probs...)}
 	b.decoded[in.path] = d
 	return d.c, d.probs, rendered
+}
+
+// objectProblem is the Problem of an object of file that does not decode:
+// where, what, and what became of it ("left out …").
+func objectProblem(file string, o objectError, became string) providers.Problem {
+	return providers.Problem{
+		Provider: name, Source: file + o.at.String(), Severity: providers.SeverityError,
+		Objects: []string{o.kind + " " + o.name},
+		Message: fmt.Sprintf("%s; %s %s %s", errorMessage(o.err), o.kind, o.name, became),
+	}
 }
 
 // empty reports whether c defines nothing.

@@ -368,3 +368,25 @@ func TestEntryPointsInFiles(t *testing.T) {
 		t.Errorf("problems: %v", ps)
 	}
 }
+
+// TestFileErrorAndObjectErrorsTogether: a file with an unknown top-level
+// key and a router with an unknown field fails as a file (its last good
+// content stays), and both are reported at their lines, not only the first
+// (a new user fixed one and met the next).
+func TestFileErrorAndObjectErrorsTogether(t *testing.T) {
+	b := newBuilder(discard, false)
+	good := "http:\n  routers:\n    a:\n      rule: Path(`/a`)\n      service: s\n  services:\n    s:\n      loadBalancer:\n        servers: [{url: http://192.0.2.1}]\n"
+	b.build(context.Background(), []input{{path: "f.yml", data: []byte(good)}})
+	bad := "htp:\n  x: 1\nhttp:\n  routers:\n    a:\n      rule: Path(`/a`)\n      service: s\n      prio: 3\n  services:\n    s:\n      loadBalancer:\n        servers: [{url: http://192.0.2.1}]\n"
+	s := b.build(context.Background(), []input{{path: "f.yml", data: []byte(bad)}})
+	if got := routerNames(s); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("routers %v, want [a] (the last good content)", got)
+	}
+	want := []string{
+		`error f.yml:1:1: unknown field "htp"; keeping the last good content of this file`,
+		`error f.yml:8:7: unknown field "prio"; router a also wrong`,
+	}
+	if d := cmp.Diff(want, problems(s)); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}

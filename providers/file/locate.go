@@ -285,8 +285,9 @@ var isolatedKinds = []string{
 // its own (an unknown field, a wrong type) is left out and returned as an
 // objectError; the rest of the file is decoded without them. It returns an
 // error when the file does not parse, or still does not decode without the
-// bad objects (the error is then not inside one object). Gantry is better
-// than Traefik here, which drops the whole file (issue 15).
+// bad objects (the error is then not inside one object: the bad objects
+// are returned with it, so that both are reported). Gantry is better than
+// Traefik here, which drops the whole file (issue 15).
 func isolate(ctx context.Context, data []byte, f config.Format) (*config.Configuration, []objectError, error) {
 	generic, err := config.DecodeGeneric(ctx, data, f)
 	if err != nil {
@@ -330,7 +331,7 @@ func isolate(ctx context.Context, data []byte, f config.Format) (*config.Configu
 	}
 	c, err := config.Decode(rest, config.YAML)
 	if err != nil {
-		return nil, nil, err
+		return nil, bad, err
 	}
 	return c, bad, nil
 }
