@@ -83,19 +83,13 @@ async function loadAll() {
     getJSON('overview'), getJSON('problems'), getAll('http/routers'),
     getAll('http/services'), getAll('http/middlewares'), getJSON('providers'),
   ]);
-  state.problems = probs;
   state.routers = rs;
-  state.services = ss;
   state.middlewares = ms;
-  renderOverview(ov);
-  renderProblems(state.problems);
-  renderRouters();
-  renderServices();
-  renderMiddlewares();
   state.providers = ps;
+  showHealth(ov, probs, ss);
+  renderRouters();
+  renderMiddlewares();
   renderProviders(ps);
-  renderDeps();
-  renderFailing();
   renderEntryPoints(state.entrypoints, state.routers);
   fillEntryPoints(state.entrypoints);
   await loadStatic().catch(console.error);
@@ -110,15 +104,23 @@ async function loadAll() {
   scheduleWatch();
 }
 
-async function refreshHealth() {
-  const [ov, probs, ss] = await Promise.all([getJSON('overview'), getJSON('problems'), getAll('http/services')]);
+// showHealth keeps and draws what a health refresh reads (the overview,
+// the problems, the HTTP services) and what is drawn from them: the
+// dependency boxes, the failing routers. loadAll sets the rest of state
+// (routers, providers) first.
+function showHealth(ov, probs, ss) {
   state.problems = probs;
   state.services = ss;
   renderOverview(ov);
   renderProblems(state.problems);
-  renderDeps();
   renderServices();
+  renderDeps();
   renderFailing();
+}
+
+async function refreshHealth() {
+  const [ov, probs, ss] = await Promise.all([getJSON('overview'), getJSON('problems'), getAll('http/services')]);
+  showHealth(ov, probs, ss);
   refreshLive();
   scheduleWatch();
 }
