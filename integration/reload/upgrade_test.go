@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
@@ -39,16 +41,60 @@ func installBinary(t *testing.T, src, dst string) {
 	}
 }
 
-// pidAlive reports whether pid exists (and is not a zombie).
-func pidAlive(pid int) bool {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// proc is one gantry process of an upgrade test, held by a pidfd taken
+// while it is known to run: the first by the test that started it, a
+// successor as soon as the upgrade's log line names its pid. Signals go to
+// that process or fail; never to another that got the same pid later.
+// pid_max is 32 768 on this kind of machine and go test forks without
+// end, so pids come round again within minutes: a SIGKILL sent at cleanup
+// to the pid of a gantry that had exited long before killed the dockerd of
+// the integration/docker tests running at the same time.
+type proc struct {
+	pid int
+	fd  int
+}
+
+// track opens a pidfd for pid (closed when t ends).
+func track(t *testing.T, pid int) *proc {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return false
+		t.Fatalf("pidfd_open %d: %v", pid, err)
 	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	s := string(st)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+	t.Cleanup(func() { unix.Close(fd) })
+	return &proc{pid: pid, fd: fd}
+}
+
+// signal sends sig to the process (an error once it has exited).
+func (p *proc) signal(sig syscall.Signal) error {
+	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
+}
+
+// alive reports whether the process has not exited (its pidfd becomes
+// readable when it does).
+func (p *proc) alive() bool {
+	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
+}
+
+// stopAll sends SIGTERM to every process still running, waits up to
+// harness.StopTimeout for them to exit, then kills those left.
+func stopAll(ps []*proc) {
+	for _, p := range ps {
+		_ = p.signal(syscall.SIGTERM)
+	}
+	_ = harness.Poll(harness.StopTimeout, func() error {
+		for _, p := range ps {
+			if p.alive() {
+				return fmt.Errorf("%d still running", p.pid)
+			}
+		}
+		return nil
+	})
+	for _, p := range ps {
+		_ = p.signal(syscall.SIGKILL)
+	}
 }
 
 // TestBinaryUpgradeUnderLoad is issue 18's binary upgrade through the real
@@ -100,25 +146,9 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	}
 	oldDone := make(chan struct{})
 	go func() { _ = old.Wait(); close(oldDone) }()
-	newPid := 0
-	pids := []int{old.Process.Pid} // every gantry process, for the cleanup
+	procs := []*proc{track(t, old.Process.Pid)} // every gantry process, for the cleanup
 	t.Cleanup(func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-		}
-		_ = harness.Poll(harness.StopTimeout, func() error {
-			for _, pid := range pids {
-				if pidAlive(pid) {
-					return fmt.Errorf("%d still running", pid)
-				}
-			}
-			return nil
-		})
-		for _, pid := range pids {
-			if pidAlive(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+		stopAll(procs)
 		if t.Failed() {
 			t.Logf("--- gantry output ---\n%s--- end ---", output())
 		}
@@ -179,8 +209,9 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no pid in the upgrade log line")
 	}
-	newPid, _ = strconv.Atoi(m[1])
-	pids = append(pids, newPid)
+	newPid, _ := strconv.Atoi(m[1])
+	second := track(t, newPid)
+	procs = append(procs, second)
 	select {
 	case <-oldDone:
 	case <-time.After(upgradeGrace + 10*time.Second):
@@ -197,7 +228,7 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	if code := old.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("old process exit code %d, want 0", code)
 	}
-	if newPid == old.Process.Pid || !pidAlive(newPid) {
+	if newPid == old.Process.Pid || !second.alive() {
 		t.Fatalf("new process %d is not running (old was %d)", newPid, old.Process.Pid)
 	}
 	out := output()
@@ -218,23 +249,24 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 
 	// 3. The new process upgrades again (its environment and descriptors
 	// were left clean): a third process serves, the second exits.
-	if err := syscall.Kill(newPid, syscall.SIGUSR2); err != nil {
+	if err := second.signal(syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
 	}
 	waitLog("upgrade: new process serves; draining", 2)
 	all := regexp.MustCompile(`new process serves; draining" pid=(\d+)`).FindAllStringSubmatch(output(), -1)
-	third, _ := strconv.Atoi(all[len(all)-1][1])
-	pids = append(pids, third)
+	thirdPid, _ := strconv.Atoi(all[len(all)-1][1])
+	third := track(t, thirdPid)
+	procs = append(procs, third)
 	if err := harness.Poll(upgradeGrace+10*time.Second, func() error {
-		if pidAlive(newPid) {
+		if second.alive() {
 			return fmt.Errorf("second process %d still running", newPid)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if third == newPid || !pidAlive(third) {
-		t.Fatalf("third process %d is not running", third)
+	if thirdPid == newPid || !third.alive() {
+		t.Fatalf("third process %d is not running", thirdPid)
 	}
 	harness.TryGet(t, pollTimeout, url, harness.Host("c.test"), harness.StatusIs(200), harness.BodyContains("Name: w1"))
 	harness.Try(t, pollTimeout, func() error { return udpAsk(dns, "third") })

@@ -179,10 +179,10 @@ func TestBinaryUpgradeKeepsUpgradedConnections(t *testing.T) {
 	}
 	oldDone := make(chan struct{})
 	go func() { _ = old.Wait(); close(oldDone) }()
-	pids := []int{old.Process.Pid}
+	procs := []*proc{track(t, old.Process.Pid)}
 	t.Cleanup(func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, p := range procs {
+			_ = p.signal(syscall.SIGKILL)
 		}
 		if t.Failed() {
 			t.Logf("--- gantry output ---\n%s--- end ---", output())
@@ -214,7 +214,8 @@ func TestBinaryUpgradeKeepsUpgradedConnections(t *testing.T) {
 		t.Fatal("no pid in the upgrade log line")
 	}
 	newPid, _ := strconv.Atoi(m[1])
-	pids = append(pids, newPid)
+	second := track(t, newPid)
+	procs = append(procs, second)
 	// The new process serves new connections, the old one drains.
 	waitLog("upgrade: serving; the old process drains", 1)
 	harness.TryGet(t, pollTimeout, url, harness.Host("ws.test"), harness.StatusIs(200))
@@ -253,7 +254,7 @@ func TestBinaryUpgradeKeepsUpgradedConnections(t *testing.T) {
 	if err := ws2.echo("on the new process"); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(newPid, syscall.SIGTERM); err != nil {
+	if err := second.signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	waitLog("grace period over; closing connections", 1)
@@ -264,7 +265,7 @@ func TestBinaryUpgradeKeepsUpgradedConnections(t *testing.T) {
 		t.Error("the new process's WebSocket is still open a minute after SIGTERM")
 	}
 	harness.Try(t, time.Minute, func() error {
-		if pidAlive(newPid) {
+		if second.alive() {
 			return fmt.Errorf("new process %d still running after SIGTERM", newPid)
 		}
 		return nil
