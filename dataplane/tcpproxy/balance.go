@@ -45,40 +45,24 @@ func (s *Server) Healthy() bool { return s.healthy.Load() }
 // checker's first result. A state lives while a generation holds it. The
 // zero value is ready; safe for concurrent use.
 type HealthStates struct {
-	mu sync.Mutex
-	m  map[string]*sharedHealth
+	s shared[*healthState]
 }
 
-type sharedHealth struct {
-	healthy atomic.Bool
-	refs    int
-}
+// healthState is one server's health; without a holder it is forgotten at
+// once (a server that comes back later starts healthy).
+type healthState struct{ healthy atomic.Bool }
+
+func (*healthState) idle() bool { return true }
 
 // Acquire returns the state of key (healthy when new) and the function that
 // releases this holder's reference.
 func (h *HealthStates) Acquire(key string) (*atomic.Bool, func()) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil {
-		h.m = map[string]*sharedHealth{}
-	}
-	st := h.m[key]
-	if st == nil {
-		st = &sharedHealth{}
+	st, release := h.s.acquire(key, func() *healthState {
+		st := &healthState{}
 		st.healthy.Store(true)
-		h.m[key] = st
-	}
-	st.refs++
-	var once sync.Once
-	return &st.healthy, func() {
-		once.Do(func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if st.refs--; st.refs == 0 {
-				delete(h.m, key)
-			}
-		})
-	}
+		return st
+	})
+	return &st.healthy, release
 }
 
 // wrr is smooth weighted round robin precomputed into a sequence; Pick

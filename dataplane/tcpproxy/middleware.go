@@ -47,11 +47,9 @@ type InFlight struct {
 type ConnCounts struct {
 	mu sync.Mutex
 	n  map[netip.Addr]int64
-	// Registry bookkeeping, guarded by the registry's mutex: holders and
-	// the key it is kept under (nil reg: not in a registry).
-	refs int
-	reg  *InFlightCounts
-	key  string
+	// The registry it is kept in and its key there (nil reg: none).
+	reg *InFlightCounts
+	key string
 }
 
 // ServeTCP serves c unless its client IP is at the cap.
@@ -87,55 +85,29 @@ func (cc *ConnCounts) done(ip netip.Addr) {
 	}
 }
 
+// idle reports whether cc counts no open connection.
+func (cc *ConnCounts) idle() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.n) == 0
+}
+
 // InFlightCounts keeps the ConnCounts of each inFlightConn middleware
 // across generations, keyed by router and middleware name. Safe for
 // concurrent use; the zero value is ready.
 type InFlightCounts struct {
-	mu sync.Mutex
-	m  map[string]*ConnCounts
+	s shared[*ConnCounts]
 }
 
 // Acquire returns the counts kept under key (new when none) and the
 // function that releases this holder's reference. Counts no holder keeps
 // and with no connection open are forgotten.
 func (r *InFlightCounts) Acquire(key string) (*ConnCounts, func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]*ConnCounts{}
-	}
-	cc := r.m[key]
-	if cc == nil {
-		cc = &ConnCounts{reg: r, key: key}
-		r.m[key] = cc
-	}
-	cc.refs++
-	var once sync.Once
-	return cc, func() {
-		once.Do(func() {
-			r.mu.Lock()
-			cc.refs--
-			r.mu.Unlock()
-			r.drop(cc)
-		})
-	}
+	return r.s.acquire(key, func() *ConnCounts { return &ConnCounts{reg: r, key: key} })
 }
 
 // drop forgets cc when no holder keeps it and no connection is open.
-func (r *InFlightCounts) drop(cc *ConnCounts) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cc.mu.Lock()
-	idle := len(cc.n) == 0
-	cc.mu.Unlock()
-	if cc.refs == 0 && idle && r.m[cc.key] == cc {
-		delete(r.m, cc.key)
-	}
-}
+func (r *InFlightCounts) drop(cc *ConnCounts) { r.s.drop(cc.key, cc) }
 
 // Len is the number of counts kept (for tests and leak checks).
-func (r *InFlightCounts) Len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.m)
-}
+func (r *InFlightCounts) Len() int { return r.s.len() }
