@@ -49,7 +49,11 @@ pids+=("$ticker")
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$work/gantry" ./cmd/gantry
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/whoami" ./cmd/whoami
+# Stop the ticker and forget its pid: cleanup, maybe hours later, must not
+# signal whatever process has been given that pid since.
 kill "$ticker" 2>/dev/null || true
+wait "$ticker" 2>/dev/null || true
+pids=()
 echo "quickstart: built in $(($(date +%s) - started))s; starting two whoami backends and gantry"
 
 "$work/whoami" --addr "127.0.0.1:$WHOAMI1_PORT" --name whoami-1 >"$work/whoami-1.log" 2>&1 &

@@ -36,7 +36,11 @@ for attempt in 1 2; do
 	[ ! -s "$tmp" ] || break
 	echo "consul.sh: go build attempt $attempt failed" >&2
 done
+# Stop the ticker once, and forget it: a second kill at exit could reach
+# another process that got its pid by then (pid_max is often 32 768).
 kill "$ticker" 2>/dev/null || true
+wait "$ticker" 2>/dev/null || true
+trap 'rm -f "$tmp"' EXIT
 [ -s "$tmp" ] || { echo "consul.sh: go build failed (see above)" >&2; exit 1; }
 echo "consul.sh: built Consul $version in $(($(date +%s) - started))s" >&2
 "$tmp" version | grep "^Consul v$version\$" >/dev/null || {
@@ -44,5 +48,5 @@ echo "consul.sh: built Consul $version in $(($(date +%s) - started))s" >&2
 	exit 1
 }
 mv "$tmp" "$bin"
-trap 'kill "$ticker" 2>/dev/null' EXIT
+trap - EXIT
 echo "$bin"

@@ -47,7 +47,9 @@ build() { # dir pkg out [ldflags]
 [ -x "$cache/kube-apiserver" ] || build integration/kubeapiserver k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$ld"
 [ -x "$cache/kubectl" ] || build integration/kubeapiserver k8s.io/kubernetes/cmd/kubectl kubectl "$ld"
 [ -x "$cache/etcd" ] || build integration/etcdserver go.etcd.io/etcd/server/v3 etcd "-s -w"
-kill "$ticker" 2>/dev/null || true
+kill "$ticker" 2>/dev/null || true # once: a second kill at exit could reach a process that got its pid since
+wait "$ticker" 2>/dev/null || true
+trap - EXIT
 ok || { echo "kubernetes.sh: built binaries do not report Kubernetes v$kube / etcd $etcd" >&2; exit 1; }
 echo "kubernetes.sh: built in $(($(date +%s) - started))s" >&2
 echo "$cache"
