@@ -51,6 +51,10 @@ func browser(t *testing.T) context.Context {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("launch chromium: %v", err)
 	}
+	ctx, err := recordNetwork(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return ctx
 }
 
@@ -94,8 +98,13 @@ func shown(sel chromedp.CSS) chromedp.Action[chromedp.Void] {
 }
 
 // pageState says where the page stands, for a step that timed out: its
-// readiness, route, live badge, and the resources it has read.
+// readiness, route, live badge, the resources it has read, and the
+// requests that failed without a response (with the browser's reason).
 func pageState(ctx context.Context) string {
+	failed := ""
+	if f := failedRequests(ctx); len(f) > 0 {
+		failed = fmt.Sprintf("; failed requests: %q", f)
+	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({
@@ -106,9 +115,9 @@ func pageState(ctx context.Context) string {
 		resources: performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '') + ' ' + Math.round(r.duration) + 'ms'),
 	})`))
 	if err != nil {
-		return "unknown: " + err.Error()
+		return "unknown: " + err.Error() + failed
 	}
-	return v
+	return v + failed
 }
 
 // value runs one action that returns a value, with a deadline.

@@ -3,6 +3,10 @@
 // browser gives up the whole module graph and the page stays inert: no
 // data, no live updates), it reloads the page after a second, three times
 // at the most in a row (app.js resets the count once it runs), then says so.
+// Chromium itself fails every request in flight, without retrying it, with
+// net::ERR_NETWORK_CHANGED when an address of the host comes or goes (Docker
+// creating or removing a network does that), so this happens to a healthy
+// proxy too.
 {
   const key = 'gantry-dashboard-boot-failures';
   const app = document.querySelector('script[type=module][src="app.js"]');
