@@ -16,6 +16,8 @@ import (
 
 	"github.com/docker/docker/client"
 	"golang.org/x/sys/unix"
+
+	"github.com/gantry-proxy/gantry/integration/harness"
 )
 
 // engine is a dockerd started by the tests, with everything it owns under
@@ -68,13 +70,16 @@ func (e *engine) start() error {
 	)
 	clearStaleBridges()
 	cmd.Stdout, cmd.Stderr = e.logf, e.logf
-	// Stop dockerd if the test binary dies without cleaning up.
+	// Stop dockerd if the test binary dies without cleaning up; started
+	// from a thread kept for dockerd's lifetime, as Pdeathsig needs (the
+	// tests end threads on purpose: dialInNetns).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	exited, err := harness.StartOnOwnThread(cmd)
+	if err != nil {
 		return fmt.Errorf("start dockerd: %w", err)
 	}
 	e.cmd, e.done = cmd, make(chan struct{})
-	go func() { cmd.Wait(); close(e.done) }()
+	go func() { <-exited; close(e.done) }()
 	if e.cli == nil {
 		cli, err := client.NewClientWithOpts(client.WithHost(e.host()), client.WithAPIVersionNegotiation())
 		if err != nil {

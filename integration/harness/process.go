@@ -71,11 +71,12 @@ func startProcessAttr(t testing.TB, name, dir, bin string, args, env []string, a
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
-	if err := p.cmd.Start(); err != nil {
+	exited, err := StartOnOwnThread(p.cmd)
+	if err != nil {
 		t.Fatalf("harness: start %s: %v", name, err)
 	}
 	go func() {
-		p.err = p.cmd.Wait()
+		p.err = <-exited
 		close(p.done)
 	}()
 	t.Cleanup(func() {

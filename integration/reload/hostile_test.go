@@ -210,11 +210,12 @@ func TestUnreadableDirectoryAsUnprivilegedUser(t *testing.T) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	exited, err := harness.StartOnOwnThread(cmd) // Pdeathsig: see there
+	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() { <-exited; close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
