@@ -45,7 +45,16 @@ func TestDashboardStaticReloadsAndDynamicEntryPoints(t *testing.T) {
 		shown(chromedp.CSS(`#ep-list tr[data-name="shop"] .tag.dyn`)),
 		shown(chromedp.CSS(`#live.on`)),
 	)
-	row := textOf(t, ctx, "read shop's row", `#ep-list tr[data-name="shop"]`, "innerText")
+	// The row is drawn when the entrypoints are read, and again with the
+	// routers using them once those are read (app.js loadAll): wait for
+	// the router.
+	var row string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		row = textOf(t, ctx, "read shop's row", `#ep-list tr[data-name="shop"]`, "innerText")
+		if strings.Contains(row, "shop@file") || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, want := range []string{shop, "dynamic", "file", "dynamic.yml", "shop@file"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("entrypoint shop's row %q lacks %q", row, want)
