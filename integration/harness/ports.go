@@ -88,20 +88,21 @@ func bindable(p int, udp bool) bool {
 // the ephemeral range (see above).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	p, err := freePort(false)
-	if err != nil {
-		t.Fatalf("harness: find a free port: %v", err)
-	}
-	return p
+	return mustFreePort(t, false)
 }
 
 // FreeDNSPort returns a loopback port free for both TCP and UDP (the DNS
 // server binds both; Pebble queries over TCP).
 func FreeDNSPort(t testing.TB) int {
 	t.Helper()
-	p, err := freePort(true)
+	return mustFreePort(t, true)
+}
+
+func mustFreePort(t testing.TB, udp bool) int {
+	t.Helper()
+	p, err := freePort(udp)
 	if err != nil {
-		t.Fatalf("harness: find a port free for TCP and UDP: %v", err)
+		t.Fatalf("harness: find a free port (UDP too: %v): %v", udp, err)
 	}
 	return p
 }
