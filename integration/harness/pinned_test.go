@@ -27,7 +27,7 @@ func lockedExits(n int) {
 func TestStartOnOwnThreadSurvivesThreadExits(t *testing.T) {
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
-		t.Skip("no sleep binary")
+		t.Fatalf("sleep (coreutils): %v", err)
 	}
 	pinned := exec.Command(sleep, "60")
 	pinned.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
