@@ -69,7 +69,7 @@ func TestBytesIsACopy(t *testing.T) {
 func TestChildProcessOutput(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sh")
+		t.Fatalf("sh: %v", err)
 	}
 	head, tail := Head(16), Tail(16)
 	cmd := exec.Command(sh, "-c", `i=0; while [ $i -lt 2000 ]; do echo "line $i" >&2; echo "out $i"; i=$((i+1)); done`)
