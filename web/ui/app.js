@@ -67,12 +67,23 @@ function renderOverview(o) {
 }
 
 // ---- entrypoints (and the simulator's choice) ----
+// A failed read keeps the list last read and tries again 2 s later: an
+// empty list would say Gantry has no entrypoints (a read cut while a
+// connection drops, or Chromium's ERR_NETWORK_CHANGED when the host's
+// addresses change).
+let epRetry = null;
 async function loadEntryPoints() {
-  let eps = [];
-  try { eps = await getJSON('entrypoints'); } catch { /* keep empty */ }
+  clearTimeout(epRetry);
+  let eps;
+  try { eps = await getJSON('entrypoints'); } catch (err) {
+    console.error(err);
+    epRetry = setTimeout(loadEntryPoints, 2000);
+    return;
+  }
   state.entrypoints = eps;
   renderEntryPoints(state.entrypoints, state.routers);
   fillEntryPoints(eps);
+  renderDetail();
 }
 
 let overviewCharts = null;

@@ -68,9 +68,11 @@ export async function refreshStreamCounters() {
   }
 }
 
+// loadTCPUDP reads the TCP and UDP lists; a failed read throws and keeps
+// the lists last read (loadAll tries again: empty tables would say there
+// are no TCP or UDP routers).
 export async function loadTCPUDP() {
-  const get = (p) => getAll(p).catch(() => []);
-  const [tr, ts, tm, ur, us] = await Promise.all([get('tcp/routers'), get('tcp/services'), get('tcp/middlewares'), get('udp/routers'), get('udp/services')]);
+  const [tr, ts, tm, ur, us] = await Promise.all(['tcp/routers', 'tcp/services', 'tcp/middlewares', 'udp/routers', 'udp/services'].map((p) => getAll(p)));
   state.tcp = { routers: tr, services: ts, middlewares: tm };
   state.udp = { routers: ur, services: us };
   renderTCPUDP();

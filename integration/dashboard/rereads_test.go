@@ -1,0 +1,51 @@
+package dashboard
+
+import (
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestDashboardRereadsFailedEntrypoints: the first reads of the
+// entrypoints fail (503, as from a proxy in front of Gantry that is
+// restarting); the dashboard reads them again instead of showing Gantry
+// without entrypoints until the next configuration change.
+func TestDashboardRereadsFailedEntrypoints(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, "first")
+	target, err := url.Parse(e.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	// Two: the page's first read, and the read after the WebSocket's first
+	// configuration message.
+	const fails = 2
+	var failed atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/entrypoints" && failed.Add(1) <= fails {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+
+	step(t, ctx, "the entrypoints list, read again after the failures", 60*time.Second,
+		chromedp.Navigate("http://"+l.Addr().String()+"/dashboard/#entrypoints"),
+		shown(`#ep-list tbody tr[data-name="web"]`))
+	if n := failed.Load(); n <= fails {
+		t.Errorf("%d reads of /api/entrypoints, want more than the %d that failed", n, fails)
+	}
+}
