@@ -2,8 +2,8 @@ package dashboard
 
 import (
 	"context"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,7 +22,7 @@ func TestDashboardReloadsWhenItsCodeFailsToLoad(t *testing.T) {
 	ctx := browser(t)
 	var loads, cut atomic.Int32
 	files := http.FileServerFS(web.FS())
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			loads.Add(1)
 		}
@@ -35,16 +35,11 @@ func TestDashboardReloadsWhenItsCodeFailsToLoad(t *testing.T) {
 			return
 		}
 		files.ServeHTTP(w, r)
-	})}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	}))
+	t.Cleanup(srv.Close)
 
 	step(t, ctx, "open the dashboard whose tls.js is cut at the first load", 60*time.Second,
-		chromedp.Navigate("http://"+l.Addr().String()+"/"))
+		chromedp.Navigate(srv.URL+"/"))
 	// The page reloads itself: poll across the navigation.
 	started := false
 	for deadline := time.Now().Add(60 * time.Second); !started && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -1,8 +1,8 @@
 package dashboard
 
 import (
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"sync/atomic"
@@ -28,22 +28,17 @@ func TestDashboardRereadsFailedEntrypoints(t *testing.T) {
 	// configuration message.
 	const fails = 2
 	var failed atomic.Int32
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/entrypoints" && failed.Add(1) <= fails {
 			http.Error(w, "restarting", http.StatusServiceUnavailable)
 			return
 		}
 		rp.ServeHTTP(w, r)
-	})}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	}))
+	t.Cleanup(srv.Close)
 
 	step(t, ctx, "the entrypoints list, read again after the failures", 60*time.Second,
-		chromedp.Navigate("http://"+l.Addr().String()+"/dashboard/#entrypoints"),
+		chromedp.Navigate(srv.URL+"/dashboard/#entrypoints"),
 		shown(`#ep-list tbody tr[data-name="web"]`))
 	if n := failed.Load(); n <= fails {
 		t.Errorf("%d reads of /api/entrypoints, want more than the %d that failed", n, fails)
