@@ -89,22 +89,31 @@ async function loadEntryPoints() {
 let overviewCharts = null;
 
 // ---- loading ----
+// Reads are numbered when they start: a configuration message (loadAll)
+// and a health message (refreshHealth) can have reads in flight at once,
+// and whichever answered last was drawn, so an older, empty problems list
+// could replace a newer one. A result older than the one drawn is dropped.
+let reads = 0, allDrawn = 0, healthDrawn = 0;
+
 async function loadAll() {
+  const seq = ++reads;
   const [ov, probs, rs, ss, ms, ps] = await Promise.all([
     getJSON('overview'), getJSON('problems'), getAll('http/routers'),
     getAll('http/services'), getAll('http/middlewares'), getJSON('providers'),
   ]);
+  if (seq < allDrawn) return; // a later loadAll has drawn everything
+  allDrawn = seq;
   state.routers = rs;
   state.middlewares = ms;
   state.providers = ps;
-  showHealth(ov, probs, ss);
+  showHealth(seq, ov, probs, ss);
   renderRouters();
   renderMiddlewares();
   renderProviders(ps);
   renderEntryPoints(state.entrypoints, state.routers);
   fillEntryPoints(state.entrypoints);
   await loadStatic().catch(console.error);
-  renderOverview(ov);
+  if (seq >= healthDrawn) renderOverview(ov);
   await loadTCPUDP();
   renderDetail();
   loadCertificates();
@@ -118,8 +127,11 @@ async function loadAll() {
 // showHealth keeps and draws what a health refresh reads (the overview,
 // the problems, the HTTP services) and what is drawn from them: the
 // dependency boxes, the failing routers. loadAll sets the rest of state
-// (routers, providers) first.
-function showHealth(ov, probs, ss) {
+// (routers, providers) first. seq numbers the read (see reads); an older
+// one than the last drawn is dropped.
+function showHealth(seq, ov, probs, ss) {
+  if (seq < healthDrawn) return;
+  healthDrawn = seq;
   state.problems = probs;
   state.services = ss;
   renderOverview(ov);
@@ -130,8 +142,9 @@ function showHealth(ov, probs, ss) {
 }
 
 async function refreshHealth() {
+  const seq = ++reads;
   const [ov, probs, ss] = await Promise.all([getJSON('overview'), getJSON('problems'), getAll('http/services')]);
-  showHealth(ov, probs, ss);
+  showHealth(seq, ov, probs, ss);
   refreshLive();
   scheduleWatch();
 }
