@@ -89,10 +89,11 @@ async function loadEntryPoints() {
 let overviewCharts = null;
 
 // ---- loading ----
-// Reads are numbered when they start: a configuration message (loadAll)
-// and a health message (refreshHealth) can have reads in flight at once,
-// and whichever answered last was drawn, so an older, empty problems list
-// could replace a newer one. A result older than the one drawn is dropped.
+// Reads are numbered when they start: a configuration message (loadAll,
+// and the problems it carries) and a health message (refreshHealth) can
+// have reads in flight at once, and whichever answered last was drawn, so
+// an older, empty problems list could replace a newer one. A result older
+// than the one drawn is dropped.
 let reads = 0, allDrawn = 0, healthDrawn = 0;
 
 async function loadAll() {
@@ -207,7 +208,9 @@ function connect() {
     switch (m.type) {
       case 'config':
         if (m.changes) addChange({ at: m.at, version: m.version, changes: m.changes });
-        if (m.problems) { state.problems = m.problems; renderProblems(state.problems); renderDeps(); }
+        // Newer than any read in flight: those answer for the
+        // configuration before this one, and are dropped (see reads).
+        if (m.problems) { healthDrawn = ++reads; state.problems = m.problems; renderProblems(state.problems); renderDeps(); }
         if (m.version !== state.version) { state.version = m.version; scheduleReload(); }
         break;
       case 'health':
