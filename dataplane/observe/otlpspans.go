@@ -325,6 +325,10 @@ func appendScopeSpans(b []byte, g *spanGroup) []byte {
 		b = endMessage(b, sat)
 	}
 	for _, s := range g.spans {
+		if own, ok := s.(*span); ok && len(own.enc) > 0 {
+			b = append(b, own.enc...) // encoded when it ended
+			continue
+		}
 		b = appendSpan(b, s)
 	}
 	b = appendString(b, fScopeSpansSchemaURL, g.scope.SchemaURL)

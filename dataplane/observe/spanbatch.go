@@ -52,9 +52,9 @@ func bspConfigFromEnv() bspConfig {
 // exported at once, a partial one after the schedule delay; Shutdown
 // exports what is queued and shuts the exporter down.
 type spanBatcher struct {
-	exp     sdktrace.SpanExporter
-	recycle bool // exp keeps nothing after ExportSpans: spans go back to spanPool
-	cfg     bspConfig
+	exp  sdktrace.SpanExporter
+	free *spanFree // exp keeps nothing after ExportSpans: spans are reused; else nil
+	cfg  bspConfig
 
 	mu       sync.Mutex
 	queue    []*span
@@ -70,22 +70,37 @@ type spanBatcher struct {
 }
 
 func newSpanBatcher(exp sdktrace.SpanExporter, cfg bspConfig) *spanBatcher {
-	_, own := exp.(*spanExporter)
 	b := &spanBatcher{
-		exp: exp, recycle: own, cfg: cfg,
+		exp: exp, cfg: cfg,
 		queue: make([]*span, 0, cfg.batch),
 		full:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 		batch: make([]sdktrace.ReadOnlySpan, 0, cfg.batch),
 	}
+	if _, own := exp.(*spanExporter); own {
+		b.free = &spanFree{max: cfg.queue + cfg.batch}
+	}
 	go b.run()
 	return b
 }
 
-// enqueue queues an ended span; it is dropped when the queue is full, and
-// forgotten after Shutdown.
+// newSpan is a cleared span for a request: one exported before when the
+// exporter keeps nothing, else a new one.
+func (b *spanBatcher) newSpan() *span {
+	if b.free != nil {
+		return b.free.get()
+	}
+	return newSpan()
+}
+
+// enqueue queues an ended span, encoded first for Gantry's own exporter
+// (span.enc); it is dropped when the queue is full, and forgotten after
+// Shutdown.
 func (b *spanBatcher) enqueue(s *span) {
+	if b.free != nil {
+		s.enc = appendSpan(s.enc[:0], s)
+	}
 	b.mu.Lock()
 	switch {
 	case b.closed:
@@ -164,10 +179,8 @@ func (b *spanBatcher) exportBatch(fullOnly bool) bool {
 	if err != nil {
 		slog.Warn("tracing: exporting spans failed", "spans", len(b.batch), "error", err)
 	}
-	if b.recycle {
-		for _, s := range b.batch {
-			s.(*span).release()
-		}
+	if b.free != nil {
+		b.free.put(b.batch)
 	}
 	clear(b.batch)
 	b.batch = b.batch[:0]

@@ -20,8 +20,9 @@ import (
 // ReverseProxy), recorded without the OpenTelemetry SDK's span: its
 // attributes are appended to one slice (each span's keys are distinct
 // unless tracing.globalAttributes or the captured headers may repeat one:
-// Tracing.mayRepeat), and spans are recycled through spanPool once
-// exported by Gantry's own exporter, which keeps nothing.
+// Tracing.mayRepeat), and spans are recycled through the batcher's free
+// list (spanFree) once exported by Gantry's own exporter, which keeps
+// nothing.
 //
 // A span is a sdktrace.ReadOnlySpan once ended (the embedded interface is
 // nil: it only carries the interface's unexported method; every method is
@@ -37,13 +38,70 @@ type span struct {
 	attrs      []attribute.KeyValue
 	dropped    int // attributes dropped by the limits (spanLimits)
 	status     sdktrace.Status
+	// enc is the span's OTLP encoding (appendSpan), made when it ends on
+	// the request's goroutine while its attributes are in that core's
+	// cache, for Gantry's own exporter only (spanBatcher.free set); empty
+	// otherwise. The exporter copies it instead of encoding the span.
+	enc []byte
 }
 
-var spanPool = sync.Pool{New: func() any { return &span{attrs: make([]attribute.KeyValue, 0, 32)} }}
-
 // maxPooledAttrs bounds the attribute slice of a span kept for reuse (many
-// captured headers grow it).
-const maxPooledAttrs = 256
+// captured headers grow it); maxPooledEnc its encoding's buffer (bytes).
+const (
+	maxPooledAttrs = 256
+	maxPooledEnc   = 16 << 10
+)
+
+func newSpan() *span { return &span{attrs: make([]attribute.KeyValue, 0, 32)} }
+
+// spanFree keeps the spans of exported batches for the next requests: the
+// batcher puts a whole batch back under one lock (put) and a request takes
+// one span at a time (get), which clears it. A sync.Pool did this before,
+// but its per-P caches made every span cross cores twice through them
+// (put on the exporter's P, stolen by a request's P): about 2 µs of CPU a
+// request in BenchmarkObservedRequest. At most max spans are kept (a
+// queue and a batch: all that can be in flight); the rest are left to the
+// garbage collector.
+type spanFree struct {
+	mu    sync.Mutex
+	spans []*span
+	max   int
+}
+
+// get is a cleared span: a kept one, else a new one.
+func (f *spanFree) get() *span {
+	f.mu.Lock()
+	n := len(f.spans)
+	if n == 0 {
+		f.mu.Unlock()
+		return newSpan()
+	}
+	s := f.spans[n-1]
+	f.spans[n-1] = nil
+	f.spans = f.spans[:n-1]
+	f.mu.Unlock()
+	attrs := s.attrs // past len(attrs) all zero (limitAttrs)
+	if cap(attrs) > maxPooledAttrs {
+		attrs = make([]attribute.KeyValue, 0, 32)
+	}
+	clear(attrs)
+	enc := s.enc
+	if cap(enc) > maxPooledEnc {
+		enc = nil
+	}
+	*s = span{attrs: attrs[:0], enc: enc[:0]}
+	return s
+}
+
+// put keeps the spans of batch (all *span, exported and not referenced
+// any more) for reuse, up to f.max.
+func (f *spanFree) put(batch []sdktrace.ReadOnlySpan) {
+	f.mu.Lock()
+	for _, s := range batch[:min(len(batch), f.max-len(f.spans))] {
+		f.spans = append(f.spans, s.(*span))
+	}
+	f.mu.Unlock()
+}
 
 // startSpan begins a span of trace t named name, a child of parent (the
 // caller's remote span context, or an invalid one: a new trace), at
@@ -55,7 +113,7 @@ func (t *Tracing) startSpan(name string, kind trace.SpanKind, parent trace.SpanC
 	if !tid.IsValid() {
 		tid = newTraceID()
 	}
-	s := spanPool.Get().(*span)
+	s := t.batch.newSpan()
 	s.t, s.name, s.kind, s.parent, s.start = t, name, kind, parent, start
 	s.sc = trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    tid,
@@ -87,18 +145,6 @@ func (s *span) finish(end time.Time) {
 	s.end = end
 	s.t.limitAttrs(s)
 	s.t.batch.enqueue(s)
-}
-
-// release clears s and puts it back in spanPool (after its export by an
-// exporter that keeps nothing).
-func (s *span) release() {
-	attrs := s.attrs
-	if cap(attrs) > maxPooledAttrs {
-		attrs = make([]attribute.KeyValue, 0, 32)
-	}
-	clear(attrs[:cap(attrs)])
-	*s = span{attrs: attrs[:0]}
-	spanPool.Put(s)
 }
 
 // The sdktrace.ReadOnlySpan methods of an ended span.

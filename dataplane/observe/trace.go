@@ -36,8 +36,12 @@ type Trace struct {
 	traceID   trace.TraceID
 	spanID    trace.SpanID
 	flags     byte
-	continued bool      // the caller's trace: its tracestate goes on
-	tp        [1]string // the traceparent sent, made by the first attempt
+	continued bool // the caller's trace: its tracestate goes on
+	// tp and ts are the values of the traceparent and tracestate headers
+	// sent, in the Trace so that setting them allocates no slice. Not
+	// sampled: tp is made by the first attempt; sampled: each attempt
+	// sets both (inject).
+	tp, ts [1]string
 }
 
 // Start begins the spans of r, routed by router (rule, to service) on
@@ -109,7 +113,7 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	}
 	s := tr.t.startSpan(SpanReverseProxy, trace.SpanKindClient, tr.router.sc, time.Now())
 	s.attrs = tr.t.clientAttributes(tr, s.attrs, r, upstream)
-	inject(s.sc, r.Header)
+	inject(s.sc, r.Header, &tr.tp, &tr.ts)
 	tr.client = s
 }
 
@@ -137,14 +141,17 @@ func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
 // flags) and its tracestate to sc's, when it has one, as the
 // OpenTelemetry TraceContext propagator does; baggage, the caller's, goes
 // on as it came. The keys are the canonical ones: nothing is looked up.
-func inject(sc trace.SpanContext, h http.Header) {
+// The header values are tp and ts, overwritten.
+func inject(sc trace.SpanContext, h http.Header, tp, ts *[1]string) {
 	if !sc.IsValid() {
 		return
 	}
-	if ts := sc.TraceState(); ts.Len() > 0 {
-		h["Tracestate"] = []string{ts.String()}
+	if state := sc.TraceState(); state.Len() > 0 {
+		ts[0] = state.String()
+		h["Tracestate"] = ts[:]
 	}
-	h["Traceparent"] = []string{traceparentFlags(sc.TraceID(), sc.SpanID(), byte(sc.TraceFlags())&(flagSampled|flagRandom))}
+	tp[0] = traceparentFlags(sc.TraceID(), sc.SpanID(), byte(sc.TraceFlags())&(flagSampled|flagRandom))
+	h["Traceparent"] = tp[:]
 }
 
 // End finishes the spans with what the request came to (the status sent,

@@ -173,8 +173,13 @@ func statusAttrs(attrs []attribute.KeyValue, code int, kind trace.SpanKind, h ht
 
 // safeRawQuery redacts every query value not listed in
 // tracing.safeQueryParams, as Traefik does (the result is re-encoded with
-// sorted keys, as url.Values encodes it).
+// sorted keys, as url.Values encodes it). A short query of plain
+// characters is redacted without url.Values (simpleSafeQuery); any other
+// goes through url.ParseQuery.
 func (t *Tracing) safeRawQuery(raw string) string {
+	if s, ok := t.simpleSafeQuery(raw); ok {
+		return s
+	}
 	q, _ := url.ParseQuery(raw)
 	for k := range q {
 		if !slices.Contains(t.safeQuery, k) {
@@ -182,4 +187,81 @@ func (t *Tracing) safeRawQuery(raw string) string {
 		}
 	}
 	return q.Encode()
+}
+
+// maxSimpleQueryPairs bounds the '&'-separated parts of a query
+// simpleSafeQuery redacts.
+const maxSimpleQueryPairs = 8
+
+// simpleSafeQuery is safeRawQuery's result for a query of at most
+// maxSimpleQueryPairs parts written in unreserved characters, '=' and '&'
+// only, in one allocation: there url.ParseQuery unescapes nothing and
+// fails on nothing, and url.QueryEscape changes no key and no value but
+// one holding '=' (then ok is false, as for any other query). As
+// url.Values.Encode, keys are sorted, a key's values keep their order; a
+// redacted key has one value. ok is false too when GODEBUG's
+// urlmaxqueryparams may refuse a short query (t.queryLimitSet).
+func (t *Tracing) simpleSafeQuery(raw string) (string, bool) {
+	if t.queryLimitSet {
+		return "", false
+	}
+	parts := 1
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '&':
+			parts++
+		case c != '=' && !unreservedByte(c):
+			return "", false
+		}
+	}
+	if parts > maxSimpleQueryPairs {
+		return "", false
+	}
+	type pair struct{ k, v string }
+	var pairs [maxSimpleQueryPairs]pair
+	n := 0
+	for rest := raw; rest != ""; {
+		var p string
+		p, rest, _ = strings.Cut(rest, "&")
+		if p == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(p, "=")
+		pairs[n] = pair{k, v}
+		n++
+	}
+	for i := 1; i < n; i++ { // insertion sort: stable, a key's values keep their order
+		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
+			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
+		}
+	}
+	var buf [128]byte
+	b := buf[:0]
+	for i := 0; i < n; i++ {
+		p := pairs[i]
+		safe := slices.Contains(t.safeQuery, p.k)
+		if !safe && i > 0 && pairs[i-1].k == p.k {
+			continue // one REDACTED for the key
+		}
+		v := p.v
+		if !safe {
+			v = Redacted
+		} else if strings.IndexByte(v, '=') >= 0 {
+			return "", false // url.QueryEscape writes it %3D
+		}
+		if len(b) > 0 {
+			b = append(b, '&')
+		}
+		b = append(b, p.k...)
+		b = append(b, '=')
+		b = append(b, v...)
+	}
+	return string(b), true
+}
+
+// unreservedByte: c is an unreserved URI character (RFC 3986 §2.3), which
+// url.QueryEscape leaves as it is.
+func unreservedByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '_' || c == '.' || c == '~'
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -53,19 +54,22 @@ const (
 // parent-based trace-ID ratio: a sampled caller is always sampled. Create
 // it with NewTracing; Shutdown flushes.
 type Tracing struct {
-	batch        *spanBatcher
-	res          *resource.Resource
-	scope        instrumentation.Scope
-	limits       spanLimits
-	mayRepeat    bool     // an attribute key may be set twice on a span (global attributes, captured headers)
-	reqHeaders   []string // canonical
-	respHeaders  []string
-	safeQuery    []string
-	globalAttrs  []attribute.KeyValue
-	addInternals bool
-	rate         float64  // tracing.sampleRate: probability a new trace is sampled
-	upstreams    sync.Map // server URL -> *upstream
-	nUpstreams   atomic.Int32
+	batch       *spanBatcher
+	res         *resource.Resource
+	scope       instrumentation.Scope
+	limits      spanLimits
+	mayRepeat   bool     // an attribute key may be set twice on a span (global attributes, captured headers)
+	reqHeaders  []string // canonical
+	respHeaders []string
+	safeQuery   []string
+	// queryLimitSet: GODEBUG sets urlmaxqueryparams, which url.ParseQuery
+	// obeys (safeRawQuery then always uses it).
+	queryLimitSet bool
+	globalAttrs   []attribute.KeyValue
+	addInternals  bool
+	rate          float64  // tracing.sampleRate: probability a new trace is sampled
+	upstreams     sync.Map // server URL -> *upstream
+	nUpstreams    atomic.Int32
 }
 
 // NewTracing builds the exporter and the span batcher from c. Errors name
@@ -101,13 +105,14 @@ func newTracing(c *static.Tracing, rate float64, exp sdktrace.SpanExporter) *Tra
 		attrs = append(attrs, attribute.String(k, c.ResourceAttributes[k]))
 	}
 	t := &Tracing{
-		batch:        newSpanBatcher(exp, bspConfigFromEnv()),
-		res:          resource.NewWithAttributes(semconv.SchemaURL, attrs...),
-		scope:        instrumentation.Scope{Name: "github.com/gantry-proxy/gantry"},
-		limits:       spanLimitsFromEnv(),
-		safeQuery:    c.SafeQueryParams,
-		addInternals: c.AddInternals,
-		rate:         rate,
+		batch:         newSpanBatcher(exp, bspConfigFromEnv()),
+		res:           resource.NewWithAttributes(semconv.SchemaURL, attrs...),
+		scope:         instrumentation.Scope{Name: "github.com/gantry-proxy/gantry"},
+		limits:        spanLimitsFromEnv(),
+		safeQuery:     c.SafeQueryParams,
+		queryLimitSet: strings.Contains(os.Getenv("GODEBUG"), "urlmaxqueryparams"),
+		addInternals:  c.AddInternals,
+		rate:          rate,
 	}
 	for _, h := range c.CapturedRequestHeaders {
 		t.reqHeaders = append(t.reqHeaders, http.CanonicalHeaderKey(h))

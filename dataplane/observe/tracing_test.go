@@ -76,7 +76,8 @@ func TestTraceIDsReachTheAccessLog(t *testing.T) {
 // BenchmarkObserveOverhead measures what observing one request costs on
 // top of the dataplane: live stats and metrics alone, plus the JSON access
 // log written to a file, plus tracing sampled at 1.0 and at 0.01 (spans to
-// a discarding exporter). Compare cpu-ns/op (the process's user and system
+// a discarding exporter), plus tracing at 1.0 through Gantry's OTLP
+// encoding (the POST left out). Compare cpu-ns/op (the process's user and system
 // CPU per request, getrusage: the writer and exporter goroutines included,
 // unlike ns/op) and allocs/op between the sub-benchmarks.
 func BenchmarkObserveOverhead(b *testing.B) {
@@ -128,6 +129,11 @@ func BenchmarkObserveOverhead(b *testing.B) {
 			_ = tr.Shutdown(context.Background())
 		})
 	}
+	b.Run("+tracing-1-otlp-encoded", func(b *testing.B) { // Gantry's exporter, the POST left out
+		tr := newTracing(&static.Tracing{}, 1, &spanExporter{post: func(context.Context, []byte) error { return nil }})
+		run(b, base(), tr)
+		_ = tr.Shutdown(context.Background())
+	})
 }
 
 // cpuTime is the process's user plus system CPU time so far (getrusage).
