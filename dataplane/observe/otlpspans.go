@@ -89,7 +89,7 @@ const lenPrefix = 3
 // beginMessage appends the tag of the length-delimited field num and room
 // for its length; endMessage, given the offset returned, writes the length.
 func beginMessage(b []byte, num protowire.Number) ([]byte, int) {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = appendTag(b, num, protowire.BytesType)
 	return append(b, 0, 0, 0), len(b)
 }
 
@@ -111,35 +111,54 @@ func endMessage(b []byte, at int) []byte {
 	return b
 }
 
+// appendVarint is protowire.AppendVarint with the one-byte case (nearly
+// every tag and length written here) inlined; appendTag the same for a
+// tag.
+func appendVarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
+}
+
+func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
+	if num < 16 {
+		return append(b, byte(num)<<3|byte(typ))
+	}
+	return protowire.AppendTag(b, num, typ)
+}
+
 func appendString(b []byte, num protowire.Number, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	b = appendTag(b, num, protowire.BytesType)
+	b = appendVarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = appendTag(b, num, protowire.BytesType)
+	b = appendVarint(b, uint64(len(v)))
+	return append(b, v...)
 }
 
 func appendUvarint(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = appendTag(b, num, protowire.VarintType)
+	return appendVarint(b, v)
 }
 
 func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	b = appendTag(b, num, protowire.Fixed64Type)
 	return protowire.AppendFixed64(b, v)
 }
 
@@ -147,7 +166,7 @@ func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed32Type)
+	b = appendTag(b, num, protowire.Fixed32Type)
 	return protowire.AppendFixed32(b, v)
 }
 
@@ -157,44 +176,55 @@ func clampCount(n int) uint64 { return uint64(min(max(n, 0), math.MaxUint32)) }
 // unixNano is an OTLP timestamp: ns nanoseconds since the epoch, 0 before it.
 func unixNano(ns int64) uint64 { return uint64(max(ns, 0)) }
 
-// appendKeyValues appends each of attrs as a KeyValue in field num. The
-// lengths of a string, integer or boolean attribute (nearly all of
-// Gantry's) are computed before its bytes are written; other values are
-// written first and their lengths put in front after (endMessage).
+// appendKeyValues appends each of attrs as a KeyValue in field num. A
+// string, integer or boolean attribute (nearly all of Gantry's) is
+// written at once, its lengths computed first; other values are written
+// first and their lengths put in front after (endMessage).
 func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue) []byte {
-	for _, kv := range attrs {
-		var anyLen int // the AnyValue's length; 0: not computed
+	for i := range attrs {
+		kv := &attrs[i]
 		switch kv.Value.Type() {
 		case attribute.STRING:
-			anyLen = 1 + protowire.SizeBytes(len(kv.Value.AsString()))
+			s := kv.Value.AsString()
+			b = appendKeyValueHead(b, num, kv.Key, 1+protowire.SizeBytes(len(s)))
+			b = appendTag(b, fAnyString, protowire.BytesType)
+			b = appendVarint(b, uint64(len(s)))
+			b = append(b, s...)
 		case attribute.INT64:
-			anyLen = 1 + protowire.SizeVarint(uint64(kv.Value.AsInt64()))
+			v := uint64(kv.Value.AsInt64())
+			b = appendKeyValueHead(b, num, kv.Key, 1+protowire.SizeVarint(v))
+			b = appendTag(b, fAnyInt, protowire.VarintType)
+			b = appendVarint(b, v)
 		case attribute.BOOL:
-			anyLen = 2
-		}
-		if anyLen > 0 {
-			body := 1 + protowire.SizeBytes(anyLen)
-			if kv.Key != "" {
-				body += 1 + protowire.SizeBytes(len(kv.Key))
-			}
-			b = protowire.AppendTag(b, num, protowire.BytesType)
-			b = protowire.AppendVarint(b, uint64(body))
+			b = appendKeyValueHead(b, num, kv.Key, 2)
+			b = appendTag(b, fAnyBool, protowire.VarintType)
+			b = appendVarint(b, protowire.EncodeBool(kv.Value.AsBool()))
+		default:
+			var at int
+			b, at = beginMessage(b, num)
 			b = appendString(b, fKeyValueKey, string(kv.Key))
-			b = protowire.AppendTag(b, fKeyValueValue, protowire.BytesType)
-			b = protowire.AppendVarint(b, uint64(anyLen))
+			var vat int
+			b, vat = beginMessage(b, fKeyValueValue)
 			b = appendAnyValue(b, kv.Value)
-			continue
+			b = endMessage(b, vat)
+			b = endMessage(b, at)
 		}
-		var at int
-		b, at = beginMessage(b, num)
-		b = appendString(b, fKeyValueKey, string(kv.Key))
-		var vat int
-		b, vat = beginMessage(b, fKeyValueValue)
-		b = appendAnyValue(b, kv.Value)
-		b = endMessage(b, vat)
-		b = endMessage(b, at)
 	}
 	return b
+}
+
+// appendKeyValueHead appends a KeyValue's tag (field num) and length, its
+// key, and its value's tag and length (anyLen: the AnyValue's body).
+func appendKeyValueHead(b []byte, num protowire.Number, key attribute.Key, anyLen int) []byte {
+	body := 1 + protowire.SizeBytes(anyLen)
+	if key != "" {
+		body += 1 + protowire.SizeBytes(len(key))
+	}
+	b = appendTag(b, num, protowire.BytesType)
+	b = appendVarint(b, uint64(body))
+	b = appendString(b, fKeyValueKey, string(key))
+	b = appendTag(b, fKeyValueValue, protowire.BytesType)
+	return appendVarint(b, uint64(anyLen))
 }
 
 // appendAnyValue appends the body of an AnyValue holding v, as the
@@ -203,19 +233,19 @@ func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue)
 func appendAnyValue(b []byte, v attribute.Value) []byte {
 	switch v.Type() {
 	case attribute.BOOL:
-		b = protowire.AppendTag(b, fAnyBool, protowire.VarintType)
-		return protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		b = appendTag(b, fAnyBool, protowire.VarintType)
+		return appendVarint(b, protowire.EncodeBool(v.AsBool()))
 	case attribute.INT64:
-		b = protowire.AppendTag(b, fAnyInt, protowire.VarintType)
-		return protowire.AppendVarint(b, uint64(v.AsInt64()))
+		b = appendTag(b, fAnyInt, protowire.VarintType)
+		return appendVarint(b, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
+		b = appendTag(b, fAnyDouble, protowire.Fixed64Type)
 		return protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
+		b = appendTag(b, fAnyString, protowire.BytesType)
 		return protowire.AppendString(b, v.AsString())
 	case attribute.BYTESLICE:
-		b = protowire.AppendTag(b, fAnyBytes, protowire.BytesType)
+		b = appendTag(b, fAnyBytes, protowire.BytesType)
 		return protowire.AppendBytes(b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
 		return appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
@@ -234,7 +264,7 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 	case attribute.EMPTY:
 		return b
 	}
-	b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
+	b = appendTag(b, fAnyString, protowire.BytesType)
 	return protowire.AppendString(b, "INVALID")
 }
 

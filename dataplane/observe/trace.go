@@ -111,7 +111,7 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	if tr.client != nil {
 		tr.client.finish(time.Time{})
 	}
-	s := tr.t.startSpan(SpanReverseProxy, trace.SpanKindClient, tr.router.sc, time.Now())
+	s := tr.t.startSpan(SpanReverseProxy, trace.SpanKindClient, tr.router.sc, tr.now())
 	s.attrs = tr.t.clientAttributes(tr, s.attrs, r, upstream)
 	inject(s.sc, r.Header, &tr.tp, &tr.ts)
 	tr.client = s
@@ -135,6 +135,13 @@ func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
 	s.setStatus(code, desc)
 	tr.client = nil
 	s.finish(time.Time{})
+}
+
+// now is the time on the clock of the EntryPoint span (not nil): its
+// start plus the monotonic time since, as a span's end is (finish). One
+// clock read instead of time.Now's two (wall and monotonic).
+func (tr *Trace) now() time.Time {
+	return tr.entry.start.Add(time.Since(tr.entry.start))
 }
 
 // inject sets h's traceparent to sc (version 00, its sampled and random
@@ -165,7 +172,7 @@ func (tr *Trace) End(ev *RequestEvent) {
 		ev.TraceID, ev.SpanID = tr.traceID, tr.spanID
 		return
 	}
-	end := time.Now()
+	end := tr.now()
 	entry := tr.entry
 	ev.TraceID, ev.SpanID = entry.sc.TraceID(), entry.sc.SpanID()
 	if tr.client != nil { // an attempt aborted by a panic

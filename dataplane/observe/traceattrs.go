@@ -46,8 +46,8 @@ func (t *Tracing) serverAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 		semconv.HTTPRequestBodySize(int(r.ContentLength)),
 		semconv.URLPath(r.URL.Path),
 		semconv.URLQuery(tr.safeQuery),
-		semconv.URLScheme(headerValue(r.Header, "X-Forwarded-Proto")),
-		semconv.UserAgentOriginal(headerValue(r.Header, "User-Agent")),
+		semconv.URLScheme(canonicalValue(r.Header, "X-Forwarded-Proto")),
+		semconv.UserAgentOriginal(canonicalValue(r.Header, "User-Agent")),
 		semconv.ServerAddress(r.Host),
 	)
 	host, port, err := net.SplitHostPort(r.RemoteAddr)
@@ -55,7 +55,7 @@ func (t *Tracing) serverAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 		host = r.RemoteAddr
 	}
 	client := host
-	if xff := headerValue(r.Header, "X-Forwarded-For"); xff != "" {
+	if xff := canonicalValue(r.Header, "X-Forwarded-For"); xff != "" {
 		if ip, _, _ := strings.Cut(xff, ","); strings.TrimSpace(ip) != "" {
 			client = strings.TrimSpace(ip)
 		}
@@ -66,6 +66,16 @@ func (t *Tracing) serverAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 		attrs = append(attrs, semconv.ClientPort(p), semconv.NetworkPeerPort(p))
 	}
 	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
+}
+
+// canonicalValue is h.Get(key) for a key in canonical form, without
+// canonicalizing it again (http.Header keys are canonical: Get would look
+// up the same key).
+func canonicalValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // upstream is a server URL split once for the client spans: its redacted
@@ -115,7 +125,7 @@ func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 	attrs = append(attrs,
 		semconv.HTTPRequestMethodKey.String(r.Method),
 		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
-		semconv.UserAgentOriginal(headerValue(r.Header, "User-Agent")),
+		semconv.UserAgentOriginal(canonicalValue(r.Header, "User-Agent")),
 	)
 	u, ok := t.upstream(upstream)
 	if !ok {
