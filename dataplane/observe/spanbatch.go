@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -58,6 +59,7 @@ type spanBatcher struct {
 
 	mu       sync.Mutex
 	queue    []*span
+	queued   atomic.Int32 // len(queue), stored under mu
 	dropped  int64
 	reported int64 // dropped when last logged
 	closed   bool
@@ -94,20 +96,24 @@ func (b *spanBatcher) newSpan() *span {
 	return newSpan()
 }
 
-// enqueue queues an ended span, encoded first for Gantry's own exporter
-// (span.enc); it is dropped when the queue is full, and forgotten after
-// Shutdown.
+// enqueue queues an ended span; it is dropped (counted) when the queue is
+// full, and forgotten after Shutdown. For Gantry's own exporter it is
+// encoded first (span.enc), unless the queue was full a moment before
+// (queued, read without the lock; then the exporter encodes it if it is
+// queued after all), and a span not queued is kept for reuse at once.
 func (b *spanBatcher) enqueue(s *span) {
-	if b.free != nil {
+	if b.free != nil && int(b.queued.Load()) < b.cfg.queue {
 		s.enc = appendSpan(s.enc[:0], s)
 	}
 	b.mu.Lock()
+	queued := false
 	switch {
 	case b.closed:
 	case len(b.queue) >= b.cfg.queue:
 		b.dropped++
 	default:
 		b.queue = append(b.queue, s)
+		queued = true
 		if len(b.queue) == b.cfg.batch {
 			select {
 			case b.full <- struct{}{}:
@@ -115,7 +121,11 @@ func (b *spanBatcher) enqueue(s *span) {
 			}
 		}
 	}
+	b.queued.Store(int32(len(b.queue)))
 	b.mu.Unlock()
+	if !queued && b.free != nil {
+		b.free.keep(s)
+	}
 }
 
 // Dropped is the number of spans dropped so far because the queue was full.
@@ -162,6 +172,7 @@ func (b *spanBatcher) exportBatch(fullOnly bool) bool {
 	rest := copy(b.queue, b.queue[n:])
 	clear(b.queue[rest:])
 	b.queue = b.queue[:rest]
+	b.queued.Store(int32(rest))
 	more := rest > 0
 	newDrops := b.dropped - b.reported
 	b.reported = b.dropped

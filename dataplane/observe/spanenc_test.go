@@ -14,6 +14,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -196,5 +197,49 @@ func TestSimpleSafeQueryAsURLValues(t *testing.T) {
 	}
 	if simple < len(queries)/4 {
 		t.Errorf("%d of %d queries redacted the simple way", simple, len(queries))
+	}
+}
+
+// TestDroppedSpansReusedUnencoded: with the queue full, an ended span is
+// dropped without being encoded and kept for reuse at once; the queued
+// spans are all exported.
+func TestDroppedSpansReusedUnencoded(t *testing.T) {
+	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "2")
+	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
+	gate, entered := make(chan struct{}), make(chan struct{}, 4)
+	var bodies [][]byte // read after Shutdown
+	own := &spanExporter{post: func(_ context.Context, body []byte) error {
+		entered <- struct{}{}
+		<-gate
+		bodies = append(bodies, slices.Clone(body))
+		return nil
+	}}
+	tr := newTracing(&static.Tracing{}, 1, own)
+	end := func() *span {
+		s := tr.startSpan(SpanRouter, trace.SpanKindInternal, trace.SpanContext{}, time.Now())
+		s.finish(time.Time{})
+		return s
+	}
+	end()
+	end()
+	<-entered // the first batch is being exported
+	end()
+	end() // the queue is full again
+	dropped := end()
+	if tr.batch.Dropped() != 1 {
+		t.Fatalf("%d spans dropped, want 1", tr.batch.Dropped())
+	}
+	if len(dropped.enc) != 0 {
+		t.Error("a span dropped for the full queue was encoded")
+	}
+	if f := tr.batch.free; len(f.spans) != 1 || f.spans[0] != dropped {
+		t.Errorf("free list %v: want the dropped span, kept for reuse", f.spans)
+	}
+	close(gate)
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(exportedSpans(t, bodies)); n != 4 {
+		t.Errorf("%d spans exported, want the 4 queued", n)
 	}
 }

@@ -93,6 +93,16 @@ func (f *spanFree) get() *span {
 	return s
 }
 
+// keep keeps s, not queued and not referenced any more, for reuse (up to
+// f.max).
+func (f *spanFree) keep(s *span) {
+	f.mu.Lock()
+	if len(f.spans) < f.max {
+		f.spans = append(f.spans, s)
+	}
+	f.mu.Unlock()
+}
+
 // put keeps the spans of batch (all *span, exported and not referenced
 // any more) for reuse, up to f.max.
 func (f *spanFree) put(batch []sdktrace.ReadOnlySpan) {
