@@ -39,7 +39,8 @@ type AccessLog struct {
 	internals bool // log requests to Gantry's own services (accessLog.addInternals)
 	filter    filter
 	fields    fieldModes
-	clf       [len(clfFields)]string // mode of each common-format field
+	clf       [len(clfFields)]string  // mode of each common-format field
+	modes     [numAccessFields]string // mode of each JSON and OTLP field
 	buf       *logBuffer
 	count     atomic.Int64 // requests seen (Traefik's RequestCount)
 	dropped   atomic.Int64
@@ -80,6 +81,9 @@ func NewAccessLog(w io.Writer, c *static.AccessLog) (*AccessLog, error) {
 	}
 	for i, f := range clfFields {
 		a.clf[i] = a.fields.field(f)
+	}
+	for i, f := range accessFieldNames {
+		a.modes[i] = a.fields.field(f)
 	}
 	// Referer and User-Agent are headers in Traefik's common format
 	// (request_Referer, request_User-Agent): dropped unless kept by
@@ -131,12 +135,18 @@ func (a *AccessLog) Reopen() error {
 // buffer is left to the garbage collector.
 const maxPooledLine = 16 << 10
 
-var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+// lineScratch is what formatting one line uses: the line and the JSON
+// encoder's state, reused through linePool.
+type lineScratch struct {
+	line []byte
+	json jsonLine
+}
 
-func putBuf(b *[]byte) {
-	if cap(*b) <= maxPooledLine {
-		*b = (*b)[:0]
-		linePool.Put(b)
+var linePool = sync.Pool{New: func() any { return &lineScratch{line: make([]byte, 0, 1024)} }}
+
+func putScratch(sc *lineScratch) {
+	if cap(sc.line) <= maxPooledLine {
+		linePool.Put(sc)
 	}
 }
 
@@ -158,16 +168,16 @@ func (a *AccessLog) Request(ev *RequestEvent) {
 			return
 		}
 	}
-	line := linePool.Get().(*[]byte)
+	sc := linePool.Get().(*lineScratch)
 	if a.json {
-		*line = a.appendJSON((*line)[:0], ev, n)
+		sc.line = a.writeJSON(&sc.json, sc.line[:0], ev, n)
 	} else {
-		*line = a.appendCommon((*line)[:0], ev, n)
+		sc.line = a.appendCommon(sc.line[:0], ev, n)
 	}
-	if !a.buf.add(*line) {
+	if !a.buf.add(sc.line) {
 		a.dropped.Add(1)
 	}
-	putBuf(line)
+	putScratch(sc)
 }
 
 // Conn implements Observer; the access log ignores connections.
@@ -226,7 +236,6 @@ func (f filter) keep(ev *RequestEvent) bool {
 // redact. Fields default to keep, headers to drop (Traefik's defaults).
 type fieldModes struct {
 	def, hdrDef string
-	keepAll     bool // every field is kept (defaultMode keep, no name drops or redacts)
 	names       map[string]string
 	headers     map[string]string // canonical header name -> mode
 }
@@ -239,14 +248,9 @@ func checkMode(where, m string) (string, error) {
 	return "", fmt.Errorf("%s: %q is not keep, drop or redact", where, m)
 }
 
-func newFieldModes(f *static.AccessLogFields) (out fieldModes, err error) {
-	out = fieldModes{def: ModeKeep, hdrDef: ModeDrop, names: map[string]string{}, headers: map[string]string{}}
-	defer func() {
-		out.keepAll = out.def == ModeKeep
-		for _, m := range out.names {
-			out.keepAll = out.keepAll && m == ModeKeep
-		}
-	}()
+func newFieldModes(f *static.AccessLogFields) (fieldModes, error) {
+	out := fieldModes{def: ModeKeep, hdrDef: ModeDrop, names: map[string]string{}, headers: map[string]string{}}
+	var err error
 	if f == nil {
 		return out, nil
 	}

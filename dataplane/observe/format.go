@@ -109,7 +109,14 @@ func orDash(s string) string {
 	return s
 }
 
+// splitHostPort is net.SplitHostPort, with hp itself as host when it
+// fails. An address without a colon fails without a call: the error
+// net.SplitHostPort would make for it (a Host header without a port, the
+// usual case) is an allocation.
 func splitHostPort(hp string) (host, port string, ok bool) {
+	if !strings.Contains(hp, ":") {
+		return hp, "", false
+	}
 	h, p, err := net.SplitHostPort(hp)
 	if err != nil {
 		return hp, "", false
@@ -117,11 +124,14 @@ func splitHostPort(hp string) (host, port string, ok bool) {
 	return h, p, true
 }
 
+// headerValue is h.Get(k) for a k in canonical form
+// (textproto.CanonicalMIMEHeaderKey: every caller passes a name so written
+// or canonicalised once), without canonicalising k again on every request.
 func headerValue(h http.Header, k string) string {
-	if h == nil {
-		return ""
+	if v := h[k]; len(v) > 0 {
+		return v[0]
 	}
-	return h.Get(k)
+	return ""
 }
 
 func contentLength(h http.Header) int64 {
@@ -140,6 +150,9 @@ func contentLength(h http.Header) int64 {
 // the password.
 func basicUser(h http.Header) string {
 	auth := headerValue(h, "Authorization")
+	if auth == "" {
+		return ""
+	}
 	scheme, cred, ok := strings.Cut(auth, " ")
 	if !ok || !strings.EqualFold(scheme, "basic") {
 		return ""

@@ -1,262 +1,204 @@
 package observe
 
 import (
-	"encoding/binary"
 	"encoding/hex"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
 
-// jfield is one key of a JSON access-log line: a string, a number, a
-// time or an ID (formatted when written). Header fields have a prefix
-// ("request_", "downstream_") kept apart from the name so that no key is
-// concatenated. It is kept small (72 bytes): a line appends some thirty.
-type jfield struct {
-	prefix, key string
-	s           string
-	n, m        int64 // jNumber: n; jTime*: Unix seconds in n, nanoseconds in m; jHex: the ID's bytes, big-endian, in n (and m)
-	kind        uint8
+// jsonLine is the fieldSink that writes one JSON access-log line: the
+// fixed fields as they come (walkFields gives them in key order), the
+// headers kept aside until finish sorts them into place.
+type jsonLine struct {
+	b         []byte
+	epn       string // entryPointName, written after the response headers
+	hasEPN    bool
+	req, resp []jsonHeader
+	last      lastStamp
 }
 
-const (
-	jString = iota
-	jNumber
-	jTimeLocal // n, m in the local time zone, RFC 3339 with nanoseconds
-	jTimeUTC   // n, m in UTC, RFC 3339 with nanoseconds
-	jHex8      // the 8 bytes of n as lowercase hex (a span ID)
-	jHex16     // n then m, 16 bytes, as lowercase hex (a trace ID)
-)
-
-// idField is the jHex8 (8 bytes) or jHex16 (16) field of id.
-func idField(key string, id []byte) jfield {
-	x := jfield{key: key, kind: jHex8, n: int64(binary.BigEndian.Uint64(id))}
-	if len(id) == 16 {
-		x.kind, x.m = jHex16, int64(binary.BigEndian.Uint64(id[8:]))
-	}
-	return x
+// lastStamp is the time the line wrote last (stamp), to copy its text
+// instead of formatting it again: StartLocal and StartUTC are the same
+// text when the local zone is UTC, and the line's "time" (the request's
+// end, to the second) usually falls in the second the request started.
+type lastStamp struct {
+	t          time.Time
+	off        int // t's zone offset (seconds east of UTC)
+	start, end int // its RFC 3339 text with nanoseconds, b[start:end]; end 0: none yet
 }
 
-// appendValue appends x's value as JSON text would hold it, unquoted and
-// unescaped (numbers as digits).
-func (x *jfield) appendValue(b []byte) []byte {
-	switch x.kind {
-	case jNumber:
-		return strconv.AppendInt(b, x.n, 10)
-	case jTimeLocal:
-		return time.Unix(x.n, x.m).AppendFormat(b, time.RFC3339Nano)
-	case jTimeUTC:
-		return time.Unix(x.n, x.m).UTC().AppendFormat(b, time.RFC3339Nano)
-	case jHex8, jHex16:
-		var id [16]byte
-		binary.BigEndian.PutUint64(id[:8], uint64(x.n))
-		binary.BigEndian.PutUint64(id[8:], uint64(x.m))
-		if x.kind == jHex8 {
-			return hex.AppendEncode(b, id[:8])
-		}
-		return hex.AppendEncode(b, id[:])
-	}
-	return append(b, x.s...)
-}
-
-type jsonScratch struct{ fields []jfield }
-
-var jsonPool = sync.Pool{New: func() any { return &jsonScratch{fields: make([]jfield, 0, 48)} }}
+// jsonHeader is a kept header: its name as received and its value.
+type jsonHeader struct{ name, v string }
 
 // appendJSON appends one JSON object with Traefik's access-log field names
 // (pkg/middlewares/accesslog/logdata.go), keys sorted as logrus writes
 // them, plus request_<Header> and downstream_<Header> for kept headers,
 // and a newline. Duration is in nanoseconds, sizes in bytes. It writes the
 // same bytes as encoding/json would for the same fields as a map, without
-// building one and without sorting the fixed fields: appendFields appends
-// them in key order, and bytewise every key with an upper-case initial <
+// building one and without sorting the fixed fields: walkFields gives them
+// in key order, and bytewise every key with an upper-case initial <
 // downstream_* < entryPointName < level < msg < request_* < time, so only
 // each group of headers is sorted.
 func (a *AccessLog) appendJSON(b []byte, ev *RequestEvent, count int64) []byte {
-	sc := jsonPool.Get().(*jsonScratch)
-	f := a.appendFields(sc.fields[:0], ev, count)
-	fixed, hdrs := cutPrefixRun(f, "")
-	req, down := cutPrefixRun(hdrs, "request_")
-	slices.SortFunc(req, cmpKey)
-	slices.SortFunc(down, cmpKey)
-	var epn []jfield // entryPointName when kept: the one fixed key with a lower-case initial, last
-	if n := len(fixed); n > 0 && fixed[n-1].key == "entryPointName" {
-		fixed, epn = fixed[:n-1], fixed[n-1:]
-	}
-
-	b = append(b, '{')
-	b = appendJSONFields(b, fixed)
-	b = appendJSONFields(b, down)
-	b = appendJSONFields(b, epn)
-	b = appendJSONField(b, jfield{key: "level", s: "info"})
-	b = appendJSONField(b, jfield{key: "msg"})
-	b = appendJSONFields(b, req)
-	b = append(b, `,"time":"`...)
-	b = ev.Start.Add(ev.Duration).AppendFormat(b, time.RFC3339)
-	b = append(b, '"', '}', '\n')
-	clear(f) // drop references to this request's strings
-	sc.fields = f[:0]
-	jsonPool.Put(sc)
+	sc := linePool.Get().(*lineScratch)
+	b = a.writeJSON(&sc.json, b, ev, count)
+	linePool.Put(sc)
 	return b
 }
 
-// cmpKey orders fields of one prefix by key, bytewise.
-func cmpKey(a, b jfield) int { return strings.Compare(a.key, b.key) }
-
-func appendJSONFields(b []byte, f []jfield) []byte {
-	for _, x := range f {
-		b = appendJSONField(b, x)
-	}
+// writeJSON is appendJSON with j as its encoder (left empty for reuse).
+func (a *AccessLog) writeJSON(j *jsonLine, b []byte, ev *RequestEvent, count int64) []byte {
+	j.b = append(b, '{')
+	a.walkFields(j, ev, count)
+	b = j.finish(ev)
+	j.reset()
 	return b
 }
 
-// appendJSONField appends `"<prefix><key>":<value>`, after a comma unless
-// it is the object's first member.
-func appendJSONField(b []byte, x jfield) []byte {
+// reset empties j for the next line, dropping its references to this
+// request's strings and to the caller's buffer.
+func (j *jsonLine) reset() {
+	clear(j.req)
+	clear(j.resp)
+	*j = jsonLine{req: j.req[:0], resp: j.resp[:0]}
+}
+
+// finish appends what follows the fixed fields: the response headers,
+// entryPointName, level, msg, the request headers and time, then '}' and
+// a newline; it returns the line.
+func (j *jsonLine) finish(ev *RequestEvent) []byte {
+	j.headers(responseHeaderPrefix, j.resp)
+	if j.hasEPN {
+		j.fixedKey(fEntryPointName, true)
+		j.b = append(appendJSONText(j.b, j.epn), '"')
+	}
+	j.key("", "level")
+	j.text("info")
+	j.key("", "msg")
+	j.text("")
+	j.headers(requestHeaderPrefix, j.req)
+	j.b = append(j.b, `,"time":"`...)
+	j.seconds(ev.Start.Add(ev.Duration))
+	return append(j.b, '"', '}', '\n')
+}
+
+// seconds appends t as RFC 3339 without fractional seconds. When the last
+// stamp is of the same second in the same zone offset, its text is that
+// without the fraction: the 19 bytes of date and time, then the zone after
+// the digits of the fraction (a 4-digit year, so at fixed places).
+func (j *jsonLine) seconds(t time.Time) {
+	_, off := t.Zone()
+	l := &j.last
+	if l.end > 0 && off == l.off && t.Unix() == l.t.Unix() && j.b[l.start+4] == '-' {
+		text := j.b[l.start:l.end]
+		zone := 19
+		if text[zone] == '.' {
+			for zone++; text[zone] >= '0' && text[zone] <= '9'; zone++ {
+			}
+		}
+		j.b = append(append(j.b, text[:19]...), text[zone:]...)
+		return
+	}
+	j.b = t.AppendFormat(j.b, time.RFC3339)
+}
+
+// headers appends hs, sorted by name bytewise, as prefix<name> keys.
+func (j *jsonLine) headers(prefix string, hs []jsonHeader) {
+	slices.SortFunc(hs, func(a, b jsonHeader) int { return strings.Compare(a.name, b.name) })
+	for _, h := range hs {
+		j.key(prefix, h.name)
+		j.text(h.v)
+	}
+}
+
+// jsonKeys holds `,"<name>":"` for each fixed field (a fixed name has
+// nothing to escape), ending with a string value's opening quote.
+var jsonKeys = func() (k [numAccessFields]string) {
+	for f, name := range accessFieldNames {
+		k[f] = `,"` + name + `":"`
+	}
+	return k
+}()
+
+// fixedKey appends the key of f, after a comma unless it is the object's
+// first member, and a string value's opening quote when quoted.
+func (j *jsonLine) fixedKey(f accessField, quoted bool) {
+	k := jsonKeys[f]
+	if !quoted {
+		k = k[:len(k)-1]
+	}
+	if j.b[len(j.b)-1] == '{' {
+		k = k[1:]
+	}
+	j.b = append(j.b, k...)
+}
+
+// key appends `"<prefix><name>":`, escaped, after a comma unless it is
+// the object's first member.
+func (j *jsonLine) key(prefix, name string) {
+	b := j.b
 	if b[len(b)-1] != '{' {
 		b = append(b, ',')
 	}
 	b = append(b, '"')
-	if x.prefix == "" {
-		b = append(b, x.key...) // a fixed name: nothing to escape
+	b = appendJSONText(b, prefix)
+	b = appendJSONText(b, name)
+	j.b = append(b, '"', ':')
+}
+
+// text appends v as a JSON string.
+func (j *jsonLine) text(v string) {
+	b := append(j.b, '"')
+	b = appendJSONText(b, v)
+	j.b = append(b, '"')
+}
+
+func (j *jsonLine) str(f accessField, v string) {
+	if f == fEntryPointName {
+		j.epn, j.hasEPN = v, true
+		return
+	}
+	j.fixedKey(f, true)
+	j.b = append(appendJSONText(j.b, v), '"')
+}
+
+func (j *jsonLine) num(f accessField, n int64) {
+	j.fixedKey(f, false)
+	j.b = strconv.AppendInt(j.b, n, 10)
+}
+
+// stamp writes t, or copies the last stamp's text when it is the same
+// instant in the same zone offset (RFC 3339 shows the offset, not the
+// zone's name).
+func (j *jsonLine) stamp(f accessField, t time.Time) {
+	j.fixedKey(f, true)
+	b := j.b
+	_, off := t.Zone()
+	start := len(b)
+	if l := j.last; l.end > 0 && off == l.off && t.Equal(l.t) {
+		b = append(b, b[l.start:l.end]...)
 	} else {
-		b = appendJSONText(b, x.prefix)
-		b = appendJSONText(b, x.key)
+		b = t.AppendFormat(b, time.RFC3339Nano) // nothing to escape
 	}
-	b = append(b, '"', ':')
-	switch x.kind {
-	case jNumber:
-		return x.appendValue(b)
-	case jString:
-		b = append(b, '"')
-		b = appendJSONText(b, x.s)
-		return append(b, '"')
-	}
-	b = append(b, '"')
-	b = x.appendValue(b) // times and IDs: nothing to escape
-	return append(b, '"')
+	j.last = lastStamp{t: t, off: off, start: start, end: len(b)}
+	j.b = append(b, '"')
 }
 
-// appendFields appends the access-log fields of ev that accessLog.fields
-// keeps (redacted ones as REDACTED), with Traefik's names, unsorted: the
-// JSON line's and the OTLP record's attributes.
-func (a *AccessLog) appendFields(f []jfield, ev *RequestEvent, count int64) []jfield {
-	str := func(k, v string) { f = append(f, jfield{key: k, s: v}) }
-	num := func(k string, n int64) { f = append(f, jfield{key: k, kind: jNumber, n: n}) }
-
-	clientHost, clientPort, _ := splitHostPort(ev.ClientAddr)
-	reqHost, reqPort, _ := splitHostPort(ev.Host)
-	if reqHost == "" {
-		reqHost = ev.Host
-	}
-	scheme := "http"
-	if ev.TLS {
-		scheme = "https"
-	}
-	// In key order, bytewise (appendJSON relies on it); entryPointName last.
-	str("ClientAddr", ev.ClientAddr)
-	str("ClientHost", clientHost)
-	str("ClientPort", clientPort)
-	str("ClientUsername", orDash(basicUser(ev.Header)))
-	num("DownstreamContentSize", ev.BytesOut)
-	num("DownstreamStatus", int64(ev.Status))
-	num("Duration", ev.Duration.Nanoseconds())
-	if ev.Upstream != "" {
-		num("OriginContentSize", ev.BytesOut)
-		num("OriginStatus", int64(ev.ServiceStatus()))
-	}
-	str("RequestAddr", ev.Host)
-	num("RequestContentSize", contentLength(ev.Header))
-	num("RequestCount", count)
-	str("RequestHost", reqHost)
-	str("RequestMethod", ev.Method)
-	str("RequestPath", ev.Path)
-	str("RequestPort", orDash(reqPort))
-	str("RequestProtocol", ev.Proto)
-	str("RequestScheme", scheme)
-	num("RetryAttempts", int64(ev.Retries))
-	if ev.Router != "" {
-		str("RouterName", ev.Router)
-	}
-	if ev.Upstream != "" {
-		str("ServiceAddr", urlHost(ev.Upstream))
-	}
-	if ev.Service != "" {
-		str("ServiceName", ev.Service)
-	}
-	if ev.Upstream != "" {
-		str("ServiceURL", redactURL(ev.Upstream))
-	}
-	traced := ev.TraceID != ([16]byte{})
-	if traced {
-		f = append(f, idField("SpanId", ev.SpanID[:]))
-	}
-	sec, nsec := ev.Start.Unix(), int64(ev.Start.Nanosecond())
-	f = append(f, jfield{key: "StartLocal", kind: jTimeLocal, n: sec, m: nsec})
-	f = append(f, jfield{key: "StartUTC", kind: jTimeUTC, n: sec, m: nsec})
-	if ev.TLSVersion != 0 {
-		str("TLSCipher", TLSCipherLabel(ev.TLSCipher))
-		str("TLSVersion", TLSVersionLabel(ev.TLSVersion))
-	}
-	if traced {
-		f = append(f, idField("TraceId", ev.TraceID[:]))
-	}
-	str("entryPointName", ev.EntryPoint)
-	if !a.fields.keepAll { // the default keeps every field: nothing to look up
-		kept := f[:0]
-		for _, x := range f {
-			switch a.fields.field(x.key) {
-			case ModeDrop:
-				continue
-			case ModeRedact:
-				x = jfield{key: x.key, s: Redacted}
-			}
-			kept = append(kept, x)
-		}
-		f = kept
-	}
-	headers := func(prefix string, h http.Header) {
-		if a.fields.hdrDef == ModeDrop && len(a.fields.headers) == 0 {
-			return // no header is logged (the default): none to look at
-		}
-		for name, vals := range h {
-			switch a.fields.header(canonical(name)) {
-			case ModeKeep:
-				v := ""
-				if len(vals) == 1 {
-					v = vals[0]
-				} else {
-					v = strings.Join(vals, ",")
-				}
-				f = append(f, jfield{prefix: prefix, key: name, s: v})
-			case ModeRedact:
-				f = append(f, jfield{prefix: prefix, key: name, s: Redacted})
-			}
-		}
-	}
-	headers("request_", ev.Header)
-	headers("downstream_", ev.ResponseHeader)
-	return f
+func (j *jsonLine) id(f accessField, id []byte) {
+	j.fixedKey(f, true)
+	b := hex.AppendEncode(j.b, id)
+	j.b = append(b, '"')
 }
 
-// urlHost is the host[:port] of an absolute URL ("http://u:p@h:80/x" →
-// "h:80"), "" when there is none.
-func urlHost(s string) string {
-	_, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return ""
+func (j *jsonLine) header(prefix, name, v string) {
+	if prefix == requestHeaderPrefix {
+		j.req = append(j.req, jsonHeader{name, v})
+	} else {
+		j.resp = append(j.resp, jsonHeader{name, v})
 	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	return rest
 }
 
 const hexDigits = "0123456789abcdef"
@@ -269,12 +211,51 @@ var jsonPlain = func() (t [256]bool) {
 	return t
 }()
 
+// Bytes of a word: each 0x01, each 0x80.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainWord reports whether every byte of x is printable ASCII other than
+// '"', '\\', '<', '>' and '&'. A byte below n exists iff
+// (x - n*ones) & ^x & highs is non-zero (n <= 0x80); x has the byte c iff
+// x^(c*ones) has one below 1.
+func plainWord(x uint64) bool {
+	q, bs, lt, gt, amp := x^'"'*ones, x^'\\'*ones, x^'<'*ones, x^'>'*ones, x^'&'*ones
+	return (x|(x-' '*ones)&^x|(q-ones)&^q|(bs-ones)&^bs|(lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp)&highs == 0
+}
+
 // appendJSONText appends s escaped as encoding/json does inside a string:
 // quotes, backslashes and control characters escaped, <, > and & as
 // \u003c…, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+//
+// It reads eight bytes at a time while none needs escaping (plainWord):
+// most values have nothing to escape.
 func appendJSONText(b []byte, s string) []byte {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if !plainWord(x) {
+			break
+		}
+	}
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
+	if i == len(s) { // nothing to escape: most values
+		return append(b, s...)
+	}
+	return appendEscaped(b, s, i)
+}
+
+// appendEscaped is appendJSONText for an s whose first i bytes need no
+// escaping.
+func appendEscaped(b []byte, s string, i int) []byte {
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if jsonPlain[c] {
 			i++
@@ -320,16 +301,4 @@ func appendJSONText(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, s[start:]...)
-}
-
-// cutPrefixRun splits f after its leading fields whose prefix is prefix.
-func cutPrefixRun(f []jfield, prefix string) (run, rest []jfield) {
-	n := len(f)
-	for i, x := range f {
-		if x.prefix != prefix {
-			n = i
-			break
-		}
-	}
-	return f[:n], f[n:]
 }

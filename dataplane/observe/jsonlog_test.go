@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,15 +16,26 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/gantry-proxy/gantry/config/static"
 )
 
-// referenceJSON is the access log's JSON line built the obvious way (a map
-// and encoding/json, which sorts keys as logrus does): appendJSON must
-// write exactly the same bytes.
-func (a *AccessLog) referenceJSON(ev *RequestEvent, count int64) []byte {
-	clientHost, clientPort, _ := splitHostPort(ev.ClientAddr)
-	reqHost, reqPort, _ := splitHostPort(ev.Host)
+// referenceSplit is net.SplitHostPort with hp as host when it fails.
+func referenceSplit(hp string) (host, port string) {
+	h, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return hp, ""
+	}
+	return h, p
+}
+
+// referenceFields is the access log's fields of ev built the obvious way,
+// as a map (accessLog.fields applied): the JSON line's and the OTLP
+// record's, without the JSON line's level, msg and time.
+func (a *AccessLog) referenceFields(ev *RequestEvent, count int64) map[string]any {
+	clientHost, clientPort := referenceSplit(ev.ClientAddr)
+	reqHost, reqPort := referenceSplit(ev.Host)
 	if reqHost == "" {
 		reqHost = ev.Host
 	}
@@ -73,7 +87,7 @@ func (a *AccessLog) referenceJSON(ev *RequestEvent, count int64) []byte {
 		m["OriginContentSize"] = ev.BytesOut
 		m["ServiceURL"] = redactURL(ev.Upstream)
 		m["ServiceAddr"] = svcAddr
-		m["OriginStatus"] = ev.Status
+		m["OriginStatus"] = ev.ServiceStatus()
 	}
 	for k := range m {
 		switch a.fields.field(k) {
@@ -95,6 +109,14 @@ func (a *AccessLog) referenceJSON(ev *RequestEvent, count int64) []byte {
 	}
 	addHeaders("request_", ev.Header)
 	addHeaders("downstream_", ev.ResponseHeader)
+	return m
+}
+
+// referenceJSON is the access log's JSON line built the obvious way (a map
+// and encoding/json, which sorts keys as logrus does): appendJSON must
+// write exactly the same bytes.
+func (a *AccessLog) referenceJSON(ev *RequestEvent, count int64) []byte {
+	m := a.referenceFields(ev, count)
 	m["level"] = "info"
 	m["msg"] = ""
 	m["time"] = ev.Start.Add(ev.Duration).Format(time.RFC3339)
@@ -105,12 +127,11 @@ func (a *AccessLog) referenceJSON(ev *RequestEvent, count int64) []byte {
 	return append(out, '\n')
 }
 
-// TestAppendJSONMatchesEncodingJSON: the hand-written encoder writes the
-// same bytes as encoding/json over the same fields as a map, for events
-// with awkward values (quotes, control characters, HTML characters,
-// invalid UTF-8, U+2028, multi-valued headers, TLS, trace IDs) and every
-// field mode.
-func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+// awkwardEvents are events with awkward values for the access log's
+// encoders: quotes, control characters, HTML characters, invalid UTF-8,
+// U+2028, multi-valued and lower-case headers, TLS, trace IDs, a rewritten
+// status, Host without a port, IPv6 addresses and awkward times.
+func awkwardEvents() []*RequestEvent {
 	evs := []*RequestEvent{event("web@file", 200, 3*time.Millisecond), event("", 404, 0)}
 	odd := event("weird\"<r>&@file", 502, time.Second)
 	odd.Path = "/a\x00b\n\t\"q\"?x=<script>&y=\xff\xfe\u2028\u2029é"
@@ -122,26 +143,126 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	odd.TraceID, odd.SpanID = [16]byte{1, 2, 3, 0xff}, [8]byte{9, 0xab}
 	odd.Upstream = "http://user:pw@10.0.0.9:8080/base"
 	odd.Retries = 2
-	evs = append(evs, odd)
-	confs := []*static.AccessLog{
+	odd.OriginStatus = 503
+	noPort := event("web@file", 200, time.Millisecond)
+	noPort.Host, noPort.ClientAddr = "example.com", "[2001:db8::7]:5555"
+	v6 := event("web@file", 200, time.Millisecond)
+	v6.Host, v6.ClientAddr = "[2001:db8::1]", "2001:db8::7" // no port: a colon, but not a host:port
+	noHost := event("", 400, 0)
+	noHost.Host, noHost.ClientAddr, noHost.Header, noHost.ResponseHeader = "", "", nil, nil
+	noHost.Upstream = "http://10.0.0.8:81#frag"
+	// Times: fractions of a second (trailing zeros dropped), the end in
+	// the next second, years of other than four digits.
+	frac := event("web@file", 200, 877*time.Millisecond)
+	frac.Start = t0.Add(123456780 * time.Nanosecond)
+	tiny := event("web@file", 200, time.Nanosecond)
+	tiny.Start = t0.Add(120 * time.Nanosecond)
+	far := event("web@file", 200, time.Millisecond)
+	far.Start = time.Date(12026, 1, 2, 3, 4, 5, 6, time.UTC)
+	bc := event("web@file", 200, time.Millisecond)
+	bc.Start = time.Date(-1, 1, 2, 3, 4, 5, 600, time.UTC)
+	return append(evs, odd, noPort, v6, noHost, frac, tiny, far, bc)
+}
+
+// fieldConfigs are JSON access-log configurations covering every field
+// and header mode, including one keeping no field at all.
+func fieldConfigs() []*static.AccessLog {
+	return []*static.AccessLog{
 		{Format: "json"},
 		{Format: "json", Fields: &static.AccessLogFields{DefaultMode: "keep", Names: map[string]string{"ClientHost": "drop", "Duration": "redact"},
 			Headers: &static.FieldHeaders{DefaultMode: "keep", Names: map[string]string{"Authorization": "redact", "X-Token": "drop"}}}},
 		{Format: "json", Fields: &static.AccessLogFields{DefaultMode: "drop", Names: map[string]string{"RequestPath": "keep"},
 			Headers: &static.FieldHeaders{DefaultMode: "redact"}}},
+		{Format: "json", Fields: &static.AccessLogFields{DefaultMode: "drop"}},
+		{Format: "json", Fields: &static.AccessLogFields{DefaultMode: "drop", Headers: &static.FieldHeaders{DefaultMode: "keep"}}},
+		{Format: "json", Fields: &static.AccessLogFields{DefaultMode: "redact", Names: map[string]string{"entryPointName": "keep", "StartUTC": "keep"},
+			Headers: &static.FieldHeaders{Names: map[string]string{"user-agent": "keep", "Content-Type": "redact"}}}},
 	}
-	for ci, c := range confs {
-		a, err := NewAccessLog(nil, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for ei, ev := range evs {
-			got, want := a.appendJSON(nil, ev, 7), a.referenceJSON(ev, 7)
-			if !bytes.Equal(got, want) {
-				t.Errorf("config %d event %d:\n got %s\nwant %s", ci, ei, got, want)
+}
+
+// forEachCase calls f for every configuration of fieldConfigs and every
+// event of awkwardEvents, with time.Local UTC, then 5 h 30 min east of it
+// (so that StartLocal and StartUTC differ; the tests that call it are not
+// parallel). where names the case in messages.
+func forEachCase(t *testing.T, f func(where string, a *AccessLog, ev *RequestEvent)) {
+	t.Helper()
+	saved := time.Local
+	defer func() { time.Local = saved }()
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("IST", 5*3600+1800)} {
+		time.Local = loc
+		for ci, c := range fieldConfigs() {
+			a, err := NewAccessLog(nil, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ei, ev := range awkwardEvents() {
+				f(fmt.Sprintf("%s config %d event %d", loc, ci, ei), a, ev)
 			}
 		}
 	}
+}
+
+// TestAppendJSONMatchesEncodingJSON: the hand-written encoder writes the
+// same bytes as encoding/json over the same fields as a map, for events
+// with awkward values and every field mode.
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	forEachCase(t, func(where string, a *AccessLog, ev *RequestEvent) {
+		got, want := a.appendJSON(nil, ev, 7), a.referenceJSON(ev, 7)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", where, got, want)
+		}
+	})
+}
+
+// TestAccessAttrsMatchFields: an OTLP access record carries the same
+// fields as the reference (numbers as integers, everything else as text),
+// each once, the fixed fields first in key order, then the request
+// headers, then the response headers.
+func TestAccessAttrsMatchFields(t *testing.T) {
+	group := func(k string) int {
+		switch {
+		case strings.HasPrefix(k, "request_"):
+			return 1
+		case strings.HasPrefix(k, "downstream_"):
+			return 2
+		}
+		return 0
+	}
+	forEachCase(t, func(where string, a *AccessLog, ev *RequestEvent) {
+		want := a.referenceFields(ev, 7)
+		for k, v := range want {
+			switch n := v.(type) {
+			case int:
+				want[k] = int64(n)
+			case string, int64:
+			default:
+				t.Fatalf("reference field %s is a %T", k, v)
+			}
+		}
+		got := map[string]any{}
+		prev := ""
+		for _, kv := range a.accessAttrs(ev, 7) {
+			k := string(kv.Key)
+			if _, dup := got[k]; dup {
+				t.Errorf("%s: %s twice", where, k)
+			}
+			if prev != "" && (group(k) < group(prev) || group(k) == 0 && k < prev) {
+				t.Errorf("%s: %s after %s", where, k, prev)
+			}
+			prev = k
+			switch kv.Value.Type() {
+			case attribute.INT64:
+				got[k] = kv.Value.AsInt64()
+			case attribute.STRING:
+				got[k] = kv.Value.AsString()
+			default:
+				t.Errorf("%s: %s is a %s", where, k, kv.Value.Type())
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s:\n got %v\nwant %v", where, got, want)
+		}
+	})
 }
 
 // reopenRecorder is a writer that records writes and reopens in order.
@@ -223,5 +344,26 @@ func BenchmarkAppendJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = a.appendJSON(buf[:0], ev, 1)
+	}
+}
+
+// TestJSONTextWordAtATime: appendJSONText, which skips eight bytes at a
+// time while none needs escaping, escapes every byte value at every place
+// of a word (first word, second word, the tail after it) as encoding/json
+// does.
+func TestJSONTextWordAtATime(t *testing.T) {
+	for c := range 256 {
+		for at := range 19 {
+			s := []byte(strings.Repeat("a", 19))
+			s[at] = byte(c)
+			want, err := json.Marshal(string(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := append(appendJSONText([]byte{'"'}, string(s)), '"')
+			if !bytes.Equal(got, want) {
+				t.Fatalf("byte %#x at %d: got %s, want %s", c, at, got, want)
+			}
+		}
 	}
 }

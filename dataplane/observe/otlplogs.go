@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -192,27 +193,7 @@ func appendSlogAttr(out []attribute.KeyValue, prefix string, a slog.Attr) []attr
 // line as body, severity INFO, the request's end as timestamp, and the
 // trace and span IDs of a traced request.
 func (a *AccessLog) emitAccess(ev *RequestEvent, count int64) {
-	sc := jsonPool.Get().(*jsonScratch)
-	f := a.appendFields(sc.fields[:0], ev, count)
-	attrs := make([]attribute.KeyValue, 0, len(f))
-	for _, x := range f {
-		key := x.key
-		if x.prefix != "" {
-			key = x.prefix + x.key
-		}
-		switch x.kind {
-		case jNumber:
-			attrs = append(attrs, attribute.Int64(key, x.n))
-		case jString:
-			attrs = append(attrs, attribute.String(key, x.s))
-		default:
-			attrs = append(attrs, attribute.String(key, string(x.appendValue(nil))))
-		}
-	}
-	clear(f)
-	sc.fields = f[:0]
-	jsonPool.Put(sc)
-
+	attrs := a.accessAttrs(ev, count)
 	var rec otellog.Record
 	rec.SetTimestamp(ev.Start.Add(ev.Duration))
 	rec.SetSeverity(otellog.SeverityInfo)
@@ -230,4 +211,33 @@ func (a *AccessLog) emitAccess(ev *RequestEvent, count int64) {
 		}))
 	}
 	a.otlp.logger.Emit(ctx, rec)
+}
+
+// accessAttrs is the OTLP access record's attributes: walkFields' fields,
+// in its order, numbers as integers and everything else as strings.
+func (a *AccessLog) accessAttrs(ev *RequestEvent, count int64) []attribute.KeyValue {
+	s := &attrSink{attrs: make([]attribute.KeyValue, 0, numAccessFields)}
+	a.walkFields(s, ev, count)
+	return s.attrs
+}
+
+// attrSink is the fieldSink that collects OTLP attributes.
+type attrSink struct{ attrs []attribute.KeyValue }
+
+func (s *attrSink) str(f accessField, v string) {
+	s.attrs = append(s.attrs, attribute.String(accessFieldNames[f], v))
+}
+
+func (s *attrSink) num(f accessField, n int64) {
+	s.attrs = append(s.attrs, attribute.Int64(accessFieldNames[f], n))
+}
+
+func (s *attrSink) stamp(f accessField, t time.Time) {
+	s.str(f, t.Format(time.RFC3339Nano))
+}
+
+func (s *attrSink) id(f accessField, id []byte) { s.str(f, hex.EncodeToString(id)) }
+
+func (s *attrSink) header(prefix, name, v string) {
+	s.attrs = append(s.attrs, attribute.String(prefix+name, v))
 }
