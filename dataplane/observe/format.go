@@ -88,9 +88,9 @@ func (a *AccessLog) appendCommon(b []byte, ev *RequestEvent, count int64) []byte
 	b = append(b, ' ')
 	b = num(b, clfSize, ev.BytesOut)
 	b = append(b, ` "`...)
-	b = str(b, clfReferer, headerValue(ev.Header, "Referer"))
+	b = str(b, clfReferer, canonicalValue(ev.Header, "Referer"))
 	b = append(b, `" "`...)
-	b = str(b, clfUserAgent, headerValue(ev.Header, "User-Agent"))
+	b = str(b, clfUserAgent, canonicalValue(ev.Header, "User-Agent"))
 	b = append(b, `" `...)
 	b = num(b, clfCount, count)
 	b = append(b, ` "`...)
@@ -124,18 +124,15 @@ func splitHostPort(hp string) (host, port string, ok bool) {
 	return h, p, true
 }
 
-// headerValue is h.Get(k) for a k in canonical form
-// (textproto.CanonicalMIMEHeaderKey: every caller passes a name so written
-// or canonicalised once), without canonicalising k again on every request.
 func headerValue(h http.Header, k string) string {
-	if v := h[k]; len(v) > 0 {
-		return v[0]
+	if h == nil {
+		return ""
 	}
-	return ""
+	return h.Get(k)
 }
 
 func contentLength(h http.Header) int64 {
-	v := headerValue(h, "Content-Length")
+	v := canonicalValue(h, "Content-Length")
 	if v == "" {
 		return 0
 	}
@@ -149,7 +146,7 @@ func contentLength(h http.Header) int64 {
 // basicUser returns the user name of an Authorization: Basic header, never
 // the password.
 func basicUser(h http.Header) string {
-	auth := headerValue(h, "Authorization")
+	auth := canonicalValue(h, "Authorization")
 	if auth == "" {
 		return ""
 	}
