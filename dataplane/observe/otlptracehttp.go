@@ -33,6 +33,9 @@ const (
 	otlpHTTPTimeout = 10 * time.Second
 	// otlpMaxResponse bounds the response body read (bytes).
 	otlpMaxResponse = 4 << 20
+	// otlpWriteBuffer is the buffer of the connection to the collector
+	// (bytes).
+	otlpWriteBuffer = 256 << 10
 	// A failed POST the collector may accept later (429, 502, 503, 504, a
 	// temporary network error) is retried after a back-off growing from
 	// otlpRetryInitial by half each time (±50 % jitter) up to
@@ -146,6 +149,11 @@ func newOTLPHTTPTraces(h *static.OTLPHTTP, env traceEnv) (*spanExporter, error) 
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		TLSClientConfig:       tc,
+		// A batch up to this size goes out in one write behind its head
+		// (a larger one in 32 KiB writes, each copy through a new buffer,
+		// as with the default 4 KiB): 512 of Gantry's spans are about
+		// 170 KB.
+		WriteBufferSize: otlpWriteBuffer,
 	}
 	timeout := otlpHTTPTimeout
 	if env.timeout > 0 {

@@ -37,11 +37,10 @@ type Trace struct {
 	spanID    trace.SpanID
 	flags     byte
 	continued bool // the caller's trace: its tracestate goes on
-	// tp and ts are the values of the traceparent and tracestate headers
-	// sent, in the Trace so that setting them allocates no slice. Not
-	// sampled: tp is made by the first attempt; sampled: each attempt
-	// sets both (inject).
-	tp, ts [1]string
+	// tp is the value of the traceparent header sent, in the Trace so that
+	// setting it allocates no slice. Not sampled: made by the first
+	// attempt; sampled: set by each attempt (inject).
+	tp [1]string
 }
 
 // Start begins the spans of r, routed by router (rule, to service) on
@@ -113,7 +112,7 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 	}
 	s := tr.t.startSpan(SpanReverseProxy, trace.SpanKindClient, tr.router.sc, tr.now())
 	s.attrs = tr.t.clientAttributes(tr, s.attrs, r, upstream)
-	inject(s.sc, r.Header, &tr.tp, &tr.ts)
+	inject(s.sc, r.Header, &tr.tp)
 	tr.client = s
 }
 
@@ -148,14 +147,13 @@ func (tr *Trace) now() time.Time {
 // flags) and its tracestate to sc's, when it has one, as the
 // OpenTelemetry TraceContext propagator does; baggage, the caller's, goes
 // on as it came. The keys are the canonical ones: nothing is looked up.
-// The header values are tp and ts, overwritten.
-func inject(sc trace.SpanContext, h http.Header, tp, ts *[1]string) {
+// The traceparent value is tp, overwritten.
+func inject(sc trace.SpanContext, h http.Header, tp *[1]string) {
 	if !sc.IsValid() {
 		return
 	}
-	if state := sc.TraceState(); state.Len() > 0 {
-		ts[0] = state.String()
-		h["Tracestate"] = ts[:]
+	if ts := sc.TraceState(); ts.Len() > 0 {
+		h["Tracestate"] = []string{ts.String()}
 	}
 	tp[0] = traceparentFlags(sc.TraceID(), sc.SpanID(), byte(sc.TraceFlags())&(flagSampled|flagRandom))
 	h["Traceparent"] = tp[:]
