@@ -17,17 +17,7 @@ type jsonLine struct {
 	epn       string // entryPointName, written after the response headers
 	hasEPN    bool
 	req, resp []jsonHeader
-	last      lastStamp
-}
-
-// lastStamp is the time the line wrote last (stamp), to copy its text
-// instead of formatting it again: StartLocal and StartUTC are the same
-// text when the local zone is UTC, and the line's "time" (the request's
-// end, to the second) usually falls in the second the request started.
-type lastStamp struct {
-	t          time.Time
-	off        int // t's zone offset (seconds east of UTC)
-	start, end int // its RFC 3339 text with nanoseconds, b[start:end]; end 0: none yet
+	clock     secondText // kept from line to line
 }
 
 // jsonHeader is a kept header: its name as received and its value.
@@ -63,7 +53,7 @@ func (a *AccessLog) writeJSON(j *jsonLine, b []byte, ev *RequestEvent, count int
 func (j *jsonLine) reset() {
 	clear(j.req)
 	clear(j.resp)
-	*j = jsonLine{req: j.req[:0], resp: j.resp[:0]}
+	*j = jsonLine{req: j.req[:0], resp: j.resp[:0], clock: j.clock}
 }
 
 // finish appends what follows the fixed fields: the response headers,
@@ -81,28 +71,8 @@ func (j *jsonLine) finish(ev *RequestEvent) []byte {
 	j.text("")
 	j.headers(requestHeaderPrefix, j.req)
 	j.b = append(j.b, `,"time":"`...)
-	j.seconds(ev.Start.Add(ev.Duration))
+	j.b = j.clock.append(j.b, ev.Start.Add(ev.Duration), false)
 	return append(j.b, '"', '}', '\n')
-}
-
-// seconds appends t as RFC 3339 without fractional seconds. When the last
-// stamp is of the same second in the same zone offset, its text is that
-// without the fraction: the 19 bytes of date and time, then the zone after
-// the digits of the fraction (a 4-digit year, so at fixed places).
-func (j *jsonLine) seconds(t time.Time) {
-	_, off := t.Zone()
-	l := &j.last
-	if l.end > 0 && off == l.off && t.Unix() == l.t.Unix() && j.b[l.start+4] == '-' {
-		text := j.b[l.start:l.end]
-		zone := 19
-		if text[zone] == '.' {
-			for zone++; text[zone] >= '0' && text[zone] <= '9'; zone++ {
-			}
-		}
-		j.b = append(append(j.b, text[:19]...), text[zone:]...)
-		return
-	}
-	j.b = t.AppendFormat(j.b, time.RFC3339)
 }
 
 // headers appends hs, sorted by name bytewise, as prefix<name> keys.
@@ -170,21 +140,9 @@ func (j *jsonLine) num(f accessField, n int64) {
 	j.b = strconv.AppendInt(j.b, n, 10)
 }
 
-// stamp writes t, or copies the last stamp's text when it is the same
-// instant in the same zone offset (RFC 3339 shows the offset, not the
-// zone's name).
 func (j *jsonLine) stamp(f accessField, t time.Time) {
 	j.fixedKey(f, true)
-	b := j.b
-	_, off := t.Zone()
-	start := len(b)
-	if l := j.last; l.end > 0 && off == l.off && t.Equal(l.t) {
-		b = append(b, b[l.start:l.end]...)
-	} else {
-		b = t.AppendFormat(b, time.RFC3339Nano) // nothing to escape
-	}
-	j.last = lastStamp{t: t, off: off, start: start, end: len(b)}
-	j.b = append(b, '"')
+	j.b = append(j.clock.append(j.b, t, true), '"') // nothing to escape
 }
 
 func (j *jsonLine) id(f accessField, id []byte) {
