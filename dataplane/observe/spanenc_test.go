@@ -243,3 +243,81 @@ func TestDroppedSpansReusedUnencoded(t *testing.T) {
 		t.Errorf("%d spans exported, want the 4 queued", n)
 	}
 }
+
+// TestConcurrentTracesExportConsistent: requests traced at once from many
+// goroutines, with spans reused batch after batch, each export what its
+// own request set: every span of a trace has its EntryPoint span, a
+// client span's URL and a router span's parent are those of that span. A
+// span reused while still queued or referenced mixes requests up.
+func TestConcurrentTracesExportConsistent(t *testing.T) {
+	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "65536") // none dropped
+	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8")
+	var mu sync.Mutex
+	var bodies [][]byte
+	own := &spanExporter{post: func(_ context.Context, body []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		bodies = append(bodies, slices.Clone(body))
+		return nil
+	}}
+	tr := newTracing(&static.Tracing{}, 1, own)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				r := httptest.NewRequest("GET", fmt.Sprintf("http://app.example/g%d/r%d", g, i), nil)
+				r, trace := tr.Start(r, "web", "app@file", "Host(`app.example`)", "app@file")
+				trace.Attempt(r, "http://10.0.0.1:8080")
+				trace.AttemptDone(200, nil, nil)
+				trace.End(event("app@file", 200, time.Millisecond))
+			}
+		})
+	}
+	wg.Wait()
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	attr := func(s *tracepb.Span, key string) string {
+		for _, a := range s.Attributes {
+			if a.Key == key {
+				return a.Value.GetStringValue()
+			}
+		}
+		return ""
+	}
+	entries := map[string]*tracepb.Span{}
+	var spans []*tracepb.Span
+	for _, b := range bodies {
+		var req collectortrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		for _, ss := range req.ResourceSpans[0].ScopeSpans {
+			for _, s := range ss.Spans {
+				spans = append(spans, s)
+				if s.Name == SpanEntryPoint {
+					entries[string(s.TraceId)] = s
+				}
+			}
+		}
+	}
+	if len(spans) != 8*200*3 || len(entries) != 8*200 {
+		t.Fatalf("%d spans exported, %d traces with an EntryPoint span; want %d and %d", len(spans), len(entries), 8*200*3, 8*200)
+	}
+	for _, s := range spans {
+		e := entries[string(s.TraceId)]
+		if e == nil {
+			t.Fatalf("span %s %x: no EntryPoint span in its trace %x", s.Name, s.SpanId, s.TraceId)
+		}
+		switch s.Name {
+		case SpanRouter:
+			if string(s.ParentSpanId) != string(e.SpanId) {
+				t.Fatalf("router span %x: parent %x, its trace's EntryPoint span %x", s.SpanId, s.ParentSpanId, e.SpanId)
+			}
+		case SpanReverseProxy:
+			if want := "http://10.0.0.1:8080" + attr(e, "url.path"); attr(s, "url.full") != want {
+				t.Fatalf("client span url.full %q, its trace's EntryPoint span says %q", attr(s, "url.full"), want)
+			}
+		}
+	}
+}
