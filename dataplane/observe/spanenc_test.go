@@ -49,6 +49,20 @@ func tracedRequests(tr *Tracing, n int) {
 	}
 }
 
+// bodyRecorder keeps a copy of each export request body posted to it
+// (post); read bodies after Shutdown.
+type bodyRecorder struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (r *bodyRecorder) post(_ context.Context, body []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bodies = append(r.bodies, slices.Clone(body))
+	return nil
+}
+
 // keepSpans is a SpanExporter that keeps every span it is given.
 type keepSpans struct{ spans []sdktrace.ReadOnlySpan }
 
@@ -118,14 +132,8 @@ func TestSpansEncodedWhenEndedAsWhenExported(t *testing.T) {
 		CapturedRequestHeaders: []string{"X-Req"}, CapturedResponseHeaders: []string{"X-Resp"},
 		SafeQueryParams: []string{"keep"}, GlobalAttributes: map[string]string{"zone": "z1"},
 	}
-	var mu sync.Mutex
-	var bodies [][]byte
-	own := &spanExporter{post: func(_ context.Context, body []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		bodies = append(bodies, slices.Clone(body))
-		return nil
-	}}
+	rec := &bodyRecorder{}
+	own := &spanExporter{post: rec.post}
 	tr := newTracing(c, 1, own)
 	const n = 60
 	tracedRequests(tr, n)
@@ -144,6 +152,7 @@ func TestSpansEncodedWhenEndedAsWhenExported(t *testing.T) {
 	}
 	whole, _ := appendExportRequest(nil, kept.spans, nil)
 
+	bodies := rec.bodies
 	got, want := exportedSpans(t, bodies), exportedSpans(t, [][]byte{whole})
 	if len(bodies) < 10 || len(got) != len(want) || len(want) != n*3+(n+3)/4 {
 		t.Fatalf("%d spans in %d exports, want %d spans as the reference's %d", len(got), len(bodies), n*3+(n+3)/4, len(want))
@@ -252,14 +261,8 @@ func TestDroppedSpansReusedUnencoded(t *testing.T) {
 func TestConcurrentTracesExportConsistent(t *testing.T) {
 	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "65536") // none dropped
 	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8")
-	var mu sync.Mutex
-	var bodies [][]byte
-	own := &spanExporter{post: func(_ context.Context, body []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		bodies = append(bodies, slices.Clone(body))
-		return nil
-	}}
+	rec := &bodyRecorder{}
+	own := &spanExporter{post: rec.post}
 	tr := newTracing(&static.Tracing{}, 1, own)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -285,20 +288,11 @@ func TestConcurrentTracesExportConsistent(t *testing.T) {
 		}
 		return ""
 	}
+	spans := exportedSpans(t, rec.bodies) // IDs renumbered alike
 	entries := map[string]*tracepb.Span{}
-	var spans []*tracepb.Span
-	for _, b := range bodies {
-		var req collectortrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			t.Fatal(err)
-		}
-		for _, ss := range req.ResourceSpans[0].ScopeSpans {
-			for _, s := range ss.Spans {
-				spans = append(spans, s)
-				if s.Name == SpanEntryPoint {
-					entries[string(s.TraceId)] = s
-				}
-			}
+	for _, s := range spans {
+		if s.Name == SpanEntryPoint {
+			entries[string(s.TraceId)] = s
 		}
 	}
 	if len(spans) != 8*200*3 || len(entries) != 8*200 {
