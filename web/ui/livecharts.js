@@ -14,23 +14,43 @@ export class LiveCharts {
     this.query = query;
     this.range = '15m';
     this.loaded = 0;
+    this.seq = 0; // numbers the reads of the series (load)
+    this.pending = null; // samples pushed while a read is in flight
     this.el = this.pair.el;
     this.load();
   }
+  // load reads the range's series and draws it. Samples pushed while the
+  // read is in flight are kept and pushed again after it (push ignores
+  // those the series already holds): the series is cut when the server
+  // answers, and the samples pushed before the answer arrives would
+  // otherwise be lost, leaving a hole in the chart. A read answered after
+  // a newer one started (a range change) is dropped.
   async load() {
+    const seq = ++this.seq;
     const q = (this.query ? this.query + '&' : '') + 'range=' + this.range;
+    this.pending = [];
     try {
       const s = await getJSON('series?' + q);
+      if (seq !== this.seq) return;
       this.pair.set(s, this.range === '24h' ? 1440 : 900);
+      if (this.range === '15m') for (const [t, r] of this.pending) this.pair.pushRate(t, r);
       this.el.dataset.loaded = 'true';
     } catch { /* no live statistics: charts stay empty */ }
+    if (seq !== this.seq) return;
+    this.pending = null;
     this.loaded = Date.now();
   }
   setRange(r) { this.range = r; this.load(); }
   setSmooth(k) { this.pair.setSmooth(k); }
   push(t, rate) {
-    if (this.range === '15m') this.pair.pushRate(t, rate);
-    else if (Date.now() - this.loaded > 60000) this.load();
+    if (this.range !== '15m') {
+      if (!this.pending && Date.now() - this.loaded > 60000) this.load(); // none in flight
+      return;
+    }
+    // A read of the series in flight: keep the sample for after it, at
+    // most a range's worth (900 one-second samples).
+    if (this.pending && this.pending.length < 900) this.pending.push([t, rate]);
+    this.pair.pushRate(t, rate);
   }
 }
 
