@@ -54,15 +54,24 @@ type proc struct {
 	fd  int
 }
 
-// track opens a pidfd for pid (closed when t ends).
+// track opens a pidfd for pid; when t ends, the process is stopped
+// (stopAll) and then the pidfd closed, in one cleanup: with the close a
+// cleanup of its own, registered after the test's cleanup that stopped
+// its processes, it ran first (cleanups run last-registered first), and
+// the stop's signals to every successor failed on the closed descriptor:
+// the last upgraded gantry of each run was left running.
 func track(t *testing.T, pid int) *proc {
 	t.Helper()
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		t.Fatalf("pidfd_open %d: %v", pid, err)
 	}
-	t.Cleanup(func() { unix.Close(fd) })
-	return &proc{pid: pid, fd: fd}
+	p := &proc{pid: pid, fd: fd}
+	t.Cleanup(func() {
+		stopAll([]*proc{p})
+		unix.Close(fd)
+	})
+	return p
 }
 
 // signal sends sig to the process (an error once it has exited).
@@ -146,9 +155,8 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	}
 	oldDone := make(chan struct{})
 	go func() { _ = old.Wait(); close(oldDone) }()
-	procs := []*proc{track(t, old.Process.Pid)} // every gantry process, for the cleanup
+	track(t, old.Process.Pid)
 	t.Cleanup(func() {
-		stopAll(procs)
 		if t.Failed() {
 			t.Logf("--- gantry output ---\n%s--- end ---", output())
 		}
@@ -211,7 +219,6 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	}
 	newPid, _ := strconv.Atoi(m[1])
 	second := track(t, newPid)
-	procs = append(procs, second)
 	select {
 	case <-oldDone:
 	case <-time.After(upgradeGrace + 10*time.Second):
@@ -256,7 +263,6 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	all := regexp.MustCompile(`new process serves; draining" pid=(\d+)`).FindAllStringSubmatch(output(), -1)
 	thirdPid, _ := strconv.Atoi(all[len(all)-1][1])
 	third := track(t, thirdPid)
-	procs = append(procs, third)
 	if err := harness.Poll(upgradeGrace+10*time.Second, func() error {
 		if second.alive() {
 			return fmt.Errorf("second process %d still running", newPid)
