@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"testing"
 	"time"
 
@@ -27,36 +24,30 @@ import (
 func TestChartKeepsSamplesPushedWhileLoading(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, "load")
-	target, err := url.Parse(e.admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
 	const delay = 4500 * time.Millisecond
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := e.frontProxy(t, func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path != "/api/series" {
-			rp.ServeHTTP(w, r)
-			return
+			return false
 		}
 		// Read the series now, answer it later: the history is cut
 		// before the samples pushed during the delay.
 		resp, err := http.Get(e.admin + r.URL.RequestURI())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
+			return true
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
+			return true
 		}
 		time.Sleep(delay)
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
+		return true
+	})
 
 	// A history of a few samples first, so that what follows it shows.
 	harness.Try(t, 30*time.Second, func() error {
@@ -77,7 +68,7 @@ func TestChartKeepsSamplesPushedWhileLoading(t *testing.T) {
 		return nil
 	})
 	step(t, ctx, "open the overview through the slow proxy", 60*time.Second,
-		chromedp.Navigate(srv.URL+"/dashboard/#overview"),
+		chromedp.Navigate(front+"/dashboard/#overview"),
 		shown(chromedp.CSS(`#live.on`)),
 		shown(chromedp.CSS(`[data-charts="overview"][data-loaded="true"] figure.chart svg`)))
 	waitSampledAfter(t, ctx, "overview-rates", time.Now().UnixMilli())

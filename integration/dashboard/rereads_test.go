@@ -2,9 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,26 +16,20 @@ import (
 func TestDashboardRereadsFailedEntrypoints(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, "first")
-	target, err := url.Parse(e.admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
 	// Two: the page's first read, and the read after the WebSocket's first
 	// configuration message.
 	const fails = 2
 	var failed atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := e.frontProxy(t, func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path == "/api/entrypoints" && failed.Add(1) <= fails {
 			http.Error(w, "restarting", http.StatusServiceUnavailable)
-			return
+			return true
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+		return false
+	})
 
 	step(t, ctx, "the entrypoints list, read again after the failures", 60*time.Second,
-		chromedp.Navigate(srv.URL+"/dashboard/#entrypoints"),
+		chromedp.Navigate(front+"/dashboard/#entrypoints"),
 		shown(`#ep-list tbody tr[data-name="web"]`))
 	if n := failed.Load(); n <= fails {
 		t.Errorf("%d reads of /api/entrypoints, want more than the %d that failed", n, fails)

@@ -2,6 +2,10 @@ package dashboard
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -72,6 +76,27 @@ func start(t *testing.T, names ...string) *env {
 	e.admin = e.g.URL(t, "traefik", "")
 	e.waitRouters(t, names...)
 	return e
+}
+
+// frontProxy serves e's API and dashboard through a reverse proxy in
+// front of Gantry, as an operator's proxy or a slow link would, and
+// returns its URL; handle answers a request itself when it returns true
+// (it may use the proxy rp, or read e.admin directly), else the request
+// passes through.
+func (e *env) frontProxy(t *testing.T, handle func(w http.ResponseWriter, r *http.Request) bool) string {
+	t.Helper()
+	target, err := url.Parse(e.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !handle(w, r) {
+			rp.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func (e *env) waitRouters(t *testing.T, names ...string) {
