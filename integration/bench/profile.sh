@@ -5,11 +5,13 @@
 # during a window inside it: perf record -g (user + kernel) and perf stat's
 # syscall counts (when perf works), user/system ticks, and for Gantry Go's CPU
 # profile and the allocations (api.debug pprof, on a loopback API port).
-# Usage: ROUTE=get1k PDUR=15 [PTARGET=nginx] integration/bench/profile.sh   (see README.md)
+# PVARIANT (Gantry only: alog, metrics, trace1, trace001) profiles one of the
+# observability variants of run.sh's OBS instead of plain Gantry.
+# Usage: ROUTE=get1k PDUR=15 [PTARGET=nginx] [PVARIANT=trace1] integration/bench/profile.sh   (see README.md)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-: "${ROUTE:=get1k}" "${PDUR:=15}" "${PTARGET:=gantry}"
-: "${OUT:=$(cd "$HERE/../.." && pwd)/integration/bench/out/profile-$PTARGET-$ROUTE-$(date +%Y%m%d-%H%M%S)}"
+: "${ROUTE:=get1k}" "${PDUR:=15}" "${PTARGET:=gantry}" "${PVARIANT:=}"
+: "${OUT:=$(cd "$HERE/../.." && pwd)/integration/bench/out/profile-$PTARGET${PVARIANT:+-$PVARIANT}-$ROUTE-$(date +%Y%m%d-%H%M%S)}"
 REGIMES=A BENCH_LIB=1 . "$HERE/run.sh"
 [ "$PDUR" -ge 8 ] || { echo "PDUR must be at least 8 (seconds)" >&2; exit 2; }
 PPROF_PORT=$((BASE_PORT+20))
@@ -17,7 +19,12 @@ PPROF="http://127.0.0.1:$PPROF_PORT/debug/pprof"
 WIN=$((PDUR - 4))   # the profiled window, inside the load
 
 start_origins A
-PPROF_PORT=$PPROF_PORT start A "$PTARGET"
+case $PVARIANT in
+  '') ;;
+  alog|metrics|trace1|trace001) [ "$PTARGET" = gantry ] || { echo "PVARIANT is Gantry's only" >&2; exit 2; } ;;
+  *) echo "PVARIANT: one of alog metrics trace1 trace001" >&2; exit 2 ;;
+esac
+PPROF_PORT=$PPROF_PORT start A "$PTARGET" $PVARIANT
 GPID=$START_PID
 PP=$(tree "$GPID" | paste -sd, -)   # the proxy's processes (nginx: master and worker)
 GO=0; [ "$PTARGET" = gantry ] && GO=1
@@ -50,7 +57,7 @@ wrate=$(awk -v a="$q0" -v b="$q1" -v w="$EL" -v r="$rate" 'BEGIN{ if ("'"${RORIG
 [ "$GO" = 0 ] || cp "$RUN/gantry" "$OUT/gantry.bin"
 
 {
-  echo "# $PTARGET profile: route $ROUTE, regime A, $(date -u), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
+  echo "# $PTARGET${PVARIANT:+ ($PVARIANT)} profile: route $ROUTE, regime A, $(date -u), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
   echo
   echo "rate ${rate}/s over ${PDUR}s; ${wrate}/s in the ${EL}s window with the profilers attached (per-request figures use this)"
   awk -v a="${t0% *}" -v b="${t1% *}" -v c="${t0#* }" -v d="${t1#* }" -v hz="$HZ" -v w="$EL" -v r="$wrate" 'BEGIN {
