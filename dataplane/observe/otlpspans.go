@@ -176,53 +176,64 @@ func clampCount(n int) uint64 { return uint64(min(max(n, 0), math.MaxUint32)) }
 // unixNano is an OTLP timestamp: ns nanoseconds since the epoch, 0 before it.
 func unixNano(ns int64) uint64 { return uint64(max(ns, 0)) }
 
-// appendKeyValues appends each of attrs as a KeyValue in field num. A
-// string, integer or boolean attribute (nearly all of Gantry's) is
-// written at once, its lengths computed first; other values are written
-// first and their lengths put in front after (endMessage).
+// appendKeyValues appends each of attrs as a KeyValue in field num
+// (appendKeyValue).
 func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue) []byte {
 	for i := range attrs {
-		kv := &attrs[i]
-		switch kv.Value.Type() {
-		case attribute.STRING:
-			s := kv.Value.AsString()
-			b = appendKeyValueHead(b, num, kv.Key, 1+protowire.SizeBytes(len(s)))
-			b = appendTag(b, fAnyString, protowire.BytesType)
-			b = appendVarint(b, uint64(len(s)))
-			b = append(b, s...)
-		case attribute.INT64:
-			v := uint64(kv.Value.AsInt64())
-			b = appendKeyValueHead(b, num, kv.Key, 1+protowire.SizeVarint(v))
-			b = appendTag(b, fAnyInt, protowire.VarintType)
-			b = appendVarint(b, v)
-		case attribute.BOOL:
-			b = appendKeyValueHead(b, num, kv.Key, 2)
-			b = appendTag(b, fAnyBool, protowire.VarintType)
-			b = appendVarint(b, protowire.EncodeBool(kv.Value.AsBool()))
-		default:
-			var at int
-			b, at = beginMessage(b, num)
-			b = appendString(b, fKeyValueKey, string(kv.Key))
-			var vat int
-			b, vat = beginMessage(b, fKeyValueValue)
-			b = appendAnyValue(b, kv.Value)
-			b = endMessage(b, vat)
-			b = endMessage(b, at)
-		}
+		b = appendKeyValue(b, num, &attrs[i])
 	}
 	return b
 }
 
+// appendKeyValue appends kv as a KeyValue in field num. A string, integer
+// or boolean attribute (nearly all of Gantry's) is written at once, its
+// lengths computed first; other values are written first and their
+// lengths put in front after (endMessage).
+func appendKeyValue(b []byte, num protowire.Number, kv *attribute.KeyValue) []byte {
+	switch kv.Value.Type() {
+	case attribute.STRING:
+		return appendStringKeyValue(b, num, string(kv.Key), kv.Value.AsString())
+	case attribute.INT64:
+		return appendIntKeyValue(b, num, string(kv.Key), kv.Value.AsInt64())
+	case attribute.BOOL:
+		b = appendKeyValueHead(b, num, string(kv.Key), 2)
+		b = appendTag(b, fAnyBool, protowire.VarintType)
+		return appendVarint(b, protowire.EncodeBool(kv.Value.AsBool()))
+	}
+	b, at := beginMessage(b, num)
+	b = appendString(b, fKeyValueKey, string(kv.Key))
+	var vat int
+	b, vat = beginMessage(b, fKeyValueValue)
+	b = appendAnyValue(b, kv.Value)
+	b = endMessage(b, vat)
+	return endMessage(b, at)
+}
+
+// appendStringKeyValue appends the KeyValue key = string s in field num.
+func appendStringKeyValue(b []byte, num protowire.Number, key, s string) []byte {
+	b = appendKeyValueHead(b, num, key, 1+protowire.SizeBytes(len(s)))
+	b = appendTag(b, fAnyString, protowire.BytesType)
+	b = appendVarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendIntKeyValue appends the KeyValue key = integer v in field num.
+func appendIntKeyValue(b []byte, num protowire.Number, key string, v int64) []byte {
+	b = appendKeyValueHead(b, num, key, 1+protowire.SizeVarint(uint64(v)))
+	b = appendTag(b, fAnyInt, protowire.VarintType)
+	return appendVarint(b, uint64(v))
+}
+
 // appendKeyValueHead appends a KeyValue's tag (field num) and length, its
 // key, and its value's tag and length (anyLen: the AnyValue's body).
-func appendKeyValueHead(b []byte, num protowire.Number, key attribute.Key, anyLen int) []byte {
+func appendKeyValueHead(b []byte, num protowire.Number, key string, anyLen int) []byte {
 	body := 1 + protowire.SizeBytes(anyLen)
 	if key != "" {
 		body += 1 + protowire.SizeBytes(len(key))
 	}
 	b = appendTag(b, num, protowire.BytesType)
 	b = appendVarint(b, uint64(body))
-	b = appendString(b, fKeyValueKey, string(key))
+	b = appendString(b, fKeyValueKey, key)
 	b = appendTag(b, fKeyValueValue, protowire.BytesType)
 	return appendVarint(b, uint64(anyLen))
 }
@@ -384,7 +395,11 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 	b = appendUvarint(b, fSpanKind, uint64(spanKind(s.SpanKind())))
 	b = appendFixed64(b, fSpanStart, unixNano(s.StartTime().UnixNano()))
 	b = appendFixed64(b, fSpanEnd, unixNano(s.EndTime().UnixNano()))
-	b = appendKeyValues(b, fSpanAttributes, s.Attributes())
+	if own, ok := s.(*span); ok && own.direct {
+		b = append(b, own.kv...) // encoded as they were set
+	} else {
+		b = appendKeyValues(b, fSpanAttributes, s.Attributes())
+	}
 	b = appendUvarint(b, fSpanDroppedAttributes, clampCount(s.DroppedAttributes()))
 	for _, e := range s.Events() {
 		var eat int

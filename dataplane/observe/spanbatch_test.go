@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"sync"
@@ -136,5 +137,46 @@ func TestSpanAttributesAsTheSDK(t *testing.T) {
 			t.Errorf("limits %+v: attributes %v dropped %d, SDK %v dropped %d", lim, got.attrs, got.dropped, want.Attributes, want.DroppedAttributes)
 		}
 		_ = p.Shutdown(context.Background())
+	}
+}
+
+// TestDirectSpanAttributes: a span that encodes its attributes as they are
+// set (span.direct) keeps, drops and cuts the same attributes as one that
+// keeps them until it ends (limitAttrs), for each kind of value Gantry
+// sets, encodes them as the kept ones encode, and gives them back
+// (Attributes) as the kept span has them.
+func TestDirectSpanAttributes(t *testing.T) {
+	attrs := []attribute.KeyValue{
+		attribute.String("a", "1"), attribute.String("", "x"), attribute.Int("n", -1),
+		attribute.String("u", "héllo wörld"), attribute.Bool("b", true), attribute.Float64("f", 1.5),
+		attribute.StringSlice("h", []string{"long value", "v"}), attribute.Int("c", 1<<40),
+	}
+	for _, lim := range []spanLimits{{count: 128, length: -1}, {count: 3, length: -1}, {count: 8, length: 4}, {count: 0, length: 0}, {count: -1, length: 2}} {
+		tr := &Tracing{limits: lim}
+		direct, kept := &span{t: tr, direct: true}, &span{t: tr}
+		for _, a := range attrs {
+			for _, s := range []*span{direct, kept} {
+				switch a.Value.Type() {
+				case attribute.STRING:
+					s.addString(a.Key, a.Value.AsString())
+				case attribute.INT64:
+					s.addInt(a.Key, int(a.Value.AsInt64()))
+				default:
+					s.add(a)
+				}
+			}
+		}
+		tr.limitAttrs(direct)
+		tr.limitAttrs(kept)
+		if want := appendKeyValues(nil, fSpanAttributes, kept.attrs); !bytes.Equal(direct.kv, want) {
+			t.Errorf("limits %+v: encoded\n%x\nwant\n%x", lim, direct.kv, want)
+		}
+		got := direct.Attributes()
+		if len(kept.attrs) == 0 {
+			kept.attrs = nil
+		}
+		if !slices.Equal(got, kept.attrs) || direct.dropped != kept.dropped || direct.nkv != len(kept.attrs) {
+			t.Errorf("limits %+v: attributes %v dropped %d (%d kept), want %v dropped %d", lim, got, direct.dropped, direct.nkv, kept.attrs, kept.dropped)
+		}
 	}
 }

@@ -125,42 +125,65 @@ func exportedSpans(t *testing.T, bodies [][]byte) []*tracepb.Span {
 // encoded when they ended, from spans reused batch after batch; what it
 // sends equals the encoding, at export, of the same requests' spans kept
 // by an exporter that keeps them (never reused). A span reused while
-// queued, or an encoding kept from its previous use, fails it.
+// queued, or an encoding kept from its previous use, fails it. Without
+// global attributes and captured headers Gantry's exporter's spans encode
+// their attributes as they are set (span.direct), the kept ones do not:
+// the attribute limits must come out the same both ways.
 func TestSpansEncodedWhenEndedAsWhenExported(t *testing.T) {
-	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4") // many exports, spans reused from the first ones
-	c := &static.Tracing{
+	captured := &static.Tracing{
 		CapturedRequestHeaders: []string{"X-Req"}, CapturedResponseHeaders: []string{"X-Resp"},
 		SafeQueryParams: []string{"keep"}, GlobalAttributes: map[string]string{"zone": "z1"},
 	}
-	rec := &bodyRecorder{}
-	own := &spanExporter{post: rec.post}
-	tr := newTracing(c, 1, own)
-	const n = 60
-	tracedRequests(tr, n)
-	if err := tr.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if tr.batch.free == nil || len(tr.batch.free.spans) == 0 {
-		t.Fatal("no span was kept for reuse")
-	}
+	plain := &static.Tracing{SafeQueryParams: []string{"keep"}}
+	for _, tc := range []struct {
+		name          string
+		c             *static.Tracing
+		direct        bool
+		count, length string // OTEL_SPAN_ATTRIBUTE_{COUNT,VALUE_LENGTH}_LIMIT
+	}{
+		{"captured", captured, false, "", ""},
+		{"direct", plain, true, "", ""},
+		{"direct-limited", plain, true, "7", "5"},
+		{"direct-none", plain, true, "0", "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4") // many exports, spans reused from the first ones
+			t.Setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", tc.count)
+			t.Setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", tc.length)
+			rec := &bodyRecorder{}
+			own := &spanExporter{post: rec.post}
+			tr := newTracing(tc.c, 1, own)
+			if tr.direct != tc.direct {
+				t.Fatalf("direct %v, want %v", tr.direct, tc.direct)
+			}
+			const n = 60
+			tracedRequests(tr, n)
+			if err := tr.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if tr.batch.free == nil || len(tr.batch.free.spans) == 0 {
+				t.Fatal("no span was kept for reuse")
+			}
 
-	kept := &keepSpans{}
-	ref := newTracing(c, 1, kept)
-	tracedRequests(ref, n)
-	if err := ref.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	whole, _ := appendExportRequest(nil, kept.spans, nil)
+			kept := &keepSpans{}
+			ref := newTracing(tc.c, 1, kept)
+			tracedRequests(ref, n)
+			if err := ref.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			whole, _ := appendExportRequest(nil, kept.spans, nil)
 
-	bodies := rec.bodies
-	got, want := exportedSpans(t, bodies), exportedSpans(t, [][]byte{whole})
-	if len(bodies) < 10 || len(got) != len(want) || len(want) != n*3+(n+3)/4 {
-		t.Fatalf("%d spans in %d exports, want %d spans as the reference's %d", len(got), len(bodies), n*3+(n+3)/4, len(want))
-	}
-	for i := range want {
-		if !proto.Equal(got[i], want[i]) {
-			t.Fatalf("span %d differs:\nsent:      %v\nreference: %v", i, got[i], want[i])
-		}
+			bodies := rec.bodies
+			got, want := exportedSpans(t, bodies), exportedSpans(t, [][]byte{whole})
+			if len(bodies) < 10 || len(got) != len(want) || len(want) != n*3+(n+3)/4 {
+				t.Fatalf("%d spans in %d exports, want %d spans as the reference's %d", len(got), len(bodies), n*3+(n+3)/4, len(want))
+			}
+			for i := range want {
+				if !proto.Equal(got[i], want[i]) {
+					t.Fatalf("span %d differs:\nsent:      %v\nreference: %v", i, got[i], want[i])
+				}
+			}
+		})
 	}
 }
 

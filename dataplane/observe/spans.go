@@ -2,6 +2,7 @@ package observe
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,15 @@ type span struct {
 	start, end time.Time
 	attrs      []attribute.KeyValue
 	dropped    int // attributes dropped by the limits (spanLimits)
-	status     sdktrace.Status
+	// direct: the attributes are encoded as they are set (kv, nkv of
+	// them: Span.attributes fields, the limits applied at once), not kept
+	// in attrs. For Gantry's own exporter when no key can repeat
+	// (Tracing.direct): building and copying attribute.KeyValue values and
+	// walking them again to encode them cost more than the encoding.
+	direct bool
+	kv     []byte
+	nkv    int
+	status sdktrace.Status
 	// enc is the span's OTLP encoding (appendSpan), made when it ends on
 	// the request's goroutine while its attributes are in that core's
 	// cache, for Gantry's own exporter only (spanBatcher.free set); empty
@@ -85,11 +94,14 @@ func (f *spanFree) get() *span {
 		attrs = make([]attribute.KeyValue, 0, 32)
 	}
 	clear(attrs)
-	enc := s.enc
+	enc, kv := s.enc, s.kv
 	if cap(enc) > maxPooledEnc {
 		enc = nil
 	}
-	*s = span{attrs: attrs[:0], enc: enc[:0]}
+	if cap(kv) > maxPooledEnc {
+		kv = nil
+	}
+	*s = span{attrs: attrs[:0], enc: enc[:0], kv: kv[:0]}
 	return s
 }
 
@@ -125,6 +137,7 @@ func (t *Tracing) startSpan(name string, kind trace.SpanKind, parent trace.SpanC
 	}
 	s := t.batch.newSpan()
 	s.t, s.name, s.kind, s.parent, s.start = t, name, kind, parent, start
+	s.direct = t.direct
 	s.sc = trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    tid,
 		SpanID:     newSpanID(),
@@ -165,7 +178,6 @@ func (s *span) Parent() trace.SpanContext                   { return s.parent }
 func (s *span) SpanKind() trace.SpanKind                    { return s.kind }
 func (s *span) StartTime() time.Time                        { return s.start }
 func (s *span) EndTime() time.Time                          { return s.end }
-func (s *span) Attributes() []attribute.KeyValue            { return s.attrs }
 func (s *span) Links() []sdktrace.Link                      { return nil }
 func (s *span) Events() []sdktrace.Event                    { return nil }
 func (s *span) Status() sdktrace.Status                     { return s.status }
@@ -175,6 +187,15 @@ func (s *span) DroppedLinks() int                           { return 0 }
 func (s *span) DroppedEvents() int                          { return 0 }
 func (s *span) ChildSpanCount() int                         { return 0 }
 func (s *span) InstrumentationScope() instrumentation.Scope { return s.t.scope }
+
+// Attributes are the span's attributes; a direct span's are decoded from
+// their encoding (for an exporter other than Gantry's, which reads kv).
+func (s *span) Attributes() []attribute.KeyValue {
+	if s.direct {
+		return decodeKeyValues(s.kv)
+	}
+	return s.attrs
+}
 
 // InstrumentationLibrary is the deprecated name of InstrumentationScope.
 func (s *span) InstrumentationLibrary() instrumentation.Library { //nolint:staticcheck // part of sdktrace.ReadOnlySpan
@@ -216,8 +237,12 @@ func envInt(def int, keys ...string) int {
 // the count limit are dropped (counted); strings are cut to the length
 // limit.
 func (t *Tracing) limitAttrs(s *span) {
+	if s.direct {
+		return // applied as each was set (span.admit)
+	}
 	attrs := s.attrs
-	if t.mayRepeat || len(attrs) > t.limits.count && t.limits.count >= 0 {
+	invalid := func(a attribute.KeyValue) bool { return !a.Valid() }
+	if t.mayRepeat || len(attrs) > t.limits.count && t.limits.count >= 0 || slices.ContainsFunc(attrs, invalid) {
 		kept := attrs[:0]
 	next:
 		for _, a := range attrs {

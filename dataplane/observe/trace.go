@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
@@ -60,12 +59,11 @@ func (t *Tracing) Start(r *http.Request, entryPoint, router, rule, service strin
 	start := time.Now()
 	tr = &Trace{t: t}
 	tr.entry = t.startSpan(SpanEntryPoint, trace.SpanKindServer, parent, start)
-	tr.entry.attrs = t.serverAttributes(tr, tr.entry.attrs, r, entryPoint)
+	t.serverAttributes(tr, tr.entry, r, entryPoint)
 	tr.router = t.startSpan(SpanRouter, trace.SpanKindInternal, tr.entry.sc, start)
-	tr.router.attrs = append(tr.router.attrs,
-		attribute.String("traefik.service.name", service),
-		attribute.String("traefik.router.name", router),
-		semconv.HTTPRoute(rule))
+	tr.router.addString("traefik.service.name", service)
+	tr.router.addString("traefik.router.name", router)
+	tr.router.addString(semconv.HTTPRouteKey, rule)
 	return r, tr
 }
 
@@ -80,7 +78,7 @@ func (t *Tracing) StartUnrouted(r *http.Request, entryPoint string) *Trace {
 	}
 	tr = &Trace{t: t}
 	tr.entry = t.startSpan(SpanEntryPoint, trace.SpanKindServer, parent, time.Now())
-	tr.entry.attrs = t.serverAttributes(tr, tr.entry.attrs, r, entryPoint)
+	t.serverAttributes(tr, tr.entry, r, entryPoint)
 	return tr
 }
 
@@ -111,7 +109,7 @@ func (tr *Trace) Attempt(r *http.Request, upstream string) {
 		tr.client.finish(time.Time{})
 	}
 	s := tr.t.startSpan(SpanReverseProxy, trace.SpanKindClient, tr.router.sc, tr.now())
-	s.attrs = tr.t.clientAttributes(tr, s.attrs, r, upstream)
+	tr.t.clientAttributes(tr, s, r, upstream)
 	inject(s.sc, r.Header, &tr.tp)
 	tr.client = s
 }
@@ -125,9 +123,7 @@ func (tr *Trace) AttemptDone(status int, h http.Header, err error) {
 		return
 	}
 	s := tr.client
-	var code codes.Code
-	var desc string
-	s.attrs, code, desc = statusAttrs(s.attrs, status, trace.SpanKindClient, h, tr.t.respHeaders)
+	code, desc := statusAttrs(s, status, trace.SpanKindClient, h, tr.t.respHeaders)
 	if err != nil {
 		code, desc = codes.Error, err.Error()
 	}
@@ -181,9 +177,7 @@ func (tr *Trace) End(ev *RequestEvent) {
 		tr.router.finish(end)
 		tr.router = nil
 	}
-	var code codes.Code
-	var desc string
-	entry.attrs, code, desc = statusAttrs(entry.attrs, ev.Status, trace.SpanKindServer, ev.ResponseHeader, tr.t.respHeaders)
+	code, desc := statusAttrs(entry, ev.Status, trace.SpanKindServer, ev.ResponseHeader, tr.t.respHeaders)
 	entry.setStatus(code, desc)
 	tr.entry = nil
 	entry.finish(end)

@@ -29,27 +29,27 @@ func protoVersion(p string) string {
 	return p
 }
 
-// serverAttributes appends to attrs Traefik's CaptureServerRequest
+// serverAttributes sets s's attributes to Traefik's CaptureServerRequest
 // attributes (plus entry_point and the global attributes), with room for
 // the response's. It records the request's query and its redaction in tr.
-func (t *Tracing) serverAttributes(tr *Trace, attrs []attribute.KeyValue, r *http.Request, entryPoint string) []attribute.KeyValue {
-	attrs = slices.Grow(attrs[:0], 16+len(t.globalAttrs)+len(t.reqHeaders)+1+len(t.respHeaders))
-	attrs = append(attrs, attribute.String("entry_point", entryPoint))
-	attrs = append(attrs, t.globalAttrs...)
+func (t *Tracing) serverAttributes(tr *Trace, s *span, r *http.Request, entryPoint string) {
+	s.grow(16 + len(t.globalAttrs) + len(t.reqHeaders) + 1 + len(t.respHeaders))
+	s.addString("entry_point", entryPoint)
+	for _, kv := range t.globalAttrs {
+		s.add(kv)
+	}
 	tr.rawQuery = r.URL.RawQuery
 	if tr.rawQuery != "" {
 		tr.safeQuery = t.safeRawQuery(tr.rawQuery)
 	}
-	attrs = append(attrs,
-		semconv.HTTPRequestMethodKey.String(r.Method),
-		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
-		semconv.HTTPRequestBodySize(int(r.ContentLength)),
-		semconv.URLPath(r.URL.Path),
-		semconv.URLQuery(tr.safeQuery),
-		semconv.URLScheme(canonicalValue(r.Header, "X-Forwarded-Proto")),
-		semconv.UserAgentOriginal(canonicalValue(r.Header, "User-Agent")),
-		semconv.ServerAddress(r.Host),
-	)
+	s.addString(semconv.HTTPRequestMethodKey, r.Method)
+	s.addString(semconv.NetworkProtocolVersionKey, protoVersion(r.Proto))
+	s.addInt(semconv.HTTPRequestBodySizeKey, int(r.ContentLength))
+	s.addString(semconv.URLPathKey, r.URL.Path)
+	s.addString(semconv.URLQueryKey, tr.safeQuery)
+	s.addString(semconv.URLSchemeKey, canonicalValue(r.Header, "X-Forwarded-Proto"))
+	s.addString(semconv.UserAgentOriginalKey, canonicalValue(r.Header, "User-Agent"))
+	s.addString(semconv.ServerAddressKey, r.Host)
 	host, port, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -60,12 +60,14 @@ func (t *Tracing) serverAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 			client = strings.TrimSpace(ip)
 		}
 	}
-	attrs = append(attrs, semconv.NetworkPeerAddress(host), semconv.ClientAddress(client))
+	s.addString(semconv.NetworkPeerAddressKey, host)
+	s.addString(semconv.ClientAddressKey, client)
 	if err == nil {
 		p, _ := strconv.Atoi(port)
-		attrs = append(attrs, semconv.ClientPort(p), semconv.NetworkPeerPort(p))
+		s.addInt(semconv.ClientPortKey, p)
+		s.addInt(semconv.NetworkPeerPortKey, p)
 	}
-	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
+	addHeaders(s, "http.request.header.", r.Header, t.reqHeaders)
 }
 
 // canonicalValue is h.Get(key) for a key in canonical form, without
@@ -89,8 +91,11 @@ type upstream struct {
 const maxUpstreams = 4096
 
 func (t *Tracing) upstream(raw string) (*upstream, bool) {
-	if v, ok := t.upstreams.Load(raw); ok {
-		return v.(*upstream), true
+	t.upstreamsMu.RLock()
+	u, ok := t.upstreams[raw]
+	t.upstreamsMu.RUnlock()
+	if ok {
+		return u, true
 	}
 	su, err := url.Parse(raw)
 	if raw == "" || err != nil {
@@ -108,28 +113,29 @@ func (t *Tracing) upstream(raw string) (*upstream, bool) {
 	if su.User != nil {
 		base.User = url.UserPassword(Redacted, Redacted)
 	}
-	u := &upstream{prefix: base.String(), scheme: su.Scheme, host: host, port: p}
-	if t.nUpstreams.Load() < maxUpstreams {
-		if _, loaded := t.upstreams.LoadOrStore(raw, u); !loaded {
-			t.nUpstreams.Add(1)
-		}
+	u = &upstream{prefix: base.String(), scheme: su.Scheme, host: host, port: p}
+	t.upstreamsMu.Lock()
+	if t.upstreams == nil {
+		t.upstreams = make(map[string]*upstream)
 	}
+	if len(t.upstreams) < maxUpstreams {
+		t.upstreams[raw] = u
+	}
+	t.upstreamsMu.Unlock()
 	return u, true
 }
 
-// clientAttributes appends to attrs Traefik's CaptureClientRequest
+// clientAttributes sets s's attributes to Traefik's CaptureClientRequest
 // attributes for one call of r to the server upstream, with room for the
 // response's.
-func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *http.Request, upstream string) []attribute.KeyValue {
-	attrs = slices.Grow(attrs[:0], 12+len(t.reqHeaders)+1+len(t.respHeaders))
-	attrs = append(attrs,
-		semconv.HTTPRequestMethodKey.String(r.Method),
-		semconv.NetworkProtocolVersion(protoVersion(r.Proto)),
-		semconv.UserAgentOriginal(canonicalValue(r.Header, "User-Agent")),
-	)
+func (t *Tracing) clientAttributes(tr *Trace, s *span, r *http.Request, upstream string) {
+	s.grow(12 + len(t.reqHeaders) + 1 + len(t.respHeaders))
+	s.addString(semconv.HTTPRequestMethodKey, r.Method)
+	s.addString(semconv.NetworkProtocolVersionKey, protoVersion(r.Proto))
+	s.addString(semconv.UserAgentOriginalKey, canonicalValue(r.Header, "User-Agent"))
 	u, ok := t.upstream(upstream)
 	if !ok {
-		return attrs
+		return
 	}
 	query := r.URL.RawQuery
 	switch {
@@ -145,28 +151,34 @@ func (t *Tracing) clientAttributes(tr *Trace, attrs []attribute.KeyValue, r *htt
 	} else {
 		full = u.prefix + path + "?" + query
 	}
-	attrs = append(attrs, semconv.URLFull(full), semconv.URLScheme(u.scheme),
-		semconv.NetworkPeerAddress(u.host), semconv.NetworkPeerPort(u.port), semconv.ServerAddress(u.host), semconv.ServerPort(u.port))
-	return appendHeaders(attrs, "http.request.header.", r.Header, t.reqHeaders)
+	s.addString(semconv.URLFullKey, full)
+	s.addString(semconv.URLSchemeKey, u.scheme)
+	s.addString(semconv.NetworkPeerAddressKey, u.host)
+	s.addInt(semconv.NetworkPeerPortKey, u.port)
+	s.addString(semconv.ServerAddressKey, u.host)
+	s.addInt(semconv.ServerPortKey, u.port)
+	addHeaders(s, "http.request.header.", r.Header, t.reqHeaders)
 }
 
-func appendHeaders(attrs []attribute.KeyValue, prefix string, h http.Header, names []string) []attribute.KeyValue {
+// addHeaders sets, for each of names (canonical) present in h, the
+// attribute prefix + the lower-case name to its values (User-Agent is
+// user_agent.original already).
+func addHeaders(s *span, prefix string, h http.Header, names []string) {
 	for _, name := range names {
 		if strings.EqualFold(name, "User-Agent") {
 			continue // already user_agent.original
 		}
 		if v := h[name]; v != nil {
-			attrs = append(attrs, attribute.StringSlice(prefix+strings.ToLower(name), v))
+			s.add(attribute.StringSlice(prefix+strings.ToLower(name), v))
 		}
 	}
-	return attrs
 }
 
-// statusAttrs is Traefik's CaptureResponse: it appends
-// http.response.status_code (when known) and the captured response headers
-// to attrs, and returns the span status: an error for 5xx on every span,
+// statusAttrs is Traefik's CaptureResponse: it sets s's
+// http.response.status_code (when known) and the captured response
+// headers, and returns the span status: an error for 5xx on every span,
 // for 4xx too on the client span.
-func statusAttrs(attrs []attribute.KeyValue, code int, kind trace.SpanKind, h http.Header, captured []string) ([]attribute.KeyValue, codes.Code, string) {
+func statusAttrs(s *span, code int, kind trace.SpanKind, h http.Header, captured []string) (codes.Code, string) {
 	status, desc := codes.Unset, ""
 	switch {
 	case code == 0:
@@ -176,9 +188,10 @@ func statusAttrs(attrs []attribute.KeyValue, code int, kind trace.SpanKind, h ht
 		status = codes.Error
 	}
 	if code > 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCode(code))
+		s.addInt(semconv.HTTPResponseStatusCodeKey, code)
 	}
-	return appendHeaders(attrs, "http.response.header.", h, captured), status, desc
+	addHeaders(s, "http.response.header.", h, captured)
+	return status, desc
 }
 
 // safeRawQuery redacts every query value not listed in

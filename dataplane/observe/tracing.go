@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -59,6 +58,7 @@ type Tracing struct {
 	scope       instrumentation.Scope
 	limits      spanLimits
 	mayRepeat   bool     // an attribute key may be set twice on a span (global attributes, captured headers)
+	direct      bool     // spans encode their attributes as they are set (span.direct): own exporter, !mayRepeat
 	reqHeaders  []string // canonical
 	respHeaders []string
 	safeQuery   []string
@@ -67,9 +67,12 @@ type Tracing struct {
 	queryLimitSet bool
 	globalAttrs   []attribute.KeyValue
 	addInternals  bool
-	rate          float64  // tracing.sampleRate: probability a new trace is sampled
-	upstreams     sync.Map // server URL -> *upstream
-	nUpstreams    atomic.Int32
+	rate          float64 // tracing.sampleRate: probability a new trace is sampled
+	// upstreams are server URLs split once (at most maxUpstreams): a
+	// map under a read lock, as a sync.Map's interface keys cost a type
+	// hash per lookup.
+	upstreamsMu sync.RWMutex
+	upstreams   map[string]*upstream
 }
 
 // NewTracing builds the exporter and the span batcher from c. Errors name
@@ -124,6 +127,7 @@ func newTracing(c *static.Tracing, rate float64, exp sdktrace.SpanExporter) *Tra
 		t.globalAttrs = append(t.globalAttrs, attribute.String(k, c.GlobalAttributes[k]))
 	}
 	t.mayRepeat = len(t.globalAttrs)+len(t.reqHeaders)+len(t.respHeaders) > 0
+	t.direct = t.batch.free != nil && !t.mayRepeat
 	return t
 }
 
