@@ -55,7 +55,7 @@ var (
 	conc      = flag.Int("c", 32, "concurrent calls in flight")
 	conns     = flag.Int("conns", 4, "client connections")
 	noH3      = flag.Bool("noh3", false, "skip the HTTP/2 and HTTP/3 GET runs (gRPC only)")
-	profile   = flag.String("cpuprofile", "", "write Gantry's Go CPU profile of the measured gRPC run to this file (api.debug on a loopback port)")
+	profile   = flag.String("cpuprofile", "", "write Gantry's Go CPU profile of the measured gRPC run to this file, and its allocation profiles from just before and after it to FILE.allocs0 and FILE.allocs1 (go tool pprof -base FILE.allocs0 BIN FILE.allocs1: what the run allocated; api.debug on a loopback port)")
 )
 
 func main() {
@@ -286,11 +286,21 @@ func startGantry(dir, name, addr, static, dynamic string) *exec.Cmd {
 }
 
 // saveProfile writes the Go CPU profile of the Gantry whose API (with
-// api.debug) listens on addr, taken over -d, to file.
+// api.debug) listens on addr, taken over the measured duration, to file,
+// and its allocation profiles (/debug/pprof/allocs) from just before and
+// just after it to file.allocs0 and file.allocs1. A failed fetch is logged;
+// the run goes on.
 func saveProfile(addr, file string) {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(int(dur.Seconds()), 1)))
+	fetch(fmt.Sprintf("http://%s/debug/pprof/allocs", addr), file+".allocs0")
+	fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(int(dur.Seconds()), 1)), file)
+	fetch(fmt.Sprintf("http://%s/debug/pprof/allocs", addr), file+".allocs1")
+}
+
+// fetch writes the body of a GET of url to file.
+func fetch(url, file string) {
+	resp, err := http.Get(url)
 	if err != nil {
-		log.Printf("cpu profile: %v", err)
+		log.Printf("profile: %v", err)
 		return
 	}
 	defer resp.Body.Close()
@@ -302,7 +312,7 @@ func saveProfile(addr, file string) {
 		err = os.WriteFile(file, b, 0o600)
 	}
 	if err != nil {
-		log.Printf("cpu profile: %v", err)
+		log.Printf("profile %s: %v", url, err)
 	}
 }
 
