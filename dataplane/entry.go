@@ -161,9 +161,12 @@ func removeHopByHop(r *http.Request) {
 		delete(h, k)
 	}
 	if te, ok := h["Te"]; ok {
-		if headerValuesContain(te, "trailers") {
+		switch {
+		case len(te) == 1 && te[0] == "trailers":
+			// Already exactly what is kept (every gRPC request): no new list.
+		case headerValuesContain(te, "trailers"):
 			h["Te"] = []string{"trailers"}
-		} else {
+		default:
 			delete(h, "Te")
 		}
 	}

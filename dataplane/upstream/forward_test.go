@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -629,5 +630,74 @@ func TestHTTPSIdleConnectionClosedByBackend(t *testing.T) {
 	}
 	if n := cl.n.Load(); n != 2 {
 		t.Fatalf("%d connections, want 2", n)
+	}
+}
+
+// Every request field reaches an h2c:// backend with its values, in
+// whatever case h2Request keeps its key (lower-case for the names x/net
+// would lower-case per request, see outboundH2Name): a name present both
+// canonical and lower-case keeps both lists, Te: trailers goes through,
+// and Accept-Encoding stays what the client sent (x/net adds its own gzip
+// only when it finds no canonical Accept-Encoding key). Response fields
+// keep every value and add to those already set.
+func TestH2CBackendGetsEveryField(t *testing.T) {
+	var got http.Header
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header()["Set-Cookie"] = []string{"a=1", "b=2"}
+		w.Header().Set("Vary", "Origin")
+		io.WriteString(w, "ok")
+	})
+	s := httptest.NewServer(h2c.NewHandler(h, &http2.Server{}))
+	defer s.Close()
+	r := httptest.NewRequest("POST", "http://x.test/svc", strings.NewReader("ping"))
+	r.Header = http.Header{
+		"X-Forwarded-Host":     {"front.test"},
+		"X-Forwarded-Port":     {"443"},
+		"X-Forwarded-Server":   {"gantry-1"},
+		"X-Real-Ip":            {"192.0.2.1"},
+		"x-real-ip":            {"192.0.2.2"},
+		"Grpc-Timeout":         {"10S"},
+		"Grpc-Encoding":        {"identity"},
+		"Grpc-Accept-Encoding": {"gzip"},
+		"Traceparent":          {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+		"Tracestate":           {"k=v"},
+		"Te":                   {"trailers"},
+		"Accept-Encoding":      {"identity"},
+		"X-Other":              {"1", "2"},
+	}
+	w := newRecorder()
+	w.header.Set("Vary", "Accept")
+	res := testClient(Options{}).Host("h2c", hostOf(s)).Forward(w, &Outbound{Req: r, ClientIP: "198.51.100.7"})
+	if res.Err != nil || w.body.String() != "ok" {
+		t.Fatalf("got %d %q %v", w.status, w.body.String(), res.Err)
+	}
+	want := map[string][]string{
+		"X-Forwarded-Host":     {"front.test"},
+		"X-Forwarded-Port":     {"443"},
+		"X-Forwarded-Server":   {"gantry-1"},
+		"X-Forwarded-For":      {"198.51.100.7"},
+		"Grpc-Timeout":         {"10S"},
+		"Grpc-Encoding":        {"identity"},
+		"Grpc-Accept-Encoding": {"gzip"},
+		"Traceparent":          {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+		"Tracestate":           {"k=v"},
+		"Te":                   {"trailers"},
+		"Accept-Encoding":      {"identity"},
+		"X-Other":              {"1", "2"},
+	}
+	for k, vs := range want {
+		if !slices.Equal(got[k], vs) {
+			t.Errorf("backend got %s %q, want %q", k, got[k], vs)
+		}
+	}
+	if ips := got["X-Real-Ip"]; len(ips) != 2 || !slices.Contains(ips, "192.0.2.1") || !slices.Contains(ips, "192.0.2.2") {
+		t.Errorf("backend got X-Real-Ip %q, want both values", ips)
+	}
+	if c := w.header["Set-Cookie"]; !slices.Equal(c, []string{"a=1", "b=2"}) {
+		t.Errorf("client got Set-Cookie %q, want both cookies", c)
+	}
+	if v := w.header["Vary"]; !slices.Equal(v, []string{"Accept", "Origin"}) {
+		t.Errorf("client got Vary %q, want the value set before and the backend's", v)
 	}
 }

@@ -24,18 +24,6 @@ var errHeaderTimeout = errors.New("upstream: response header timeout")
 // responses come through httptrace's Got1xxResponse.
 func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, cc *http2.ClientConn) (res Result) {
 	r := ob.Req
-	out := h2Request(r, ob, h)
-	var body *trackedBody
-	if out.Body != nil {
-		body = &trackedBody{ReadCloser: out.Body}
-		out.Body = body
-	}
-	clientErr := func(err error) error {
-		if body != nil && body.err != nil {
-			return &ClientError{body.err}
-		}
-		return err
-	}
 	var err error
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
@@ -56,7 +44,18 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 			return nil
 		},
 	}
-	out = out.WithContext(httptrace.WithClientTrace(ctx, trace))
+	out := h2Request(httptrace.WithClientTrace(ctx, trace), r, ob, h)
+	var body *trackedBody
+	if out.Body != nil {
+		body = &trackedBody{ReadCloser: out.Body}
+		out.Body = body
+	}
+	clientErr := func(err error) error {
+		if body != nil && body.err != nil {
+			return &ClientError{body.err}
+		}
+		return err
+	}
 	var resp *http.Response
 	if cc != nil {
 		resp, err = cc.RoundTrip(out)
@@ -142,7 +141,10 @@ func copyH2Fields(dst http.Header, resp *http.Response) {
 		if hopByHop(k, conn) {
 			continue
 		}
-		dst[k] = append(dst[k], vs...)
+		if old := dst[k]; old != nil {
+			vs = append(old, vs...)
+		}
+		dst[k] = vs // resp.Header is not used after the relay: its lists are taken, not copied
 	}
 	if len(resp.Trailer) > 0 {
 		names := make([]string, 0, len(resp.Trailer))
@@ -196,10 +198,13 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// h2Request builds the outbound HTTP/2 request (x/net/http2 needs an
-// *http.Request): the header is copied without the connection-specific
-// fields, X-Forwarded-For completed.
-func h2Request(r *http.Request, ob *Outbound, h *Host) *http.Request {
+// h2Request builds the outbound HTTP/2 request with context ctx (x/net/http2
+// needs an *http.Request): the header is copied without the
+// connection-specific fields, X-Forwarded-For completed. The names x/net
+// would lower-case with an allocation of its own on every request (those
+// outside its table of common names: see outboundH2Name) are stored
+// lower-case already.
+func h2Request(ctx context.Context, r *http.Request, ob *Outbound, h *Host) *http.Request {
 	scheme := "https"
 	if h.scheme == "h2c" {
 		scheme = "http"
@@ -220,11 +225,14 @@ func h2Request(r *http.Request, ob *Outbound, h *Host) *http.Request {
 			continue
 		case "Te":
 			if len(vs) == 1 && strings.EqualFold(vs[0], "trailers") {
-				hdr[k] = vs
+				addH2Field(hdr, "te", vs)
 			}
 			continue
 		}
-		hdr[k] = vs
+		if low := outboundH2Name(k); low != "" {
+			k = low
+		}
+		addH2Field(hdr, k, vs)
 	}
 	xff := strings.Join(r.Header["X-Forwarded-For"], ", ")
 	if ob.ClientIP != "" {
@@ -240,7 +248,7 @@ func h2Request(r *http.Request, ob *Outbound, h *Host) *http.Request {
 	if host == "" {
 		host = h.addr
 	}
-	out := &http.Request{
+	out := http.Request{
 		Method:        r.Method,
 		URL:           u,
 		Proto:         "HTTP/2.0",
@@ -255,5 +263,47 @@ func h2Request(r *http.Request, ob *Outbound, h *Host) *http.Request {
 	} else {
 		out.ContentLength = 0
 	}
-	return out
+	return out.WithContext(ctx) // the one copy on the heap
+}
+
+// addH2Field adds the values vs under name to hdr; a name met twice (a
+// canonical key lower-cased and a lower-case one set directly in the map)
+// keeps both lists' values.
+func addH2Field(hdr http.Header, name string, vs []string) {
+	if old := hdr[name]; old != nil {
+		vs = append(old[:len(old):len(old)], vs...)
+	}
+	hdr[name] = vs
+}
+
+// outboundH2Name returns the lower-case form of the canonical field name
+// k when it is one Gantry sends on most requests (its X-Forwarded-*
+// fields, gRPC's) that x/net's encoder does not know: it lower-cases every
+// other name with a new string per request (httpcommon.LowerHeader). ""
+// for any other name, which is left to x/net. None of these names is one
+// the transport itself looks up in the header (Accept-Encoding, Range,
+// Expect, Cookie, Host, Connection, Upgrade, Transfer-Encoding, Trailer
+// keep their canonical keys).
+func outboundH2Name(k string) string {
+	switch k {
+	case "X-Forwarded-Host":
+		return "x-forwarded-host"
+	case "X-Forwarded-Port":
+		return "x-forwarded-port"
+	case "X-Forwarded-Server":
+		return "x-forwarded-server"
+	case "X-Real-Ip":
+		return "x-real-ip"
+	case "Grpc-Timeout":
+		return "grpc-timeout"
+	case "Grpc-Encoding":
+		return "grpc-encoding"
+	case "Grpc-Accept-Encoding":
+		return "grpc-accept-encoding"
+	case "Traceparent":
+		return "traceparent"
+	case "Tracestate":
+		return "tracestate"
+	}
+	return ""
 }
