@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -347,7 +346,7 @@ func (b neverEnding) Read(p []byte) (int, error) {
 
 // An h2c:// backend's trailers (gRPC's grpc-status) reach an HTTP/2 client.
 func TestH2CBackendTrailers(t *testing.T) {
-	be := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := h2cBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/grpc")
 		w.Header().Set("Trailer", "Grpc-Status")
 		b, _ := io.ReadAll(r.Body)
@@ -355,11 +354,6 @@ func TestH2CBackendTrailers(t *testing.T) {
 		w.Header().Set("Grpc-Status", "0")
 		w.Header().Set(http.TrailerPrefix+"Grpc-Message", "ok")
 	}))
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	be.Config.Protocols = &p
-	be.Start()
-	defer be.Close()
 	h := newHarness(t, nil, nil)
 	h.Apply(fmt.Sprintf(`
 http:

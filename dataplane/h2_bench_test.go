@@ -33,7 +33,7 @@ func BenchmarkProxyH2(b *testing.B) {
 	}))
 	defer h1.Close()
 	msg := []byte("\x00\x00\x00\x00\x07payload")
-	grpc := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	grpc := h2cBackend(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/grpc")
 		w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
@@ -41,11 +41,6 @@ func BenchmarkProxyH2(b *testing.B) {
 		w.Header().Set("Grpc-Status", "0")
 		w.Header().Set("Grpc-Message", "")
 	}))
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	grpc.Config.Protocols = &p
-	grpc.Start()
-	defer grpc.Close()
 
 	h := newHarness(b, nil, nil)
 	h.Apply(fmt.Sprintf(`
@@ -98,4 +93,16 @@ http:
 			return req
 		}, len(msg))
 	})
+}
+
+// h2cBackend starts a backend speaking HTTP/2 with prior knowledge over
+// cleartext (an h2c:// server URL's), closed when the test ends.
+func h2cBackend(t testing.TB, h http.Handler) *httptest.Server {
+	be := httptest.NewUnstartedServer(h)
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	be.Config.Protocols = &p
+	be.Start()
+	t.Cleanup(be.Close)
+	return be
 }

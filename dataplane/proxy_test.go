@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -201,14 +200,9 @@ func rawGet(t testing.TB, peer, addr, host string, hdr map[string]string) string
 // Case 034 note: an h2c:// server URL speaks HTTP/2 over cleartext to the
 // backend.
 func TestH2CBackend(t *testing.T) {
-	be := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	be := h2cBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "Name: h2c\nProto: %s\n", r.Proto)
 	}))
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	be.Config.Protocols = &p
-	be.Start()
-	defer be.Close()
 	h := newHarness(t, nil, nil)
 	defer dptest.CloseIdle()
 	h.Apply(fmt.Sprintf(`

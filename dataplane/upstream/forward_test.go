@@ -651,12 +651,10 @@ func TestH2CBackendGetsEveryField(t *testing.T) {
 	s := httptest.NewServer(h2c.NewHandler(h, &http2.Server{}))
 	defer s.Close()
 	r := httptest.NewRequest("POST", "http://x.test/svc", strings.NewReader("ping"))
-	r.Header = http.Header{
+	sent := http.Header{
 		"X-Forwarded-Host":     {"front.test"},
 		"X-Forwarded-Port":     {"443"},
 		"X-Forwarded-Server":   {"gantry-1"},
-		"X-Real-Ip":            {"192.0.2.1"},
-		"x-real-ip":            {"192.0.2.2"},
 		"Grpc-Timeout":         {"10S"},
 		"Grpc-Encoding":        {"identity"},
 		"Grpc-Accept-Encoding": {"gzip"},
@@ -666,26 +664,17 @@ func TestH2CBackendGetsEveryField(t *testing.T) {
 		"Accept-Encoding":      {"identity"},
 		"X-Other":              {"1", "2"},
 	}
+	r.Header = sent.Clone()
+	r.Header["X-Real-Ip"] = []string{"192.0.2.1"}
+	r.Header["x-real-ip"] = []string{"192.0.2.2"}
 	w := newRecorder()
 	w.header.Set("Vary", "Accept")
 	res := testClient(Options{}).Host("h2c", hostOf(s)).Forward(w, &Outbound{Req: r, ClientIP: "198.51.100.7"})
 	if res.Err != nil || w.body.String() != "ok" {
 		t.Fatalf("got %d %q %v", w.status, w.body.String(), res.Err)
 	}
-	want := map[string][]string{
-		"X-Forwarded-Host":     {"front.test"},
-		"X-Forwarded-Port":     {"443"},
-		"X-Forwarded-Server":   {"gantry-1"},
-		"X-Forwarded-For":      {"198.51.100.7"},
-		"Grpc-Timeout":         {"10S"},
-		"Grpc-Encoding":        {"identity"},
-		"Grpc-Accept-Encoding": {"gzip"},
-		"Traceparent":          {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-		"Tracestate":           {"k=v"},
-		"Te":                   {"trailers"},
-		"Accept-Encoding":      {"identity"},
-		"X-Other":              {"1", "2"},
-	}
+	want := sent
+	want["X-Forwarded-For"] = []string{"198.51.100.7"}
 	for k, vs := range want {
 		if !slices.Equal(got[k], vs) {
 			t.Errorf("backend got %s %q, want %q", k, got[k], vs)
