@@ -7,8 +7,8 @@ import (
 	"net"
 	"runtime"
 	"syscall"
-	"time"
 
+	"github.com/gantry-proxy/gantry/dataplane/internal/rawtcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,16 +69,6 @@ func inheritKeepAlive(l net.Listener) error {
 }
 
 // setListenerKeepAlive sets acceptKeepAlive's options on listening socket
-// fd, for the sockets it accepts to inherit.
-func setListenerKeepAlive(fd int) error {
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
-		return fmt.Errorf("SO_KEEPALIVE: %w", err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, int(acceptKeepAlive.Idle/time.Second)); err != nil {
-		return fmt.Errorf("TCP_KEEPIDLE: %w", err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, int(acceptKeepAlive.Interval/time.Second)); err != nil {
-		return fmt.Errorf("TCP_KEEPINTVL: %w", err)
-	}
-	return nil
-}
+// fd, for the sockets it accepts to inherit (as a dialled socket's:
+// rawtcp.SetKeepAlive).
+func setListenerKeepAlive(fd int) error { return rawtcp.SetKeepAlive(fd, acceptKeepAlive) }

@@ -2,7 +2,9 @@ package tcpproxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -24,6 +26,24 @@ func forwardPair(t *testing.T, st *routestats.Counters) (client, server *net.TCP
 // forwardPairDelay is forwardPair with termination delay delay.
 func forwardPairDelay(t *testing.T, st *routestats.Counters, delay time.Duration) (client, server *net.TCPConn, done <-chan struct{}) {
 	t.Helper()
+	return forwardPairWith(t, st, delay, dialServer)
+}
+
+// dialServer dials Forward's server side as a load balancer does
+// (dialSocket: a raw socket for an IP address).
+func dialServer(addr string) (net.Conn, error) {
+	return dialSocket(context.Background(), addr, 5*time.Second, net.KeepAliveConfig{})
+}
+
+// dialNetServer dials Forward's server side with net.Dialer (a server
+// named by a host name).
+func dialNetServer(addr string) (net.Conn, error) {
+	return dialNet(context.Background(), addr, 5*time.Second, net.KeepAliveConfig{})
+}
+
+// forwardPairWith is forwardPairDelay with the server side dialled by dial.
+func forwardPairWith(t *testing.T, st *routestats.Counters, delay time.Duration, dial func(string) (net.Conn, error)) (client, server *net.TCPConn, done <-chan struct{}) {
+	t.Helper()
 	back, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +61,7 @@ func forwardPairDelay(t *testing.T, st *routestats.Counters, delay time.Duration
 		if err != nil {
 			return
 		}
-		up, err := net.Dial("tcp", back.Addr().String())
+		up, err := dial(back.Addr().String())
 		if err != nil {
 			c.Close()
 			return
@@ -62,40 +82,50 @@ func forwardPairDelay(t *testing.T, st *routestats.Counters, delay time.Duration
 
 // TestForwardHalfClose: the client's half-close reaches the server as
 // EOF while the server can still answer; the answer and then EOF reach
-// the client; the router's counters hold both directions' bytes.
+// the client; the router's counters hold both directions' bytes. The
+// server side is a raw socket (an IP address) or a *net.TCPConn (a name).
 func TestForwardHalfClose(t *testing.T) {
-	for _, size := range []int{64, smallCopy, 3 << 20} { // below, at and far past the small buffer
-		t.Run("", func(t *testing.T) {
-			st := &routestats.Counters{}
-			client, server, done := forwardPair(t, st)
-			req := make([]byte, size)
-			rand.Read(req)
-			go func() {
-				client.Write(req)
-				client.CloseWrite()
-			}()
-			got, err := io.ReadAll(server)
-			if err != nil || !bytes.Equal(got, req) {
-				t.Fatalf("server read %d bytes (err %v), want the %d sent and EOF", len(got), err, size)
-			}
-			resp := bytes.Repeat([]byte("r"), 2*size+1)
-			go func() {
-				server.Write(resp)
-				server.CloseWrite()
-			}()
-			got, err = io.ReadAll(client)
-			if err != nil || !bytes.Equal(got, resp) {
-				t.Fatalf("client read %d bytes (err %v) after its half-close, want %d and EOF", len(got), err, len(resp))
-			}
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				t.Fatal("Forward did not return after both directions ended")
-			}
-			if s := st.Stats(); s.BytesIn != uint64(size) || s.BytesOut != uint64(len(resp)) {
-				t.Fatalf("counted in %d out %d, want %d and %d", s.BytesIn, s.BytesOut, size, len(resp))
-			}
-		})
+	for _, c := range []struct {
+		name string
+		dial func(string) (net.Conn, error)
+	}{{"raw", dialServer}, {"net", dialNetServer}} {
+		for _, size := range []int{64, smallCopy, 3 << 20} { // below, at and far past the small buffer
+			t.Run(fmt.Sprintf("%s-%d", c.name, size), func(t *testing.T) {
+				testForwardHalfClose(t, c.dial, size)
+			})
+		}
+	}
+}
+
+func testForwardHalfClose(t *testing.T, dial func(string) (net.Conn, error), size int) {
+	st := &routestats.Counters{}
+	client, server, done := forwardPairWith(t, st, 5*time.Second, dial)
+	req := make([]byte, size)
+	rand.Read(req)
+	go func() {
+		client.Write(req)
+		client.CloseWrite()
+	}()
+	got, err := io.ReadAll(server)
+	if err != nil || !bytes.Equal(got, req) {
+		t.Fatalf("server read %d bytes (err %v), want the %d sent and EOF", len(got), err, size)
+	}
+	resp := bytes.Repeat([]byte("r"), 2*size+1)
+	go func() {
+		server.Write(resp)
+		server.CloseWrite()
+	}()
+	got, err = io.ReadAll(client)
+	if err != nil || !bytes.Equal(got, resp) {
+		t.Fatalf("client read %d bytes (err %v) after its half-close, want %d and EOF", len(got), err, len(resp))
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Forward did not return after both directions ended")
+	}
+	if s := st.Stats(); s.BytesIn != uint64(size) || s.BytesOut != uint64(len(resp)) {
+		t.Fatalf("counted in %d out %d, want %d and %d", s.BytesIn, s.BytesOut, size, len(resp))
 	}
 }
 

@@ -5,6 +5,7 @@ package tcpproxy
 import (
 	"context"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 // keepAliveOpts reads SO_KEEPALIVE, TCP_KEEPIDLE and TCP_KEEPINTVL (s) of
 // raw's socket.
-func keepAliveOpts(t *testing.T, raw *net.TCPConn) (on, idle, intvl int) {
+func keepAliveOpts(t *testing.T, raw syscall.Conn) (on, idle, intvl int) {
 	t.Helper()
 	rc, err := raw.SyscallConn()
 	if err != nil {
@@ -39,7 +40,7 @@ func keepAliveOpts(t *testing.T, raw *net.TCPConn) (on, idle, intvl int) {
 }
 
 // dialBackend dials a loopback listener with tr and returns the socket.
-func dialBackend(t *testing.T, tr *Transport) *net.TCPConn {
+func dialBackend(t *testing.T, tr *Transport) socket {
 	t.Helper()
 	back, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gantry-proxy/gantry/router/tcpmux"
@@ -44,22 +45,16 @@ func DefaultTransport() *Transport {
 // the TCP socket under conn (conn itself without TLS), for armKeepAlive:
 // the keep-alive options are not set here but once the connection has
 // lived keepAliveDelay (see armKeepAlive), unless dialKeepAlive is that
-// short. (Dialer.DialTCP with an address parsed once would skip the
-// parsing per dial, but it binds the socket to the zero local address
-// first: one syscall more per connection, measured.)
-func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (conn net.Conn, raw *net.TCPConn, err error) {
-	d := net.Dialer{Timeout: t.DialTimeout, KeepAlive: -1}
-	if t.DialTimeout <= 0 {
-		d.Timeout = 0
+// short. The socket comes from dialSocket: a raw one for an IP address.
+func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (conn net.Conn, raw socket, err error) {
+	var ka net.KeepAliveConfig
+	if k := keepAlive(t.DialKeepAlive); k.Enable && k.Idle <= keepAliveDelay {
+		ka = k
 	}
-	if ka := keepAlive(t.DialKeepAlive); ka.Enable && ka.Idle <= keepAliveDelay {
-		d.KeepAliveConfig = ka
-	}
-	nc, err := d.DialContext(ctx, "tcp", s.Address)
+	raw, err = dialSocket(ctx, s.Address, max(t.DialTimeout, 0), ka)
 	if err != nil {
 		return nil, nil, err
 	}
-	raw = nc.(*net.TCPConn)
 	if t.ProxyProtocol > 0 {
 		hdr := ProxyHeader(t.ProxyProtocol, c.Client, c.LocalAddr())
 		if _, err := raw.Write(hdr); err != nil {
@@ -93,6 +88,30 @@ func (t *Transport) dial(ctx context.Context, s *Server, c *tcpmux.Conn) (conn n
 	return tc, raw, nil
 }
 
+// socket is a dialled TCP socket: a *net.TCPConn or a *rawtcp.Conn.
+type socket interface {
+	net.Conn
+	syscall.Conn
+	SetKeepAliveConfig(net.KeepAliveConfig) error
+}
+
+// dialNet connects to address (a host name is resolved) with net.Dialer:
+// TCP_NODELAY, and keepAlive when enabled (Dialer.DialTCP with an address
+// parsed once would skip the parsing per dial, but it binds the socket to
+// the zero local address first: one syscall more per connection,
+// measured).
+func dialNet(ctx context.Context, address string, timeout time.Duration, ka net.KeepAliveConfig) (socket, error) {
+	d := net.Dialer{Timeout: timeout, KeepAlive: -1}
+	if ka.Enable {
+		d.KeepAliveConfig = ka
+	}
+	nc, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return nil, err
+	}
+	return nc.(*net.TCPConn), nil
+}
+
 // keepAlive is the backend socket's keep-alive for dialKeepAlive d:
 // probes after d idle and every d after that, as Go's Dialer sets for
 // KeepAlive d, but the probe count left at the system's default (Linux
@@ -122,7 +141,7 @@ const keepAliveDelay = time.Second
 // keepAliveArm sets a dialled socket's keep-alive options keepAliveDelay
 // after armKeepAlive, unless stop comes first.
 type keepAliveArm struct {
-	raw   *net.TCPConn
+	raw   socket
 	cfg   net.KeepAliveConfig
 	timer *time.Timer
 	wg    sync.WaitGroup // the timer's function, while it runs
@@ -132,7 +151,7 @@ type keepAliveArm struct {
 // returned, keepAliveDelay from now; nil when dial set them already (a
 // dialKeepAlive of keepAliveDelay or less) or keep-alive is disabled. The
 // caller calls stop when the connection ended.
-func (t *Transport) armKeepAlive(raw *net.TCPConn) *keepAliveArm {
+func (t *Transport) armKeepAlive(raw socket) *keepAliveArm {
 	cfg := keepAlive(t.DialKeepAlive)
 	if !cfg.Enable || cfg.Idle <= keepAliveDelay {
 		return nil
@@ -175,10 +194,11 @@ var errPostgresRefused = errors.New("postgres server refused TLS")
 // direction ends, the write side of its destination is closed (half-close
 // propagated) and the other direction gets terminationDelay to finish
 // (Traefik pkg/tcp/proxy.go). Each direction reads into a small buffer
-// first and splices (between two *net.TCPConn) once a read fills it
+// first and splices (between two TCP sockets) once a read fills it
 // (copyHalf). With c.Stats set, the bytes forwarded each way are added to
-// the router's counters as they are written (every copyChunk bytes while
-// splicing) and when the direction ends. The server-to-client direction
+// the router's counters as they are written (every pipeful while
+// splicing, every copyChunk bytes through io.Copy) and when the direction
+// ends. The server-to-client direction
 // runs on the caller's goroutine.
 func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *slog.Logger) {
 	defer c.Close()
@@ -263,11 +283,11 @@ func dropProxyHeader(s, client net.Conn, in *atomic.Uint64) error {
 	return nil
 }
 
-// copyChunk is how many bytes a splicing direction copies between two
-// additions to the router's byte counter: large enough that the kernel's
-// splice (io.CopyN between TCP sockets still splices) runs as with
-// io.Copy, small enough that a bulk transfer shows progress; a direction
-// that ends adds the rest at once.
+// copyChunk is how many bytes a direction that cannot splice (TLS on one
+// side, or outside Linux) copies between two additions to the router's
+// byte counter: large enough that io.CopyN costs as io.Copy does, small
+// enough that a bulk transfer shows progress; a direction that ends adds
+// the rest at once.
 const copyChunk = 256 << 10
 
 // smallCopy is the size of the buffer a direction reads into before it
@@ -289,9 +309,9 @@ var smallBufs = sync.Pool{New: func() any { return new([smallCopy]byte) }}
 // and then closes dst's write side (or dst entirely when it cannot
 // half-close), unless it is the last of the open directions to end:
 // Forward closes both connections then, which sends the FIN, so the
-// shutdown call would be one syscall per connection for nothing. It reads into a pooled smallCopy buffer up to smallReads
-// times, then (or as soon as a read fills the buffer) hands over to
-// io.Copy, which splices between two *net.TCPConn.
+// shutdown call would be one syscall per connection for nothing. It
+// reads into a pooled smallCopy buffer up to smallReads times, then (or
+// as soon as a read fills the buffer) hands over to copyRest.
 func copyHalf(dst, src net.Conn, n *atomic.Uint64, open *atomic.Int32) error {
 	done, err := copySmall(dst, src, n)
 	if !done {
@@ -337,8 +357,16 @@ func copySmall(dst, src net.Conn, n *atomic.Uint64) (done bool, err error) {
 	return false, nil
 }
 
-// copyRest is copyHalf's splicing phase.
+// copyRest is copyHalf's splicing phase: spliceCopy between two TCP
+// sockets, else io.Copy.
 func copyRest(dst, src net.Conn, n *atomic.Uint64) error {
+	var counted func(int64)
+	if n != nil {
+		counted = func(w int64) { n.Add(uint64(w)) }
+	}
+	if ok, err := spliceCopy(dst, src, counted); ok {
+		return err
+	}
 	if n == nil {
 		_, err := io.Copy(dst, src)
 		return err
