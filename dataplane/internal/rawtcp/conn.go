@@ -77,41 +77,30 @@ func Dial(ctx context.Context, addr netip.AddrPort, timeout time.Duration, keepA
 		return nil, dialError(addr, err)
 	}
 	if cerr == unix.EINPROGRESS {
-		if err := c.awaitConnect(ctx, sa, timeout); err != nil {
+		// Ask once before waiting, on fd directly (the socket is c's
+		// alone yet): on loopback the handshake is usually done by now,
+		// and no deadline, timer, closure or poller wait is needed.
+		switch cerr = connect(fd, sa); cerr {
+		case unix.EALREADY, unix.EINPROGRESS:
+			cerr = c.awaitConnect(ctx, sa, timeout)
+		case nil, unix.EISCONN:
+			cerr = nil
+		default:
+			cerr = os.NewSyscallError("connect", cerr)
+		}
+		if cerr != nil {
 			_ = c.f.Close()
-			return nil, dialError(addr, err)
+			return nil, dialError(addr, cerr)
 		}
 	}
 	return c, nil
 }
 
-// awaitConnect waits for the connect started on c's socket to end and
-// returns its error (nil when connected). It asks once before waiting:
-// on loopback the handshake is usually done by then, and no deadline,
-// timer or poller wait is needed.
+// awaitConnect waits, through the poller, for the connect in progress on
+// c's socket to end, bounded by timeout (none when 0) and ctx, and returns
+// its outcome: nil when connected, os.SyscallError of the
+// connect's errno, os.ErrDeadlineExceeded or ctx's error.
 func (c *Conn) awaitConnect(ctx context.Context, sa unix.Sockaddr, timeout time.Duration) error {
-	var cerr error
-	probe := func(fd uintptr) bool {
-		cerr = connect(int(fd), sa)
-		return cerr != unix.EALREADY && cerr != unix.EINPROGRESS
-	}
-	if err := c.rc.Control(func(fd uintptr) { probe(fd) }); err != nil {
-		return err
-	}
-	if cerr == unix.EALREADY || cerr == unix.EINPROGRESS {
-		if err := c.waitWritable(ctx, timeout, probe); err != nil {
-			return err
-		}
-	}
-	if cerr == nil || cerr == unix.EISCONN {
-		return nil
-	}
-	return os.NewSyscallError("connect", cerr)
-}
-
-// waitWritable runs probe through the poller (RawConn.Write) until it
-// reports done, bounded by timeout and ctx.
-func (c *Conn) waitWritable(ctx context.Context, timeout time.Duration, probe func(uintptr) bool) error {
 	deadline, ok := ctx.Deadline()
 	if timeout > 0 && (!ok || time.Until(deadline) > timeout) {
 		deadline, ok = time.Now().Add(timeout), true
@@ -126,11 +115,20 @@ func (c *Conn) waitWritable(ctx context.Context, timeout time.Duration, probe fu
 		stop := context.AfterFunc(ctx, func() { _ = c.f.SetWriteDeadline(time.Unix(1, 0)) })
 		defer stop()
 	}
-	err := c.rc.Write(probe)
-	if err != nil && ctx.Err() != nil {
+	var cerr error
+	err := c.rc.Write(func(fd uintptr) bool {
+		cerr = connect(int(fd), sa)
+		return cerr != unix.EALREADY && cerr != unix.EINPROGRESS
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return ctx.Err()
+	case err != nil:
+		return err
+	case cerr == nil || cerr == unix.EISCONN:
+		return nil
 	}
-	return err
+	return os.NewSyscallError("connect", cerr)
 }
 
 // connect is connect(2), retried on EINTR.
