@@ -474,6 +474,8 @@ func TestH2CBackendWithTrailers(t *testing.T) {
 		fmt.Fprintf(w, "proto=%s body=%s", r.Proto, b)
 		w.Header().Set("Grpc-Status", "0")
 		w.Header().Set(http.TrailerPrefix+"Grpc-Message", "fine")
+		w.Header().Set(http.TrailerPrefix+"Grpc-Status-Details-Bin", "AAAA")
+		w.Header().Set(http.TrailerPrefix+"X-Other", "1")
 	})
 	s := httptest.NewServer(h2c.NewHandler(h, &http2.Server{}))
 	defer s.Close()
@@ -484,7 +486,8 @@ func TestH2CBackendWithTrailers(t *testing.T) {
 	if res.Err != nil || w.body.String() != "proto=HTTP/2.0 body=ping" {
 		t.Fatalf("got %d %q %v", w.status, w.body.String(), res.Err)
 	}
-	if w.header.Get(http.TrailerPrefix+"Grpc-Status") != "0" || w.header.Get(http.TrailerPrefix+"Grpc-Message") != "fine" {
+	if w.header.Get(http.TrailerPrefix+"Grpc-Status") != "0" || w.header.Get(http.TrailerPrefix+"Grpc-Message") != "fine" ||
+		w.header.Get(http.TrailerPrefix+"Grpc-Status-Details-Bin") != "AAAA" || w.header.Get(http.TrailerPrefix+"X-Other") != "1" {
 		t.Fatalf("trailers not relayed: %v", w.header)
 	}
 }

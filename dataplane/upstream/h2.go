@@ -107,9 +107,23 @@ func (h *Host) forwardH2(w http.ResponseWriter, ob *Outbound, start time.Time, c
 		if hopByHop(k, nil) {
 			continue
 		}
-		dst[http.TrailerPrefix+k] = vs
+		dst[trailerKey(k)] = vs
 	}
 	return res
+}
+
+// trailerKey returns http.TrailerPrefix+k, without building the string
+// for the trailers every gRPC response ends with.
+func trailerKey(k string) string {
+	switch k {
+	case "Grpc-Status":
+		return http.TrailerPrefix + "Grpc-Status"
+	case "Grpc-Message":
+		return http.TrailerPrefix + "Grpc-Message"
+	case "Grpc-Status-Details-Bin":
+		return http.TrailerPrefix + "Grpc-Status-Details-Bin"
+	}
+	return http.TrailerPrefix + k
 }
 
 // relayH21xx relays an informational response to w: its fields are
