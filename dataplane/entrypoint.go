@@ -73,6 +73,12 @@ type entryPoint struct {
 
 	inflight atomic.Int64
 	tcpLive  tcpLive // TCP-routed connections, for watchTCP (tcpwatch.go)
+	// cutTCP is closed (once: cutOnce) when the shutdown closes the
+	// connections left after its grace period: a TCP byte copy waiting
+	// without bound (terminationDelay negative) ends then
+	// (tcpmux.Conn.Cut).
+	cutTCP  chan struct{}
+	cutOnce sync.Once
 	// slots holds one token per open connection (maxConnections); stop
 	// ends accept loops waiting for a slot.
 	slots    chan struct{}
@@ -148,6 +154,7 @@ func newEntryPoint(name string, c *static.EntryPoint, all map[string]*static.Ent
 		maxStreams:        defaultMaxConcurrentStreams,
 		conns:             map[*trackedConn]struct{}{},
 		tcpLive:           tcpLive{kick: make(chan struct{}, 1)},
+		cutTCP:            make(chan struct{}),
 		fallbackTLS:       certs.DefaultPolicy(conninfo.Handshake),
 		acmeBypass:        c.AllowACMEByPass,
 		stop:              make(chan struct{}),

@@ -147,6 +147,9 @@ func (e *entryPoint) shutdown(ctx context.Context, acceptGrace, grace, upgradedG
 	case len(left) > 0 && gctx.Err() != nil:
 		e.log.Warn("grace period over; closing connections", "connections", len(left), "inFlight", e.inflight.Load())
 	}
+	if len(left) > 0 {
+		e.cutOnce.Do(func() { close(e.cutTCP) })
+	}
 	for _, c := range left {
 		_ = c.Conn.Close()
 	}

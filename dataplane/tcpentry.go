@@ -234,7 +234,7 @@ type tlsTerminator interface {
 func (e *entryPoint) serveTCP(t *router.Table, c *trackedConn, raw *net.TCPConn, r *tcpmux.Route, peeked []byte, client netip.AddrPort, postgres, dropProxy bool) {
 	e.sniffers.Add(-1)
 	c.sniffed.Store(true)
-	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, DropProxyHeader: dropProxy, Done: func() { _ = c.Close() }}
+	conn := &tcpmux.Conn{Conn: raw, Peeked: peeked, Client: client, Postgres: postgres, DropProxyHeader: dropProxy, Done: func() { _ = c.Close() }, Cut: e.cutTCP}
 	if r.Terminate {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: t.Certificate}
 		if th, ok := r.Handler.(tlsTerminator); ok {

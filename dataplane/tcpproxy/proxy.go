@@ -216,7 +216,7 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 		}
 		c.Peeked = nil
 	}
-	f := &forwarding{client: c.Conn, delay: terminationDelay, log: log}
+	f := &forwarding{client: c.Conn, delay: terminationDelay, log: log, cut: c.Cut}
 	f.open.Store(2)
 	f.wg.Go(func() {
 		if c.DropProxyHeader {
@@ -232,6 +232,10 @@ func Forward(c *tcpmux.Conn, s net.Conn, terminationDelay time.Duration, log *sl
 	})
 	f.ended(copyHalf(f.client, s, out, &f.open), f.client)
 	f.wg.Wait()
+	if f.copied != nil {
+		close(f.copied)
+		f.cutWait.Wait()
+	}
 }
 
 // forwarding is one Forward's state, in one allocation.
@@ -242,6 +246,12 @@ type forwarding struct {
 	first  sync.Once
 	open   atomic.Int32 // directions still copying
 	wg     sync.WaitGroup
+	// cut is tcpmux.Conn.Cut. With a negative delay, the direction left
+	// after the first ended waits for it on a goroutine (cutWait) until
+	// copied is closed, when both directions ended.
+	cut     <-chan struct{}
+	copied  chan struct{}
+	cutWait sync.WaitGroup
 }
 
 // ended is called when a direction ends, with other the connection the
@@ -249,14 +259,34 @@ type forwarding struct {
 // other direction terminationDelay to finish, as a read deadline on other
 // (the ended direction's own source is read no more, so it gets none, and
 // neither does other when the other direction has ended too: one timer
-// per connection, or none).
+// per connection, or none). A direction ended by its source being closed
+// under it (net.ErrClosed: the entrypoint's shutdown after its grace
+// period, or the watcher of a removed router) ends the other one at once,
+// also when terminationDelay is negative (no bound): else a silent server
+// would hold the connection, and the shutdown waiting for it, forever.
+// With a negative terminationDelay after a normal end (a half-close), the
+// other direction is ended when the entrypoint's shutdown cuts (f.cut).
 func (f *forwarding) ended(err error, other net.Conn) {
 	f.first.Do(func() {
-		if err != nil && !errors.Is(err, net.ErrClosed) && f.log != nil && f.log.Enabled(context.Background(), slog.LevelDebug) {
+		closed := errors.Is(err, net.ErrClosed)
+		if err != nil && !closed && f.log != nil && f.log.Enabled(context.Background(), slog.LevelDebug) {
 			f.log.Debug("tcp forwarding ended", "error", err)
 		}
-		if f.delay >= 0 && f.open.Load() > 0 {
+		switch {
+		case f.open.Load() == 0:
+		case closed:
+			_ = other.SetReadDeadline(time.Now())
+		case f.delay >= 0:
 			_ = other.SetReadDeadline(time.Now().Add(f.delay))
+		case f.cut != nil:
+			f.copied = make(chan struct{})
+			f.cutWait.Go(func() {
+				select {
+				case <-f.cut:
+					_ = other.SetReadDeadline(time.Now())
+				case <-f.copied:
+				}
+			})
 		}
 	})
 }

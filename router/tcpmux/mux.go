@@ -31,6 +31,11 @@ type Conn struct {
 	DropProxyHeader bool
 	// Done is called once when the connection is closed.
 	Done func()
+	// Cut, when not nil, is closed when the entrypoint closes the
+	// connections its shutdown's grace period left: a byte copy told to
+	// wait for the other direction without bound (a negative
+	// terminationDelay) stops waiting then.
+	Cut <-chan struct{}
 	// Stats, when set, are the router's live counters: the byte copy adds
 	// what it forwards each way.
 	Stats  *routestats.Counters

@@ -23,12 +23,23 @@ const pipeSize = 1 << 20
 // the source socket into it and from it to the destination, without
 // copying them to user space. A pipe back in the pool is empty.
 type pipe struct {
-	r, w int
-	size int // capacity, bytes
+	r, w    int
+	size    int             // capacity, bytes
+	cleanup runtime.Cleanup // closes r and w once the pool drops the pipe
 }
 
 // pipes holds empty pipes; one dropped by the GC is closed by its cleanup.
 var pipes sync.Pool
+
+// close closes a pipe at once (one that may hold bytes never goes back to
+// the pool: its descriptors would otherwise stay open until a GC runs its
+// cleanup, and a burst of failing copies could exhaust the descriptor
+// limit).
+func (p *pipe) close() {
+	p.cleanup.Stop()
+	_ = unix.Close(p.r)
+	_ = unix.Close(p.w)
+}
 
 // getPipe returns an empty pipe, from the pool or new.
 func getPipe() (*pipe, error) {
@@ -43,7 +54,7 @@ func getPipe() (*pipe, error) {
 	if n, err := unix.FcntlInt(uintptr(p.w), unix.F_SETPIPE_SZ, pipeSize); err == nil {
 		p.size = n
 	}
-	runtime.AddCleanup(p, func(fds [2]int) { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) }, fds)
+	p.cleanup = runtime.AddCleanup(p, func(fds [2]int) { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) }, fds)
 	return p, nil
 }
 
@@ -64,16 +75,20 @@ func Copy(dst, src net.Conn, counted func(int64)) (ok bool, err error) {
 		return true, err
 	}
 	for {
-		n, err := p.move(dr, sr)
+		n, held, err := p.move(dr, sr)
 		if n > 0 && counted != nil {
 			counted(n)
 		}
 		if err != nil {
-			if err == io.EOF {
-				pipes.Put(p)
-				return true, nil
+			if held == 0 {
+				pipes.Put(p) // empty: src ended or failed before filling it
+			} else {
+				p.close()
 			}
-			return true, err // the pipe may hold bytes: its cleanup closes it
+			if err == io.EOF {
+				err = nil
+			}
+			return true, err
 		}
 	}
 }
@@ -100,25 +115,25 @@ func rawOf(c net.Conn) syscall.RawConn {
 const spliceFlags = unix.SPLICE_F_MOVE | unix.SPLICE_F_NONBLOCK
 
 // move fills the empty pipe once from src (waiting for bytes) and drains
-// it to dst, and returns the bytes written to dst; io.EOF when src ended
-// and nothing was moved.
-func (p *pipe) move(dst, src syscall.RawConn) (int64, error) {
+// it to dst, and returns the bytes written to dst and those left in the
+// pipe (held, only with an error); io.EOF when src ended and nothing was
+// moved.
+func (p *pipe) move(dst, src syscall.RawConn) (written int64, held int, err error) {
 	var n int
 	var serr error
-	err := src.Read(func(fd uintptr) bool {
+	err = src.Read(func(fd uintptr) bool {
 		n, serr = splice(int(fd), p.w, p.size)
 		return serr != unix.EAGAIN
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if serr != nil {
-		return 0, os.NewSyscallError("splice", serr)
+		return 0, 0, os.NewSyscallError("splice", serr)
 	}
 	if n == 0 {
-		return 0, io.EOF
+		return 0, 0, io.EOF
 	}
-	var written int64
 	for n > 0 {
 		var m int
 		err := dst.Write(func(fd uintptr) bool {
@@ -126,18 +141,18 @@ func (p *pipe) move(dst, src syscall.RawConn) (int64, error) {
 			return serr != unix.EAGAIN
 		})
 		if err != nil {
-			return written, err
+			return written, n, err
 		}
 		if serr != nil {
-			return written, os.NewSyscallError("splice", serr)
+			return written, n, os.NewSyscallError("splice", serr)
 		}
 		if m == 0 { // not seen: a pipe holding bytes gives them
-			return written, io.ErrNoProgress
+			return written, n, io.ErrNoProgress
 		}
 		n -= m
 		written += int64(m)
 	}
-	return written, nil
+	return written, 0, nil
 }
 
 // splice moves up to max bytes from in to out, retried on EINTR.
