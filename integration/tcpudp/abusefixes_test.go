@@ -22,20 +22,7 @@ func TestTCPAbusePipesClosedWithConnection(t *testing.T) {
 		base = u
 		return err
 	})
-	burst(t, 300, func(i int) error {
-		c, err := dialGantry(r.ep["source"])
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if _, err := c.Write(make([]byte, 256<<10)); err != nil {
-			return err
-		}
-		if _, err := io.CopyN(io.Discard, c, 256<<10+int64(i)); err != nil {
-			return err
-		}
-		return c.SetLinger(0)
-	})
+	burst(t, 300, func(i int) error { return resetMidTransfer(r.ep["source"], i) })
 	var u usage
 	harness.Try(t, poll, func() error {
 		var err error
@@ -98,18 +85,24 @@ func TestTCPAbuseResetsUnderDescriptorLimit(t *testing.T) {
 	if err := unix.Prlimit(r.g.Pid(), unix.RLIMIT_NOFILE, &lim, nil); err != nil {
 		t.Fatal(err)
 	}
-	burst(t, 1000, func(i int) error {
-		c, err := dialGantry(r.ep["source"])
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if _, err := c.Write(make([]byte, 256<<10)); err != nil {
-			return err
-		}
-		if _, err := io.CopyN(io.Discard, c, 256<<10+int64(i)); err != nil {
-			return fmt.Errorf("the server's stream through Gantry: %w", err)
-		}
-		return c.SetLinger(0)
-	})
+	burst(t, 1000, func(i int) error { return resetMidTransfer(r.ep["source"], i) })
+}
+
+// resetMidTransfer is the i-th client that resets its connection to addr
+// (a route to a source server) mid-transfer: it sends 256 KiB, reads
+// 256 KiB + i of the server's stream through Gantry and closes with
+// SO_LINGER 0.
+func resetMidTransfer(addr string, i int) error {
+	c, err := dialGantry(addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Write(make([]byte, 256<<10)); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(io.Discard, c, 256<<10+int64(i)); err != nil {
+		return fmt.Errorf("the server's stream through Gantry: %w", err)
+	}
+	return c.SetLinger(0)
 }

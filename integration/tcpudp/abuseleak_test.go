@@ -136,20 +136,7 @@ func TestTCPAbuseLeaks(t *testing.T) {
 			}
 			return nil
 		}},
-		{"clients reset mid-transfer", 300, func(i int) error {
-			c, err := dialGantry(r.ep["source"])
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			if _, err := c.Write(make([]byte, 256<<10)); err != nil {
-				return err
-			}
-			if _, err := io.CopyN(io.Discard, c, 256<<10+int64(i)); err != nil {
-				return err
-			}
-			return c.SetLinger(0)
-		}},
+		{"clients reset mid-transfer", 300, func(i int) error { return resetMidTransfer(r.ep["source"], i) }},
 		{"servers reset mid-transfer", 300, func(i int) error {
 			c, err := dialGantry(r.ep["resetter"])
 			if err != nil {
