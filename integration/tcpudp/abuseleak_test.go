@@ -4,53 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gantry-proxy/gantry/integration/harness"
+	"github.com/gantry-proxy/gantry/internal/deaflisten"
 )
-
-// deafServer is a 127.0.0.1 address whose listener never accepts and whose
-// accept queue is full (backlog 0 holds one connection, made here): a
-// connect to it is never answered, so a dial to it ends only by its
-// timeout.
-func deafServer(t *testing.T) string {
-	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
-	// Fill the queue: the connects that complete take its places; the
-	// first that times out shows it full.
-	for i := range 8 {
-		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
-		if err != nil {
-			if i == 0 {
-				t.Fatalf("deaf server %s: the first connect failed: %v", addr, err)
-			}
-			return addr
-		}
-		t.Cleanup(func() { c.Close() })
-	}
-	t.Fatalf("deaf server %s: its accept queue never filled", addr)
-	return ""
-}
 
 // Hostile clients and broken servers leave nothing behind in Gantry: after
 // each burst its sockets and goroutines are back to the baseline and its
@@ -60,7 +20,7 @@ func TestTCPAbuseLeaks(t *testing.T) {
 		abuseRoute{name: "echo", server: startBackend(t, "127.0.0.1:0", echo)},
 		abuseRoute{name: "source", server: startBackend(t, "127.0.0.1:0", source)},
 		abuseRoute{name: "resetter", server: startBackend(t, "127.0.0.1:0", resetter)},
-		abuseRoute{name: "deaf", server: deafServer(t), transport: "{dialTimeout: 300ms}"},
+		abuseRoute{name: "deaf", server: deaflisten.New(t).String(), transport: "{dialTimeout: 300ms}"},
 		abuseRoute{name: "refused", server: harness.DeadAddr(t)},
 	)
 	// The descriptors before any connection, then a warm-up through each

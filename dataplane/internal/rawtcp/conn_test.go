@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gantry-proxy/gantry/internal/deaflisten"
 )
 
 // listen is a loopback listener on network's address addr, closed at the
@@ -41,42 +43,6 @@ func closedPort(t *testing.T) netip.AddrPort {
 	ap := netip.MustParseAddrPort(l.Addr().String())
 	l.Close()
 	return ap
-}
-
-// fullListener is a loopback listening socket (backlog 0) whose accept
-// queue is filled and never accepted from, so that a further connect
-// stays in progress (Linux drops its SYNs): for timeouts and cancellation.
-func fullListener(t *testing.T) netip.AddrPort {
-	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ap := netip.AddrPortFrom(netip.AddrFrom4(sa.(*unix.SockaddrInet4).Addr), uint16(sa.(*unix.SockaddrInet4).Port))
-	for i := 0; ; i++ { // fill the queue until a connect stays in progress
-		c, err := net.DialTimeout("tcp", ap.String(), 200*time.Millisecond)
-		if err != nil {
-			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-				return ap
-			}
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if i > 16 {
-			t.Skip("the listener's accept queue never filled")
-		}
-	}
 }
 
 // TestDialExchange: a dialled connection carries bytes both ways, over
@@ -195,7 +161,7 @@ func TestDialRefused(t *testing.T) {
 // TestDialTimeout: a connect still in progress after the timeout, or the
 // context's deadline, fails with a timeout error ("i/o timeout").
 func TestDialTimeout(t *testing.T) {
-	ap := fullListener(t)
+	ap := deaflisten.New(t)
 	_, err := Dial(context.Background(), ap, 100*time.Millisecond, net.KeepAliveConfig{})
 	if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("dial error %v, want a timeout", err)
@@ -211,7 +177,7 @@ func TestDialTimeout(t *testing.T) {
 // TestDialCanceled: cancelling the context ends a dial in progress with
 // the context's error; an already cancelled context dials nothing.
 func TestDialCanceled(t *testing.T) {
-	ap := fullListener(t)
+	ap := deaflisten.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err := Dial(ctx, ap, 0, net.KeepAliveConfig{})
@@ -252,7 +218,7 @@ func openFDs(t *testing.T) int {
 // a pipe kept across garbage collections that run the files' cleanups);
 // a Conn's second Close fails with net.ErrClosed.
 func TestDialClosesOnce(t *testing.T) {
-	refused, stuck := closedPort(t), fullListener(t)
+	refused, stuck := closedPort(t), deaflisten.New(t)
 	before := openFDs(t)
 	var keep []int
 	for i := range 20 {
